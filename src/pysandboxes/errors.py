@@ -1,0 +1,234 @@
+"""The exceptions python-sb raises (SPEC §3.7).
+
+Every refusal is an instance of :class:`SandBoxError` *and* of the builtin exception the refused
+operation would raise on its own (``PermissionError``, ``ModuleNotFoundError``, ...), so that code
+written for plain Python keeps its ``except OSError`` / ``except ImportError`` fallbacks and a
+caller can still catch every refusal with ``except SandBoxError``.
+
+A refusal carries a :class:`Denial` record: what was refused, by which rule (or that none allowed
+it), where that rule comes from, and the line that would allow it. ``sandbox_denials(exc)`` walks
+an exception chain and returns those records.
+
+This module is imported by the child interpreter before the program runs: standard library only,
+and nothing heavier than ``dataclasses``.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "ConfigProblem",
+    "Denial",
+    "EvalSyntaxRejected",
+    "EvalTimeout",
+    "ProviderUnavailableError",
+    "RuleApiPermissionError",
+    "RuleConnectionRefusedError",
+    "RuleEvalError",
+    "RuleFileNotFoundError",
+    "RuleImportError",
+    "RuleModuleNotFoundError",
+    "RulePermissionError",
+    "SandBoxError",
+    "sandbox_denials",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """One refused access, as structured data.
+
+    ``kind`` is one of ``file``, ``net``, ``import``, ``env``, ``api``, ``eval``.
+    ``rule`` is the rule text that refused it (``net=DENY|*|10.0.0.0/8|*|OUT``) or ``None`` when
+    no rule allowed it; ``origin`` is that rule's origin (``.py-sandboxes(4)``) or ``None``.
+    ``suggestion`` is the rule line that would allow the access (``None`` when no line can, as
+    for a ``net=DENY``, which no ALLOW overrides).
+    """
+
+    kind: str
+    target: str
+    rule: str | None = None
+    origin: str | None = None
+    suggestion: str | None = None
+    detail: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class SandBoxError(Exception):
+    """Base class of everything python-sb raises on purpose."""
+
+    denial: Denial | None = None
+
+    def __init__(self, *args: object, denial: Denial | None = None) -> None:
+        super().__init__(*args)
+        if denial is not None:
+            self.denial = denial
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One problem in a rule file set: where (``FILE(LINE)`` or ``<arg>``) and what."""
+
+    where: str
+    message: str
+    sort_key: tuple[str, int] = field(default=("", 0), compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+class ConfigError(SandBoxError, ValueError):
+    """The rules cannot be used: syntax, unknown key, lock, missing file, ...
+
+    ``problems`` holds every problem found, sorted by file and line; ``str()`` gives them one per
+    line, ready for stderr. The command line exits with status 2 on this error and runs nothing.
+    """
+
+    def __init__(self, problems: Sequence[ConfigProblem] | str) -> None:
+        if isinstance(problems, str):
+            problems = [ConfigProblem("<config>", problems)]
+        self.problems: tuple[ConfigProblem, ...] = tuple(sorted(problems, key=lambda p: p.sort_key))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class ProviderUnavailableError(ConfigError):
+    """The selected ``os-sandbox`` provider cannot run on this machine (never a silent fallback)."""
+
+
+# -- run-time refusals --------------------------------------------------------------------------
+
+
+class RulePermissionError(PermissionError, SandBoxError):
+    """A file or operation refused by the rules (``PermissionError``, errno EACCES)."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None, filename: str | None = None):
+        if filename is not None:
+            PermissionError.__init__(self, errno.EACCES, message, filename)
+        else:
+            PermissionError.__init__(self, errno.EACCES, message)
+        if denial is not None:
+            self.denial = denial
+
+    def __str__(self) -> str:
+        # The message already names the path; OSError's "[Errno 13] msg: 'path'" form repeats it.
+        return str(self.strerror)
+
+
+class RuleFileNotFoundError(FileNotFoundError, SandBoxError):
+    """A path hidden by ``ignore=``: for the program it does not exist."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None, filename: str | None = None):
+        if filename is not None:
+            FileNotFoundError.__init__(self, errno.ENOENT, message, filename)
+        else:
+            FileNotFoundError.__init__(self, errno.ENOENT, message)
+        if denial is not None:
+            self.denial = denial
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class RuleConnectionRefusedError(ConnectionRefusedError, SandBoxError):
+    """A network access refused by the ``net=`` rules."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None):
+        ConnectionRefusedError.__init__(self, errno.ECONNREFUSED, message)
+        if denial is not None:
+            self.denial = denial
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class RuleApiPermissionError(RulePermissionError):
+    """A sensitive call (``python-api``) refused by the rules."""
+
+
+class RuleImportError(ImportError, SandBoxError):
+    """An import refused for a reason other than the module name (kept for completeness)."""
+
+    def __init__(self, message: str, *, name: str | None = None, denial: Denial | None = None):
+        ImportError.__init__(self, message, name=name)
+        if denial is not None:
+            self.denial = denial
+
+
+class RuleModuleNotFoundError(ModuleNotFoundError, SandBoxError):
+    """An import refused by ``python-import``: ``Module named 'socket' is not allowed by a rule``.
+
+    A ``ModuleNotFoundError`` so that ``try: import x / except ImportError`` fallbacks still work.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None, denial: Denial | None = None):
+        ModuleNotFoundError.__init__(self, message, name=name)
+        if denial is not None:
+            self.denial = denial
+
+
+class RuleEvalError(SandBoxError):
+    """Base of the errors of the guarded ``eval``/``exec`` (``eval-*`` rules)."""
+
+
+class EvalSyntaxRejected(SyntaxError, RuleEvalError):
+    """Evaluated source uses constructs the ``eval-*`` rules do not allow; lists every one."""
+
+    def __init__(self, message: str, *, violations: Sequence[Denial] = ()):
+        SyntaxError.__init__(self, message)
+        self.violations: tuple[Denial, ...] = tuple(violations)
+        if self.violations:
+            self.denial = self.violations[0]
+
+
+class EvalTimeout(TimeoutError, RuleEvalError):
+    """A guarded evaluation ran past ``eval-timeout`` or one of its budgets."""
+
+
+# -- structured access ----------------------------------------------------------------------------
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(reversed(current.exceptions))
+        if current.__context__ is not None:
+            stack.append(current.__context__)
+        if current.__cause__ is not None:
+            stack.append(current.__cause__)
+
+
+def sandbox_denials(exc: BaseException | None) -> list[Denial]:
+    """Every refusal recorded in ``exc``, its causes, contexts and exception-group members.
+
+    Returns structured :class:`Denial` records (kind, target, rule, origin, suggestion), outermost
+    first. An exception that holds no refusal gives an empty list.
+    """
+
+    if exc is None:
+        return []
+    found: list[Denial] = []
+    for item in _chain(exc):
+        if isinstance(item, EvalSyntaxRejected) and item.violations:
+            found.extend(item.violations)
+            continue
+        denial = getattr(item, "denial", None)
+        if isinstance(item, SandBoxError) and isinstance(denial, Denial):
+            found.append(denial)
+    return found

@@ -1,0 +1,330 @@
+"""The typed, immutable policy that every enforcer reads (DESIGN decision 1).
+
+Rule text is parsed once (``pysandboxes.policy.parse``) into a :class:`Policy`. The Python layer
+(``guard``), every kernel provider and the tools (``--explain``, learning) read this object;
+nothing downstream re-interprets rule text. Every rule keeps its :class:`Origin` so that any
+message naming a rule can name where it was written.
+
+The policy crosses to the sandboxed child as JSON (:meth:`Policy.to_json` /
+:meth:`Policy.from_json`), never as a pickle.
+
+This module is imported by the child before the program runs: standard library only, cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Literal, TypeVar, get_args
+
+Action = Literal["ALLOW", "DENY"]
+Proto = Literal["TCP", "UDP", "*"]
+Direction = Literal["OUT", "IN", "*"]
+Provider = Literal["none", "subprocess", "landlock", "bwrap", "unshare", "qemu"]
+
+PROVIDERS: tuple[str, ...] = get_args(Provider)
+KERNEL_PROVIDERS: tuple[str, ...] = ("landlock", "bwrap", "unshare", "qemu")
+
+#: The eight ``python-api`` categories (SPEC §3.5).
+API_CATEGORIES: tuple[str, ...] = (
+    "process-exec",
+    "process-control",
+    "privileges",
+    "threads",
+    "native",
+    "introspection",
+    "dynamic-code",
+    "deserialization",
+)
+
+
+def display_path(path: str) -> str:
+    """A path as messages show it: relative to the cwd when below it, ``~/...`` below home.
+
+    SPEC §2.1. Computed at display time (the cwd may change).
+    """
+
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = ""
+    home = os.path.expanduser("~")
+    if cwd and cwd != "/" and (path == cwd or path.startswith(cwd.rstrip("/") + "/")):
+        rel = os.path.relpath(path, cwd)
+        return rel
+    if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a rule was written: a file (absolute path) and 1-based line, or the command line/API.
+
+    ``file is None`` means ``<arg>`` (a ``--key=value`` option or a keyword rule of the API).
+    ``learned`` marks a line inside a block written by learning mode (a missing exposed path
+    there is skipped with a warning instead of being an error, SPEC §2.2).
+    """
+
+    file: str | None
+    line: int = 0
+    learned: bool = False
+
+    @property
+    def is_arg(self) -> bool:
+        return self.file is None
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return "<arg>"
+        return f"{display_path(self.file)}({self.line})"
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        # <arg> sorts after every file, in the order given.
+        return ("\uffff<arg>" if self.file is None else self.file, self.line)
+
+
+ARG = Origin(None, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleLine:
+    """One ``key=value`` line as written (after variable expansion), with its origin."""
+
+    key: str
+    value: str
+    origin: Origin
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}={self.value}"
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A single-valued key's effective value, and where it came from (``None`` = default)."""
+
+    value: Any
+    origin: Origin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NetRule:
+    """``net=ACTION|PROTO|HOST|PORTS|DIR`` (SPEC §2.4).
+
+    ``host`` is ``*``, an IP address, a CIDR (normalised, e.g. ``10.0.0.0/8``) or a lower-case
+    host name (``is_name``). ``ports`` is ``None`` for ``*``, else inclusive ranges.
+    """
+
+    action: Action
+    proto: Proto
+    host: str
+    ports: tuple[tuple[int, int], ...] | None
+    direction: Direction
+    origin: Origin
+    text: str  # the whole rule as written, "net=DENY|*|10.0.0.0/8|*|OUT"
+    is_name: bool = False
+
+    def port_matches(self, port: int) -> bool:
+        return self.ports is None or any(lo <= port <= hi for lo, hi in self.ports)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRule:
+    """``python-api=ALLOW:target`` or ``DENY:target``: a category, a dotted function or ``*``."""
+
+    action: Action
+    target: str
+    origin: Origin
+
+    @property
+    def text(self) -> str:
+        return f"python-api={self.action}:{self.target}"
+
+    @property
+    def is_category(self) -> bool:
+        return self.target in API_CATEGORIES
+
+
+@dataclass(frozen=True, slots=True)
+class EnvRule:
+    """``env=NAME=TEMPLATE``. ``name`` may hold ``*`` (a pattern such as ``PAT_*``).
+
+    ``template`` is the value as written before host-variable expansion is applied for this
+    variable (``${NAME}``, ``${NAME:-default}``, ``${PAT_*}`` or a literal): the launcher resolves
+    it against the host environment when it builds the child's environment.
+    """
+
+    name: str
+    template: str
+    origin: Origin
+
+    @property
+    def is_pattern(self) -> bool:
+        return "*" in self.name
+
+    @property
+    def text(self) -> str:
+        return f"env={self.name}={self.template}"
+
+
+@dataclass(frozen=True, slots=True)
+class PathRule:
+    """An ``expose-ro``/``expose-rw`` path (absolute, ``~`` and ``./`` expanded, normalised;
+    symlinks resolved when the path exists) or an ``ignore``/``unenv`` pattern, as written."""
+
+    key: str
+    path: str
+    origin: Origin
+    written: str = ""  # the value as it appeared in the file, for messages
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}={self.written or self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class NameRule:
+    """A ``python-import`` name (one per comma-separated item) or an ``unenv`` name/pattern."""
+
+    key: str
+    name: str
+    origin: Origin
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}={self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeInfo:
+    """An ``include "PATH"`` directive: where it was written and what it resolved to."""
+
+    written: str
+    resolved: str
+    origin: Origin
+    status: Literal["loaded", "missing", "cycle"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The effective rules of one run. Immutable; build it with ``pysandboxes.policy.load``.
+
+    List keys are tuples of typed rules, in file order (order never changes a decision).
+    """
+
+    py_sandbox: Setting = field(default_factory=lambda: Setting(True))
+    os_sandbox: Setting = field(default_factory=lambda: Setting("subprocess"))
+    learn: Setting = field(default_factory=lambda: Setting(None))  # str path, or None
+    lock: Origin | None = None  # the ``learn=false`` line that locks the configuration
+    env: tuple[EnvRule, ...] = ()
+    unenv: tuple[NameRule, ...] = ()
+    expose_ro: tuple[PathRule, ...] = ()
+    expose_rw: tuple[PathRule, ...] = ()
+    ignore: tuple[PathRule, ...] = ()
+    python_import: tuple[NameRule, ...] = ()
+    python_api: tuple[ApiRule, ...] = ()
+    net: tuple[NetRule, ...] = ()
+    eval_rules: tuple[RuleLine, ...] = ()  # every eval-* line; evalguard interprets them
+    provider_params: tuple[RuleLine, ...] = ()  # "<provider>.<param>" lines
+    rule_files: tuple[str, ...] = ()  # every loaded rule file (absolute), protected from writes
+    main_file: str | None = None  # the rule file that was located (may not exist: learning)
+    includes: tuple[IncludeInfo, ...] = ()
+    lines: tuple[RuleLine, ...] = ()  # every rule line, in load order, for --explain
+    warnings: tuple[str, ...] = ()
+
+    # -- convenience ---------------------------------------------------------------------------
+
+    @property
+    def locked(self) -> bool:
+        return self.lock is not None
+
+    def provider_param(self, provider: str, name: str) -> RuleLine | None:
+        key = f"{provider}.{name}"
+        found = None
+        for line in self.provider_params:
+            if line.key == key:
+                found = line
+        return found
+
+    def imports_all(self) -> bool:
+        return any(rule.name == "*" for rule in self.python_import)
+
+    # -- wire format ---------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        return json.dumps(_encode(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Policy:
+        return _decode_policy(json.loads(text))
+
+
+# -- JSON encoding --------------------------------------------------------------------------------
+# Each dataclass is encoded as a dict of its fields; tuples become lists. Decoding is driven by
+# the field types declared above, so adding a field needs no change here.
+
+
+def _encode(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _origin(data: Any) -> Origin | None:
+    return None if data is None else Origin(data["file"], data["line"], data["learned"])
+
+
+def _ports(data: Any) -> tuple[tuple[int, int], ...] | None:
+    return None if data is None else tuple((int(a), int(b)) for a, b in data)
+
+
+def _setting(data: dict[str, Any]) -> Setting:
+    return Setting(data["value"], _origin(data["origin"]))
+
+
+_ROW_TYPES: dict[str, type] = {
+    "env": EnvRule,
+    "unenv": NameRule,
+    "expose_ro": PathRule,
+    "expose_rw": PathRule,
+    "ignore": PathRule,
+    "python_import": NameRule,
+    "python_api": ApiRule,
+    "net": NetRule,
+    "eval_rules": RuleLine,
+    "provider_params": RuleLine,
+    "includes": IncludeInfo,
+    "lines": RuleLine,
+}
+
+
+def _decode_row(kind: type, data: dict[str, Any]) -> Any:
+    kwargs = dict(data)
+    kwargs["origin"] = _origin(kwargs["origin"])
+    if kind is NetRule:
+        kwargs["ports"] = _ports(kwargs["ports"])
+    return kind(**kwargs)
+
+
+def _decode_policy(data: dict[str, Any]) -> Policy:
+    kwargs: dict[str, Any] = {}
+    for name, raw in data.items():
+        if name in ("py_sandbox", "os_sandbox", "learn"):
+            kwargs[name] = _setting(raw)
+        elif name == "lock":
+            kwargs[name] = _origin(raw)
+        elif name in _ROW_TYPES:
+            kwargs[name] = tuple(_decode_row(_ROW_TYPES[name], row) for row in raw)
+        elif name in ("rule_files", "warnings"):
+            kwargs[name] = tuple(raw)
+        else:
+            kwargs[name] = raw
+    return Policy(**kwargs)

@@ -1,0 +1,99 @@
+"""Test helpers: run the real ``python-sb`` command, and skip-or-fail on missing tools.
+
+``PYSANDBOXES_REQUIRE_ALL=1`` (set by ``.ci/run``) turns every "tool or kernel feature missing"
+skip into a failure, so CI cannot pass by skipping the tests that matter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+#: The real console script installed in the test environment.
+PYTHON_SB = str(Path(sys.executable).with_name("python-sb"))
+PYTHON = sys.executable
+REQUIRE_ALL = os.environ.get("PYSANDBOXES_REQUIRE_ALL") == "1"
+
+
+def require(condition: object, reason: str) -> None:
+    """Skip the test with ``reason`` unless ``condition``; fail instead under REQUIRE_ALL."""
+
+    if condition:
+        return
+    if REQUIRE_ALL:
+        pytest.fail(f"required for CI (PYSANDBOXES_REQUIRE_ALL=1): {reason}")
+    pytest.skip(reason)
+
+
+def require_tool(name: str, package: str | None = None) -> str:
+    """The path of system tool ``name``, or skip/fail saying which package provides it."""
+
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    require(path, f"{name} not found on PATH (apt-get install {package or name})")
+    assert path is not None
+    return path
+
+
+def base_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A small, predictable environment for the command under test, with its own HOME."""
+
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_sb(
+    args: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    input: str | bytes | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``python-sb`` with ``args``; text output captured."""
+
+    data = input.decode() if isinstance(input, bytes) else input
+    return subprocess.run(
+        [PYTHON_SB, *args],
+        cwd=str(cwd),
+        env=dict(env) if env is not None else None,
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def run_python(
+    args: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run plain CPython (the control of every attack, the reference of every launcher test)."""
+
+    return subprocess.run(
+        [PYTHON, *args],
+        cwd=str(cwd),
+        env=dict(env) if env is not None else None,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
