@@ -1,0 +1,678 @@
+"""Turn the accesses of one run into rule lines a person can review (SPEC §4).
+
+Pure functions over a :class:`~pysandboxes.learn.records.Recording` and a :class:`LearnContext`
+(where the run happened: current directory, home, virtual environment, temp directories, what the
+defaults already grant, and the rules the output file already has). Nothing here touches the
+disk except ``os.path.isdir`` on recorded paths and reading the kernel's ephemeral port range.
+
+How each kind is generalised (docs/learning.md says the same for users):
+
+- **Files** become directories: a file read grants its directory read-only, a file written
+  grants its directory read-write; a directory listed is granted itself. A directory that is too
+  broad to grant whole (``/``, a top-level system directory, ``/usr/*``, ``/var/*``, the home
+  directory, the host temp directory) is never granted from one file: the file alone is.
+  Paths are written as ``${VIRTUAL_ENV}/...``, ``${TMPDIR:-/tmp}/...``, ``./...`` or ``~/...``
+  (the longest base that applies) or absolute. A directory already covered by a wider one with
+  at least the same rights is dropped. Skipped: what the defaults grant (the interpreter's
+  installation and site directories, certificate stores, ``/dev/null``, ``/dev/zero``,
+  ``/dev/urandom``, ``/dev/random``, the private temp directory), byte-code caches written by
+  the import system (``__pycache__/*.pyc``; the import system ignores a refused cache write), and
+  what the output file already grants. The script's own directory is always granted read-only.
+- **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
+  is the name the program used when it used one, else the address. A bind to port 0 (the kernel
+  picks a port) is written with port ``*``; a connection to a loopback address on a port in the
+  kernel's ephemeral range, in a run that bound port 0, is written with that range (the program
+  talks to a server it started itself on a port that changes every run).
+- **Modules**: top-level names, in three commented groups: modules that reach outside the
+  interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
+  and the rest (third-party packages and the program's own modules).
+- **Environment**: ``env=NAME=${NAME}`` for each variable read (``TMPDIR`` excepted: the
+  launcher points it at the private temp directory).
+- **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
+  category, which would grant more than the run used).
+- **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
+
+Any value that would read back differently (``#``, ``$``, quotes, control characters, blanks at
+either end) is skipped with a warning (:mod:`pysandboxes.learn.values`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pysandboxes.learn.records import (
+    ApiAccess,
+    EnvAccess,
+    EvalAccess,
+    FileAccess,
+    ImportAccess,
+    NetAccess,
+    Recording,
+)
+from pysandboxes.learn.values import is_env_name, is_module_name, shown, unsafe_reason
+from pysandboxes.policy.model import Policy
+
+#: Section names of the learned block, in the order they are written. The template of a new rule
+#: file (``pysandboxes.policy.template``) has one marked place per section.
+SECTIONS: tuple[str, ...] = ("files", "network", "imports", "environment", "api", "eval")
+
+#: Modules grouped first, under a comment asking for review: each one is a way out of the
+#: interpreter's own world — native code, other processes, the network, deserialisation of
+#: objects, or running code built at run time. The ``python-api`` rules still govern their
+#: sensitive functions; the group is there so that a reviewer sees them at a glance.
+DANGEROUS_MODULES: frozenset[str] = frozenset(
+    {
+        # native code and raw memory
+        "ctypes",
+        "_ctypes",
+        "cffi",
+        "mmap",
+        # other processes and the terminal
+        "subprocess",
+        "_posixsubprocess",
+        "multiprocessing",
+        "_multiprocessing",
+        "concurrent",
+        "pty",
+        "signal",
+        "resource",
+        "fcntl",
+        "termios",
+        # the network
+        "socket",
+        "_socket",
+        "ssl",
+        "_ssl",
+        "socketserver",
+        "http",
+        "urllib",
+        "ftplib",
+        "smtplib",
+        "poplib",
+        "imaplib",
+        "telnetlib",
+        "xmlrpc",
+        "asyncio",
+        "selectors",
+        "select",
+        "webbrowser",
+        # deserialisation of arbitrary objects
+        "pickle",
+        "_pickle",
+        "marshal",
+        "shelve",
+        "copyreg",
+        "dill",
+        "cloudpickle",
+        # code built or loaded at run time, introspection of the interpreter
+        "code",
+        "codeop",
+        "runpy",
+        "importlib",
+        "zipimport",
+        "pkgutil",
+        "gc",
+        "inspect",
+        "_thread",
+    }
+)
+
+#: Devices every run may use (SPEC §3.1).
+DEFAULT_DEVICES: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+
+#: Certificate stores, readable by default (SPEC §3.1).
+CERTIFICATE_DIRS: tuple[str, ...] = (
+    "/etc/ssl",
+    "/etc/pki",
+    "/etc/ca-certificates",
+    "/usr/share/ca-certificates",
+    "/usr/local/share/ca-certificates",
+    "/etc/ca-certificates.conf",
+)
+
+#: Directories below which one file never grants its whole directory (see module docstring).
+_BROAD_PARENTS: tuple[str, ...] = ("/usr", "/var", "/run/user", "/home")
+
+#: Directories of the home directory shared by many programs (never granted from one file).
+_BROAD_IN_HOME: tuple[str, ...] = (".config", ".cache", ".local", ".local/share")
+
+_WRAP = 96  # width of a wrapped ``python-import=`` line
+
+
+@dataclass(frozen=True)
+class LearnContext:
+    """Where the learning run happened, and what needs no rule.
+
+    ``existing`` holds the rules already in the output file (only that file's own lines, so that
+    a rule granted by an included user profile is still written: the file must work elsewhere).
+    """
+
+    cwd: str
+    home: str | None = None
+    virtual_env: str | None = None
+    host_tmp: str = "/tmp"
+    private_tmp: str | None = None
+    default_grants: tuple[str, ...] = ()
+    program_kind: str = "script"
+    program: str | None = None
+    ephemeral_ports: tuple[int, int] = (32768, 60999)
+    existing: Policy | None = None
+
+    @classmethod
+    def for_run(
+        cls,
+        *,
+        cwd: str,
+        program_kind: str = "script",
+        program: str | None = None,
+        private_tmp: str | None = None,
+        prefixes: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+        existing: Policy | None = None,
+    ) -> LearnContext:
+        """The context of a run on this machine, with this interpreter's default grants."""
+
+        env = os.environ if environ is None else environ
+        home = env.get("HOME") or os.path.expanduser("~")
+        return cls(
+            cwd=cwd,
+            home=home if home and home != "/" else None,
+            virtual_env=env.get("VIRTUAL_ENV") or None,
+            host_tmp=env.get("TMPDIR") or "/tmp",
+            private_tmp=private_tmp,
+            default_grants=tuple(default_grants(prefixes)),
+            program_kind=program_kind,
+            program=program,
+            ephemeral_ports=ephemeral_port_range(),
+            existing=existing,
+        )
+
+
+def default_grants(extra: Iterable[str] = ()) -> list[str]:
+    """What every run may read without a rule: this interpreter's installation, its site
+    directories, the certificate stores and the default devices (SPEC §3.1)."""
+
+    found: list[str] = [*extra]
+    found += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    paths = sysconfig.get_paths()
+    found += [paths[n] for n in ("stdlib", "platstdlib", "purelib", "platlib") if n in paths]
+    found += [p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p]
+    found += [*CERTIFICATE_DIRS, *DEFAULT_DEVICES]
+    out: list[str] = []
+    for path in found:
+        for variant in (os.path.normpath(path), os.path.realpath(path)):
+            if variant not in out:
+                out.append(variant)
+    return out
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The kernel's ephemeral port range (Linux), or the IANA range elsewhere."""
+
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as handle:
+            low, high = handle.read().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49152, 65535
+
+
+@dataclass
+class Learned:
+    """Rule lines per section (comment lines included), and the warnings to print."""
+
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    rules: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.rules
+
+    def add(self, section: str, key: str, value: str, comment: str | None = None) -> None:
+        line = f"{key}={value}" + (f"  # {comment}" if comment else "")
+        self.sections.setdefault(section, []).append(line)
+        self.rules.append((key, value))
+
+    def note(self, section: str, comment: str) -> None:
+        self.sections.setdefault(section, []).append(f"# {comment}")
+
+
+def generalize(recording: Recording, ctx: LearnContext) -> Learned:
+    """The rule lines that grant what ``recording`` shows, minus what needs no rule."""
+
+    learned = Learned()
+    _files(recording, ctx, learned)
+    _network(recording, ctx, learned)
+    _imports(recording, ctx, learned)
+    _environment(recording, ctx, learned)
+    _api(recording, ctx, learned)
+    _eval(recording, ctx, learned)
+    return learned
+
+
+# -- paths ----------------------------------------------------------------------------------------
+
+
+def _under(path: str, base: str) -> bool:
+    if base == "/":
+        return path.startswith("/")
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def _variants(path: str | None) -> list[str]:
+    if not path:
+        return []
+    norm = os.path.normpath(path)
+    real = os.path.realpath(norm)
+    return [norm] if real == norm else [norm, real]
+
+
+def is_broad(directory: str, ctx: LearnContext) -> bool:
+    """True for a directory too wide to grant because one file in it was used."""
+
+    directory = os.path.normpath(directory)
+    if directory == "/" or directory.count("/") == 1:
+        return True
+    if os.path.dirname(directory) in _BROAD_PARENTS:
+        return True
+    broad = [*_variants(ctx.home), *_variants(ctx.host_tmp)]
+    for home in _variants(ctx.home):
+        broad += [os.path.dirname(home)]
+        broad += [os.path.join(home, sub) for sub in _BROAD_IN_HOME]
+    return directory in broad
+
+
+def is_default_grant(path: str, ctx: LearnContext) -> bool:
+    """True when the defaults already allow ``path`` (no rule needed)."""
+
+    bases = [*ctx.default_grants, *_variants(ctx.private_tmp)]
+    return any(_under(path, os.path.normpath(base)) for base in bases)
+
+
+def written_form(path: str, ctx: LearnContext) -> tuple[str, str]:
+    """``(prefix, rest)``: ``path`` as a rule writes it, with the longest base that applies.
+
+    ``prefix`` is ``${VIRTUAL_ENV}``, ``${TMPDIR:-/tmp}``, ``.``, ``~`` or ``""`` (absolute, in
+    which case ``rest`` is the whole path). Only ``rest`` comes from the program, so only ``rest``
+    is checked for characters the rule syntax would read differently.
+    """
+
+    candidates: list[tuple[str, str]] = []
+    for base in _variants(ctx.virtual_env):
+        candidates.append((base, "${VIRTUAL_ENV}"))
+    for base in _variants(ctx.host_tmp):
+        candidates.append((base, "${TMPDIR:-/tmp}"))
+    for base in _variants(ctx.cwd):
+        candidates.append((base, "."))
+    for base in _variants(ctx.home):
+        candidates.append((base, "~"))
+    best: tuple[str, str] | None = None
+    for base, prefix in candidates:
+        if base != "/" and _under(path, base) and (best is None or len(base) > len(best[0])):
+            best = (base, prefix)
+    if best is None:
+        return "", path
+    base, prefix = best
+    return prefix, path[len(base.rstrip("/")) + 1 :] if path != base else ""
+
+
+def render_path(path: str, ctx: LearnContext) -> tuple[str | None, str | None]:
+    """``(value, None)`` for a writable rule value, or ``(None, why)`` when it must be skipped."""
+
+    prefix, rest = written_form(path, ctx)
+    if rest:
+        why = unsafe_reason(rest)
+        if why is not None:
+            return None, why
+        return (f"{prefix}/{rest}" if prefix else rest), None
+    return prefix, None
+
+
+def _is_bytecode_cache(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) >= 2 and parts[-2] == "__pycache__" and parts[-1].endswith(".pyc")
+
+
+def _existing_mode(path: str, ctx: LearnContext) -> str | None:
+    """``rw``/``ro``/``None``: what the output file's own ``expose-*`` rules give ``path``."""
+
+    if ctx.existing is None:
+        return None
+    best: tuple[int, str] | None = None
+    for mode, rules in (("ro", ctx.existing.expose_ro), ("rw", ctx.existing.expose_rw)):
+        for rule in rules:
+            if _under(path, rule.path):
+                score = len(rule.path)
+                if best is None or score > best[0] or (score == best[0] and mode == "rw"):
+                    best = (score, mode)
+    return None if best is None else best[1]
+
+
+def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
+    """The directory (or, inside a broad directory, the file) that grants ``access``."""
+
+    path = os.path.normpath(os.path.join(ctx.cwd, access.path))
+    if not access.write and os.path.isdir(path):
+        return path, False
+    parent = os.path.dirname(path)
+    if is_broad(parent, ctx):
+        return path, access.write
+    return parent, access.write
+
+
+def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    wanted: dict[str, bool] = {}  # directory -> writable
+
+    def want(path: str, write: bool) -> None:
+        if is_default_grant(path, ctx):
+            return
+        have = _existing_mode(path, ctx)
+        if have == "rw" or (have == "ro" and not write):
+            return
+        wanted[path] = wanted.get(path, False) or write
+
+    if ctx.program_kind == "script" and ctx.program:
+        script = os.path.normpath(os.path.join(ctx.cwd, ctx.program))
+        want(os.path.dirname(script), False)
+    for access in recording.of_type(FileAccess):
+        path = os.path.normpath(os.path.join(ctx.cwd, access.path))
+        if access.write and _is_bytecode_cache(path):
+            continue
+        if is_default_grant(path, ctx):
+            continue
+        have = _existing_mode(path, ctx)
+        if have == "rw" or (have == "ro" and not access.write):
+            continue
+        grant, write = _grant_for(access, ctx)
+        want(grant, write)
+
+    kept: list[tuple[str, bool]] = []
+    for path in sorted(wanted):
+        write = wanted[path]
+        covered = any(
+            _under(path, other) and other != path and (wanted[other] or not write)
+            for other in wanted
+        )
+        if not covered:
+            kept.append((path, write))
+    lines: list[tuple[str, str]] = []
+    for path, write in kept:
+        value, why = render_path(path, ctx)
+        key = "expose-rw" if write else "expose-ro"
+        if value is None:
+            learned.warnings.append(f"skipped {key} for {shown(path)}: {why}")
+            continue
+        lines.append((value, key))
+    for value, key in sorted(lines):
+        learned.add("files", key, value)
+
+
+# -- network --------------------------------------------------------------------------------------
+
+
+def _plain_ip(ip: str) -> str:
+    try:
+        address = ipaddress.ip_address(ip.split("%", 1)[0])
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def _is_loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(_plain_ip(ip)).is_loopback
+    except ValueError:
+        return False
+
+
+def _net_existing(access: NetAccess, host: str, ctx: LearnContext) -> tuple[str | None, str]:
+    """What the output file's own ``net=`` rules say of ``access``: ``("DENY", rule)``,
+    ``("ALLOW", rule)`` or ``(None, "")``. A DENY wins whatever the order (SPEC §2.4)."""
+
+    if ctx.existing is None:
+        return None, ""
+    allowed = ""
+    for rule in ctx.existing.net:
+        if rule.proto not in ("*", access.proto) or rule.direction not in ("*", access.direction):
+            continue
+        if not rule.port_matches(access.port):
+            continue
+        if not _host_matches(rule.host, rule.is_name, host, access.ip):
+            continue
+        if rule.action == "DENY":
+            return "DENY", f"{rule.text} in {rule.origin}"
+        allowed = rule.text
+    return ("ALLOW", allowed) if allowed else (None, "")
+
+
+def _host_matches(rule_host: str, is_name: bool, host: str, ip: str) -> bool:
+    if rule_host == "*":
+        return True
+    if is_name:
+        return rule_host.lower() == host.lower()
+    try:
+        network = ipaddress.ip_network(rule_host, strict=False)
+        return ipaddress.ip_address(_plain_ip(ip or host)) in network
+    except ValueError:
+        return rule_host.lower() == host.lower()
+
+
+def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
+    items = [(p, p) for p in sorted(ports) if not any(lo <= p <= hi for lo, hi in ranges)]
+    items += sorted(ranges)
+    items.sort()
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in items)
+
+
+def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    accesses: list[NetAccess] = recording.of_type(NetAccess)
+    binds_any_port = any(a.direction == "IN" and a.port == 0 for a in accesses)
+    low, high = ctx.ephemeral_ports
+    ports: dict[tuple[str, str, str], set[int]] = {}
+    ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
+    for access in accesses:
+        host = (access.host or "").lower() or _plain_ip(access.ip)
+        verdict, rule = _net_existing(access, host, ctx)
+        if verdict == "ALLOW":
+            continue
+        if verdict == "DENY":
+            learned.warnings.append(
+                f"not granting {access.proto} {access.direction} {host} port {access.port}: "
+                f"{rule} denies it, and a DENY wins over any ALLOW"
+            )
+            continue
+        why = unsafe_reason(host, extra="|,")
+        if why is not None:
+            learned.warnings.append(f"skipped net rule for host {shown(host)}: {why}")
+            continue
+        key = (access.proto, host, access.direction)
+        ports.setdefault(key, set())
+        ranges.setdefault(key, set())
+        ephemeral = low <= access.port <= high
+        if access.direction == "OUT" and binds_any_port and ephemeral and _is_loopback(access.ip):
+            ranges[key].add((low, high))
+        else:
+            ports[key].add(access.port)
+    for key in sorted(ports):
+        proto, host, direction = key
+        found, spans = ports[key], ranges[key]
+        comment = None
+        if 0 in found and (direction == "IN" or (found == {0} and not spans)):
+            # A bind to port 0 (any port the kernel picks), or a name looked up without a port.
+            text = "*"
+            comment = "port chosen by the kernel" if direction == "IN" else "looked up, no port"
+        else:
+            text = _format_ports(found - {0}, spans)
+            if spans:
+                comment = "ephemeral ports: the program's own server, on a port the kernel chose"
+        learned.add("network", "net", f"ALLOW|{proto}|{host}|{text}|{direction}", comment)
+
+
+# -- modules --------------------------------------------------------------------------------------
+
+
+def _import_allowed(name: str, ctx: LearnContext) -> bool:
+    if ctx.existing is None:
+        return False
+    return any(rule.name in ("*", name) for rule in ctx.existing.python_import)
+
+
+def wrap_names(key: str, names: Sequence[str], width: int = _WRAP) -> list[str]:
+    """``key=a, b, c`` lines no wider than ``width`` (one name may exceed it alone)."""
+
+    lines: list[str] = []
+    current: list[str] = []
+    for name in names:
+        candidate = f"{key}={', '.join([*current, name])}"
+        if current and len(candidate) > width:
+            lines.append(", ".join(current))
+            current = [name]
+        else:
+            current.append(name)
+    if current:
+        lines.append(", ".join(current))
+    return lines
+
+
+def _imports(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    names: set[str] = set()
+    for access in recording.of_type(ImportAccess):
+        top = access.top_level
+        if not is_module_name(top):
+            learned.warnings.append(f"skipped python-import for module {shown(top)}: not a name")
+            continue
+        if top != "__main__" and not _import_allowed(top, ctx):
+            names.add(top)
+    groups = (
+        (
+            "Modules that reach outside the interpreter (native code, processes, network, "
+            "object deserialisation, run-time code): review these first.",
+            sorted(n for n in names if n in DANGEROUS_MODULES),
+        ),
+        (
+            "Standard library.",
+            sorted(n for n in names if n not in DANGEROUS_MODULES and n in sys.stdlib_module_names),
+        ),
+        (
+            "Third-party packages and the program's own modules.",
+            sorted(
+                n for n in names if n not in DANGEROUS_MODULES and n not in sys.stdlib_module_names
+            ),
+        ),
+    )
+    for comment, group in groups:
+        if not group:
+            continue
+        learned.note("imports", comment)
+        for line in wrap_names("python-import", group):
+            learned.add("imports", "python-import", line)
+
+
+# -- environment ----------------------------------------------------------------------------------
+
+#: Variables the launcher sets itself: a learned rule would override the run's own value.
+LAUNCHER_VARIABLES: frozenset[str] = frozenset({"TMPDIR"})
+
+
+def _env_granted(name: str, ctx: LearnContext) -> bool:
+    if ctx.existing is None:
+        return False
+    return any(fnmatch.fnmatchcase(name, rule.name) for rule in ctx.existing.env)
+
+
+def _env_unset(name: str, ctx: LearnContext) -> str | None:
+    if ctx.existing is None:
+        return None
+    for rule in ctx.existing.unenv:
+        if fnmatch.fnmatchcase(name, rule.name):
+            return f"{rule.text} in {rule.origin}"
+    return None
+
+
+def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    names = sorted({a.name for a in recording.of_type(EnvAccess)})
+    for name in names:
+        if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
+            continue
+        if not is_env_name(name):
+            learned.warnings.append(f"skipped env for variable {shown(name)}: not a plain name")
+            continue
+        blocked = _env_unset(name, ctx)
+        if blocked is not None:
+            learned.warnings.append(f"not granting env {name}: {blocked} removes it whatever else")
+            continue
+        learned.add("environment", "env", f"{name}=${{{name}}}")
+
+
+# -- sensitive calls ------------------------------------------------------------------------------
+
+
+def _api_decision(function: str, category: str, ctx: LearnContext) -> str | None:
+    """``ALLOW``/``DENY``/``None`` from the output file's own ``python-api`` rules (§2.5)."""
+
+    if ctx.existing is None:
+        return None
+    for target in (function, category, "*"):
+        actions = {r.action for r in ctx.existing.python_api if r.target == target}
+        if actions:
+            return "DENY" if "DENY" in actions else "ALLOW"
+    return None
+
+
+def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    has_eval_items = any(a.items for a in recording.of_type(EvalAccess))
+    seen: dict[str, str] = {}
+    for access in recording.of_type(ApiAccess):
+        if access.category == "dynamic-code" and has_eval_items:
+            continue  # governed by the eval-* lines written below
+        seen.setdefault(access.function, access.category)
+    for function in sorted(seen):
+        category = seen[function]
+        decision = _api_decision(function, category, ctx)
+        if decision == "ALLOW":
+            continue
+        if ctx.existing is not None and any(
+            r.action == "DENY" and r.target == function for r in ctx.existing.python_api
+        ):
+            learned.warnings.append(
+                f"not granting python-api for {function}: the file denies it by name"
+            )
+            continue
+        why = unsafe_reason(function, extra=",")
+        if why is not None:
+            learned.warnings.append(f"skipped python-api for {shown(function)}: {why}")
+            continue
+        learned.add("api", "python-api", f"ALLOW:{function}", category or None)
+
+
+# -- dynamic code ---------------------------------------------------------------------------------
+
+
+def _eval(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    existing: set[tuple[str, str]] = set()
+    if ctx.existing is not None:
+        for rule in ctx.existing.eval_rules:
+            for item in rule.value.split(","):
+                existing.add((rule.key, item.strip()))
+    per_key: dict[str, set[str]] = {}
+    for access in recording.of_type(EvalAccess):
+        for key, name in access.items:
+            if (key, name) in existing:
+                continue
+            why = unsafe_reason(name, extra=",")
+            if why is not None:
+                learned.warnings.append(f"skipped {key} item {shown(name)}: {why}")
+                continue
+            per_key.setdefault(key, set()).add(name)
+    for key in sorted(per_key):
+        for line in wrap_names(key, sorted(per_key[key])):
+            learned.add("eval", key, line)

@@ -1,0 +1,337 @@
+"""Generalisation of recorded accesses into rule lines (pure, over real directories)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pysandboxes.learn.generalize import (
+    DANGEROUS_MODULES,
+    LearnContext,
+    Learned,
+    default_grants,
+    generalize,
+    is_broad,
+    wrap_names,
+    written_form,
+)
+from pysandboxes.learn.records import (
+    ApiAccess,
+    EnvAccess,
+    EvalAccess,
+    FileAccess,
+    ImportAccess,
+    NetAccess,
+    Recording,
+)
+from pysandboxes.policy.model import (
+    ApiRule,
+    EnvRule,
+    NameRule,
+    NetRule,
+    Origin,
+    PathRule,
+    Policy,
+)
+
+FILE = Origin("/p/.py-sandboxes", 3)
+
+
+def recording(*accesses: object) -> Recording:
+    rec = Recording()
+    for access in accesses:
+        rec.accesses[access] = None  # type: ignore[index]
+    return rec
+
+
+def rules(learned: Learned, section: str) -> list[str]:
+    return [line for line in learned.sections.get(section, []) if not line.startswith("#")]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    """A project (cwd), a home, a venv, a host temp dir and a private temp dir, all real."""
+
+    root = tmp_path.resolve()
+    paths = {name: root / name for name in ("proj", "home", "venv", "hosttmp", "hosttmp/private")}
+    for path in paths.values():
+        path.mkdir(parents=True, exist_ok=True)
+    (paths["proj"] / "data" / "sub").mkdir(parents=True)
+    (paths["proj"] / "data" / "in.csv").write_text("a\n")
+    return paths
+
+
+def context(tree: dict[str, Path], **kw: object) -> LearnContext:
+    base: dict[str, object] = dict(
+        cwd=str(tree["proj"]),
+        home=str(tree["home"]),
+        virtual_env=str(tree["venv"]),
+        host_tmp=str(tree["hosttmp"]),
+        private_tmp=str(tree["hosttmp/private"]),
+        default_grants=("/usr/lib/python3.11", "/dev/null"),
+        program_kind="code",
+        program=None,
+        ephemeral_ports=(32768, 60999),
+    )
+    base.update(kw)
+    return LearnContext(**base)  # type: ignore[arg-type]
+
+
+def test_files_become_directories_in_the_written_forms(tree: dict[str, Path]) -> None:
+    p, h = tree["proj"], tree["home"]
+    rec = recording(
+        FileAccess(str(p / "data" / "in.csv"), False),
+        FileAccess(str(p / "data" / "sub"), False),  # listed: covered by ./data
+        FileAccess(str(p / "out" / "report.txt"), True),
+        FileAccess(str(h / "app" / "conf.ini"), False),
+        FileAccess(str(h / ".netrc"), False),  # directly in home: the file alone
+        FileAccess(str(tree["venv"] / "share" / "x.json"), False),
+        FileAccess(str(tree["hosttmp"] / "job" / "a.txt"), True),
+        FileAccess(str(tree["hosttmp/private"] / "scratch"), True),  # private temp: default
+        FileAccess("/usr/lib/python3.11/json/__init__.py", False),  # interpreter: default
+        FileAccess("/dev/null", True),
+        FileAccess("/etc/hosts", False),  # /etc is too broad: the file alone
+        FileAccess(str(p / "pkg" / "__pycache__" / "m.cpython-311.pyc"), True),  # cache write
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "files") == [
+        "expose-rw=${TMPDIR:-/tmp}/job",
+        "expose-ro=${VIRTUAL_ENV}/share",
+        "expose-ro=./data",
+        "expose-rw=./out",
+        "expose-ro=/etc/hosts",
+        "expose-ro=~/.netrc",
+        "expose-ro=~/app",
+    ]
+    assert learned.warnings == []
+
+
+def test_relative_paths_and_a_write_in_the_current_directory(tree: dict[str, Path]) -> None:
+    rec = recording(FileAccess("report.txt", True), FileAccess("data/in.csv", False))
+    learned = generalize(rec, context(tree))
+    # ./data is inside the read-write current directory: one line is enough.
+    assert rules(learned, "files") == ["expose-rw=."]
+
+
+def test_read_only_parent_keeps_a_read_write_child(tree: dict[str, Path]) -> None:
+    p = tree["proj"]
+    rec = recording(
+        FileAccess(str(p / "data"), False),
+        FileAccess(str(p / "data" / "sub" / "out.txt"), True),
+    )
+    assert rules(generalize(rec, context(tree)), "files") == [
+        "expose-ro=./data",
+        "expose-rw=./data/sub",
+    ]
+
+
+def test_script_directory_is_always_exposed_read_only(tree: dict[str, Path]) -> None:
+    script = tree["home"] / "skill" / "scripts" / "report.py"
+    learned = generalize(recording(), context(tree, program_kind="script", program=str(script)))
+    assert rules(learned, "files") == ["expose-ro=~/skill/scripts"]
+    assert not learned.empty
+
+
+def test_a_path_that_would_read_back_differently_is_skipped_with_a_warning(
+    tree: dict[str, Path],
+) -> None:
+    p = tree["proj"]
+    rec = recording(
+        FileAccess(str(p / "a#b" / "f"), False),
+        FileAccess(str(p / "cost$" / "f"), False),
+        FileAccess(str(p / "new\nline" / "f"), False),
+        FileAccess(str(p / " lead" / "f"), False),
+        FileAccess(str(p / "quote'" / "f"), False),
+        FileAccess(str(p / "ok dir" / "f"), False),
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "files") == ["expose-ro=./ok dir"]
+    assert len(learned.warnings) == 5
+    assert all(w.startswith("skipped expose-ro for ") for w in learned.warnings)
+    assert any("'#'" in w for w in learned.warnings)
+    assert any("'\\n'" in w for w in learned.warnings)
+
+
+def test_what_the_output_file_grants_is_not_learned_again(tree: dict[str, Path]) -> None:
+    p = tree["proj"]
+    existing = Policy(
+        expose_ro=(PathRule("expose-ro", str(p / "data"), FILE),),
+        expose_rw=(PathRule("expose-rw", str(p / "out"), FILE),),
+    )
+    rec = recording(
+        FileAccess(str(p / "data" / "in.csv"), False),  # granted
+        FileAccess(str(p / "out" / "r.txt"), True),  # granted
+        FileAccess(str(p / "data" / "sub" / "w.txt"), True),  # read-only there: needs rw
+    )
+    learned = generalize(rec, context(tree, existing=existing))
+    assert rules(learned, "files") == ["expose-rw=./data/sub"]
+
+
+def test_network_names_ports_and_directions(tree: dict[str, Path]) -> None:
+    rec = recording(
+        NetAccess("TCP", "API.example.com", "203.0.113.5", 443, "OUT"),
+        NetAccess("TCP", "api.example.com", "203.0.113.6", 80, "OUT"),
+        NetAccess("TCP", None, "::ffff:198.51.100.7", 25, "OUT"),  # mapped: judged as IPv4
+        NetAccess("UDP", None, "192.0.2.1", 53, "OUT"),
+        NetAccess("TCP", None, "0.0.0.0", 8000, "IN"),
+        NetAccess("TCP", "lookup.example", "", 0, "OUT"),  # resolved only
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "network") == [
+        "net=ALLOW|TCP|0.0.0.0|8000|IN",
+        "net=ALLOW|TCP|198.51.100.7|25|OUT",
+        "net=ALLOW|TCP|api.example.com|80,443|OUT",
+        "net=ALLOW|TCP|lookup.example|*|OUT  # looked up, no port",
+        "net=ALLOW|UDP|192.0.2.1|53|OUT",
+    ]
+
+
+def test_own_server_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
+    rec = recording(
+        NetAccess("TCP", None, "127.0.0.1", 0, "IN"),
+        NetAccess("TCP", None, "127.0.0.1", 41234, "OUT"),
+        NetAccess("TCP", None, "127.0.0.1", 5432, "OUT"),  # outside the range: as is
+    )
+    assert rules(generalize(rec, context(tree)), "network") == [
+        "net=ALLOW|TCP|127.0.0.1|*|IN  # port chosen by the kernel",
+        "net=ALLOW|TCP|127.0.0.1|5432,32768-60999|OUT  # ephemeral ports: the program's own "
+        "server, on a port the kernel chose",
+    ]
+    # Without a bind to port 0, an ephemeral-looking port is just a port.
+    rec = recording(NetAccess("TCP", None, "127.0.0.1", 41234, "OUT"))
+    assert rules(generalize(rec, context(tree)), "network") == ["net=ALLOW|TCP|127.0.0.1|41234|OUT"]
+
+
+def test_network_existing_allow_covers_and_deny_is_reported(tree: dict[str, Path]) -> None:
+    existing = Policy(
+        net=(
+            NetRule("ALLOW", "*", "10.0.0.0/8", None, "OUT", FILE, "net=ALLOW|*|10.0.0.0/8|*|OUT"),
+            NetRule("DENY", "TCP", "evil.example", ((1, 65535),), "*", FILE, "net=DENY|..", True),
+        )
+    )
+    rec = recording(
+        NetAccess("TCP", None, "10.1.2.3", 22, "OUT"),
+        NetAccess("TCP", "evil.example", "192.0.2.9", 443, "OUT"),
+        NetAccess("TCP", "bad|host", "192.0.2.10", 443, "OUT"),
+    )
+    learned = generalize(rec, context(tree, existing=existing))
+    assert rules(learned, "network") == []
+    assert len(learned.warnings) == 2
+    assert "DENY wins" in learned.warnings[0]
+    assert "'|'" in learned.warnings[1]
+
+
+def test_modules_in_three_groups(tree: dict[str, Path]) -> None:
+    rec = recording(
+        ImportAccess("ctypes"),
+        ImportAccess("json.decoder"),
+        ImportAccess("json"),
+        ImportAccess("csv"),
+        ImportAccess("tinyfmt.data"),
+        ImportAccess("subprocess"),
+        ImportAccess("bad-name"),
+    )
+    learned = generalize(rec, context(tree))
+    body = learned.sections["imports"]
+    assert body[0].startswith("# Modules that reach outside")
+    assert body[1] == "python-import=ctypes, subprocess"
+    assert body[2] == "# Standard library."
+    assert body[3] == "python-import=csv, json"
+    assert body[4].startswith("# Third-party")
+    assert body[5] == "python-import=tinyfmt"
+    assert learned.warnings == ["skipped python-import for module 'bad-name': not a name"]
+    assert {"ctypes", "subprocess", "socket", "pickle", "marshal"} <= DANGEROUS_MODULES
+    assert "os" not in DANGEROUS_MODULES
+
+
+def test_modules_already_allowed(tree: dict[str, Path]) -> None:
+    existing = Policy(python_import=(NameRule("python-import", "json", FILE),))
+    rec = recording(ImportAccess("json"), ImportAccess("csv"))
+    assert rules(generalize(rec, context(tree, existing=existing)), "imports") == [
+        "python-import=csv"
+    ]
+    existing = Policy(python_import=(NameRule("python-import", "*", FILE),))
+    assert generalize(rec, context(tree, existing=existing)).empty
+
+
+def test_long_module_lists_are_wrapped() -> None:
+    names = [f"module_number_{i:02d}" for i in range(20)]
+    lines = wrap_names("python-import", names, width=60)
+    assert len(lines) > 1
+    assert all(len("python-import=" + line) <= 60 for line in lines)
+    assert ", ".join(lines).split(", ") == names
+
+
+def test_environment(tree: dict[str, Path]) -> None:
+    existing = Policy(
+        env=(EnvRule("LC_*", "${LC_*}", FILE),),
+        unenv=(NameRule("unenv", "AWS_*", FILE),),
+    )
+    rec = recording(
+        EnvAccess("REPORT_TITLE"),
+        EnvAccess("TMPDIR"),  # the launcher's own
+        EnvAccess("LC_ALL"),  # granted by the pattern
+        EnvAccess("AWS_SECRET"),  # unenv wins: warning
+        EnvAccess("BAD=NAME"),
+    )
+    learned = generalize(rec, context(tree, existing=existing))
+    assert rules(learned, "environment") == ["env=REPORT_TITLE=${REPORT_TITLE}"]
+    assert len(learned.warnings) == 2
+
+
+def test_sensitive_calls_by_function_with_their_category(tree: dict[str, Path]) -> None:
+    existing = Policy(
+        python_api=(
+            ApiRule("ALLOW", "threads", FILE),
+            ApiRule("DENY", "os.kill", FILE),
+        )
+    )
+    rec = recording(
+        ApiAccess("os.system", "process-exec"),
+        ApiAccess("threading.Thread.start", "threads"),  # granted by the category
+        ApiAccess("os.kill", "process-control"),  # denied by name: warning
+    )
+    learned = generalize(rec, context(tree, existing=existing))
+    assert rules(learned, "api") == ["python-api=ALLOW:os.system  # process-exec"]
+    assert learned.warnings == ["not granting python-api for os.kill: the file denies it by name"]
+
+
+def test_dynamic_code(tree: dict[str, Path]) -> None:
+    rec = recording(
+        ApiAccess("builtins.eval", "dynamic-code"),
+        EvalAccess((("eval-call", "len"), ("eval-syntax", "arith"))),
+        EvalAccess((("eval-syntax", "compare"),)),
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "eval") == ["eval-call=len", "eval-syntax=arith, compare"]
+    assert rules(learned, "api") == []  # the eval-* lines govern it
+
+
+def test_nothing_recorded_learns_nothing(tree: dict[str, Path]) -> None:
+    learned = generalize(recording(), context(tree))
+    assert learned.empty
+    assert learned.sections == {}
+
+
+def test_written_form_prefers_the_longest_base(tree: dict[str, Path]) -> None:
+    ctx = context(tree, cwd=str(tree["home"] / "work"), home=str(tree["home"]))
+    assert written_form(str(tree["home"] / "work" / "x"), ctx) == (".", "x")
+    assert written_form(str(tree["home"] / "other"), ctx) == ("~", "other")
+    assert written_form("/opt/tool", ctx) == ("", "/opt/tool")
+    assert written_form(str(tree["home"] / "work"), ctx) == (".", "")
+
+
+def test_broad_directories(tree: dict[str, Path]) -> None:
+    ctx = context(tree)
+    for path in ("/", "/etc", "/usr/share", "/var/lib", str(tree["home"]), str(tree["hosttmp"])):
+        assert is_broad(path, ctx), path
+    for path in ("/etc/ssl/private", str(tree["proj"]), str(tree["home"] / "app")):
+        assert not is_broad(path, ctx), path
+
+
+def test_default_grants_cover_this_interpreter() -> None:
+    grants = default_grants()
+    assert sys.prefix in grants
+    assert "/dev/null" in grants

@@ -1,0 +1,90 @@
+"""The guard's record stream: parsing, deduplication, split lines, bad lines."""
+
+from __future__ import annotations
+
+import json
+
+from pysandboxes.learn.records import (
+    ApiAccess,
+    EnvAccess,
+    EvalAccess,
+    FileAccess,
+    ImportAccess,
+    NetAccess,
+    Recording,
+)
+
+
+def lines(*records: dict[str, object]) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def test_every_kind_is_parsed_and_deduplicated() -> None:
+    rec = Recording()
+    rec.feed(
+        lines(
+            {"kind": "file", "op": "read", "path": "/a/b"},
+            {"kind": "file", "op": "read", "path": "/a/b"},
+            {"kind": "file", "op": "write", "path": "/a/b"},
+            {
+                "kind": "net",
+                "proto": "tcp",
+                "host": None,
+                "ip": "1.2.3.4",
+                "port": 80,
+                "dir": "out",
+            },
+            {"kind": "import", "name": "xml.dom"},
+            {"kind": "env", "name": "HOME"},
+            {"kind": "api", "function": "os.system", "category": "process-exec"},
+            {"kind": "eval", "syntax": ["arith"], "calls": ["len"]},
+        )
+    )
+    rec.close()
+    assert list(rec.accesses) == [
+        FileAccess("/a/b", False),
+        FileAccess("/a/b", True),
+        NetAccess("TCP", None, "1.2.3.4", 80, "OUT"),
+        ImportAccess("xml.dom"),
+        EnvAccess("HOME"),
+        ApiAccess("os.system", "process-exec"),
+        EvalAccess((("eval-call", "len"), ("eval-syntax", "arith"))),
+    ]
+    assert ImportAccess("xml.dom").top_level == "xml"
+    assert rec.bad_lines == 0
+
+
+def test_lines_split_across_reads_and_unterminated_last_line() -> None:
+    data = lines({"kind": "env", "name": "A"}, {"kind": "env", "name": "B"}).rstrip(b"\n")
+    rec = Recording()
+    for i in range(len(data)):
+        rec.feed(data[i : i + 1])
+    assert list(rec.accesses) == [EnvAccess("A")]
+    rec.close()
+    assert list(rec.accesses) == [EnvAccess("A"), EnvAccess("B")]
+
+
+def test_bad_lines_are_counted_and_skipped_not_fatal() -> None:
+    rec = Recording()
+    rec.feed(b"not json\n[1]\n" + lines({"kind": "nope"}, {"kind": "env", "name": "OK"}))
+    rec.feed(lines({"kind": "net", "ip": "1.1.1.1", "port": 99999, "proto": "TCP", "dir": "OUT"}))
+    rec.feed(b'{"kind": "file", "op": "delete", "path": "/x"}\n\xff\xfe\n')
+    assert list(rec.accesses) == [EnvAccess("OK")]
+    assert rec.bad_lines == 6
+
+
+def test_audit_denials_are_kept_once_each() -> None:
+    denial = {
+        "kind": "import",
+        "target": "socket",
+        "rule": None,
+        "origin": None,
+        "suggestion": "python-import=socket",
+        "detail": None,
+    }
+    rec = Recording()
+    rec.feed(lines({"kind": "import", "name": "socket", "denial": denial}) * 3)
+    assert len(rec.denials) == 1
+    ((found, access),) = rec.denials.values()
+    assert found.suggestion == "python-import=socket"
+    assert access == ImportAccess("socket")
