@@ -1,0 +1,437 @@
+"""The one implementation of the precedence rules (SPEC §2.4, §2.5), over a :class:`Policy`.
+
+The guard calls these on hot paths (every ``open``, ``connect``, sensitive call), so each policy
+is compiled once, on first use of each area, into lookup tables kept in a module cache keyed by
+the policy's identity (the entry holds the policy itself, so an id is never reused while its
+entry lives). The functions stay pure: same policy and arguments, same answer.
+
+``ipaddress`` and ``re`` are imported only when a policy needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pysandboxes.errors import ConfigError, ConfigProblem
+from pysandboxes.policy.model import ApiRule, EnvRule, NetRule, Policy
+
+__all__ = [
+    "api_decision",
+    "build_environment",
+    "import_allowed",
+    "net_decision",
+    "path_access",
+]
+
+PathAccess = Literal["rw", "ro", "ignored", None]
+
+_CACHE: dict[int, tuple[Policy, _Compiled]] = {}
+_PATH_CACHE_LIMIT = 4096
+
+
+def _compiled(policy: Policy) -> _Compiled:
+    entry = _CACHE.get(id(policy))
+    if entry is not None and entry[0] is policy:
+        return entry[1]
+    compiled = _Compiled(policy)
+    _CACHE[id(policy)] = (policy, compiled)
+    return compiled
+
+
+class _Compiled:
+    """Lookup tables for one policy; each area is built on first use."""
+
+    __slots__ = ("_api", "_env", "_imports", "_net", "_paths", "path_cache", "policy")
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._net: tuple[list[_NetMatcher], list[_NetMatcher]] | None = None
+        self._api: dict[str, tuple[ApiRule | None, ApiRule | None]] | None = None
+        self._imports: tuple[bool, frozenset[str]] | None = None
+        self._paths: _PathTables | None = None
+        self._env: _EnvTables | None = None
+        self.path_cache: dict[str, PathAccess] = {}
+
+    @property
+    def net(self) -> tuple[list[_NetMatcher], list[_NetMatcher]]:
+        if self._net is None:
+            deny = [_NetMatcher(r) for r in self.policy.net if r.action == "DENY"]
+            allow = [_NetMatcher(r) for r in self.policy.net if r.action == "ALLOW"]
+            self._net = (deny, allow)
+        return self._net
+
+    @property
+    def api(self) -> dict[str, tuple[ApiRule | None, ApiRule | None]]:
+        if self._api is None:
+            table: dict[str, tuple[ApiRule | None, ApiRule | None]] = {}
+            for rule in self.policy.python_api:
+                deny, allow = table.get(rule.target, (None, None))
+                if rule.action == "DENY":
+                    deny = deny or rule
+                else:
+                    allow = allow or rule
+                table[rule.target] = (deny, allow)
+            self._api = table
+        return self._api
+
+    @property
+    def imports(self) -> tuple[bool, frozenset[str]]:
+        if self._imports is None:
+            names = frozenset(r.name for r in self.policy.python_import)
+            self._imports = ("*" in names, names)
+        return self._imports
+
+    @property
+    def paths(self) -> _PathTables:
+        if self._paths is None:
+            self._paths = _PathTables(self.policy)
+        return self._paths
+
+    @property
+    def env(self) -> _EnvTables:
+        if self._env is None:
+            self._env = _EnvTables(self.policy)
+        return self._env
+
+
+# -- network ------------------------------------------------------------------------------------
+
+
+def _ip_key(ip: str) -> tuple[int, int] | None:
+    """``(version, integer)`` of an address (IPv4-mapped IPv6 as IPv4), ``None`` if not one."""
+
+    import ipaddress
+
+    try:
+        addr = ipaddress.ip_address(ip.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.version, int(addr)
+
+
+class _NetMatcher:
+    __slots__ = ("direction", "host", "kind", "mask", "network", "proto", "rule", "version")
+
+    def __init__(self, rule: NetRule) -> None:
+        self.rule = rule
+        self.proto = rule.proto
+        self.direction = rule.direction
+        self.host = rule.host
+        self.version = 0
+        self.network = 0
+        self.mask = 0
+        if rule.host == "*":
+            self.kind = "any"
+        elif rule.is_name:
+            self.kind = "name"
+        else:
+            import ipaddress
+
+            net = ipaddress.ip_network(rule.host, strict=False)
+            self.kind = "ip"
+            self.version = net.version
+            self.network = int(net.network_address)
+            self.mask = int(net.netmask)
+
+    def matches(
+        self, proto: str, host: str | None, ip: tuple[int, int] | None, port: int, direction: str
+    ) -> bool:
+        rule = self.rule
+        if self.proto != "*" and self.proto != proto:
+            return False
+        if self.direction != "*" and self.direction != direction:
+            return False
+        if not rule.port_matches(port):
+            return False
+        if self.kind == "any":
+            return True
+        if self.kind == "name":
+            return host is not None and host == self.host
+        return ip is not None and ip[0] == self.version and (ip[1] & self.mask) == self.network
+
+
+def net_decision(
+    policy: Policy, proto: str, host: str | None, ip: str, port: int, direction: str
+) -> tuple[bool, NetRule | None]:
+    """Whether a connection (``OUT``) or a bind/listen/accept (``IN``) is allowed.
+
+    A matching DENY wins over any ALLOW, whichever file it comes from: ``(False, deny_rule)``.
+    Else a matching ALLOW: ``(True, allow_rule)``. Else ``(False, None)``. ``host`` is the name
+    the program asked for (``None`` for a bare address): host-name rules match it, IP and CIDR
+    rules match ``ip``. ``ip=""`` means the address is not known yet (a check before resolving
+    a name): only ``*`` and host-name rules can match then, and the caller checks again with the
+    address. An ``ip`` that is not an address is refused.
+    """
+
+    deny, allow = _compiled(policy).net
+    proto = proto.upper()
+    direction = direction.upper()
+    name = host.lower().removesuffix(".") if host else None
+    key = None
+    if ip:
+        key = _ip_key(ip)
+        if key is None:
+            return False, None
+    for matcher in deny:
+        if matcher.matches(proto, name, key, port, direction):
+            return False, matcher.rule
+    for matcher in allow:
+        if matcher.matches(proto, name, key, port, direction):
+            return True, matcher.rule
+    return False, None
+
+
+# -- python-api and imports ------------------------------------------------------------------------
+
+
+def api_decision(policy: Policy, function: str, category: str) -> tuple[bool, ApiRule | None]:
+    """Whether ``function`` (of ``category``) may be called (SPEC §2.5).
+
+    The most specific level that has a rule decides: the function, then its category, then
+    ``*``; at one level DENY wins. ``(False, None)``: no rule allows it (denied by default).
+    """
+
+    table = _compiled(policy).api
+    for target in (function, category, "*"):
+        found = table.get(target)
+        if found is not None:
+            deny, allow = found
+            if deny is not None:
+                return False, deny
+            return True, allow
+    return False, None
+
+
+def import_allowed(policy: Policy, top_level_name: str) -> bool:
+    """Whether ``python-import`` grants the top-level module ``top_level_name`` (or ``*``)."""
+
+    everything, names = _compiled(policy).imports
+    return everything or top_level_name in names
+
+
+# -- paths --------------------------------------------------------------------------------------
+
+
+def glob_regex(pattern: str) -> str:
+    """A regular expression for a path glob: ``*`` and ``?`` stay within one path component,
+    ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated)."""
+
+    import re
+
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                out.append(".*")
+                i += 2
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                negate = body.startswith("!")
+                body = body[1:] if negate else body
+                body = body.replace("\\", "\\\\").replace("^", "\\^")
+                out.append(f"[{'^' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+class _PathTables:
+    __slots__ = ("anchored", "exposed", "names")
+
+    def __init__(self, policy: Policy) -> None:
+        import re
+
+        named = [glob_regex(r.path) for r in policy.ignore if "/" not in r.path]
+        anchored = [glob_regex(r.path) for r in policy.ignore if "/" in r.path]
+        self.names: Callable[[str], Any] | None = (
+            re.compile("(?:" + "|".join(named) + ")", re.S).fullmatch if named else None
+        )
+        self.anchored: Callable[[str], Any] | None = (
+            re.compile("(?:" + "|".join(anchored) + ")(?:/.*)?", re.S).fullmatch
+            if anchored
+            else None
+        )
+        rows = [(r.path, "ro") for r in policy.expose_ro] + [
+            (r.path, "rw") for r in policy.expose_rw
+        ]
+        # Longest prefix first; at equal length read-write first (both were granted).
+        rows.sort(key=lambda row: (-len(row[0]), row[1] != "rw"))
+        self.exposed: list[tuple[str, str, Literal["ro", "rw"]]] = [
+            (p, "/" if p == "/" else p.rstrip("/") + "/", kind)  # type: ignore[misc]
+            for p, kind in rows
+        ]
+
+    def decide(self, path: str) -> PathAccess:
+        if path != "/":
+            path = path.rstrip("/")
+        if self.anchored is not None and self.anchored(path):
+            return "ignored"
+        if self.names is not None and any(self.names(part) for part in path.split("/") if part):
+            return "ignored"
+        for prefix, below, kind in self.exposed:
+            if path == prefix or path.startswith(below):
+                return kind
+        return None
+
+
+def path_access(policy: Policy, resolved_path: str) -> PathAccess:
+    """What the rules grant on an absolute, resolved path (SPEC §2.5).
+
+    ``"ignored"`` when an ``ignore=`` glob matches the path or one of its parents (it beats every
+    exposure); else the kind of the longest exposed prefix, ``"rw"`` or ``"ro"`` (at equal length
+    ``rw``); else ``None``. The default grants (interpreter, certificates, temp dir, ``/dev``)
+    are the guard's business.
+    """
+
+    compiled = _compiled(policy)
+    cache = compiled.path_cache
+    try:
+        return cache[resolved_path]
+    except KeyError:
+        pass
+    result = compiled.paths.decide(resolved_path)
+    if len(cache) >= _PATH_CACHE_LIMIT:
+        cache.clear()
+    cache[resolved_path] = result
+    return result
+
+
+# -- environment --------------------------------------------------------------------------------
+
+
+class _EnvTables:
+    __slots__ = ("exact", "patterns", "unenv_exact", "unenv_match")
+
+    def __init__(self, policy: Policy) -> None:
+        import re
+
+        self.exact: dict[str, EnvRule] = {}
+        for rule in policy.env:
+            if not rule.is_pattern:
+                self.exact.setdefault(rule.name, rule)
+        self.patterns = [
+            (_star_regex(re, r.name), len(r.name) - r.name.count("*"), r)
+            for r in policy.env
+            if r.is_pattern
+        ]
+        self.unenv_exact = frozenset(r.name for r in policy.unenv if "*" not in r.name)
+        unenv_patterns = [_star_pattern(re, r.name) for r in policy.unenv if "*" in r.name]
+        self.unenv_match = (
+            re.compile("|".join(unenv_patterns), re.S).fullmatch if unenv_patterns else None
+        )
+
+    def hidden(self, name: str) -> bool:
+        return name in self.unenv_exact or (
+            self.unenv_match is not None and self.unenv_match(name) is not None
+        )
+
+
+def _star_pattern(re: Any, name: str) -> str:
+    return ".*".join(re.escape(piece) for piece in name.split("*"))
+
+
+def _star_regex(re: Any, name: str) -> Callable[[str], Any]:
+    return re.compile(_star_pattern(re, name), re.S).fullmatch  # type: ignore[no-any-return]
+
+
+def _template_parts(template: str) -> tuple[Any, ...]:
+    from pysandboxes.policy.syntax import scan_value
+
+    return _parts_cache(template, scan_value)
+
+
+_PARTS: dict[str, tuple[Any, ...]] = {}
+
+
+def _parts_cache(template: str, scan: Any) -> tuple[Any, ...]:
+    found = _PARTS.get(template)
+    if found is None:
+        found = scan(template, comments=False, var_check=_any_var)[0]
+        _PARTS[template] = found
+    return found
+
+
+def _any_var(name: str) -> str | None:
+    return None if name else "empty variable name"
+
+
+def _resolve(rule: EnvRule, name: str, host_env: Mapping[str, str]) -> str | None:
+    from pysandboxes.policy.syntax import Var, expand
+
+    parts = _template_parts(rule.template)
+    if len(parts) == 1 and isinstance(parts[0], Var) and parts[0].default is None:
+        ref = name if parts[0].name == rule.name else parts[0].name
+        return host_env.get(ref)  # only ${X}: X unset on the host → not passed at all
+
+    def lookup(var: str) -> str | None:
+        return host_env.get(name if var == rule.name else var)
+
+    return expand(parts, lookup)
+
+
+def build_environment(policy: Policy, host_env: Mapping[str, str]) -> dict[str, str]:
+    """The environment the sandboxed program gets: only what ``env=`` grants (SPEC §2.5).
+
+    An exact name beats a pattern; among patterns, the one with more fixed characters wins; two
+    equally specific patterns giving different values raise :class:`ConfigError` (the loader
+    already refuses the ones it can see). ``unenv`` removes a name whatever else says. A value
+    that is only ``${X}`` passes nothing when ``X`` is unset on the host; any other template
+    expands an unset variable to ``""``. In ``PAT_*=${PAT_*}`` the reference means the host's
+    value of each matching name. The launcher adds what it owns (``TMPDIR``) on top.
+    """
+
+    tables = _compiled(policy).env
+    out: dict[str, str] = {}
+    for name, rule in tables.exact.items():
+        value = _resolve(rule, name, host_env)
+        if value is not None:
+            out[name] = value
+    if tables.patterns:
+        for name in host_env:
+            if name in tables.exact:
+                continue
+            best = -1
+            chosen: list[tuple[EnvRule, str]] = []
+            for match, fixed, rule in tables.patterns:
+                if fixed < best or match(name) is None:
+                    continue
+                value = _resolve(rule, name, host_env)
+                if value is None:
+                    continue
+                if fixed > best:
+                    best, chosen = fixed, []
+                chosen.append((rule, value))
+            if not chosen:
+                continue
+            values = {value for _rule, value in chosen}
+            if len(values) > 1:
+                raise ConfigError(
+                    [
+                        ConfigProblem(
+                            str(rule.origin),
+                            f"{rule.text}: equally specific patterns give {name} different values",
+                            rule.origin.sort_key,
+                        )
+                        for rule, _value in chosen
+                    ]
+                )
+            out[name] = chosen[0][1]
+    if tables.unenv_exact or tables.unenv_match is not None:
+        for name in [n for n in out if tables.hidden(n)]:
+            del out[name]
+    return out

@@ -1,0 +1,312 @@
+"""The keys of the rule language (SPEC §2.2): which exist, single or list, and value checks
+that need no file system (names, categories, ``eval-*`` values, provider parameters).
+
+Adding a provider parameter: add it to :data:`PROVIDER_PARAMS` with a checker that returns the
+normalised value or raises ``ValueError`` with the message; ``docs/rules.md`` lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pysandboxes.policy.model import API_CATEGORIES, PROVIDERS
+
+__all__ = [
+    "EVAL_GROUPS",
+    "EVAL_LIST_KEYS",
+    "EVAL_SINGLE_KEYS",
+    "LIST_KEYS",
+    "PROVIDER_PARAMS",
+    "SINGLE_KEYS",
+    "check_api_target",
+    "check_eval",
+    "check_provider_param",
+    "suggest_key",
+]
+
+SINGLE_KEYS: tuple[str, ...] = ("py-sandbox", "os-sandbox", "learn")
+LIST_KEYS: tuple[str, ...] = (
+    "env",
+    "unenv",
+    "expose-ro",
+    "expose-rw",
+    "ignore",
+    "python-import",
+    "python-api",
+    "net",
+)
+
+EVAL_LIST_KEYS: tuple[str, ...] = (
+    "eval-syntax",
+    "eval-call",
+    "eval-attribute",
+    "eval-import",
+    "eval-magic",
+)
+EVAL_SINGLE_KEYS: tuple[str, ...] = (
+    "eval-namespace",
+    "eval-timeout",
+    "eval-max-iterations",
+    "eval-max-call-depth",
+    "eval-max-alloc",
+    "eval-max-nodes",
+)
+
+#: ``eval-syntax`` groups (SPEC §3.6); an exact ``ast`` node class name is accepted too.
+EVAL_GROUPS: tuple[str, ...] = (
+    "arith",
+    "compare",
+    "conditional",
+    "loop",
+    "comprehension",
+    "assign",
+    "func",
+    "subscript",
+    "fstring",
+    "exception",
+    "context",
+    "import",
+    "yield",
+    "async",
+    "class",
+)
+#: ``eval-attribute`` groups.
+EVAL_ATTRIBUTE_GROUPS: tuple[str, ...] = (
+    "str-methods",
+    "list-methods",
+    "dict-methods",
+    "set-methods",
+    "num-methods",
+    "date-methods",
+)
+EVAL_NAMESPACES: tuple[str, ...] = ("closed", "adaptive", "caller")
+
+
+def _identifier(text: str) -> bool:
+    return text.isidentifier() and text.isascii()
+
+
+def _dotted(text: str) -> bool:
+    return bool(text) and all(_identifier(part) for part in text.split("."))
+
+
+# -- python-api -------------------------------------------------------------------------------
+
+
+def check_api_target(target: str) -> str | None:
+    """``None`` if ``target`` is ``*``, a category or a dotted function name, else a message."""
+
+    if target == "*" or target in API_CATEGORIES:
+        return None
+    if "." in target and _dotted(target):
+        return None
+    near = suggest(target, API_CATEGORIES)
+    hint = f" (did you mean {near}?)" if near else ""
+    return (
+        f"unknown python-api target {target!r}{hint}: a target is *, a category "
+        f"({', '.join(API_CATEGORIES)}) or a dotted function name such as os.system"
+    )
+
+
+# -- provider parameters ------------------------------------------------------------------------
+
+
+def _hostname(value: str) -> str:
+    labels = value.split(".")
+    if (
+        not value
+        or len(value) > 64
+        or not all(
+            label and all(c.isascii() and (c.isalnum() or c == "-") for c in label)
+            for label in labels
+        )
+    ):
+        raise ValueError(f"{value!r} is not a host name (letters, digits, '-' and '.')")
+    return value
+
+
+def _size(value: str) -> str:
+    number = value[:-1] if value[-1:].upper() in ("K", "M", "G") else value
+    if not number.isdigit() or not number.isascii() or int(number) == 0:
+        raise ValueError(f"{value!r} is not a size: write a number with K, M or G, such as 1G")
+    return value.upper()
+
+
+def _count(value: str) -> str:
+    if not value.isdigit() or not value.isascii() or not 0 < int(value) <= 1024:
+        raise ValueError(f"{value!r} is not a count from 1 to 1024")
+    return str(int(value))
+
+
+def _file_path(value: str) -> str:
+    if not value:
+        raise ValueError("empty path")
+    return value  # made absolute by the loader (see PATH_PARAMS)
+
+
+def _accel(value: str) -> str:
+    if value not in ("auto", "kvm", "tcg"):
+        raise ValueError(f"{value!r} is not an accelerator: auto, kvm or tcg")
+    return value
+
+
+#: Known parameters of each provider: name → checker (returns the normalised value).
+PROVIDER_PARAMS: dict[str, dict[str, Callable[[str], str]]] = {
+    "none": {},
+    "subprocess": {},
+    "landlock": {},
+    "bwrap": {"hostname": _hostname},
+    "unshare": {"hostname": _hostname},
+    "qemu": {
+        "memory": _size,
+        "cpus": _count,
+        "kernel": _file_path,
+        "initrd": _file_path,
+        "accel": _accel,
+    },
+}
+#: Parameters whose value is a path: ``~``, ``./`` and relative paths are made absolute.
+PATH_PARAMS: frozenset[str] = frozenset({"qemu.kernel", "qemu.initrd"})
+
+
+def check_provider_param(provider: str, param: str, value: str) -> str:
+    """The normalised value of ``provider.param=value``; ``ValueError`` with the message."""
+
+    known = PROVIDER_PARAMS[provider]
+    checker = known.get(param)
+    if checker is None:
+        names = ", ".join(f"{provider}.{p}" for p in sorted(known)) or "none"
+        raise ValueError(f"unknown {provider} parameter {param!r} (known: {names})")
+    return checker(value)
+
+
+# -- eval-* -------------------------------------------------------------------------------------
+
+
+def _timeout(value: str) -> str:
+    number, scale = (value[:-2], 0.001) if value.endswith("ms") else (value[:-1], 1.0)
+    plain = number.replace(".", "", 1)
+    if not value.endswith("s") or not plain.isdigit() or not plain.isascii():
+        raise ValueError(f"bad eval-timeout {value!r}: write a duration such as 2s or 500ms")
+    amount = float(number) * scale
+    if not 0 < amount <= 86400:
+        raise ValueError(f"bad eval-timeout {value!r}: between 1ms and 86400s")
+    return value
+
+
+def _budget(value: str) -> str:
+    text = value[:-1] if value[-1:].upper() in ("K", "M", "G") else value
+    if not text.isdigit() or not text.isascii() or int(text) == 0:
+        raise ValueError(f"bad budget {value!r}: a positive integer (K, M, G suffixes allowed)")
+    return value
+
+
+def _eval_item(key: str, item: str) -> str | None:
+    """A message if ``item`` is not a valid element of the list key ``key``."""
+
+    if key == "eval-syntax":
+        if item in EVAL_GROUPS:
+            return None
+        if _identifier(item) and item[:1].isupper():
+            import ast
+
+            node = getattr(ast, item, None)
+            if isinstance(node, type) and issubclass(node, ast.AST):
+                return None
+        near = suggest(item, EVAL_GROUPS)
+        return f"unknown eval-syntax group or ast node {item!r}" + (
+            f" (did you mean {near}?)" if near else ""
+        )
+    if key == "eval-attribute":
+        if item in EVAL_ATTRIBUTE_GROUPS:
+            return None
+        if _identifier(item) and not (item.startswith("__") and item.endswith("__")):
+            return None
+        return f"bad eval-attribute {item!r}: a non-dunder attribute name or a group " + (
+            f"({', '.join(EVAL_ATTRIBUTE_GROUPS)}); dunder names go in eval-magic"
+        )
+    if key == "eval-magic":
+        if _identifier(item) and item.startswith("__") and item.endswith("__") and len(item) > 4:
+            return None
+        return f"bad eval-magic {item!r}: a dunder name such as __len__"
+    if key in ("eval-call", "eval-import"):
+        if _dotted(item):
+            return None
+        return f"bad {key} item {item!r}: a name or a dotted name"
+    return None  # pragma: no cover - key checked by the caller
+
+
+def check_eval(key: str, value: str) -> tuple[str, str | None, str]:
+    """Check one ``eval-*`` line: ``(base key, profile or None, normalised value)``.
+
+    ``key`` may carry a profile: ``eval-call:calc``. Raises ``ValueError`` with the message.
+    """
+
+    base, colon, profile = key.partition(":")
+    if colon and not _identifier(profile):
+        raise ValueError(f"bad profile name {profile!r} in {key}: a Python identifier")
+    if base in EVAL_LIST_KEYS:
+        items = [item.strip() for item in value.split(",")]
+        problems = []
+        for item in items:
+            name = item[5:].strip() if item.startswith("DENY:") else item
+            if not name:
+                problems.append(f"empty item in {key}={value}")
+                continue
+            message = _eval_item(base, name)
+            if message:
+                problems.append(message)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return base, profile or None, value
+    if base == "eval-namespace":
+        if value not in EVAL_NAMESPACES:
+            raise ValueError(f"bad eval-namespace {value!r}: expected {', '.join(EVAL_NAMESPACES)}")
+        return base, profile or None, value
+    if base == "eval-timeout":
+        return base, profile or None, _timeout(value)
+    if base in EVAL_SINGLE_KEYS:
+        return base, profile or None, _budget(value)
+    raise KeyError(base)
+
+
+def is_eval_key(key: str) -> bool:
+    base = key.partition(":")[0]
+    return base in EVAL_LIST_KEYS or base in EVAL_SINGLE_KEYS
+
+
+# -- suggestions ----------------------------------------------------------------------------------
+
+
+def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    """The closest of ``choices`` to a misspelt ``word`` (error path only: imports difflib)."""
+
+    import difflib
+
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return found[0] if found else None
+
+
+def all_keys() -> list[str]:
+    keys = [*SINGLE_KEYS, *LIST_KEYS, *EVAL_LIST_KEYS, *EVAL_SINGLE_KEYS]
+    for provider, params in PROVIDER_PARAMS.items():
+        keys.extend(f"{provider}.{param}" for param in params)
+    return keys
+
+
+def suggest_key(key: str) -> str:
+    """The message for an unknown key."""
+
+    if key == "denials":
+        return (
+            "unknown key 'denials': the denials file is a command-line option "
+            "(--denials=FILE), not a rule"
+        )
+    provider, dot, _param = key.partition(".")
+    if dot and provider not in PROVIDERS:
+        near = suggest(provider, list(PROVIDERS))
+        return f"unknown provider {provider!r} in key {key!r}" + (
+            f" (did you mean {near}?)" if near else f" (providers: {', '.join(PROVIDERS)})"
+        )
+    near = suggest(key, all_keys())
+    return f"unknown key {key!r}" + (f" (did you mean {near}?)" if near else "")

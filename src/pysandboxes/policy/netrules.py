@@ -1,0 +1,153 @@
+"""The ``net=ACTION|PROTO|HOST|PORTS|DIR`` grammar (SPEC §2.4) and address normalisation.
+
+``ipaddress`` is imported on first use only: a rule file without ``net=`` lines never pays for
+it, and neither does the sandboxed child of such a file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from pysandboxes.policy.model import Action, Direction, NetRule, Origin, Proto
+
+if TYPE_CHECKING:
+    import ipaddress
+
+__all__ = ["normalise_ip", "parse_net", "parse_ports"]
+
+_ACTIONS = ("ALLOW", "DENY")
+_PROTOS = ("TCP", "UDP", "*")
+_DIRS = ("OUT", "IN", "*")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_MAPPED_PREFIX = 0xFFFF << 32  # ::ffff:0:0/96
+
+
+def unmap_network(
+    net: ipaddress.IPv4Network | ipaddress.IPv6Network,
+) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """An IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``) as the IPv4 network it maps."""
+
+    import ipaddress
+
+    if (
+        net.version == 6
+        and net.prefixlen >= 96
+        and (int(net.network_address) >> 32) == (_MAPPED_PREFIX >> 32)
+    ):
+        low = int(net.network_address) & 0xFFFFFFFF
+        return ipaddress.IPv4Network((low, net.prefixlen - 96))
+    return net
+
+
+def normalise_ip(text: str) -> str:
+    """The canonical text of an IP address; an IPv4-mapped IPv6 address becomes IPv4.
+
+    Raises ``ValueError`` for anything that is not an address.
+    """
+
+    import ipaddress
+
+    addr = ipaddress.ip_address(text.strip("[]"))
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        return str(addr.ipv4_mapped)
+    return str(addr)
+
+
+def parse_ports(text: str) -> tuple[tuple[int, int], ...] | None:
+    """``*`` → ``None``; ``N``, ``A-B`` or a comma list → sorted, merged inclusive ranges."""
+
+    if text == "*":
+        return None
+    ranges: list[tuple[int, int]] = []
+    for item in text.split(","):
+        item = item.strip()
+        lo_text, dash, hi_text = item.partition("-")
+        lo = _port(lo_text, text)
+        hi = _port(hi_text, text) if dash else lo
+        if hi < lo:
+            raise ValueError(f"port range {item!r} goes backwards")
+        ranges.append((lo, hi))
+    ranges.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def _port(text: str, whole: str) -> int:
+    text = text.strip()
+    if not text.isdigit() or not text.isascii() or len(text) > 5 or int(text) > 65535:
+        raise ValueError(
+            f"bad PORTS {whole!r}: ports are *, N, A-B or a comma list, each from 0 to 65535"
+        )
+    return int(text)
+
+
+def _host(text: str) -> tuple[str, bool]:
+    """``(canonical host, is_name)`` for ``*``, an IP, a CIDR or a host name."""
+
+    if text == "*":
+        return "*", False
+    import ipaddress
+
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "/" in bare:
+        try:
+            net = ipaddress.ip_network(bare, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"bad HOST {text!r}: a CIDR is ADDRESS/PREFIX, such as 10.0.0.0/8 or fd00::/8"
+            ) from None
+        net = unmap_network(net)
+        if net.prefixlen == net.max_prefixlen:
+            return str(net.network_address), False
+        return str(net), False
+    try:
+        return normalise_ip(bare), False
+    except ValueError:
+        pass
+    name = text.lower().removesuffix(".")
+    labels = name.split(".")
+    if (
+        not name
+        or len(name) > 253
+        or any(not label or len(label) > 63 for label in labels)
+        or not all(c in _HOST_CHARS for c in name.replace(".", ""))
+        or any(label.startswith("-") or label.endswith("-") for label in labels)
+        or labels[-1].isdigit()
+    ):
+        raise ValueError(
+            f"bad HOST {text!r}: expected *, an IPv4 or IPv6 address, a CIDR or a host name"
+        )
+    return name, True
+
+
+def parse_net(value: str, origin: Origin) -> NetRule:
+    """One ``net=`` value into a :class:`NetRule`. Raises ``ValueError`` with the message."""
+
+    fields = value.split("|")
+    if len(fields) != 5:
+        raise ValueError(
+            f"net= takes 5 fields ACTION|PROTO|HOST|PORTS|DIR, got {len(fields)} in {value!r}"
+        )
+    action, proto, host, ports, direction = (f.strip() for f in fields)
+    if action.upper() not in _ACTIONS:
+        raise ValueError(f"bad ACTION {action!r} in net=: expected ALLOW or DENY")
+    if proto.upper() not in _PROTOS:
+        raise ValueError(f"bad PROTO {proto!r} in net=: expected TCP, UDP or *")
+    if direction.upper() not in _DIRS:
+        raise ValueError(f"bad DIR {direction!r} in net=: expected OUT, IN or *")
+    canonical, is_name = _host(host)
+    return NetRule(
+        action=cast(Action, action.upper()),
+        proto=cast(Proto, proto.upper()),
+        host=canonical,
+        ports=parse_ports(ports),
+        direction=cast(Direction, direction.upper()),
+        origin=origin,
+        text=f"net={value}",
+        is_name=is_name,
+    )
