@@ -1,0 +1,159 @@
+"""Raw Linux system calls for the kernel providers: numbers per architecture, and one caller.
+
+Python has no ``os.syscall``; the Landlock and seccomp providers need four calls the standard
+library does not wrap (``landlock_*`` and ``seccomp``) plus ``prctl``. Importing :mod:`ctypes`
+costs about 4 ms (it builds dozens of types and loads ``ctypes.pythonapi``); this module binds
+libc's ``syscall(2)`` through the ``_ctypes`` extension that ``ctypes`` itself is built on, which
+costs well under 1 ms, and runs in ``python-sb``'s own process just before it execs the
+interpreter.
+
+Only x86_64 and aarch64 are supported: the seccomp filter must check the architecture and use
+that architecture's system call numbers, so a machine outside these tables gets a clear "not
+supported" instead of a filter built for another ABI.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Final
+
+#: ``AUDIT_ARCH_*`` value the kernel puts in ``seccomp_data.arch`` for the native ABI.
+AUDIT_ARCH: Final[dict[str, int]] = {
+    "x86_64": 0xC000003E,  # EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
+    "aarch64": 0xC00000B7,  # EM_AARCH64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
+}
+
+#: System call numbers used by the providers. aarch64 uses the generic table
+#: (``asm-generic/unistd.h``); numbers from 424 on are the same on every architecture.
+_X86_64: Final[dict[str, int]] = {
+    "ioctl": 16, "socket": 41, "clone": 56, "ptrace": 101, "syslog": 103, "uselib": 134,
+    "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "prctl": 157, "adjtimex": 159,
+    "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166,
+    "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170, "setdomainname": 171,
+    "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176, "quotactl": 179,
+    "nfsservctl": 180, "lookup_dcookie": 212, "clock_settime": 227, "kexec_load": 246,
+    "add_key": 248, "request_key": 249, "keyctl": 250, "migrate_pages": 256, "unshare": 272,
+    "move_pages": 279, "perf_event_open": 298, "fanotify_init": 300, "name_to_handle_at": 303,
+    "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308, "process_vm_readv": 310,
+    "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "seccomp": 317,
+    "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+}  # fmt: skip
+_AARCH64: Final[dict[str, int]] = {
+    "lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
+    "nfsservctl": 42, "chroot": 51, "vhangup": 58, "quotactl": 60, "acct": 89, "unshare": 97,
+    "kexec_load": 104, "init_module": 105, "delete_module": 106, "clock_settime": 112,
+    "syslog": 116, "ptrace": 117, "reboot": 142, "sethostname": 161, "setdomainname": 162,
+    "prctl": 167, "settimeofday": 170, "adjtimex": 171, "socket": 198, "add_key": 217,
+    "request_key": 218, "keyctl": 219, "clone": 220, "swapon": 224, "swapoff": 225,
+    "migrate_pages": 238, "move_pages": 239, "perf_event_open": 241, "fanotify_init": 262,
+    "name_to_handle_at": 264, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
+    "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "finit_module": 273,
+    "seccomp": 277, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294,
+}  # fmt: skip
+_COMMON: Final[dict[str, int]] = {
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
+    "landlock_restrict_self": 446, "open_tree_attr": 467,
+}  # fmt: skip
+
+SYSCALLS: Final[dict[str, dict[str, int]]] = {
+    "x86_64": {**_X86_64, **_COMMON},
+    "aarch64": {**_AARCH64, **_COMMON},
+}
+
+PR_SET_NO_NEW_PRIVS: Final = 38
+PR_GET_NO_NEW_PRIVS: Final = 39
+
+
+def machine() -> str:
+    """The running kernel's architecture name (``os.uname().machine``)."""
+
+    return os.uname().machine
+
+
+def supported(arch: str | None = None) -> bool:
+    """Whether the providers know this architecture's system call numbers."""
+
+    return (arch or machine()) in SYSCALLS
+
+
+def nr(name: str, arch: str | None = None) -> int:
+    """The number of system call ``name`` on ``arch`` (the running one by default)."""
+
+    return SYSCALLS[arch or machine()][name]
+
+
+# -- the caller ------------------------------------------------------------------------------------
+
+_syscall: Any = None
+_Long: Any = None
+
+
+def _bind() -> None:
+    """Bind libc's ``syscall`` once, as ``long syscall(long, ...)`` with errno capture."""
+
+    global _syscall, _Long
+    import _ctypes
+
+    class Long(_ctypes._SimpleCData):  # type: ignore[misc,name-defined,type-arg]
+        _type_ = "l"
+
+    class Function(_ctypes.CFuncPtr):  # type: ignore[misc,name-defined,type-arg]
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = Long
+
+    class Libc:
+        _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]
+
+    _syscall = Function(("syscall", Libc))  # type: ignore[arg-type]
+    _Long = Long
+
+
+def syscall(name: str, *args: int | bytes | None) -> int:
+    """Call system call ``name`` with integer, pointer-to-bytes or NULL arguments.
+
+    Returns the (non-negative) result; raises ``OSError`` with the kernel's errno on failure.
+    ``bytes`` arguments are passed as pointers to their (read-only) buffer: enough for the input
+    structures of Landlock and seccomp.
+    """
+
+    import _ctypes
+
+    if _syscall is None:
+        _bind()
+    converted = [a if a is None or isinstance(a, bytes) else _Long(a) for a in args]
+    result: int = _syscall(_Long(nr(name)), *converted)
+    if result == -1:
+        err = _ctypes.get_errno()
+        raise OSError(err, f"{name}: {os.strerror(err)}")
+    return result
+
+
+def pinned_buffer(data: bytes) -> tuple[object, int]:
+    """A C copy of ``data`` and its address (keep the first item alive while the address is used).
+
+    For structures that hold a pointer to another buffer (``struct sock_fprog``).
+    """
+
+    import _ctypes
+
+    class Char(_ctypes._SimpleCData):  # type: ignore[misc,name-defined,type-arg]
+        _type_ = "c"
+
+    array_type: Any = type("Buffer", (_ctypes.Array,), {"_type_": Char, "_length_": len(data)})
+    buffer = array_type.from_buffer_copy(data)
+    return buffer, int(_ctypes.addressof(buffer))
+
+
+def set_no_new_privs() -> None:
+    """``prctl(PR_SET_NO_NEW_PRIVS, 1)``: exec can no longer gain privileges (setuid, file caps)."""
+
+    syscall("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def no_new_privs() -> bool:
+    """Whether ``no_new_privs`` is set on the calling thread."""
+
+    return syscall("prctl", PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1

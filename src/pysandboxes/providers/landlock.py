@@ -1,0 +1,661 @@
+"""``os-sandbox=landlock``: Landlock and seccomp applied by ``python-sb`` to itself before exec.
+
+No extra process: :meth:`LandlockProvider.prepare` computes a :class:`Plan` from the policy and
+the run (pure, testable), and returns one ``pre_exec`` callable that the launcher runs in its own
+process right before ``execve`` of the interpreter. That callable creates the ruleset, adds a rule
+per granted path and TCP port, sets ``no_new_privs``, restricts the process and loads the
+seccomp filter (:mod:`pysandboxes.providers.seccomp`). Landlock domains and seccomp filters
+survive exec and are inherited by every child process, so the interpreter, its children and any
+native code run under the same rules.
+
+ABI negotiation is best effort, as in the kernel's sample sandboxer: each right exists from some
+ABI version on, and the ruleset handles only what the running kernel knows
+(:func:`rights_for_abi`). What Landlock cannot express (host parts and DENY of ``net=``, UDP,
+``ignore=``, protection of rule files inside writable exposures) is enforced by the Python layer
+when ``py-sandbox=true``; with ``py-sandbox=false`` it is either said at start (``warnings``) or,
+for network rules the kernel could only over-grant, refused (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.policy.model import NetRule, Policy
+from pysandboxes.providers import _linux
+from pysandboxes.providers.base import Availability, Launch, Prepared
+
+# -- rights (linux/landlock.h) --------------------------------------------------------------------
+
+FS_EXECUTE: Final = 1 << 0
+FS_WRITE_FILE: Final = 1 << 1
+FS_READ_FILE: Final = 1 << 2
+FS_READ_DIR: Final = 1 << 3
+FS_REMOVE_DIR: Final = 1 << 4
+FS_REMOVE_FILE: Final = 1 << 5
+FS_MAKE_CHAR: Final = 1 << 6
+FS_MAKE_DIR: Final = 1 << 7
+FS_MAKE_REG: Final = 1 << 8
+FS_MAKE_SOCK: Final = 1 << 9
+FS_MAKE_FIFO: Final = 1 << 10
+FS_MAKE_BLOCK: Final = 1 << 11
+FS_MAKE_SYM: Final = 1 << 12
+FS_REFER: Final = 1 << 13  # ABI 2
+FS_TRUNCATE: Final = 1 << 14  # ABI 3
+FS_IOCTL_DEV: Final = 1 << 15  # ABI 5
+NET_BIND_TCP: Final = 1 << 0  # ABI 4
+NET_CONNECT_TCP: Final = 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET: Final = 1 << 0  # ABI 6
+SCOPE_SIGNAL: Final = 1 << 1  # ABI 6
+RESTRICT_SELF_LOG_NEW_EXEC_ON: Final = 1 << 1  # ABI 7
+
+#: File-system rights that first appeared in each ABI version.
+_FS_NEW_IN_ABI: Final[dict[int, int]] = {
+    1: (1 << 13) - 1,
+    2: FS_REFER,
+    3: FS_TRUNCATE,
+    5: FS_IOCTL_DEV,
+}
+#: Rights that apply to a file (the kernel refuses the others on a non-directory).
+FS_FILE_RIGHTS: Final = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+
+#: ``expose-ro``: read files, list directories, run programs.
+RIGHTS_RO: Final = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+#: ``expose-rw``: the above and the write family. Device nodes cannot be created.
+RIGHTS_RW: Final = (
+    RIGHTS_RO
+    | FS_WRITE_FILE
+    | FS_REMOVE_DIR
+    | FS_REMOVE_FILE
+    | FS_MAKE_DIR
+    | FS_MAKE_REG
+    | FS_MAKE_SOCK
+    | FS_MAKE_FIFO
+    | FS_MAKE_SYM
+    | FS_REFER
+    | FS_TRUNCATE
+    | FS_IOCTL_DEV
+)
+
+_RULE_PATH_BENEATH: Final = 1
+_RULE_NET_PORT: Final = 2
+_CREATE_RULESET_VERSION: Final = 1 << 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rights:
+    """What a ruleset handles (refuses unless a rule grants it) for one ABI version."""
+
+    fs: int
+    net: int
+    scoped: int
+
+
+def rights_for_abi(abi: int) -> Rights:
+    """The rights a kernel of Landlock ABI ``abi`` can enforce (0: none)."""
+
+    fs = 0
+    for version, rights in _FS_NEW_IN_ABI.items():
+        if abi >= version:
+            fs |= rights
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    return Rights(fs, net, scoped)
+
+
+# -- probing --------------------------------------------------------------------------------------
+
+_abi_cache: tuple[int, int] | None = None  # (abi, errno of the probe)
+
+
+def _probe() -> tuple[int, int]:
+    global _abi_cache
+    if _abi_cache is None:
+        if not _linux.supported():
+            _abi_cache = (0, 0)
+        else:
+            try:
+                abi = _linux.syscall("landlock_create_ruleset", None, 0, _CREATE_RULESET_VERSION)
+                _abi_cache = (abi, 0)
+            except OSError as exc:
+                _abi_cache = (0, exc.errno or 0)
+    return _abi_cache
+
+
+def landlock_abi() -> int:
+    """The running kernel's Landlock ABI version; 0 when Landlock cannot be used here. Cached."""
+
+    return _probe()[0]
+
+
+def _unavailable_reason(err: int) -> tuple[str, str]:
+    import errno
+
+    if not _linux.supported():
+        return (
+            f"the landlock provider supports x86_64 and aarch64, not {_linux.machine()}",
+            "use os-sandbox=bwrap or os-sandbox=qemu on this machine",
+        )
+    if err == errno.ENOSYS:
+        return (
+            "this kernel has no Landlock (Linux 5.13 or later built with "
+            "CONFIG_SECURITY_LANDLOCK=y is needed; TCP rules need 6.7, scopes 6.12)",
+            "upgrade the kernel, or use os-sandbox=bwrap",
+        )
+    if err == errno.EOPNOTSUPP:
+        return (
+            "Landlock is built into this kernel but not enabled at boot",
+            "add landlock to the lsm= kernel boot parameter (for example "
+            "lsm=landlock,lockdown,yama,integrity,apparmor,bpf) or to CONFIG_LSM, then reboot",
+        )
+    if err in (errno.EPERM, errno.EACCES):
+        return (
+            "the Landlock system calls are blocked by a seccomp filter around this process "
+            "(a container runtime's profile?)",
+            "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "
+            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)",
+        )
+    return (f"Landlock probe failed: {os.strerror(err)}", "use os-sandbox=bwrap")
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+#: Files and directories of the system a Python program needs, readable (and executable for
+#: libraries): the dynamic loader's files, shared libraries, name service files for DNS,
+#: certificate stores, time zones. Missing ones are skipped. Not /etc or /usr wholesale.
+SYSTEM_READ: Final[tuple[str, ...]] = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.preload",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libx32",
+    "/usr/local/lib",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/ssl",
+    "/etc/pki",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/usr/share/ca-certificates",
+    "/usr/local/share/ca-certificates",
+    "/etc/localtime",
+    "/usr/share/zoneinfo",
+)
+#: Devices: /dev/null and /dev/zero readable and writable, the random sources readable.
+SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = (
+    ("/dev/null", FS_READ_FILE | FS_WRITE_FILE),
+    ("/dev/zero", FS_READ_FILE | FS_WRITE_FILE),
+    ("/dev/full", FS_READ_FILE | FS_WRITE_FILE),
+    ("/dev/urandom", FS_READ_FILE),
+    ("/dev/random", FS_READ_FILE),
+)
+
+PortSet = tuple[tuple[int, int], ...]  # sorted disjoint inclusive ranges; () = none
+ALL_PORTS: Final[PortSet] = ((0, 65535),)
+
+
+@dataclass(frozen=True)
+class PathGrant:
+    """A path and the rights granted beneath it; ``required`` paths must exist at apply time."""
+
+    path: str
+    rights: int
+    why: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything ``pre_exec`` will apply, computed from the policy and the run (no side effect).
+
+    ``connect``/``bind`` are ``None`` when that TCP access is left unrestricted (an ``ALLOW`` of
+    every port), else the granted ports. ``proc_self`` grants reading the process's own /proc
+    entry, resolved at apply time (after a fork, it is the child's).
+    """
+
+    abi: int
+    rights: Rights
+    paths: tuple[PathGrant, ...]
+    connect: PortSet | None
+    bind: PortSet | None
+    allow_udp: bool
+    allow_unix: bool
+    proc_self: bool = True
+    #: What the kernel layer leaves to the Python layer (or unenforced when it is off).
+    unenforced: tuple[str, ...] = field(default=())
+
+
+# -- port sets ------------------------------------------------------------------------------------
+
+
+def _normalise(ranges: Iterable[tuple[int, int]]) -> PortSet:
+    merged: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return tuple((lo, hi) for lo, hi in merged)
+
+
+def _subtract(ports: PortSet, removed: PortSet) -> PortSet:
+    out: list[tuple[int, int]] = []
+    for lo, hi in ports:
+        start = lo
+        for rlo, rhi in removed:
+            if rhi < start or rlo > hi:
+                continue
+            if rlo > start:
+                out.append((start, rlo - 1))
+            start = max(start, rhi + 1)
+        if start <= hi:
+            out.append((start, hi))
+    return _normalise(out)
+
+
+def _intersect(a: PortSet, b: PortSet) -> PortSet:
+    return _subtract(a, _subtract(a, b))
+
+
+def _ports_of(rule: NetRule) -> PortSet:
+    return ALL_PORTS if rule.ports is None else _normalise(rule.ports)
+
+
+def format_ports(ports: PortSet) -> str:
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ports) or "none"
+
+
+def _count(ports: PortSet) -> int:
+    return sum(hi - lo + 1 for lo, hi in ports)
+
+
+# -- network: from net= rules to Landlock port rules and seccomp socket gates ---------------------
+
+
+def _covers(rule: NetRule, proto: str, direction: str) -> bool:
+    return rule.proto in (proto, "*") and rule.direction in (direction, "*")
+
+
+def _union(rules: Iterable[NetRule]) -> PortSet:
+    ranges: list[tuple[int, int]] = []
+    for rule in rules:
+        ranges.extend(_ports_of(rule))
+    return _normalise(ranges)
+
+
+def _tcp_ports(
+    policy: Policy, direction: str, python_layer: bool, problems: list[str], notes: list[str]
+) -> PortSet:
+    """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind)."""
+
+    rules = [r for r in policy.net if _covers(r, "TCP", direction)]
+    allow_any_host = _union(r for r in rules if r.action == "ALLOW" and r.host == "*")
+    allow_some_host = _union(r for r in rules if r.action == "ALLOW" and r.host != "*")
+    deny_any_host = _union(r for r in rules if r.action == "DENY" and r.host == "*")
+    deny_some_host = [r for r in rules if r.action == "DENY" and r.host != "*"]
+    verb = "connect to" if direction == "OUT" else "bind"
+    exact = _subtract(allow_any_host, deny_any_host)
+    host_only = _subtract(_subtract(allow_some_host, deny_any_host), allow_any_host)
+    if python_layer:
+        granted = _normalise(exact + host_only)
+        if host_only:
+            notes.append(
+                f"TCP {verb} port(s) {format_ports(host_only)}: Landlock grants them for every "
+                "host; the host part of the rule is checked by the Python layer only"
+            )
+    else:
+        granted = exact
+        for rule in rules:
+            if (
+                rule.action == "ALLOW"
+                and rule.host != "*"
+                and _intersect(_ports_of(rule), host_only)
+            ):
+                problems.append(
+                    f"{rule.origin}: '{rule.text}' allows TCP only to {rule.host}; Landlock "
+                    "filters TCP by port, so with py-sandbox=false it would open the port to "
+                    "every host"
+                )
+    for rule in deny_some_host:
+        overlap = _intersect(_ports_of(rule), granted)
+        if overlap and not python_layer:
+            problems.append(
+                f"{rule.origin}: '{rule.text}' cannot be enforced: Landlock filters TCP by port, "
+                f"and port(s) {format_ports(overlap)} are open to every host"
+            )
+        elif overlap:
+            notes.append(
+                f"'{rule.text}' ({rule.origin}) is enforced by the Python layer only: "
+                "Landlock cannot refuse a host"
+            )
+    return granted
+
+
+def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes: list[str]) -> bool:
+    """Whether UDP sockets may be created at all (Landlock cannot filter UDP)."""
+
+    allows = [r for r in policy.net if r.action == "ALLOW" and r.proto in ("UDP", "*")]
+    if python_layer:
+        # Name resolution sends UDP to the resolver; the Python layer judges every name.
+        dns = any(r.action == "ALLOW" and r.direction in ("OUT", "*") for r in policy.net)
+        if allows or dns:
+            notes.append(
+                "UDP is not restricted by the kernel (Landlock cannot filter it; needed for DNS); "
+                "the Python layer judges every datagram"
+            )
+            return True
+        return False
+    if not allows:
+        return False
+    full_out = any(
+        r.host == "*" and r.ports is None and r.direction in ("OUT", "*") for r in allows
+    )
+    denies = [r for r in policy.net if r.action == "DENY" and r.proto in ("UDP", "*")]
+    if not full_out or denies:
+        for rule in allows if not full_out else denies:
+            problems.append(
+                f"{rule.origin}: '{rule.text}' cannot be enforced with py-sandbox=false: Landlock "
+                "cannot filter UDP, which is all or nothing (allow it with "
+                "net=ALLOW|UDP|*|*|OUT and no UDP DENY, or use py-sandbox=true or os-sandbox=bwrap)"
+            )
+        return False
+    if not any(r.host == "*" and r.ports is None and r.direction in ("IN", "*") for r in allows):
+        notes.append("UDP sockets can also receive: Landlock cannot restrict UDP IN")
+    return True
+
+
+# -- the provider ---------------------------------------------------------------------------------
+
+
+def _package_dir() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python_layer(policy: Policy) -> bool:
+    return bool(policy.py_sandbox.value)
+
+
+def _beneath(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def build_plan(
+    policy: Policy,
+    *,
+    abi: int,
+    tmpdir: str | None = None,
+    prefixes: Sequence[str] = (),
+    executables: Sequence[str] = (),
+) -> Plan:
+    """Turn the policy and the run into the rules to apply; ``ConfigError`` if the network part
+    cannot be enforced (py-sandbox=false only: then nothing else would refuse it)."""
+
+    rights = rights_for_abi(abi)
+    python_layer = _python_layer(policy)
+    problems: list[str] = []
+    notes: list[str] = []
+
+    grants: list[PathGrant] = []
+    for rule in policy.expose_ro:
+        grants.append(PathGrant(rule.path, RIGHTS_RO, f"expose-ro ({rule.origin})", True))
+    for rule in policy.expose_rw:
+        grants.append(PathGrant(rule.path, RIGHTS_RW, f"expose-rw ({rule.origin})", True))
+    for prefix in prefixes:
+        grants.append(PathGrant(prefix, RIGHTS_RO, "interpreter installation"))
+    for exe in executables:
+        grants.append(PathGrant(exe, RIGHTS_RO, "interpreter"))
+        grants.append(PathGrant(os.path.realpath(exe), RIGHTS_RO, "interpreter"))
+    grants.append(PathGrant(_package_dir(), RIGHTS_RO, "python-sb's own package (bootstrap)"))
+    grants.extend(
+        PathGrant(p, RIGHTS_RO, "system: loader, libraries, DNS, TLS") for p in SYSTEM_READ
+    )
+    grants.extend(PathGrant(p, r, "system: device") for p, r in SYSTEM_DEVICES)
+    if tmpdir:
+        grants.append(PathGrant(tmpdir, RIGHTS_RW, "private temporary directory", True))
+
+    if policy.ignore:
+        where = "enforced by the Python layer only" if python_layer else "NOT enforced"
+        for rule in policy.ignore:
+            notes.append(f"'{rule.text}' ({rule.origin}): Landlock cannot hide a path: {where}")
+    for rule_file in policy.rule_files:
+        holders = [g for g in grants if g.rights & FS_WRITE_FILE and _beneath(rule_file, g.path)]
+        if holders:
+            where = "protected by the Python layer only" if python_layer else "NOT protected"
+            notes.append(
+                f"rule file {rule_file} lies in writable {holders[0].path}: Landlock cannot take "
+                f"write access back from a file inside it ({where})"
+            )
+
+    if rights.net:
+        connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes)
+        bind_ports = _tcp_ports(policy, "IN", python_layer, problems, notes)
+        connect: PortSet | None = None if connect_ports == ALL_PORTS else connect_ports
+        bind: PortSet | None = None if bind_ports == ALL_PORTS else bind_ports
+    else:
+        connect = bind = None
+        if policy_restricts_tcp(policy):
+            message = (
+                f"this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed)"
+            )
+            if python_layer:
+                notes.append(message + "; the Python layer enforces net= alone")
+            else:
+                problems.append(message + "; use py-sandbox=true or os-sandbox=bwrap")
+    allow_udp = _udp_allowed(policy, python_layer, problems, notes)
+    allow_unix = _unix_sockets_allowed(policy, problems)
+    if not rights.scoped:
+        notes.append(
+            f"Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes "
+            "outside the sandbox are not refused by the kernel"
+        )
+    if problems:
+        raise ConfigError(
+            "os-sandbox=landlock cannot enforce these rules with py-sandbox=false:\n  "
+            + "\n  ".join(problems)
+        )
+    return Plan(
+        abi=abi,
+        rights=rights,
+        paths=tuple(grants),
+        connect=connect,
+        bind=bind,
+        allow_udp=allow_udp,
+        allow_unix=allow_unix,
+        unenforced=tuple(notes),
+    )
+
+
+def policy_restricts_tcp(policy: Policy) -> bool:
+    """Whether some TCP connect or bind is not allowed by the rules (so TCP needs filtering)."""
+
+    for direction in ("OUT", "IN"):
+        rules = [r for r in policy.net if _covers(r, "TCP", direction)]
+        if any(r.action == "DENY" for r in rules):
+            return True
+        if not any(r.host == "*" and r.ports is None for r in rules):
+            return True
+    return False
+
+
+def _unix_sockets_allowed(policy: Policy, problems: list[str]) -> bool:
+    line = policy.provider_param("landlock", "unix-sockets")
+    if line is None:
+        return False
+    value = line.value.strip().lower()
+    if value in ("true", "allow", "yes", "1"):
+        return True
+    if value in ("false", "deny", "no", "0"):
+        return False
+    problems.append(f"{line.origin}: landlock.unix-sockets must be true or false, not {value!r}")
+    return False
+
+
+# -- applying it ----------------------------------------------------------------------------------
+
+
+def _u64(value: int) -> bytes:
+    return value.to_bytes(8, sys.byteorder)
+
+
+def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
+    try:
+        fd = os.open(grant.path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if grant.required:
+            raise ConfigError(f"{grant.why}: {grant.path} does not exist") from None
+        return False
+    try:
+        allowed = grant.rights & handled
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            allowed &= FS_FILE_RIGHTS
+        if not allowed:
+            return False
+        attr = _u64(allowed) + fd.to_bytes(4, sys.byteorder, signed=True)
+        _linux.syscall("landlock_add_rule", ruleset, _RULE_PATH_BENEATH, attr, 0)
+        return True
+    finally:
+        os.close(fd)
+
+
+def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
+    """Restrict the calling process (and everything it will exec) to ``plan``. Irreversible.
+
+    Order: build the ruleset, set ``no_new_privs``, restrict, then load the seccomp filter. Any
+    failure raises before the program could run unrestricted.
+    """
+
+    from pysandboxes.providers import seccomp
+
+    rights = plan.rights
+    handled_net = rights.net
+    if plan.connect is None:
+        handled_net &= ~NET_CONNECT_TCP
+    if plan.bind is None:
+        handled_net &= ~NET_BIND_TCP
+    attr = _u64(rights.fs) + _u64(handled_net) + _u64(rights.scoped)
+    ruleset = _linux.syscall("landlock_create_ruleset", attr, len(attr), 0)
+    try:
+        for grant in plan.paths:
+            _add_path(ruleset, grant, rights.fs)
+        if plan.proc_self:
+            own = PathGrant(f"/proc/{os.getpid()}", FS_READ_FILE | FS_READ_DIR, "own /proc")
+            _add_path(ruleset, own, rights.fs)
+        for access, ports in ((NET_CONNECT_TCP, plan.connect), (NET_BIND_TCP, plan.bind)):
+            if ports is None or not handled_net & access:
+                continue
+            for lo, hi in ports:
+                for port in range(lo, hi + 1):
+                    _linux.syscall(
+                        "landlock_add_rule", ruleset, _RULE_NET_PORT, _u64(access) + _u64(port), 0
+                    )
+        _linux.set_no_new_privs()
+        flags = RESTRICT_SELF_LOG_NEW_EXEC_ON if plan.abi >= 7 else 0
+        _linux.syscall("landlock_restrict_self", ruleset, flags)
+    finally:
+        os.close(ruleset)
+    if seccomp_filter is None:
+        seccomp_filter = seccomp.filter_program(
+            allow_udp=plan.allow_udp, allow_unix=plan.allow_unix
+        )
+    seccomp.install(seccomp_filter)
+
+
+def _describe(plan: Plan) -> list[str]:
+    lines = [f"landlock: ABI {plan.abi} (kernel), applied by python-sb to itself before exec"]
+    for grant in plan.paths:
+        if grant.required or grant.why.startswith(("interpreter", "private")):
+            kind = "read-write" if grant.rights & FS_WRITE_FILE else "read-only"
+            lines.append(f"  files {kind}: {grant.path}  [{grant.why}]")
+    lines.append(
+        "  files read-only: the loader, shared libraries, DNS and TLS files, time zones "
+        "(system); /dev/null, /dev/zero, /dev/urandom; the process's own /proc entry"
+    )
+    if not plan.rights.net:
+        lines.append("  TCP: not restricted by the kernel (Landlock ABI < 4)")
+    for verb, ports in (("connect", plan.connect), ("bind", plan.bind)):
+        if plan.rights.net:
+            shown = "any port" if ports is None else f"port(s) {format_ports(ports)}"
+            lines.append(f"  TCP {verb}: {shown}")
+    lines.append(f"  UDP sockets: {'allowed' if plan.allow_udp else 'refused (seccomp)'}")
+    lines.append(
+        f"  Unix sockets (socket(AF_UNIX)): {'allowed' if plan.allow_unix else 'refused (seccomp)'}"
+        "; socketpair() allowed"
+    )
+    if plan.rights.scoped:
+        lines.append("  scopes: abstract Unix sockets and signals limited to the sandbox")
+    lines.append("  no_new_privs; seccomp filter (docs/seccomp.md)")
+    for note in plan.unenforced:
+        lines.append(f"  not by Landlock: {note}")
+    return lines
+
+
+@dataclass
+class LandlockProvider:
+    """The ``landlock`` provider (see the module docstring)."""
+
+    name: str = "landlock"
+    kernel: bool = True
+
+    def availability(self) -> Availability:
+        abi, err = _probe()
+        if abi > 0:
+            return Availability(True, f"Landlock ABI {abi}")
+        reason, hint = _unavailable_reason(err)
+        return Availability(False, reason, hint)
+
+    def prepare(self, launch: Launch) -> Prepared:
+        available = self.availability()
+        if not available:
+            raise ProviderUnavailableError(
+                f"os-sandbox=landlock cannot run here: {available.reason}; {available.install_hint}"
+            )
+        context = launch.context
+        executables = [launch.child_argv[0]] if launch.child_argv else []
+        if context.python:
+            executables.append(context.python)
+        plan = build_plan(
+            launch.policy,
+            abi=landlock_abi(),
+            tmpdir=context.tmpdir,
+            prefixes=context.prefixes,
+            executables=executables,
+        )
+        warnings: list[str] = []
+        if not _python_layer(launch.policy):
+            warnings = [f"landlock, py-sandbox=false: {note}" for note in plan.unenforced]
+        steps: list[Callable[[], None]] = [lambda: apply(plan)]
+        return Prepared(
+            argv=list(launch.child_argv),
+            env=dict(launch.env),
+            pass_fds=launch.pass_fds,
+            pre_exec=steps,
+            warnings=warnings,
+        )
+
+    def explain(self, policy: Policy) -> Sequence[str]:
+        available = self.availability()
+        if not available:
+            return [f"landlock: not available here: {available.reason} ({available.install_hint})"]
+        try:
+            plan = build_plan(policy, abi=landlock_abi(), prefixes=(sys.prefix,))
+        except ConfigError as exc:
+            return [f"landlock: refuses to run: {exc}"]
+        return _describe(plan)
+
+
+PROVIDER: Final = LandlockProvider()
