@@ -39,19 +39,24 @@ from pysandboxes.policy.syntax import (
     scan_value,
     split_line,
 )
+from pysandboxes.policy.template import LEARNED_BEGIN, LEARNED_END
 
-__all__ = ["LEARNED_BEGIN", "LEARNED_END", "Loader", "load"]
-
-#: A comment line starting with this opens a block written by learning mode.
-LEARNED_BEGIN = "# --- learned"
-#: The comment line that closes it (an unclosed block ends with its file).
-LEARNED_END = "# --- end learned ---"
+__all__ = ["Loader", "globs_intersect", "load"]
 
 _GLOB_CHARS = frozenset("*?[")
+_END_PREFIX = LEARNED_END.rstrip("- ")
 
 
 def _problem(origin: Origin, message: str) -> ConfigProblem:
-    return ConfigProblem(str(origin), message, origin.sort_key)
+    return ConfigProblem(str(origin), one_line(message), origin.sort_key)
+
+
+def one_line(message: str) -> str:
+    """A message on one line: control characters (from a value) shown escaped."""
+
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 @dataclass
@@ -137,7 +142,7 @@ class Loader:
             if stripped.startswith("#"):
                 if stripped.startswith(LEARNED_BEGIN):
                     learned = True
-                elif stripped.startswith(LEARNED_END[:-4]):
+                elif stripped.startswith(_END_PREFIX):
                     learned = False
                 continue
             origin = Origin(path, number, learned)
