@@ -1,0 +1,121 @@
+"""Pieces shared by the namespace providers (``bwrap``, ``unshare``).
+
+Provider parameters (``<provider>.hostname``), descriptors holding generated data, the seccomp
+filter descriptor, the network hand-off to ``netns`` and the ``--explain`` lines.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from typing import TYPE_CHECKING
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.policy.model import Policy
+
+if TYPE_CHECKING:
+    from pysandboxes.providers.netns import Network
+
+DEFAULT_HOSTNAME = "python-sb"
+_HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def hostname(policy: Policy, provider: str) -> str:
+    """``<provider>.hostname`` (an RFC 1123 label), default ``python-sb``."""
+
+    line = policy.provider_param(provider, "hostname")
+    if line is None:
+        return DEFAULT_HOSTNAME
+    value = line.value.strip()
+    if not _HOSTNAME.match(value):
+        raise ConfigError(
+            f"{line.origin}: {line.text}: a host name is 1-63 letters, digits or '-', "
+            "not starting or ending with '-'"
+        )
+    return value
+
+
+def data_fd(data: bytes, label: str) -> int:
+    """An inheritable descriptor positioned at the start of ``data`` (a memfd)."""
+
+    fd = os.memfd_create("python-sb" + label.replace("/", "-"), 0)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.set_inheritable(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def seccomp_module_present() -> bool:
+    return importlib.util.find_spec("pysandboxes.providers.seccomp") is not None
+
+
+def seccomp_fd() -> int | None:
+    """A descriptor holding the BPF program of ``providers/seccomp.py`` (for ``bwrap
+    --seccomp``), or None while that module is absent."""
+
+    if not seccomp_module_present():
+        return None
+    from pysandboxes.providers import seccomp
+
+    fd = int(seccomp.filter_fd(_filter()))
+    os.set_inheritable(fd, True)
+    return fd
+
+
+def seccomp_program() -> bytes | None:
+    """The raw BPF program (``struct sock_filter`` array) for the unshare provider."""
+
+    if not seccomp_module_present():
+        return None
+    return _filter()
+
+
+def _filter() -> bytes:
+    # UDP and AF_UNIX stay allowed: the sandbox has its own network namespace (loopback only, or
+    # the nftables ruleset) and abstract Unix sockets are per network namespace; path-named
+    # ones are limited to what the mount tree holds.
+    from pysandboxes.providers import seccomp
+
+    return bytes(seccomp.filter_program(allow_udp=True, allow_unix=True))
+
+
+def start_network(policy: Policy, provider: str) -> Network | None:
+    """None when no ``net=`` rule exists (loopback only, nothing started); else a running
+    user-mode network with its ruleset (``netns``)."""
+
+    if not policy.net:
+        return None
+    from pysandboxes.providers import netns
+
+    return netns.start(policy, provider)
+
+
+def explain_lines(policy: Policy, provider: str) -> list[str]:
+    """What a namespace provider enforces for ``policy`` and what it cannot."""
+
+    lines = [
+        f"os-sandbox={provider}: only the interpreter, system files and exposed paths exist; "
+        "own user, PID, IPC, UTS and network namespaces; no_new_privs; seccomp filter",
+        f"  read-only: {len(policy.expose_ro)} exposure(s); read-write: "
+        f"{len(policy.expose_rw)}; rule files read-only inside exposures",
+    ]
+    if policy.ignore:
+        lines.append(
+            "  ignore=: matching entries inside exposures are absent; files created later "
+            "are not hidden by the kernel layer"
+        )
+    if policy.net:
+        lines.append(
+            "  network: pasta user-mode network + nftables ruleset from net= rules "
+            "(DENY first, default drop; names pinned at start)"
+        )
+    else:
+        lines.append("  network: loopback only (no net= rule)")
+    return lines

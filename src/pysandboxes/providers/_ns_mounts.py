@@ -1,0 +1,394 @@
+"""The file system a namespace sandbox sees, as an ordered list of mount operations.
+
+``bwrap`` and ``unshare`` build the same tree; this module decides *what* it holds and in which
+order, each provider decides *how* (bubblewrap options, or mount syscalls in ``_ns_init``).
+
+The tree starts empty (a tmpfs root) and receives, in this order:
+
+1. the system directories a Python program needs (``/usr``, ``/lib*``, the ``/bin`` links, a
+   short list of ``/etc`` files), read-only; ``/proc``, a minimal ``/dev``, a private ``/tmp``;
+2. generated ``/etc/passwd``, ``/etc/group``, ``/etc/hosts`` (carrying the pinned host names of
+   the ``net=`` rules), ``/etc/resolv.conf`` and ``/etc/nsswitch.conf``;
+3. the interpreter's installation and site directories (``RunContext.prefixes``), read-only;
+4. the ``expose-ro``/``expose-rw`` paths, shallowest first so that the longest exposed prefix
+   decides read-only versus read-write (SPEC §2.5);
+5. the private temporary directory of the run, read-write;
+6. every loaded rule file that lies inside an exposure, bound read-only over itself, so a
+   writable exposure cannot be used to rewrite the rules.
+
+``ignore=`` patterns are expanded when the sandbox starts, inside the exposed trees only. A
+directory that directly holds an ignored entry is rebuilt instead of bound: a tmpfs with each of
+its other entries bound one by one, so the ignored entry is absent (``stat`` gives ``ENOENT``,
+listings do not show it). Limits, stated in ``docs/providers/bwrap.md``: a file created later
+matching a pattern is not hidden; new entries created by the program *directly* in a rebuilt
+writable directory live in memory only (a warning says so).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.policy.model import PathRule, Policy
+from pysandboxes.providers.base import Launch
+
+Kind = Literal["ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "dev", "remount-ro"]
+
+#: Top-level system entries mounted read-only (or recreated as the same symlink).
+SYSTEM_TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+#: /etc entries a Python program commonly needs (dynamic loader, time zone, certificates, MIME
+#: types, alternatives that /usr/bin links point to). Missing ones are skipped.
+SYSTEM_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "crypto-policies",
+    "alternatives",
+    "mime.types",
+    "gai.conf",
+    "host.conf",
+    "protocols",
+    "services",
+)
+
+#: Device nodes bound into the private /dev (the unshare provider; bwrap's --dev has the same).
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+#: Upper bound on the entries examined to expand ``ignore=`` patterns (fail closed above).
+MAX_SCAN = 200_000
+
+#: Generated files whose content the providers write (never bound from the host).
+GENERATED_ETC = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "hostname")
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One step of building the tree. ``dest`` is absolute inside the sandbox.
+
+    - ``ro-bind``/``bind``: bind host ``source`` (recursively) read-only / read-write;
+    - ``dir``: create a directory; ``tmpfs``: mount an empty tmpfs (``mode`` its permissions);
+    - ``symlink``: create a link whose target is ``source``;
+    - ``file``: a read-only file holding ``data``;
+    - ``proc``/``dev``: a new procfs / a minimal /dev;
+    - ``remount-ro``: make the mount at ``dest`` read-only (not recursively).
+    """
+
+    kind: Kind
+    dest: str
+    source: str = ""
+    data: bytes = b""
+    mode: int = 0o755
+
+
+@dataclass
+class TreePlan:
+    """The ordered mounts, plus what a user should be told at start."""
+
+    mounts: list[Mount] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)  # host paths made absent by ignore=
+
+    def add(self, kind: Kind, dest: str, source: str = "", **kw: object) -> None:
+        self.mounts.append(Mount(kind, dest, source, **kw))  # type: ignore[arg-type]
+
+
+# -- ignore= --------------------------------------------------------------------------------------
+
+
+class IgnoreMatcher:
+    """Decides whether a host path is hidden by an ``ignore=`` pattern.
+
+    A pattern without ``/`` (``.env``, ``*.pem``) matches an entry of that name at any depth; a
+    pattern with ``/`` is a glob over the whole path (absolute, or relative to the working
+    directory), ``*`` not crossing ``/``. A hidden directory hides its whole subtree.
+    """
+
+    def __init__(self, rules: Sequence[PathRule], cwd: str) -> None:
+        self.names: list[str] = []
+        self.paths: list[str] = []
+        for rule in rules:
+            pattern = rule.path.strip()
+            if not pattern:
+                continue
+            if pattern.startswith("~"):
+                pattern = os.path.expanduser(pattern)
+            pattern = pattern.rstrip("/") or "/"
+            if "/" not in pattern:
+                self.names.append(pattern)
+            else:
+                if not pattern.startswith("/"):
+                    pattern = os.path.join(cwd, pattern)
+                self.paths.append(os.path.normpath(pattern))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.paths)
+
+    def hides(self, path: str) -> bool:
+        name = os.path.basename(path)
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names):
+            return True
+        pure = PurePosixPath(path)
+        return any(_full_match(pure, pattern) for pattern in self.paths)
+
+
+def _full_match(path: PurePosixPath, pattern: str) -> bool:
+    pat_parts = PurePosixPath(pattern).parts
+    if len(pat_parts) != len(path.parts):
+        return False
+    return all(fnmatch.fnmatchcase(p, q) for p, q in zip(path.parts, pat_parts, strict=True))
+
+
+def find_hidden(root: str, matcher: IgnoreMatcher, skip: Iterable[str] = ()) -> list[str]:
+    """Every path below ``root`` (or ``root`` itself) that ``matcher`` hides, not following
+    symbolic links and not descending into hidden directories or into ``skip`` (other
+    exposures, planned on their own). ``ConfigError`` above ``MAX_SCAN`` entries: an ignore rule
+    that cannot be enforced must not be silently dropped."""
+
+    if matcher.hides(root):
+        return [root]
+    skipped = set(skip)
+    found: list[str] = []
+    seen = 0
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_SCAN:
+                raise ConfigError(
+                    f"cannot enforce ignore= under {root}: more than {MAX_SCAN} entries to "
+                    "examine; expose a smaller directory"
+                )
+            if matcher.hides(entry.path):
+                found.append(entry.path)
+            elif entry.path not in skipped and entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return found
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
+
+
+def interpreter_paths(launch: Launch) -> list[str]:
+    """Directories that hold the interpreter, its standard library and site packages, and this
+    package (the child bootstraps from it), deduplicated, existing only."""
+
+    import pysandboxes
+
+    ctx = launch.context
+    candidates: list[str] = list(ctx.prefixes)
+    for exe in (ctx.python, launch.child_argv[0] if launch.child_argv else ""):
+        if exe:
+            candidates.append(os.path.dirname(os.path.abspath(exe)))
+            candidates.append(os.path.dirname(os.path.realpath(exe)))
+    candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(pysandboxes.__file__))))
+    out: list[str] = []
+    for path in candidates:
+        path = os.path.normpath(path)
+        if path and path != "/" and os.path.isdir(path) and path not in out:
+            out.append(path)
+    out.sort(key=lambda p: (p.count("/"), p))
+    # A directory already below another one adds nothing.
+    return [p for i, p in enumerate(out) if not any(_under(p, q) for q in out[:i])]
+
+
+def etc_files(*, hosts: str, resolver: str | None, hostname: str) -> dict[str, bytes]:
+    """The generated /etc files: only root and the sandbox user, pinned hosts, one resolver."""
+
+    uid, gid = os.getuid(), os.getgid()
+    home = "/nonexistent"
+    passwd = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    group = "root:x:0:\n"
+    if uid != 0:
+        passwd += f"sandbox:x:{uid}:{gid}:sandbox:{home}:/usr/sbin/nologin\n"
+    if gid != 0:
+        group += f"sandbox:x:{gid}:\n"
+    files = {
+        "passwd": passwd.encode(),
+        "group": group.encode(),
+        "hosts": hosts.encode(),
+        "nsswitch.conf": b"passwd: files\ngroup: files\nhosts: files dns\n",
+        "hostname": f"{hostname}\n".encode(),
+        "resolv.conf": (f"nameserver {resolver}\n" if resolver else "").encode(),
+    }
+    return files
+
+
+def hosts_file(hostname: str, pinned: Sequence[tuple[str, str]]) -> str:
+    """/etc/hosts: loopback names, the sandbox's own host name, then each pinned name."""
+
+    lines = [
+        "127.0.0.1\tlocalhost",
+        f"127.0.1.1\t{hostname}",
+        "::1\tlocalhost ip6-localhost ip6-loopback",
+    ]
+    lines += [f"{ip}\t{name}" for name, ip in pinned]
+    return "\n".join(lines) + "\n"
+
+
+def build_plan(
+    launch: Launch,
+    *,
+    hostname: str,
+    pinned: Sequence[tuple[str, str]] = (),
+    resolver: str | None = None,
+) -> TreePlan:
+    """The mounts for ``launch``; ``ConfigError`` when the policy cannot be built as asked."""
+
+    policy = launch.policy
+    plan = TreePlan()
+
+    # 1. system
+    for top in SYSTEM_TOP:
+        host = "/" + top
+        if os.path.islink(host):
+            plan.add("symlink", host, os.readlink(host))
+        elif os.path.isdir(host):
+            plan.add("ro-bind", host, host)
+    plan.add("proc", "/proc")
+    plan.add("dev", "/dev")
+    plan.add("tmpfs", "/tmp", mode=0o1777)
+    plan.add("dir", "/etc")
+    for name in SYSTEM_ETC:
+        host = "/etc/" + name
+        if os.path.exists(host):  # a dangling link is left out
+            plan.add("ro-bind", host, host)
+    generated = etc_files(hosts=hosts_file(hostname, pinned), resolver=resolver, hostname=hostname)
+    for name, data in generated.items():
+        if name == "resolv.conf" and not data:
+            continue
+        plan.add("file", "/etc/" + name, data=data, mode=0o644)
+
+    # 2. interpreter
+    for path in interpreter_paths(launch):
+        plan.add("ro-bind", path, path)
+
+    # 3. exposures, shallowest first (deeper exposures override)
+    _plan_exposures(plan, launch, policy)
+
+    # 4. private temporary directory
+    tmpdir = launch.context.tmpdir
+    if tmpdir and os.path.isdir(tmpdir):
+        plan.add("bind", tmpdir, tmpdir)
+
+    # 5. the working directory exists (empty and read-only when nothing exposes it)
+    cwd = launch.cwd
+    if not any(_covered(m, cwd) for m in plan.mounts):
+        plan.add("dir", cwd)
+
+    # 6. rule files read-only over themselves
+    exposed = [r.path for r in (*policy.expose_ro, *policy.expose_rw)]
+    protected = [*policy.rule_files]
+    if policy.main_file:
+        protected.append(policy.main_file)
+    for path in dict.fromkeys(protected):
+        if (
+            os.path.isfile(path)
+            and any(_under(path, root) for root in exposed)
+            and path not in plan.hidden
+            and not any(_under(path, h) for h in plan.hidden)
+        ):
+            plan.add("ro-bind", path, path)
+    return plan
+
+
+def _covered(mount: Mount, path: str) -> bool:
+    """Whether ``path`` exists in the tree once ``mount`` is made (a bind holds what the host
+    holds below it; a tmpfs or a created directory holds only itself)."""
+
+    if mount.kind in ("ro-bind", "bind"):
+        return _under(path, mount.dest)
+    return mount.kind in ("tmpfs", "dir") and path == mount.dest
+
+
+def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
+    exposures: list[tuple[str, bool, PathRule]] = []
+    for rule in policy.expose_ro:
+        exposures.append((rule.path, False, rule))
+    for rule in policy.expose_rw:
+        exposures.append((rule.path, True, rule))
+    # Same path in both lists: read-write wins (it is the more specific grant of the two).
+    by_path: dict[str, tuple[bool, PathRule]] = {}
+    for path, rw, rule in exposures:
+        if not os.path.isabs(path):
+            raise ConfigError(f"{rule.origin}: {rule.text}: exposed paths must be absolute")
+        previous = by_path.get(path)
+        by_path[path] = (rw or (previous[0] if previous else False), rule)
+    ordered = sorted(by_path, key=lambda p: (p.rstrip("/").count("/"), p))
+    matcher = IgnoreMatcher(policy.ignore, launch.cwd)
+    for path in ordered:
+        rw, rule = by_path[path]
+        if not _exists(path):
+            # The policy loader reports missing paths the user wrote; a learned one is skipped.
+            plan.warnings.append(f"{rule.origin}: {rule.text}: {path} does not exist, skipped")
+            continue
+        if path == "/" and rw:
+            raise ConfigError(f"{rule.origin}: {rule.text}: exposing / read-write is refused")
+        hidden: list[str] = []
+        if matcher:
+            deeper = [p for p in ordered if p != path and _under(p, path)]
+            hidden = find_hidden(path, matcher, skip=deeper)
+        if path in hidden:
+            plan.hidden.append(path)
+            continue
+        if not hidden:
+            plan.add("bind" if rw else "ro-bind", path, path)
+            continue
+        plan.hidden.extend(hidden)
+        _rebuild(plan, path, rw, hidden, rule)
+
+
+def _rebuild(plan: TreePlan, directory: str, rw: bool, hidden: list[str], rule: PathRule) -> None:
+    """Recreate ``directory`` as a tmpfs holding every entry except the hidden ones."""
+
+    try:
+        mode = stat.S_IMODE(os.stat(directory).st_mode)
+    except OSError:
+        mode = 0o755
+    plan.add("tmpfs", directory, mode=mode)
+    if rw:
+        plan.warnings.append(
+            f"{rule.origin}: {rule.text}: {directory} holds ignore= entries, so it is rebuilt: "
+            "files the program creates directly in it are kept in memory only"
+        )
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        raise ConfigError(f"{rule.origin}: {rule.text}: cannot list {directory}: {exc}") from None
+    for name in names:
+        entry = os.path.join(directory, name)
+        if entry in hidden:
+            continue
+        below = [h for h in hidden if _under(h, entry) and h != entry]
+        if os.path.islink(entry):
+            plan.add("symlink", entry, os.readlink(entry))
+        elif below and os.path.isdir(entry):
+            _rebuild(plan, entry, rw, below, rule)
+        else:
+            plan.add("bind" if rw else "ro-bind", entry, entry)
+    if not rw:
+        plan.add("remount-ro", directory)

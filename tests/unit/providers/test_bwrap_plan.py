@@ -1,0 +1,148 @@
+"""The mount plan shared by bwrap and unshare (``_ns_mounts``), and its bubblewrap options.
+
+Pure: builds plans over a real temporary tree and checks what would be mounted, in which order.
+What the kernel then shows the program is tested in ``test_bwrap_provider.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.policy.model import ARG, PathRule, Policy, RuleLine
+from pysandboxes.providers import _ns_common
+from pysandboxes.providers._ns_mounts import IgnoreMatcher, build_plan, find_hidden
+from pysandboxes.providers.base import Launch
+from pysandboxes.providers.bwrap import mount_options
+from pysandboxes.runtime import RunContext
+
+
+def launch_for(policy: Policy, cwd: Path, tmpdir: Path | None = None) -> Launch:
+    ctx = RunContext(
+        provider="bwrap",
+        cwd=str(cwd),
+        tmpdir=str(tmpdir) if tmpdir else None,
+        python=sys.executable,
+        prefixes=(sys.prefix, sys.base_prefix),
+    )
+    return Launch(policy, ctx, (sys.executable, "-c", "pass"), {}, cwd=str(cwd))
+
+
+def rule(key: str, path: str) -> PathRule:
+    return PathRule(key, path, ARG)
+
+
+def test_ignore_matcher_names_and_paths(tmp_path: Path) -> None:
+    matcher = IgnoreMatcher(
+        [rule("ignore", ".env"), rule("ignore", "*.pem"), rule("ignore", "conf/*.key")],
+        str(tmp_path),
+    )
+    assert matcher.hides("/a/b/.env")
+    assert matcher.hides("/x/cert.pem")
+    assert matcher.hides(str(tmp_path / "conf" / "a.key"))
+    assert not matcher.hides(str(tmp_path / "conf" / "deeper" / "a.key"))  # * stops at /
+    assert not matcher.hides("/a/b/env")
+    assert not IgnoreMatcher([], "/")
+
+
+def test_find_hidden_skips_hidden_subtrees_and_links(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "a.pem").write_text("x")
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "b.pem").write_text("x")
+    (tmp_path / "link").symlink_to("/etc")
+    matcher = IgnoreMatcher([rule("ignore", "secrets"), rule("ignore", "*.pem")], "/")
+    found = find_hidden(str(tmp_path), matcher)
+    assert sorted(found) == [str(tmp_path / "keep" / "b.pem"), str(tmp_path / "secrets")]
+
+
+def test_plan_orders_exposures_and_protects_rule_files(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "rw").mkdir()
+    rules = tmp_path / "ro" / "rw" / ".py-sandboxes"
+    rules.write_text("x")
+    policy = Policy(
+        expose_ro=(rule("expose-ro", str(tmp_path / "ro")),),
+        expose_rw=(rule("expose-rw", str(tmp_path / "ro" / "rw")),),
+        rule_files=(str(rules),),
+    )
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h")
+    binds = [(m.kind, m.dest) for m in plan.mounts if m.kind in ("ro-bind", "bind")]
+    ro_at = binds.index(("ro-bind", str(tmp_path / "ro")))
+    rw_at = binds.index(("bind", str(tmp_path / "ro" / "rw")))
+    rules_at = binds.index(("ro-bind", str(rules)))
+    assert ro_at < rw_at < rules_at  # deeper exposure later, the rule file last
+    assert ("dir", str(tmp_path)) in [(m.kind, m.dest) for m in plan.mounts]  # cwd, empty
+
+
+def test_plan_rebuilds_directories_holding_ignored_entries(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    (proj / "sub").mkdir(parents=True)
+    (proj / ".env").write_text("secret")
+    (proj / "sub" / "k.pem").write_text("k")
+    (proj / "sub" / "ok.txt").write_text("ok")
+    (proj / "main.py").write_text("")
+    policy = Policy(
+        expose_ro=(rule("expose-ro", str(proj)),),
+        ignore=(rule("ignore", ".env"), rule("ignore", "*.pem")),
+    )
+    plan = build_plan(launch_for(policy, proj), hostname="h")
+    dests = [(m.kind, m.dest) for m in plan.mounts]
+    assert ("tmpfs", str(proj)) in dests and ("tmpfs", str(proj / "sub")) in dests
+    assert ("ro-bind", str(proj / "main.py")) in dests
+    assert ("ro-bind", str(proj / "sub" / "ok.txt")) in dests
+    assert all(str(proj / ".env") != d for _, d in dests)
+    assert all(str(proj / "sub" / "k.pem") != d for _, d in dests)
+    assert ("remount-ro", str(proj)) in dests
+    assert sorted(plan.hidden) == [str(proj / ".env"), str(proj / "sub" / "k.pem")]
+
+
+def test_rw_rebuild_warns(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("s")
+    policy = Policy(expose_rw=(rule("expose-rw", str(tmp_path)),), ignore=(rule("ignore", ".env"),))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h")
+    assert any("kept in memory only" in w for w in plan.warnings)
+
+
+def test_bad_input_is_a_config_error(tmp_path: Path) -> None:
+    root_rw = Policy(expose_rw=(rule("expose-rw", "/"),))
+    with pytest.raises(ConfigError, match="read-write"):
+        build_plan(launch_for(root_rw, tmp_path), hostname="h")
+    relative = Policy(expose_ro=(rule("expose-ro", "rel"),))
+    with pytest.raises(ConfigError, match="absolute"):
+        build_plan(launch_for(relative, tmp_path), hostname="h")
+    bad = Policy(provider_params=(RuleLine("bwrap.hostname", "-bad-", ARG),))
+    with pytest.raises(ConfigError, match="host name"):
+        _ns_common.hostname(bad, "bwrap")
+    assert _ns_common.hostname(Policy(), "bwrap") == "python-sb"
+
+
+def test_missing_exposure_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", str(tmp_path / "gone")),))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h")
+    assert any("does not exist" in w for w in plan.warnings)
+
+
+def test_bwrap_options_and_generated_files(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", str(tmp_path)),))
+    plan = build_plan(
+        launch_for(policy, tmp_path), hostname="h", pinned=[("db.example", "10.0.2.9")]
+    )
+    args, fds = mount_options(plan)
+    try:
+        assert ["--ro-bind", str(tmp_path), str(tmp_path)] == args[
+            args.index(str(tmp_path)) - 1 : args.index(str(tmp_path)) + 2
+        ]
+        at = args.index("/etc/hosts")
+        fd = int(args[at - 1])
+        with open(f"/proc/self/fd/{fd}", "rb") as handle:
+            assert b"10.0.2.9\tdb.example" in handle.read()
+        assert "--proc" in args and "--dev" in args
+    finally:
+        for fd in fds:
+            import os
+
+            os.close(fd)
