@@ -24,11 +24,12 @@ from datetime import UTC, datetime
 
 from pysandboxes.learn.generalize import SECTIONS, Learned
 
-#: First and last line of a block written into an existing file. The rule parser treats the
-#: lines between them as learned (``Origin.learned``): an exposed path that no longer exists is
-#: skipped with a warning there instead of stopping the run (SPEC §2.2).
-BEGIN_MARKER = "# >>> python-sb learned"
-END_MARKER = "# <<< python-sb learned"
+#: Used only when the policy package does not define its own markers (it does:
+#: ``pysandboxes.policy.loader.LEARNED_BEGIN``/``LEARNED_END``). The rule parser treats the lines
+#: between them as learned (``Origin.learned``): an exposed path that no longer exists is skipped
+#: with a warning there instead of stopping the run (SPEC §2.2).
+BEGIN_MARKER = "# --- learned"
+END_MARKER = "# --- end learned ---"
 
 #: The heading of each section inside a dated block.
 SECTION_TITLES: Mapping[str, str] = {
@@ -42,14 +43,14 @@ SECTION_TITLES: Mapping[str, str] = {
 
 
 def _markers() -> tuple[str, str]:
-    """The marker comments, as the policy package defines them when it does."""
+    """The marker comments the rule parser recognises."""
 
     try:
-        from pysandboxes.policy import template
+        from pysandboxes.policy import loader
     except ImportError:
         return BEGIN_MARKER, END_MARKER
-    begin = getattr(template, "LEARNED_BEGIN", BEGIN_MARKER)
-    end = getattr(template, "LEARNED_END", END_MARKER)
+    begin = getattr(loader, "LEARNED_BEGIN", BEGIN_MARKER)
+    end = getattr(loader, "LEARNED_END", END_MARKER)
     return str(begin), str(end)
 
 

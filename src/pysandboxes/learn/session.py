@@ -1,0 +1,368 @@
+"""The supervising side of learning and audit mode (SPEC §4).
+
+In ``learn`` and ``audit`` mode ``python-sb`` stays as the parent of the sandboxed interpreter.
+The launcher creates one :class:`LearningSession`, passes :meth:`LearningSession.child_fd` to
+the child as ``RunContext.record_fd``, calls :meth:`~LearningSession.start` once the child is
+spawned and :meth:`~LearningSession.finish` exactly once when it is over, whatever ended it.
+
+The records live in this process as soon as they are read, so a child that crashes, is killed
+by SIGTERM or even SIGKILL loses nothing it had reported. A reader thread empties the pipe as the
+child writes, so a child that records a lot never blocks on a full pipe.
+
+At the end:
+
+- ``learn``: the accesses are generalised (:mod:`pysandboxes.learn.generalize`) and written to
+  the output rule file (:mod:`pysandboxes.learn.writer`): a new file from the template, or a
+  dated block appended to the existing one after a backup. Nothing new, nothing written.
+- ``audit``: nothing is written to any rule file; every access the rules would refuse is listed
+  once on stderr with the line that would allow it, and appended as JSON lines to ``--denials``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Literal, TextIO
+
+from pysandboxes.errors import ConfigError, Denial
+from pysandboxes.learn.generalize import LearnContext, Learned, generalize
+from pysandboxes.learn.records import Recording
+from pysandboxes.policy.model import Policy
+
+__all__ = ["LearningSession"]
+
+_PREFIX = "python-sb"
+_READ_SIZE = 1 << 16
+
+
+class LearningSession:
+    """Records what the sandboxed program does; writes rules or an audit report at the end.
+
+    ``output`` is the rule file learning writes to (``learn`` mode; ``None``: the policy's main
+    file, else ``./.py-sandboxes``). ``tmpdir`` (the private temp directory) and ``prefixes``
+    (the interpreter's installation) are what the defaults already grant; ``environ`` is the
+    environment of ``python-sb`` (``HOME``, ``VIRTUAL_ENV``, ``TMPDIR`` for the written forms).
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        mode: Literal["learn", "audit"],
+        output: str | None,
+        cwd: str,
+        program_kind: str,
+        program: str | None,
+        denials_file: str | None,
+        tmpdir: str | None = None,
+        prefixes: Sequence[str] = (),
+        environ: Mapping[str, str] | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        if mode not in ("learn", "audit"):
+            raise ValueError(f"LearningSession mode must be 'learn' or 'audit', not {mode!r}")
+        self.policy = policy
+        self.mode = mode
+        self.cwd = cwd
+        self.program_kind = program_kind
+        self.program = program
+        self.denials_file = denials_file
+        self.tmpdir = tmpdir
+        self.prefixes = tuple(prefixes)
+        self.environ = dict(os.environ if environ is None else environ)
+        self._stderr = stderr
+        self.output = self._output_path(output) if mode == "learn" else None
+        self.recording = Recording()
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_inheritable(self._write_fd, True)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._finished = False
+        self.written: str | None = None
+        self.backup: str | None = None
+        self.learned: Learned | None = None
+        self._announce()
+
+    # -- the launcher's interface ----------------------------------------------------------------
+
+    def child_fd(self) -> int:
+        """The inheritable write end the child receives as ``RunContext.record_fd``."""
+
+        return self._write_fd
+
+    def start(self) -> None:
+        """After the child is spawned: drop the parent's write end, start reading."""
+
+        self._close_write_end()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._read_loop, name="python-sb-learning", daemon=True
+            )
+            self._thread.start()
+
+    def finish(self, status: int | None) -> None:
+        """Once, on every exit path: collect the last records, then write rules or report.
+
+        Never raises for a problem with the output: it is said on stderr, and in learning mode
+        the learned lines are printed there too, so that nothing recorded is lost.
+        """
+
+        if self._finished:
+            return
+        self._finished = True
+        with _signals_held():
+            self._close_write_end()
+            self._collect()
+            try:
+                if self.mode == "learn":
+                    self._finish_learning(status)
+                else:
+                    self._finish_audit()
+            except Exception as exc:  # the program's status must survive a reporting problem
+                self._say(f"{self._label()}: could not complete: {type(exc).__name__}: {exc}")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _close_write_end(self) -> None:
+        if self._write_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._write_fd)
+            self._write_fd = -1
+
+    def _read_loop(self) -> None:
+        """Read until end of file, or until :meth:`finish` says the child is gone and the pipe
+        is empty (a grandchild that inherited the write end must not hold the parent up)."""
+
+        poller = select.poll()
+        poller.register(self._read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        while True:
+            ready = poller.poll(100)
+            if not ready:
+                if self._stop.is_set():
+                    return
+                continue
+            try:
+                chunk = os.read(self._read_fd, _READ_SIZE)
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.recording.feed(chunk)
+
+    def _collect(self) -> None:
+        """Stop the reader (it drains what is buffered first), then read any rest here."""
+
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        os.set_blocking(self._read_fd, False)
+        while True:
+            try:
+                chunk = os.read(self._read_fd, _READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.recording.feed(chunk)
+        self.recording.close()
+        with contextlib.suppress(OSError):
+            os.close(self._read_fd)
+        self._read_fd = -1
+
+    # -- learning --------------------------------------------------------------------------------
+
+    def _output_path(self, output: str | None) -> str:
+        if output:
+            path = output
+        elif self.policy.learn.value:
+            path = str(self.policy.learn.value)
+        elif self.policy.main_file:
+            path = self.policy.main_file
+        else:
+            path = ".py-sandboxes"
+        path = os.path.expanduser(path) if path.startswith("~") else path
+        return os.path.normpath(os.path.join(self.cwd, path))
+
+    def _existing_rules(self, path: str) -> Policy | None:
+        """The rules the output file itself holds (its includes excluded), or ``None``."""
+
+        if not os.path.exists(path):
+            return None
+        from pysandboxes.policy import load_policy
+
+        loaded = load_policy(path, environ=self.environ, cwd=self.cwd, learned_ok=True)
+        real = os.path.realpath(path)
+
+        def own(origin: object) -> bool:
+            file = getattr(origin, "file", None)
+            return file is not None and os.path.realpath(file) == real
+
+        kept: dict[str, object] = {}
+        for name in ("env", "unenv", "expose_ro", "expose_rw", "ignore", "python_import"):
+            kept[name] = tuple(r for r in getattr(loaded, name) if own(r.origin))
+        kept["python_api"] = tuple(r for r in loaded.python_api if own(r.origin))
+        kept["net"] = tuple(r for r in loaded.net if own(r.origin))
+        kept["eval_rules"] = tuple(r for r in loaded.eval_rules if own(r.origin))
+        return dataclasses.replace(loaded, **kept)  # type: ignore[arg-type]
+
+    def _finish_learning(self, status: int | None) -> None:
+        from pysandboxes.learn.writer import write_learned
+
+        assert self.output is not None
+        try:
+            existing = self._existing_rules(self.output)
+        except ConfigError as exc:
+            learned = self._generalize(None)
+            self._say(f"{self._label()}: {self._shown(self.output)} cannot be read as rules:")
+            self._say(str(exc))
+            self._give_back(learned, "it was not changed; the learned rules are:")
+            return
+        learned = self._generalize(existing)
+        for warning in learned.warnings:
+            self._say(f"{self._label()}: {warning}")
+        if learned.empty:
+            self._say(f"{self._label()}: nothing new to add; {self._shown(self.output)} unchanged")
+            return
+        try:
+            self.written, self.backup = write_learned(self.output, learned, source=self._source())
+        except (OSError, ValueError) as exc:
+            self._say(f"{self._label()}: cannot write {self._shown(self.output)}: {exc}")
+            self._give_back(learned, "the learned rules are:")
+            return
+        count = len(learned.rules)
+        where = self._shown(self.written)
+        saved = f" (previous version saved as {self._shown(self.backup)})" if self.backup else ""
+        ended = "" if status in (0, None) else f" (the program ended with status {status})"
+        self._say(
+            f"{self._label()}: wrote {count} rule line{'s' if count != 1 else ''} to {where}"
+            f"{saved}{ended}. They grant what this run did: review them before relying on them."
+        )
+
+    def _generalize(self, existing: Policy | None) -> Learned:
+        ctx = LearnContext.for_run(
+            cwd=self.cwd,
+            program_kind=self.program_kind,
+            program=self.program,
+            private_tmp=self.tmpdir,
+            prefixes=self.prefixes,
+            environ=self.environ,
+            existing=existing,
+        )
+        self.learned = generalize(self.recording, ctx)
+        return self.learned
+
+    def _give_back(self, learned: Learned, intro: str) -> None:
+        self._say(f"{self._label()}: {intro}")
+        for section in learned.sections.values():
+            for line in section:
+                self._say(line)
+
+    def _source(self) -> str:
+        if self.program_kind == "script" and self.program:
+            return os.path.basename(self.program)
+        if self.program_kind == "module" and self.program:
+            return f"-m {self.program}"
+        return {"code": "-c", "stdin": "stdin", "repl": "interactive session"}.get(
+            self.program_kind, self.program_kind
+        )
+
+    # -- audit -----------------------------------------------------------------------------------
+
+    def _finish_audit(self) -> None:
+        denials = [denial for denial, _ in self.recording.denials.values()]
+        if not denials:
+            self._say(f"{self._label()}: no access outside the rules in this run")
+        else:
+            count = len(denials)
+            self._say(
+                f"{self._label()}: {count} access{'es' if count != 1 else ''} the rules would "
+                "refuse (nothing was refused in this run):"
+            )
+            for denial in denials:
+                for line in describe(denial):
+                    self._say("  " + line)
+        if self.denials_file and denials:
+            try:
+                with open(self.denials_file, "a", encoding="utf-8") as handle:
+                    for denial in denials:
+                        handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
+            except OSError as exc:
+                self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def _label(self) -> str:
+        return f"{_PREFIX} --learn" if self.mode == "learn" else f"{_PREFIX} --audit"
+
+    def _announce(self) -> None:
+        if self.mode == "learn":
+            assert self.output is not None
+            self._say(
+                f"{self._label()}: LEARNING MODE: this run grants whatever the program does "
+                "(the Python layer records instead of refusing, no kernel sandbox). Rules go to "
+                f"{self._shown(self.output)} at exit. Use it on trusted code only."
+            )
+        else:
+            self._say(
+                f"{self._label()}: nothing is enforced in this run; what the rules would refuse "
+                "is reported at exit."
+            )
+
+    def _shown(self, path: str | None) -> str:
+        from pysandboxes.policy.model import display_path
+
+        return display_path(path) if path else "?"
+
+    def _say(self, text: str) -> None:
+        stream = self._stderr if self._stderr is not None else sys.stderr
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def describe(denial: Denial) -> list[str]:
+    """An audit entry: the access, why it would be refused, the line that would allow it."""
+
+    head = f"{denial.kind} {denial.target}"
+    if denial.detail:
+        head += f" ({denial.detail})"
+    if denial.rule:
+        where = f" from {denial.origin}" if denial.origin else ""
+        reason = f"refused by '{denial.rule}'{where}"
+    else:
+        reason = "no rule allows it"
+    lines = [f"{head}: {reason}"]
+    if denial.suggestion:
+        lines.append(f"    to allow it: {denial.suggestion}")
+    else:
+        lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
+    return lines
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP while the rules are written (main thread only): a second
+    Ctrl-C must not cut the write short; the signal is delivered right after."""
+
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
