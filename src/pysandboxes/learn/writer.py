@@ -23,13 +23,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from pysandboxes.learn.generalize import SECTIONS, Learned
-
-#: Used only when the policy package does not define its own markers (it does:
-#: ``pysandboxes.policy.loader.LEARNED_BEGIN``/``LEARNED_END``). The rule parser treats the lines
-#: between them as learned (``Origin.learned``): an exposed path that no longer exists is skipped
-#: with a warning there instead of stopping the run (SPEC §2.2).
-BEGIN_MARKER = "# --- learned"
-END_MARKER = "# --- end learned ---"
+from pysandboxes.policy.template import LEARNED_BEGIN, LEARNED_END, render_template
 
 #: The heading of each section inside a dated block.
 SECTION_TITLES: Mapping[str, str] = {
@@ -43,15 +37,9 @@ SECTION_TITLES: Mapping[str, str] = {
 
 
 def _markers() -> tuple[str, str]:
-    """The marker comments the rule parser recognises."""
+    """The marker comments the rule parser recognises around a learned block (SPEC §2.2)."""
 
-    try:
-        from pysandboxes.policy import loader
-    except ImportError:
-        return BEGIN_MARKER, END_MARKER
-    begin = getattr(loader, "LEARNED_BEGIN", BEGIN_MARKER)
-    end = getattr(loader, "LEARNED_END", END_MARKER)
-    return str(begin), str(end)
+    return LEARNED_BEGIN, LEARNED_END
 
 
 def dated_block(learned: Learned, when: datetime, *, source: str = "") -> str:
@@ -86,12 +74,10 @@ def merge_text(existing: str, learned: Learned, when: datetime, *, source: str =
 def new_file_text(learned: Learned, default_provider: str) -> str:
     """The full template with the learned lines in their sections."""
 
-    from pysandboxes.policy.template import render_template
-
     sections: dict[str, Sequence[str]] = {
         name: list(learned.sections[name]) for name in SECTIONS if learned.sections.get(name)
     }
-    return str(render_template(default_provider=default_provider, learned_sections=sections))
+    return render_template(default_provider=default_provider, learned_sections=sections)
 
 
 def default_provider() -> str:

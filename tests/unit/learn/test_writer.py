@@ -121,3 +121,42 @@ def test_atomic_write_never_leaves_a_temporary_file_on_error(tmp_path: Path) -> 
         writer.atomic_write(str(target), 12345)  # type: ignore[arg-type]
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["f"]
+
+
+def test_sections_are_the_template_sections() -> None:
+    from pysandboxes.learn.generalize import SECTIONS
+    from pysandboxes.policy.template import TEMPLATE_SECTIONS
+
+    assert SECTIONS == TEMPLATE_SECTIONS
+
+
+def test_new_file_is_the_template_with_the_learned_lines_and_parses_back(tmp_path: Path) -> None:
+    from pysandboxes.policy import parse_text
+
+    (tmp_path / "data").mkdir()
+    rule_file = tmp_path / ".py-sandboxes"
+    written, saved = writer.write_learned(str(rule_file), sample(), when=WHEN, provider="landlock")
+    assert written == str(rule_file.resolve())
+    assert saved is None
+    text = rule_file.read_text()
+    assert "os-sandbox=${OS_SANDBOX:-landlock}" in text
+    assert 'include "~/.config/py-sandboxes/user-py-sandboxes.profile"' in text
+    policy = parse_text(text, str(rule_file), environ={"HOME": str(tmp_path)}, cwd=str(tmp_path))
+    assert [r.path for r in policy.expose_ro] == [str(tmp_path / "data")]
+    assert {r.name for r in policy.python_import} == {"csv", "json"}
+    assert [(r.action, r.target) for r in policy.python_api] == [("ALLOW", "os.system")]
+    assert all(r.origin.learned for r in policy.expose_ro + policy.python_import)
+
+
+def test_merged_block_is_learned_for_the_parser_and_old_lines_are_not(tmp_path: Path) -> None:
+    from pysandboxes.policy import parse_text
+
+    (tmp_path / "data").mkdir()
+    learned = sample()
+    learned.add("files", "expose-ro", "./gone-since")  # a learned path that no longer exists
+    merged = writer.merge_text(REVIEWED, learned, WHEN)
+    policy = parse_text(merged, str(tmp_path / "r"), environ={"HOME": "/x"}, cwd=str(tmp_path))
+    old = [r for r in policy.expose_ro if r.origin.line == 5]
+    assert old and not old[0].origin.learned
+    assert any("gone-since" in w for w in policy.warnings)
+    assert all(r.origin.learned for r in policy.python_api)
