@@ -57,6 +57,8 @@ class Prepared:
     - ``needs_parent``: ``python-sb`` must stay as a supervisor (a network helper, a VM).
     - ``cleanup``: run by the supervisor after the child ended, on every exit path.
     - ``warnings``: said on stderr at start (for example what Landlock cannot enforce).
+    - ``in_process``: nothing is exec'd; the launcher runs the program in its own interpreter
+      (``os-sandbox=none``) with ``env`` as ``os.environ``.
     """
 
     argv: list[str]
@@ -66,6 +68,7 @@ class Prepared:
     needs_parent: bool = False
     cleanup: list[Callable[[], None]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    in_process: bool = False
 
 
 class ProviderImpl(Protocol):

@@ -1,0 +1,586 @@
+"""The bootstrap that runs inside the sandboxed interpreter, before and around the program.
+
+The launcher starts ``python [python options] -c BOOTSTRAP``; the bootstrap loads this file *by
+path* (not as ``pysandboxes.launch.child``) so that a run which does not arm the Python layer
+imports nothing of the package, and nothing heavier than ``os`` and ``sys``. It then:
+
+1. reads the run description from an inherited descriptor (a memfd written by the parent) and
+   closes that descriptor;
+2. sets ``sys.argv``, ``sys.orig_argv`` and ``sys.path[0]`` as CPython would have for the program;
+3. loads the program's code (a script, ``-c`` code or stdin) -- before the guard is armed, since
+   that code is what the user asked to run;
+4. arms the Python layer (``pysandboxes.guard.arm``) when the policy or the mode asks for it;
+5. runs the program in ``__main__`` with CPython's semantics, showing tracebacks without the
+   bootstrap's own frames.
+
+The same module runs a program in python-sb's own process for ``os-sandbox=none``
+(:func:`run_in_process`).
+
+Wire format (parent -> child): ``header NUL NUL json``. The header is a list of NUL-terminated
+strings: ``FORMAT``, then ``name``/``value`` pairs, then the program arguments after the marker
+``--args--``. It is decoded without the ``json`` module (which would pull ``re`` into every run);
+the JSON part (``{"policy": ..., "context": ...}``) is only decoded when the guard is armed.
+Never a pickle (DESIGN decision 1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import CodeType, TracebackType
+from typing import Any
+
+FORMAT = "pysb-run-1"
+ARGS_MARK = "--args--"
+
+#: Files whose frames are the launcher's, stripped from the program's tracebacks.
+_LAUNCHER_FILES = {__file__, __file__.replace("child.py", "cli.py"), "<pysandboxes-bootstrap>"}
+
+
+# -- wire format -----------------------------------------------------------------------------------
+
+
+def encode_run(fields: dict[str, str], args: list[str], policy_json: str) -> bytes:
+    """The bytes the parent writes for the child (see the module docstring)."""
+
+    items = [FORMAT]
+    for key, value in fields.items():
+        items += [key, value]
+    items.append(ARGS_MARK)
+    items += args
+    for item in items:
+        if "\0" in item:
+            raise ValueError(f"NUL character in launch data: {item[:40]!r}")
+    header = "".join(item + "\0" for item in items)
+    return (header + "\0").encode("utf-8", "surrogateescape") + policy_json.encode()
+
+
+def decode_run(data: bytes) -> tuple[dict[str, str], list[str], bytes]:
+    """Inverse of :func:`encode_run`: (fields, program args, JSON bytes)."""
+
+    end = data.index(b"\0\0")
+    header, rest = data[: end + 1], data[end + 2 :]
+    items = header.decode("utf-8", "surrogateescape").split("\0")[:-1]
+    if not items or items[0] != FORMAT:
+        raise RuntimeError("python-sb: launch data of an unknown format")
+    mark = items.index(ARGS_MARK)
+    pairs = items[1:mark]
+    fields = dict(zip(pairs[0::2], pairs[1::2], strict=True))
+    return fields, items[mark + 1 :], rest
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+# -- temporary directory -------------------------------------------------------------------------
+
+
+def remove_tree(path: str) -> None:
+    """Remove ``path`` and everything below it, never following symlinks; errors are ignored.
+
+    Written with ``os`` alone: at interpreter exit the guard would judge a late ``import shutil``
+    as the program's import.
+    """
+
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+    try:  # noqa: SIM105 (contextlib would be one more import in every child)
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _register_tmpdir_cleanup(tmpdir: str) -> None:
+    import atexit
+
+    owner = os.getpid()
+
+    def cleanup() -> None:
+        # A forked child that exits normally must not remove its parent's directory.
+        if os.getpid() == owner:
+            remove_tree(tmpdir)
+
+    atexit.register(cleanup)
+
+
+# -- tracebacks ----------------------------------------------------------------------------------
+
+
+def _strip(tb: TracebackType | None) -> TracebackType | None:
+    """Drop the launcher's leading frames from ``tb`` (the program's frames stay)."""
+
+    while tb is not None and tb.tb_frame.f_code.co_filename in _LAUNCHER_FILES:
+        tb = tb.tb_next
+    return tb
+
+
+class _SilentOnce:
+    """An ``excepthook`` that prints nothing once, then puts the previous hook back.
+
+    The launcher prints an uncaught exception itself (without its own frames, through the
+    program's ``sys.excepthook``) and then re-raises it, so that CPython ends the process exactly
+    as it would have (exit 1, death by SIGINT for ``KeyboardInterrupt``, ``-i`` dropping to the
+    REPL); this hook keeps CPython from printing it a second time.
+    """
+
+    def __init__(self, previous: Any, tb: TracebackType | None) -> None:
+        self.previous = previous
+        self.tb = tb
+
+    def __call__(self, etype: type[BaseException], value: BaseException, tb: Any) -> None:
+        sys.excepthook = self.previous
+        sys.last_traceback = self.tb
+        value.__traceback__ = self.tb
+
+
+def report_uncaught(exc: BaseException) -> None:
+    """Print ``exc`` as CPython would, through the current ``sys.excepthook``, minus our frames.
+
+    Afterwards the caller re-raises ``exc``; see :class:`_SilentOnce`.
+    """
+
+    tb = _strip(exc.__traceback__)
+    exc.__traceback__ = tb
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    hook = sys.excepthook
+    try:
+        hook(type(exc), exc, tb)
+    except BaseException as hook_exc:  # CPython's own wording when the hook itself fails
+        print("Error in sys.excepthook:", file=sys.stderr)
+        sys.__excepthook__(type(hook_exc), hook_exc, hook_exc.__traceback__)
+        print("\nOriginal exception was:", file=sys.stderr)
+        sys.__excepthook__(type(exc), exc, tb)
+    sys.excepthook = _SilentOnce(hook, tb)
+
+
+# -- the program ---------------------------------------------------------------------------------
+
+
+def _fresh_main() -> dict[str, Any]:
+    """A clean ``__main__`` namespace, as CPython has before the program runs."""
+
+    import builtins
+
+    main = sys.modules["__main__"]
+    namespace = main.__dict__
+    keep = {"__name__": "__main__", "__doc__": None, "__package__": None, "__spec__": None}
+    namespace.clear()
+    namespace.update(keep)
+    namespace["__annotations__"] = {}
+    namespace["__builtins__"] = builtins
+    return namespace
+
+
+def _can_open_error(path: str, exc: OSError) -> SystemExit:
+    err = f"[Errno {exc.errno}] {exc.strerror}" if exc.errno else str(exc)
+    sys.stderr.write(f"python-sb: can't open file {os.path.abspath(path)!r}: {err}\n")
+    return SystemExit(2)
+
+
+def _is_runnable_container(path: str) -> bool:
+    """A directory or zip file holding ``__main__.py`` (``python dir/``, ``python app.zip``)."""
+
+    if os.path.isdir(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+    except OSError:
+        return False
+    if head != b"PK\x03\x04":
+        return False
+    import zipfile
+
+    return zipfile.is_zipfile(path)
+
+
+class Program:
+    """One program to run, in the forms CPython accepts (script, module, code, stdin, REPL)."""
+
+    def __init__(self, kind: str, target: str, args: list[str], *, skip_first_line: bool) -> None:
+        self.kind = kind
+        self.target = target
+        self.args = args
+        self.skip_first_line = skip_first_line
+        self.code: CodeType | None = None
+        self.container = False
+        self.namespace: dict[str, Any] = {}
+
+    # Where sys.path[0] and sys.argv come from (CPython 3.11, Modules/main.c and
+    # Python/pathconfig.c): the script's real directory; the cwd for -m; '' otherwise.
+
+    def path0(self) -> str:
+        if self.kind == "script":
+            if self.container:
+                return os.path.abspath(self.target)
+            return os.path.dirname(os.path.realpath(self.target))
+        if self.kind == "module":
+            return os.getcwd()
+        return ""
+
+    def argv(self, argv0: str | None = None) -> list[str]:
+        first = {"script": self.target, "module": "-m", "code": "-c", "stdin": "-", "repl": ""}
+        return [first[self.kind] if argv0 is None else argv0, *self.args]
+
+    def load(self) -> None:
+        """Read and compile the program's own code (not for ``-m``: that is an import)."""
+
+        if self.kind == "script":
+            self.container = _is_runnable_container(self.target)
+            if self.container:
+                return
+            try:
+                with open(self.target, "rb") as handle:
+                    source = handle.read()
+            except OSError as exc:
+                raise _can_open_error(self.target, exc) from None
+            if self.target.endswith(".pyc") or source[:4] == _pyc_magic():
+                import marshal
+
+                self.code = marshal.loads(source[16:])
+                return
+            if self.skip_first_line:
+                newline = source.find(b"\n")
+                source = b"\n" + source[newline + 1 :] if newline >= 0 else b""
+            self.code = compile(source, os.path.abspath(self.target), "exec", dont_inherit=True)
+        elif self.kind == "code":
+            self.code = compile(self.target + "\n", "<string>", "exec", dont_inherit=True)
+        elif self.kind == "stdin":
+            source = sys.stdin.buffer.read()
+            self.code = compile(source, "<stdin>", "exec", dont_inherit=True)
+
+    def prepare_main(self) -> None:
+        """Set ``__main__``'s globals as CPython does before running the program."""
+
+        namespace = _fresh_main()
+        if self.kind == "script" and not self.container:
+            from importlib.machinery import SourceFileLoader, SourcelessFileLoader
+
+            path = os.path.abspath(self.target)
+            loader_type = SourceFileLoader if self.code is None else SourcelessFileLoader
+            if self.code is not None and self.code.co_filename == path:
+                loader_type = SourceFileLoader
+            namespace["__file__"] = path
+            namespace["__cached__"] = None
+            namespace["__loader__"] = loader_type("__main__", path)
+        else:
+            import _frozen_importlib
+
+            namespace["__loader__"] = _frozen_importlib.BuiltinImporter
+        self.namespace = namespace
+
+    def run(self) -> None:
+        """Run the program; exceptions propagate to :func:`run_program`."""
+
+        if self.kind == "module":
+            import runpy
+
+            sys.argv[0] = "-m"
+            runpy._run_module_as_main(self.target, alter_argv=True)  # type: ignore[attr-defined]
+        elif self.kind == "script" and self.container:
+            import runpy
+
+            runpy._run_module_as_main("__main__", alter_argv=False)  # type: ignore[attr-defined]
+        elif self.code is not None:
+            exec(self.code, self.namespace)
+
+
+def _pyc_magic() -> bytes:
+    import _frozen_importlib_external
+
+    magic: bytes = _frozen_importlib_external.MAGIC_NUMBER
+    return magic
+
+
+def run_program(program: Program) -> None:
+    """Run ``program`` and end as CPython ends: the program's frames only in tracebacks."""
+
+    try:
+        program.run()
+    except SystemExit as exc:
+        if sys.flags.inspect:  # -i: CPython prints it and drops to the REPL
+            report_uncaught(exc)
+        raise
+    except BaseException as exc:
+        report_uncaught(exc)
+        raise
+
+
+def set_path0(program: Program, *, isolated: bool, saved_path: list[str]) -> None:
+    """``sys.path`` as CPython builds it for ``program`` (nothing is prepended under -I/-P)."""
+
+    sys.path[:] = saved_path
+    if isolated:
+        return
+    sys.path.insert(0, program.path0())
+
+
+# -- interactive mode ----------------------------------------------------------------------------
+
+
+def interactive_setup(fields: dict[str, str]) -> None:
+    """Banner and prompts for the REPL (the native one starts when the bootstrap returns)."""
+
+    sys.ps1 = fields.get("ps1", "[sb] >>> ")
+    sys.ps2 = fields.get("ps2", "[sb] ... ")
+    banner = fields.get("banner", "")
+    if banner:
+        sys.stderr.write(banner)
+        sys.stderr.flush()
+    startup = fields.get("startup", "")
+    if startup:
+        _run_startup(startup)
+
+
+def _run_startup(path: str) -> None:
+    """``PYTHONSTARTUP`` (CPython runs it for the REPL; under python-sb only when granted)."""
+
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError as exc:
+        sys.stderr.write(f"Could not open PYTHONSTARTUP\n{type(exc).__name__}: {exc}\n")
+        return
+    try:
+        exec(compile(source, path, "exec"), sys.modules["__main__"].__dict__)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        exc.__traceback__ = _strip(exc.__traceback__)
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+
+
+def start_ipython(fields: dict[str, str]) -> None:
+    """Run IPython in ``__main__`` with the sandbox banner and prompts."""
+
+    from IPython import start_ipython as _start  # type: ignore[import-not-found]
+    from IPython.terminal.prompts import Prompts, Token  # type: ignore[import-not-found]
+    from traitlets.config import Config  # type: ignore[import-not-found]
+
+    class SandboxPrompts(Prompts):  # type: ignore[misc]
+        def in_prompt_tokens(self) -> list[tuple[Any, str]]:
+            return [(Token.Prompt, "[sb] "), *super().in_prompt_tokens()]
+
+    config = Config()
+    config.TerminalInteractiveShell.banner1 = fields.get("banner", "")
+    config.TerminalInteractiveShell.prompts_class = SandboxPrompts
+    _start(argv=[], user_ns=sys.modules["__main__"].__dict__, config=config)
+
+
+# -- entry points --------------------------------------------------------------------------------
+
+
+def arm_guard(policy_json: bytes, src_dir: str, runtime_fields: dict[str, str]) -> None:
+    """Import the Python layer (lazily: only runs that arm it pay for it) and arm it."""
+
+    import json
+
+    saved = sys.path[:]
+    sys.path.append(src_dir)
+    try:
+        from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
+        from pysandboxes.policy.model import Policy
+        from pysandboxes.runtime import RunContext
+    finally:
+        sys.path[:] = saved
+    context_json, _, policy_text = policy_json.partition(b"\n")
+    context = RunContext.from_dict(json.loads(context_json))
+    policy = Policy.from_json(policy_text.decode())
+    arm(policy, context)
+
+
+def main(fd: int, src_dir: str) -> None:
+    """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
+
+    fields, args, policy_json = decode_run(_read_fd(fd))
+    saved_path = sys.path[:]
+    tmpdir = fields.get("tmpdir", "")
+    if tmpdir:
+        _register_tmpdir_cleanup(tmpdir)
+    program = Program(
+        fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
+    )
+    orig = fields.get("orig_argv")
+    if orig is not None:
+        sys.orig_argv[:] = [sys.executable, *orig.split("\x1f")] if orig else [sys.executable]
+    sys.argv[:] = program.argv(fields.get("argv0"))
+    isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
+    # The -c bootstrap put '' (the cwd) first in sys.path: keep it away until the program runs,
+    # so that no file in the cwd can stand in for a module the bootstrap imports.
+    if saved_path and saved_path[0] == "" and not isolated:
+        saved_path = saved_path[1:]
+    sys.path[:] = saved_path
+    program.load()
+    if fields.get("arm") == "1":
+        arm_guard(policy_json, src_dir, fields)
+    set_path0(program, isolated=isolated, saved_path=saved_path)
+    program.prepare_main()
+    if program.kind == "repl":
+        if fields.get("ipython") == "1":
+            start_ipython(fields)
+            return
+        interactive_setup(fields)
+        return
+    if fields.get("inspect_prompt") == "1":
+        sys.ps1, sys.ps2 = fields.get("ps1", "[sb] >>> "), fields.get("ps2", "[sb] ... ")
+    run_program(program)
+
+
+# The names it defines live in __main__ until the program's namespace replaces them; nothing
+# follows the call, so clearing that namespace under the running bootstrap is harmless.
+BOOTSTRAP = (
+    "def _pysb(path, fd, src):\n"
+    "    from _frozen_importlib_external import spec_from_file_location\n"
+    "    from _frozen_importlib import module_from_spec\n"
+    "    spec = spec_from_file_location('pysandboxes_child', path)\n"
+    "    module = module_from_spec(spec)\n"
+    "    spec.loader.exec_module(module)\n"
+    "    module.main(fd, src)\n"
+    "_pysb({path!r}, {fd}, {src!r})\n"
+)
+
+
+def bootstrap_code(fd: int) -> str:
+    """The ``-c`` code that loads this file by path and hands it descriptor ``fd``."""
+
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return BOOTSTRAP.format(path=os.path.abspath(__file__), fd=fd, src=src)
+
+
+# -- os-sandbox=none: the program in python-sb's own interpreter ---------------------------------
+
+
+def _apply_in_process_options(options: list[str]) -> None:
+    """Apply the CPython options that still mean something after start-up (``none``)."""
+
+    warn: list[str] = []
+    i = 0
+    while i < len(options):
+        option = options[i]
+        if option == "-W":
+            warn.append(options[i + 1])
+            i += 2
+            continue
+        if option == "-B":
+            sys.dont_write_bytecode = True
+        elif option == "-u":
+            import io
+
+            for name in ("stdout", "stderr"):
+                stream = getattr(sys, name)
+                raw = io.FileIO(stream.fileno(), "w", closefd=False)
+                setattr(
+                    sys,
+                    name,
+                    io.TextIOWrapper(
+                        raw, encoding=stream.encoding, errors=stream.errors, write_through=True
+                    ),
+                )
+        i += 1
+    if warn:
+        import warnings
+
+        sys.warnoptions.extend(warn)
+        warnings._processoptions(warn)  # type: ignore[attr-defined]
+
+
+def _interact(banner: str) -> None:
+    """The REPL of an in-process run (``-i``, or no program): ``code`` with readline."""
+
+    import code
+
+    try:  # noqa: SIM105
+        import readline  # noqa: F401  (line editing and history for input())
+    except ImportError:
+        pass
+    console = code.InteractiveConsole(sys.modules["__main__"].__dict__)
+    console.interact(banner=banner, exitmsg="")
+
+
+def run_in_process(
+    fields: dict[str, str],
+    args: list[str],
+    *,
+    policy: Any,
+    context: Any,
+    env: dict[str, str],
+    options: list[str],
+) -> int:
+    """Run the program in this interpreter (``os-sandbox=none``); its exit status.
+
+    ``SystemExit`` and uncaught exceptions leave through the caller as they would leave a plain
+    ``python`` (the exception is printed here, without python-sb's frames, then re-raised).
+    """
+
+    import types
+
+    os.environ.clear()
+    os.environ.update(env)
+    tmpdir = fields.get("tmpdir", "")
+    if tmpdir:
+        _register_tmpdir_cleanup(tmpdir)
+    _apply_in_process_options(options)
+    program = Program(
+        fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
+    )
+    orig = fields.get("orig_argv", "")
+    sys.orig_argv[:] = [sys.executable, *(orig.split("\x1f") if orig else [])]
+    sys.argv[:] = program.argv(fields.get("argv0"))
+    own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
+    saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    sys.path[:] = saved_path
+    program.load()
+    if fields.get("arm") == "1":
+        from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
+
+        arm(policy, context)
+    set_path0(program, isolated=own_isolated, saved_path=saved_path)
+    program.prepare_main()
+    inspect = "-i" in options
+    if inspect or program.kind == "repl":
+        sys.ps1 = fields.get("ps1", "[sb] >>> ")
+        sys.ps2 = fields.get("ps2", "[sb] ... ")
+    if program.kind == "repl":
+        if fields.get("ipython") == "1":
+            start_ipython(fields)
+            return 0
+        startup = fields.get("startup", "")
+        if startup:
+            _run_startup(startup)
+        _interact(fields.get("banner", ""))
+        return 0
+    try:
+        program.run()
+    except SystemExit as exc:
+        if not inspect:
+            raise
+        report_uncaught(exc)
+        sys.excepthook = sys.excepthook.previous  # type: ignore[attr-defined]
+    except BaseException as exc:
+        report_uncaught(exc)
+        if not inspect:
+            raise
+        sys.excepthook = sys.excepthook.previous  # type: ignore[attr-defined]
+    if inspect:
+        _interact("")
+    return 0

@@ -1,0 +1,455 @@
+"""``python-sb``: the command line entry point (console script ``pysandboxes.launch.cli:main``).
+
+One run: split the command line (:mod:`pysandboxes.launch.argv`), locate and load the rule file,
+choose the mode (enforce, learn, audit) and the provider, build the child's environment and
+private temporary directory, then either ``exec`` the sandboxed interpreter (the usual case: no
+process stays behind), stay as its supervisor (learning, audit, a provider that needs a parent),
+or run the program in this very interpreter (``os-sandbox=none``).
+
+Sub-commands are spelled as options before the program, ``python-sb --<verb>``
+(``--explain``; later ``--review``, ``--check``), so no script name can collide with them.
+
+Start-up time matters (DESIGN decision 7): only ``os`` and ``sys`` are imported at module level;
+everything else is imported where it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_text
+
+if TYPE_CHECKING:
+    from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.base import Prepared
+    from pysandboxes.runtime import RunContext
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``python-sb`` with ``argv`` (default ``sys.argv[1:]``); the exit status.
+
+    The program's own exit does not always return here: after ``exec`` python-sb is the program.
+    """
+
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        cmd = parse(words)
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n{usage_text()}")
+        return 2
+    if cmd.action == "help":
+        sys.stdout.write(help_text())
+        return 0
+    if cmd.action == "version":
+        version = sys.version if cmd.version_level >= 2 else sys.version.split()[0]
+        sys.stdout.write(f"Python {version}\n")
+        return 0
+    if cmd.action in ("help-env", "help-xoptions", "help-all"):
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
+    from pysandboxes.errors import ConfigError
+
+    try:
+        if cmd.action == "explain":
+            from pysandboxes.tools.explain import explain
+
+            return explain(cmd)
+        return run(cmd)
+    except ConfigError as exc:
+        say_refused(exc)
+        return 2
+
+
+def say_refused(exc: Exception) -> None:
+    """A refused configuration: every problem on its own line, nothing ran (exit status 2)."""
+
+    lines = str(exc).splitlines() or ["configuration refused"]
+    sys.stderr.write("".join(f"{PROG}: {line}\n" for line in lines))
+    sys.stderr.write(f"{PROG}: nothing was run\n")
+
+
+def help_text() -> str:
+    return (
+        f"usage: {PROG} [python options] [--key=value ...] [--pysandboxes-config=FILE]\n"
+        "                 [--learn[=FILE] | --audit] [--denials=FILE]\n"
+        "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
+        f"       {PROG} --explain [--json] [same arguments as a run]\n"
+        "\n"
+        "Runs a Python program with the rights stated in a .py-sandboxes rule file.\n"
+        "\n"
+        "python-sb options (before the program):\n"
+        "--key=value      : add the rule line key=value (origin <arg>); --key alone means key=\n"
+        "                   e.g. --os-sandbox=subprocess, --py-sandbox=false, --env=NAME=value\n"
+        "--pysandboxes-config=FILE, --pysandboxes-config FILE\n"
+        "                 : use FILE as the rule file\n"
+        "--learn[=FILE]   : learning mode: allow everything, write the rules of what the\n"
+        "                   program did to FILE (default: the rule file in use)\n"
+        "--audit          : enforce nothing, report what the rules would refuse\n"
+        "--denials=FILE   : append every refusal to FILE as one JSON line\n"
+        "--explain        : print the effective policy and the provider; run nothing\n"
+        "--json           : with --explain, print it as JSON\n"
+        "\n"
+        "Python options: every option of python itself (-c, -m, -i, -I, -E, -s, -S, -u, -O,\n"
+        "-B, -q, -v, -b, -d, -P, -R, -x, -W arg, -X opt, --check-hash-based-pycs, -V, -h).\n"
+        f"See `{sys.executable} -h' for their meaning, and docs/cli.md.\n"
+    )
+
+
+# -- one run ---------------------------------------------------------------------------------------
+
+
+class RunPlan:
+    """What the rules and the command line decide before anything runs (shared with
+    ``--explain``): the rule file, the policy, the mode and the provider."""
+
+    def __init__(
+        self,
+        cmd: CommandLine,
+        cwd: str,
+        policy: Policy,
+        rule_file: str,
+        rule_file_exists: bool,
+        mode: str,
+        learn_output: str | None,
+    ) -> None:
+        self.cmd = cmd
+        self.cwd = cwd
+        self.policy = policy
+        self.rule_file = rule_file
+        self.rule_file_exists = rule_file_exists
+        self.mode = mode
+        self.learn_output = learn_output
+
+    @property
+    def provider_name(self) -> str:
+        """The provider that runs the program: learning and audit never apply the kernel layer."""
+
+        if self.mode != "enforce":
+            return "subprocess"
+        return str(self.policy.os_sandbox.value)
+
+
+def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
+    """Locate and load the rules, check the lock, choose the mode. ``ConfigError`` if refused."""
+
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.policy import check_lock, load_policy
+    from pysandboxes.policy.locate import find_rule_file
+
+    if cmd.audit and cmd.learn is not None:
+        raise ConfigError("<arg>: --learn and --audit cannot be combined (choose one)")
+    rule_file = find_rule_file(cmd.config, cmd.kind, cmd.target, cwd)
+    exists = os.path.isfile(rule_file)
+    if cmd.config is not None and not exists and os.path.exists(rule_file):
+        raise ConfigError(f"{rule_file}: --pysandboxes-config names something that is not a file")
+    rules = list(cmd.rules)
+    if cmd.learn is not None:
+        rules.append(("learn", cmd.learn))
+    policy = load_policy(rule_file, cli_rules=rules, environ=os.environ, cwd=cwd)
+    check_lock(policy, learning_requested=False, rule_file_missing=not exists)
+    learn_output: str | None = None
+    if cmd.audit:
+        mode = "audit"
+    elif cmd.learn is not None or policy.learn.value or not exists:
+        mode = "learn"
+        learn_output = str(policy.learn.value or rule_file)
+    else:
+        mode = "enforce"
+    return RunPlan(cmd, cwd, policy, rule_file, exists, mode, learn_output)
+
+
+def learning_session_class() -> Any:
+    """``LearningSession``, or ``None`` when this version has no learning mode."""
+
+    try:
+        from pysandboxes.learn.session import LearningSession
+    except ImportError as exc:
+        if exc.name is not None and not exc.name.startswith("pysandboxes.learn"):
+            raise
+        return None
+    return LearningSession
+
+
+def _refuse_without_learning(plan: RunPlan) -> None:
+    from pysandboxes.errors import ConfigError
+
+    if not plan.rule_file_exists:
+        raise ConfigError(
+            f"no rule file: {plan.rule_file} does not exist (it was looked for there; "
+            "learning mode, which would write it, is not available in this version)"
+        )
+    raise ConfigError("learning and audit mode are not available in this version of python-sb")
+
+
+def _prefixes() -> tuple[str, ...]:
+    """The interpreter's installation and site directories (readable by default, SPEC §3.1)."""
+
+    found: list[str] = []
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        if path and path not in found:
+            found.append(path)
+    for entry in sys.path:
+        if entry and ("site-packages" in entry or "dist-packages" in entry) and entry not in found:
+            found.append(entry)
+    src = _src_dir()
+    if src not in found:
+        found.append(src)
+    return tuple(found)
+
+
+def _src_dir() -> str:
+    """The directory that holds the ``pysandboxes`` package."""
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _banner(plan: RunPlan, *, quiet: bool) -> str:
+    from pysandboxes.policy.model import display_path
+
+    python_layer = "on" if plan.policy.py_sandbox.value else "off"
+    if plan.mode == "learn":
+        what = "LEARNING session (everything the program does is allowed and recorded)"
+    elif plan.mode == "audit":
+        what = "AUDIT session (nothing refused; what the rules would refuse is reported)"
+    else:
+        what = "sandboxed session"
+    rules = display_path(plan.rule_file) if plan.rule_file_exists else "(no rule file)"
+    line = (
+        f"{PROG}: {what}: rules {rules}, os-sandbox={plan.provider_name}, "
+        f"Python layer {python_layer}\n"
+    )
+    if quiet:
+        return line
+    head = f"Python {sys.version} on {sys.platform}\n"
+    if "-S" not in plan.cmd.python_options:
+        head += 'Type "help", "copyright", "credits" or "license" for more information.\n'
+    return head + line
+
+
+def _use_ipython(plan: RunPlan) -> bool:
+    """IPython for the REPL when it is installed and ``python-import`` allows it."""
+
+    import importlib.util
+
+    if importlib.util.find_spec("IPython") is None:
+        return False
+    if not plan.policy.py_sandbox.value or plan.mode != "enforce":
+        return True
+    from pysandboxes.policy.decide import import_allowed
+
+    return import_allowed(plan.policy, "IPython")
+
+
+def run(cmd: CommandLine) -> int:
+    """Run the program of ``cmd`` under its rules; the exit status (or never, after exec)."""
+
+    cwd = os.getcwd()
+    if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
+        cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
+    plan = plan_run(cmd, cwd)
+    session_class = None
+    if plan.mode != "enforce":
+        session_class = learning_session_class()
+        if session_class is None:
+            _refuse_without_learning(plan)
+
+    from pysandboxes.errors import ConfigError, ProviderUnavailableError
+    from pysandboxes.launch import tmpdir as tmp
+    from pysandboxes.policy.decide import build_environment
+    from pysandboxes.providers import get_provider
+    from pysandboxes.runtime import RunContext
+
+    name = plan.provider_name
+    provider = get_provider(name)
+    available = provider.availability()
+    if not available:
+        hint = f" ({available.install_hint})" if available.install_hint else ""
+        raise ProviderUnavailableError(
+            f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+        )
+    if name == "none":
+        from pysandboxes.providers.none import IN_PROCESS_OPTIONS
+
+        refused = [
+            o for o in cmd.python_options if o.startswith("-") and o not in IN_PROCESS_OPTIONS
+        ]
+        if refused:
+            raise ConfigError(
+                f"<arg>: os-sandbox=none runs the program in python-sb's own interpreter, "
+                f"which has already started: {' '.join(refused)} cannot be applied "
+                "(use os-sandbox=subprocess)"
+            )
+
+    env = build_environment(plan.policy, os.environ)
+    base = tmp.base_directory(os.environ)
+    tmp.sweep(base)
+    tmpdir = tmp.create(base)
+    try:
+        env.setdefault("TMPDIR", tmpdir)
+        program = cmd.program
+        if cmd.kind == "script" and program is not None:
+            program = os.path.abspath(program)
+        session = None
+        if session_class is not None:
+            session = session_class(
+                plan.policy,
+                mode=plan.mode,
+                output=plan.learn_output,
+                cwd=cwd,
+                program_kind=cmd.kind,
+                program=program,
+                denials_file=_abs(cmd.denials),
+                tmpdir=tmpdir,
+                prefixes=_prefixes(),
+            )
+        context = RunContext(
+            mode=plan.mode,  # type: ignore[arg-type]
+            provider=name,
+            cwd=cwd,
+            tmpdir=tmpdir,
+            program_kind=cmd.kind,  # type: ignore[arg-type]
+            program=program,
+            python=sys.executable,
+            prefixes=_prefixes(),
+            record_fd=session.child_fd() if session is not None else -1,
+            denials_file=_abs(cmd.denials),
+        )
+        arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
+        fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
+        if name == "none":
+            from pysandboxes.launch.child import run_in_process
+
+            return run_in_process(
+                fields,
+                cmd.args,
+                policy=plan.policy,
+                context=context,
+                env=env,
+                options=cmd.python_options,
+            )
+        return _launch(plan, cmd, provider, context, env, fields, session)
+    except BaseException:
+        from pysandboxes.launch.child import remove_tree
+
+        remove_tree(tmpdir)
+        raise
+
+
+def _abs(path: str | None) -> str | None:
+    return None if path is None else os.path.abspath(os.path.expanduser(path))
+
+
+def _child_fields(
+    plan: RunPlan, cmd: CommandLine, *, arm: bool, tmpdir: str, env: dict[str, str]
+) -> dict[str, str]:
+    """The run description the bootstrap reads (see ``child.py``)."""
+
+    fields = {
+        "kind": cmd.kind,
+        "program": cmd.program or "",
+        "x": "1" if cmd.skip_first_line else "0",
+        "tmpdir": tmpdir,
+        "arm": "1" if arm else "0",
+        "orig_argv": "\x1f".join(cmd.python_words),
+    }
+    if cmd.kind == "stdin" and cmd.no_program:
+        fields["argv0"] = ""
+    if "-i" in cmd.python_options or cmd.kind == "repl":
+        fields["inspect_prompt"] = "1"
+    if cmd.kind == "repl":
+        fields["banner"] = _banner(plan, quiet="-q" in cmd.python_options)
+        isolated = "-E" in cmd.python_options or "-I" in cmd.python_options
+        startup = env.get("PYTHONSTARTUP", "")
+        if startup and not isolated:
+            fields["startup"] = startup
+        if os.isatty(0) and _use_ipython(plan):
+            fields["ipython"] = "1"
+    return fields
+
+
+def _policy_fd(data: bytes) -> int:
+    """An inheritable descriptor holding ``data`` (a memfd; an unlinked file where there is
+    none), read from offset 0 by the child."""
+
+    try:
+        fd = os.memfd_create("pysandboxes-run", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="pysb-run-")
+        os.unlink(path)
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.set_inheritable(fd, True)
+    return fd
+
+
+def _launch(
+    plan: RunPlan,
+    cmd: CommandLine,
+    provider: Any,
+    context: RunContext,
+    env: dict[str, str],
+    fields: dict[str, str],
+    session: Any,
+) -> int:
+    """Exec the sandboxed interpreter, or supervise it when a parent must stay."""
+
+    from pysandboxes.launch.child import bootstrap_code, encode_run
+    from pysandboxes.providers.base import Launch
+
+    payload = encode_run(fields, cmd.args, _context_json(context) + "\n" + plan.policy.to_json())
+    fd = _policy_fd(payload)
+    options = list(cmd.python_options)
+    if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
+        options.append("-i")  # the native REPL starts when the bootstrap returns
+    child_argv = (sys.executable, *options, "-c", bootstrap_code(fd))
+    pass_fds = (fd,) if context.record_fd < 0 else (fd, context.record_fd)
+    launch = Launch(
+        policy=plan.policy,
+        context=context,
+        child_argv=child_argv,
+        env=env,
+        pass_fds=pass_fds,
+        cwd=plan.cwd,
+    )
+    prepared: Prepared = provider.prepare(launch)
+    for warning in prepared.warnings:
+        sys.stderr.write(f"{PROG}: {warning}\n")
+    if session is not None or prepared.needs_parent:
+        return _supervise(prepared, session, context)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for step in prepared.pre_exec:
+        step()
+    os.execve(prepared.argv[0], prepared.argv, prepared.env)
+    raise AssertionError("unreachable")
+
+
+def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
+    from pysandboxes.launch.child import remove_tree
+    from pysandboxes.launch.supervisor import supervise
+
+    def remove_tmpdir(_status: int | None) -> None:
+        if context.tmpdir:
+            remove_tree(context.tmpdir)
+
+    on_exit = [session.finish] if session is not None else []
+    on_exit.append(remove_tmpdir)
+    return supervise(
+        prepared,
+        on_start=session.start if session is not None else None,
+        on_exit=on_exit,
+    )
+
+
+def _context_json(context: RunContext) -> str:
+    import json
+
+    return json.dumps(context.to_dict(), separators=(",", ":"))

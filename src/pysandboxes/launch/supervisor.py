@@ -1,0 +1,117 @@
+"""python-sb as a parent, for the runs that need one (DESIGN decision 4).
+
+Most runs ``exec`` the sandboxed interpreter. A parent stays only when something must happen
+after the program ends or beside it: learning and audit output, a provider's network helper or
+VM (``Prepared.needs_parent``). The supervisor then:
+
+- spawns the child (``fork`` + the provider's ``pre_exec`` callables + ``execve``);
+- forwards SIGINT, SIGTERM and SIGHUP *sent to python-sb* to the child. A signal the terminal
+  sends (Ctrl-C, hang-up) already reaches the whole foreground process group, child included, so
+  it is not sent a second time: signals are taken synchronously with ``sigwaitinfo`` and only
+  those whose ``si_code`` says a process sent them are forwarded;
+- waits, runs the cleanups and the ``on_exit`` callback (the learning session's ``finish``) on
+  every exit path;
+- ends like the child: the same exit status, or death by the same signal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+
+from pysandboxes.providers.base import Prepared
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: ``si_code`` values of a signal sent by a process (kill, sigqueue, tkill).
+_SENT_BY_PROCESS = {0, -1, -6}  # SI_USER, SI_QUEUE, SI_TKILL
+
+
+def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    # The child: restore the signal mask and dispositions, apply the provider, exec.
+    try:
+        for signum in FORWARDED:
+            signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        for step in prepared.pre_exec:
+            step()
+        os.execve(prepared.argv[0], prepared.argv, prepared.env)
+    except BaseException as exc:
+        try:
+            os.write(2, f"python-sb: cannot start the sandboxed program: {exc}\n".encode())
+        finally:
+            os._exit(127)
+    raise AssertionError("unreachable")
+
+
+def _status(wait_status: int) -> int:
+    """``subprocess``-style status: the exit code, or minus the signal number."""
+
+    if os.WIFSIGNALED(wait_status):
+        return -os.WTERMSIG(wait_status)
+    return os.waitstatus_to_exitcode(wait_status)
+
+
+def supervise(
+    prepared: Prepared,
+    *,
+    on_start: Callable[[], None] | None = None,
+    on_exit: Sequence[Callable[[int | None], None]] = (),
+) -> int:
+    """Run ``prepared`` as a child and return python-sb's exit status (never returns when the
+    child died by a signal: python-sb then dies by the same signal, after every cleanup)."""
+
+    watched = {*FORWARDED, signal.SIGCHLD}
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    status: int | None = None
+    try:
+        pid = _spawn(prepared, old_mask)
+        if on_start is not None:
+            on_start()
+        while status is None:
+            info = signal.sigwaitinfo(watched)
+            if info.si_signo == signal.SIGCHLD:
+                done, wait_status = os.waitpid(pid, os.WNOHANG)
+                if done == pid:
+                    status = _status(wait_status)
+            elif info.si_code in _SENT_BY_PROCESS and info.si_pid != pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, info.si_signo)
+    finally:
+        for callback in on_exit:
+            try:
+                callback(status)
+            except Exception as exc:  # the program's status must survive a cleanup problem
+                sys.stderr.write(f"python-sb: during exit: {type(exc).__name__}: {exc}\n")
+        for cleanup in prepared.cleanup:
+            try:
+                cleanup()
+            except Exception as exc:
+                sys.stderr.write(f"python-sb: cleanup: {type(exc).__name__}: {exc}\n")
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    if status is not None and status < 0:
+        die_by_signal(-status)
+    return status if status is not None else 1
+
+
+def die_by_signal(signum: int) -> None:
+    """End python-sb by ``signum``, as the child ended (no core file of the supervisor)."""
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+    os.kill(os.getpid(), signum)
+    # A signal that does not end the process by default (SIGCHLD, SIGCONT...): exit like a shell.
+    os._exit(128 + signum)

@@ -1,0 +1,49 @@
+"""``os-sandbox=none``: the Python layer alone, in python-sb's own interpreter.
+
+Nothing is exec'd: the launcher arms the guard and runs the program in the process that parsed
+the command line, which saves the start of a second interpreter. The price, documented in
+``docs/providers/none.md``:
+
+- CPython options that act when an interpreter starts (``-I``, ``-E``, ``-S``, ``-s``, ``-O``,
+  ``-X``, ...) cannot be applied any more and are refused; ``-B``, ``-W``, ``-u``, ``-q``, ``-i``
+  and ``-x`` are applied in-process;
+- the environment is filtered in ``os.environ`` (and the C library's ``environ``), but
+  ``/proc/self/environ`` still shows the block python-sb was started with: use ``subprocess``
+  when a secret in the environment matters;
+- python-sb's own modules stay loaded in the program's interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pysandboxes.policy.model import Policy
+from pysandboxes.providers.base import Availability, Launch, Prepared
+
+#: Options the in-process run applies itself (see pysandboxes.launch.child.run_in_process).
+IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})
+
+
+class NoneProvider:
+    """Run in-process; ``Prepared.in_process`` tells the launcher not to exec."""
+
+    name = "none"
+    kernel = False
+
+    def availability(self) -> Availability:
+        return Availability(True)
+
+    def prepare(self, launch: Launch) -> Prepared:
+        return Prepared(argv=[], env=dict(launch.env), in_process=True)
+
+    def explain(self, policy: Policy) -> Sequence[str]:
+        python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"
+        return [
+            "runs in python-sb's own interpreter: no separate process, no kernel boundary",
+            f"the Python layer ({python}) is the only enforcement",
+            "the environment is filtered in os.environ only: /proc/self/environ still shows",
+            "  python-sb's original environment (use os-sandbox=subprocess to hide it)",
+        ]
+
+
+PROVIDER = NoneProvider()

@@ -1,0 +1,42 @@
+"""``os-sandbox=subprocess``: a fresh interpreter with a clean environment, no kernel boundary.
+
+python-sb ``exec``s ``python [options] -c BOOTSTRAP`` in its own process (DESIGN decision 4): no
+extra process stays, signals and exit statuses are the program's own. What this provider gives
+over ``none``: the program's interpreter starts with only the environment ``env=`` grants (also
+in ``/proc/self/environ``), honours every CPython option, and holds nothing of python-sb's own
+state. What it does not give: any kernel restriction. The Python layer (``py-sandbox=true``) is
+the only enforcement; hostile code gets around it (SPEC §0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pysandboxes.policy.model import Policy
+from pysandboxes.providers.base import Availability, Launch, Prepared
+
+
+class SubprocessProvider:
+    """The command built by the launcher, exec'd as is, with the filtered environment."""
+
+    name = "subprocess"
+    kernel = False
+
+    def availability(self) -> Availability:
+        return Availability(True)
+
+    def prepare(self, launch: Launch) -> Prepared:
+        return Prepared(
+            argv=list(launch.child_argv), env=dict(launch.env), pass_fds=tuple(launch.pass_fds)
+        )
+
+    def explain(self, policy: Policy) -> Sequence[str]:
+        python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"
+        return [
+            "a separate interpreter started with only the environment env= grants",
+            f"no kernel boundary: the Python layer ({python}) is the only enforcement;",
+            "  enough against misused legitimate code, not against hostile code",
+        ]
+
+
+PROVIDER = SubprocessProvider()
