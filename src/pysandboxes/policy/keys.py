@@ -283,7 +283,7 @@ def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
     import difflib
 
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return found[0] if found else None
 
 

@@ -113,10 +113,13 @@ class Loader:
                 text = _read(path)
             except FileNotFoundError:
                 return
+            except _NotUtf8 as exc:
+                self.error(Origin(path, exc.line), "the rule file is not UTF-8 text")
+                return
             except (OSError, ValueError) as exc:
                 self.problems.append(
                     ConfigProblem(
-                        str(Origin(path, 0)),
+                        str(Origin(path, 0)).removesuffix("(0)"),
                         f"cannot read the rule file: {_reason(exc)}",
                         (path, 0),
                     )
@@ -260,13 +263,19 @@ def _env_var_check(name: str) -> Callable[[str], str | None]:
     return check
 
 
+class _NotUtf8(ValueError):
+    def __init__(self, line: int) -> None:
+        super().__init__(f"not UTF-8 text (line {line})")
+        self.line = line
+
+
 def _read(path: str) -> str:
     with open(path, "rb") as handle:
         data = handle.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (byte {exc.start})") from None
+        raise _NotUtf8(data.count(b"\n", 0, exc.start) + 1) from None
 
 
 def _reason(exc: BaseException) -> str:
