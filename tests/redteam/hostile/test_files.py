@@ -1,0 +1,80 @@
+"""Files: reading outside the exposures (three ways), writing where no rule grants it, links."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.redteam.hostile.harness import (
+    Scene,
+    assert_reached,
+    assert_refused,
+    expect_refusal,
+)
+
+READS = ["read_open.py", "read_libc.py", "read_child.py"]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("program", READS)
+def test_read_outside_exposures(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, program: str
+) -> None:
+    objective = program.removesuffix(".py")
+    expect_refusal(request, kernel_provider, objective)
+    args = (str(scene.secret), scene.secret_text)
+    assert_reached(scene.control(program, *args))
+    # ENOENT: a provider that builds the file tree from the exposures only (bwrap).
+    verdict = scene.sandboxed(kernel_provider, program, *args)
+    assert_refused(verdict, ["EACCES", "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_write_into_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "write_ro")
+    verdict = scene.sandboxed(kernel_provider, "write_file.py", "write_ro", str(scene.ro / "x"))
+    assert_refused(verdict, ["EACCES", "EROFS"], provider=kernel_provider)
+    assert not (scene.ro / "x").exists()
+    assert_reached(scene.control("write_file.py", "write_ro", str(scene.ro / "x")))
+
+
+@pytest.mark.kernel
+def test_write_into_host_tmp(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "write_tmp")
+    target = scene.root.parent / f"{scene.root.name}-host-tmp-file"  # host /tmp, not exposed
+    assert str(target).startswith("/tmp/")
+    verdict = scene.sandboxed(kernel_provider, "write_file.py", "write_tmp", str(target))
+    assert_refused(verdict, ["EACCES", "EROFS", "ENOENT"], provider=kernel_provider)
+    assert not target.exists()
+    try:
+        assert_reached(scene.control("write_file.py", "write_tmp", str(target)))
+    finally:
+        target.unlink(missing_ok=True)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("program", ["link_symlink.py", "link_hard.py"])
+def test_link_to_secret_from_writable_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, program: str
+) -> None:
+    objective = program.removesuffix(".py")
+    expect_refusal(request, kernel_provider, objective)
+    args = (str(scene.secret), scene.secret_text, str(scene.work))
+    verdict = scene.sandboxed(kernel_provider, program, *args)
+    # symlink: created, but reading through it is judged at the target (EACCES, or ENOENT where
+    # the target is absent); hard link: refused when made (EXDEV: Landlock's refer rule).
+    assert_refused(verdict, ["EACCES", "ENOENT", "EXDEV", "EPERM"], provider=kernel_provider)
+    for leftover in scene.work.iterdir():
+        leftover.unlink()
+    assert_reached(scene.control(program, *args))
+
+
+@pytest.mark.kernel
+def test_legitimate_file_work_keeps_working(kernel_provider: str, scene: Scene) -> None:
+    failed = scene.legit(
+        kernel_provider, "legit_files.py", str(scene.ro / "public.txt"), str(scene.work)
+    )
+    assert not failed, f"{kernel_provider}: legitimate steps failed: {failed}"

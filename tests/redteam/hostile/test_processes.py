@@ -1,0 +1,71 @@
+"""Other processes and the environment: secrets in env and /proc, signals, ptrace."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.redteam.hostile.harness import (
+    SECRET_VAR,
+    Scene,
+    assert_reached,
+    assert_refused,
+    expect_refusal,
+)
+
+
+@pytest.mark.kernel
+def test_environment_secret_not_inherited(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "env_secret")
+    args = (SECRET_VAR, scene.secret_text)
+    assert_reached(scene.control("env_secret.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "env_secret.py", *args)
+    # Not an errno: the variable is simply absent from the environment the launcher built.
+    assert_refused(verdict, [None], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_read_host_process_environ(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "proc_environ")
+    args = (str(scene.host_pid), scene.secret_text)
+    assert_reached(scene.control("proc_environ.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "proc_environ.py", *args)
+    # ENOENT: a provider with its own PID namespace and /proc does not see the host process.
+    assert_refused(verdict, ["EACCES", "EPERM", "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_signal_host_process(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "signal_host")
+    verdict = scene.sandboxed(kernel_provider, "signal_host.py", str(scene.host_pid))
+    # ESRCH: own PID namespace, where the host's PID names nobody (or no process of ours).
+    assert_refused(verdict, ["EPERM", "ESRCH"], provider=kernel_provider)
+    assert _alive(scene.host_pid), "the host process was killed from inside the sandbox"
+    assert_reached(scene.control("signal_host.py", str(scene.host_pid)))
+
+
+@pytest.mark.kernel
+def test_ptrace_host_process(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "ptrace_host")
+    verdict = scene.sandboxed(kernel_provider, "ptrace_host.py", str(scene.host_pid))
+    assert_refused(verdict, ["EPERM", "ESRCH", "EACCES"], provider=kernel_provider)
+    assert_reached(scene.control("ptrace_host.py", str(scene.host_pid)))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    finally:
+        os.sched_yield()

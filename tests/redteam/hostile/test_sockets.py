@@ -1,0 +1,78 @@
+"""Sockets of the host: an abstract Unix socket, TCP ports no rule grants, UDP (loopback only).
+
+``test_network_*.py`` files (network-namespace providers) sit next to this one; these tests
+cover what every kernel provider must hold with the rules of ``harness.Scene``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.redteam.hostile.harness import Scene, assert_reached, assert_refused, expect_refusal
+
+# ECONNREFUSED / ENETUNREACH: a provider with its own network namespace, where nothing listens.
+NET_REFUSALS = ["EACCES", "EPERM", "ECONNREFUSED", "ENETUNREACH"]
+
+
+@pytest.mark.kernel
+def test_connect_host_abstract_unix_socket(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "unix_abstract")
+    name = scene.abstract.address[1:]
+    assert_reached(scene.control("unix_abstract.py", name, scene.abstract.banner))
+    verdict = scene.sandboxed(kernel_provider, "unix_abstract.py", name, scene.abstract.banner)
+    assert_refused(verdict, NET_REFUSALS, provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_connect_tcp_port_no_rule_grants(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "tcp_connect")
+    args = (str(scene.forbidden.port), scene.forbidden.banner)
+    assert_reached(scene.control("tcp_connect.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "tcp_connect.py", *args)
+    assert_refused(verdict, NET_REFUSALS, provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_bind_tcp_port_no_rule_grants(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "tcp_bind")
+    verdict = scene.sandboxed(kernel_provider, "tcp_bind.py", str(scene.bind_forbidden))
+    assert_refused(verdict, ["EACCES", "EPERM"], provider=kernel_provider)
+    assert_reached(scene.control("tcp_bind.py", str(scene.bind_forbidden)))
+
+
+@pytest.mark.kernel
+def test_send_udp_no_rule_grants(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "udp_send")
+    verdict = scene.sandboxed(kernel_provider, "udp_send.py", str(scene.udp_port))
+    arrived = scene.udp_received(timeout=0.5)
+    assert arrived is None, f"{kernel_provider}: a datagram reached the host: {arrived!r}"
+    if verdict["reached"]:
+        # sendto() succeeded inside the sandbox, but (checked above) nothing left it: a provider
+        # with its own network namespace sends into its own loopback.
+        assert kernel_provider != "landlock", verdict
+    else:
+        assert_refused(verdict, NET_REFUSALS, provider=kernel_provider)
+    assert_reached(scene.control("udp_send.py", str(scene.udp_port)))
+    assert scene.udp_received(timeout=5) == b"exfiltrated"
+
+
+@pytest.mark.kernel
+def test_legitimate_network_and_process_use_keeps_working(
+    kernel_provider: str, scene: Scene
+) -> None:
+    failed = scene.legit(
+        kernel_provider,
+        "legit_net.py",
+        str(scene.granted.port),
+        scene.granted.banner,
+        str(scene.bind_granted),
+    )
+    assert not failed, f"{kernel_provider}: legitimate steps failed: {failed}"
