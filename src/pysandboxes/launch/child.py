@@ -16,9 +16,9 @@ imports nothing of the package, and nothing heavier than ``os`` and ``sys``. It 
 The same module runs a program in python-sb's own process for ``os-sandbox=none``
 (:func:`run_in_process`).
 
-Wire format (parent -> child): ``header NUL NUL json``. The header is a list of NUL-terminated
-strings: ``FORMAT``, then ``name``/``value`` pairs, then the program arguments after the marker
-``--args--``. It is decoded without the ``json`` module (which would pull ``re`` into every run);
+Wire format (parent -> child): ``SIZE LF header json``. The header (``SIZE`` bytes) is a list
+of NUL-separated strings: ``FORMAT``, then ``name``/``value`` pairs, then the program arguments
+after the marker ``--args--``. It is decoded without the ``json`` module (which would pull ``re`` into every run);
 the JSON part (``{"policy": ..., "context": ...}``) is only decoded when the guard is armed.
 Never a pickle (DESIGN decision 1).
 """
@@ -51,22 +51,22 @@ def encode_run(fields: dict[str, str], args: list[str], policy_json: str) -> byt
     for item in items:
         if "\0" in item:
             raise ValueError(f"NUL character in launch data: {item[:40]!r}")
-    header = "".join(item + "\0" for item in items)
-    return (header + "\0").encode("utf-8", "surrogateescape") + policy_json.encode()
+    header = "\0".join(items).encode("utf-8", "surrogateescape")
+    return b"%d\n" % len(header) + header + policy_json.encode()
 
 
 def decode_run(data: bytes) -> tuple[dict[str, str], list[str], bytes]:
     """Inverse of :func:`encode_run`: (fields, program args, JSON bytes)."""
 
-    end = data.index(b"\0\0")
-    header, rest = data[: end + 1], data[end + 2 :]
-    items = header.decode("utf-8", "surrogateescape").split("\0")[:-1]
+    size, _, rest = data.partition(b"\n")
+    end = int(size)
+    items = rest[:end].decode("utf-8", "surrogateescape").split("\0")
     if not items or items[0] != FORMAT:
         raise RuntimeError("python-sb: launch data of an unknown format")
     mark = items.index(ARGS_MARK)
     pairs = items[1:mark]
     fields = dict(zip(pairs[0::2], pairs[1::2], strict=True))
-    return fields, items[mark + 1 :], rest
+    return fields, items[mark + 1 :], rest[end:]
 
 
 def _read_fd(fd: int) -> bytes:

@@ -1,0 +1,273 @@
+"""``python-sb --explain [--json] [same arguments as a run]`` (SPEC §2.8).
+
+Prints what a rule file does not show on its own: every rule in effect after includes, variables
+and command-line rules, each with its origin; the mode and the provider that would run, and
+whether that provider can run on this machine; and warnings for what weakens the file as a
+policy (``./`` includes, a variable in ``os-sandbox=``, no ``learn=false`` lock, command-line
+rules, the user and node profiles not included). It runs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pysandboxes.launch.argv import CommandLine
+    from pysandboxes.launch.cli import RunPlan
+    from pysandboxes.policy.model import Origin, Policy
+
+__all__ = ["USER_PROFILE", "NODE_PROFILE", "explain", "explain_data", "render_text"]
+
+USER_PROFILE = "~/.config/py-sandboxes/user-py-sandboxes.profile"
+NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
+
+
+def explain(cmd: CommandLine) -> int:
+    """Print the explanation of the run ``cmd`` describes; exit status 0 (2 if refused)."""
+
+    from pysandboxes.launch.cli import plan_run
+
+    plan = plan_run(cmd, os.getcwd())
+    data = explain_data(plan)
+    if cmd.json:
+        import json
+
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(data))
+    return 0
+
+
+def _origin(origin: Origin | None) -> str | None:
+    return None if origin is None else str(origin)
+
+
+def _raw_line(origin: Origin) -> str | None:
+    """The line as written in its file (before variable expansion), or ``None``."""
+
+    if origin.file is None or origin.line <= 0:
+        return None
+    try:
+        with open(origin.file, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if number == origin.line:
+                    return line.rstrip("\n")
+    except OSError:
+        return None
+    return None
+
+
+def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.providers import get_provider
+
+    try:
+        provider = get_provider(name)
+    except ConfigError as exc:
+        return {
+            "name": name,
+            "kernel": name in ("landlock", "bwrap", "unshare", "qemu"),
+            "available": False,
+            "reason": str(exc).partition(": ")[2] or str(exc),
+            "install_hint": "",
+            "notes": [],
+        }
+    availability = provider.availability()
+    try:
+        notes = [str(line) for line in provider.explain(policy)]
+    except Exception as exc:  # a provider that cannot describe this policy says why
+        notes = [f"cannot describe this policy: {type(exc).__name__}: {exc}"]
+    return {
+        "name": name,
+        "kernel": bool(provider.kernel),
+        "available": bool(availability.ok),
+        "reason": availability.reason,
+        "install_hint": availability.install_hint,
+        "notes": notes,
+    }
+
+
+def _expand_profile(path: str) -> str:
+    return os.path.normpath(os.path.expanduser(path))
+
+
+def warnings_for(plan: RunPlan, provider: dict[str, Any]) -> list[str]:
+    """What weakens the rule file as a policy (SPEC §2.8), one sentence each."""
+
+    policy = plan.policy
+    found: list[str] = []
+    for include in policy.includes:
+        if include.written.startswith(("./", "../")):
+            found.append(
+                f'{include.origin}: include "{include.written}" is resolved from the current '
+                "directory: whoever runs the command can add rules there"
+            )
+    setting = policy.os_sandbox
+    if setting.origin is not None:
+        raw = _raw_line(setting.origin)
+        if raw is not None and "$" in raw:
+            found.append(
+                f"{setting.origin}: os-sandbox= uses a variable ({raw.strip()}): the environment "
+                f"of whoever runs python-sb chooses the provider (now {setting.value})"
+            )
+    if policy.lock is None:
+        found.append(
+            "no learn=false line: the configuration is not locked, so command-line rules, "
+            "--learn and the API can widen these rules"
+        )
+    arg_lines = [line for line in policy.lines if line.origin.is_arg]
+    if arg_lines:
+        found.append(
+            "command-line rules in effect: " + ", ".join(line.text for line in arg_lines)
+        )
+    if plan.rule_file_exists:
+        resolved = {include.resolved for include in policy.includes}
+        for profile in (USER_PROFILE, NODE_PROFILE):
+            if _expand_profile(profile) not in resolved:
+                found.append(
+                    f'the rule files do not include "{profile}": its rules (for every '
+                    f"{'project of the user' if profile == USER_PROFILE else 'run on this node'})"
+                    " do not apply"
+                )
+    else:
+        found.append(
+            f"the rule file {plan.rule_file} does not exist: a run starts learning mode"
+        )
+    if plan.mode == "learn":
+        found.append(
+            "learning mode: the Python layer allows everything the program does and writes it "
+            f"as rules to {plan.learn_output}; the kernel layer is not applied. Use it only "
+            "for trusted code or in a disposable environment"
+        )
+    elif plan.mode == "audit":
+        found.append("audit mode: nothing is enforced, refusals are only reported")
+    if not policy.py_sandbox.value:
+        found.append(f"py-sandbox=false ({_origin(policy.py_sandbox.origin)}): no Python layer")
+    if not provider["kernel"]:
+        found.append(
+            f"os-sandbox={provider['name']}: no kernel boundary; enough against misused "
+            "legitimate code, not against hostile code"
+        )
+    if not provider["available"]:
+        found.append(f"os-sandbox={provider['name']} cannot run here: {provider['reason']}")
+    found.extend(str(warning) for warning in policy.warnings)
+    return found
+
+
+def explain_data(plan: RunPlan) -> dict[str, Any]:
+    """The explanation as plain data (the ``--json`` form)."""
+
+    policy = plan.policy
+    provider = _provider_data(plan.provider_name, policy)
+    try:
+        from pysandboxes.policy.decide import build_environment
+
+        environment: list[str] | str = sorted(build_environment(policy, os.environ))
+    except Exception as exc:
+        environment = f"refused: {exc}"
+    cmd = plan.cmd
+    return {
+        "rule_file": plan.rule_file,
+        "rule_file_exists": plan.rule_file_exists,
+        "mode": plan.mode,
+        "learn_output": plan.learn_output,
+        "locked_by": _origin(policy.lock),
+        "program": {"kind": cmd.kind, "program": cmd.program, "args": list(cmd.args)},
+        "settings": {
+            "py-sandbox": {
+                "value": policy.py_sandbox.value,
+                "origin": _origin(policy.py_sandbox.origin),
+            },
+            "os-sandbox": {
+                "value": policy.os_sandbox.value,
+                "origin": _origin(policy.os_sandbox.origin),
+            },
+            "learn": {"value": policy.learn.value, "origin": _origin(policy.learn.origin)},
+        },
+        "rules": [
+            {"key": line.key, "value": line.value, "origin": str(line.origin)}
+            for line in policy.lines
+        ],
+        "includes": [
+            {
+                "written": include.written,
+                "resolved": include.resolved,
+                "origin": str(include.origin),
+                "status": include.status,
+            }
+            for include in policy.includes
+        ],
+        "rule_files": list(policy.rule_files),
+        "environment": environment,
+        "provider": provider,
+        "warnings": warnings_for(plan, provider),
+    }
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """The human form of :func:`explain_data`."""
+
+    from pysandboxes.policy.model import display_path
+
+    out: list[str] = []
+    exists = "" if data["rule_file_exists"] else "  (missing)"
+    out.append(f"rule file: {display_path(data['rule_file'])}{exists}")
+    mode = data["mode"]
+    if mode == "learn":
+        mode += f" (writes {display_path(data['learn_output'])})"
+    out.append(f"mode: {mode}")
+    out.append(f"locked by: {data['locked_by'] or 'nothing (no learn=false line)'}")
+    program = data["program"]
+    shown = program["program"] if program["program"] is not None else ""
+    out.append(f"program: {program['kind']} {shown}".rstrip())
+    out.append("")
+    out.append("settings:")
+    for key, setting in data["settings"].items():
+        origin = setting["origin"] or "default"
+        value = setting["value"]
+        if isinstance(value, bool):
+            value = str(value).lower()
+        out.append(f"  {key}={'' if value is None else value}    [{origin}]")
+    out.append("")
+    out.append(f"rules ({len(data['rules'])}):")
+    width = max((len(f"{r['key']}={r['value']}") for r in data["rules"]), default=0)
+    width = min(width, 60)
+    for rule in data["rules"]:
+        text = f"{rule['key']}={rule['value']}"
+        out.append(f"  {text:<{width}}  [{rule['origin']}]")
+    if data["includes"]:
+        out.append("")
+        out.append("includes:")
+        for include in data["includes"]:
+            out.append(
+                f'  include "{include["written"]}" -> {display_path(include["resolved"])}'
+                f"  {include['status']}  [{include['origin']}]"
+            )
+    out.append("")
+    env = data["environment"]
+    if isinstance(env, str):
+        out.append(f"environment: {env}")
+    else:
+        names = ", ".join(env) if env else "(none)"
+        out.append(f"environment passed to the program (values not shown): {names}; and TMPDIR")
+    provider = data["provider"]
+    out.append("")
+    state = "available here" if provider["available"] else "NOT available here"
+    boundary = "kernel boundary" if provider["kernel"] else "no kernel boundary"
+    out.append(f"provider: os-sandbox={provider['name']} ({boundary}), {state}")
+    if not provider["available"]:
+        out.append(f"  why: {provider['reason']}")
+        if provider["install_hint"]:
+            out.append(f"  install: {provider['install_hint']}")
+    for note in provider["notes"]:
+        out.append(f"  {note}")
+    out.append("")
+    if data["warnings"]:
+        out.append(f"warnings ({len(data['warnings'])}):")
+        for warning in data["warnings"]:
+            out.append(f"  - {warning}")
+    else:
+        out.append("warnings: none")
+    return "\n".join(out) + "\n"
