@@ -18,8 +18,9 @@ The same module runs a program in python-sb's own process for ``os-sandbox=none`
 
 Wire format (parent -> child): ``SIZE LF header json``. The header (``SIZE`` bytes) is a list
 of NUL-separated strings: ``FORMAT``, then ``name``/``value`` pairs, then the program arguments
-after the marker ``--args--``. It is decoded without the ``json`` module (which would pull ``re`` into every run);
-the JSON part (``{"policy": ..., "context": ...}``) is only decoded when the guard is armed.
+after the marker ``--args--``. It is decoded without the ``json`` module (which would pull ``re``
+into every run). The JSON part (the RunContext on one line, then the policy) is only decoded when
+the guard is armed.
 Never a pickle (DESIGN decision 1).
 """
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pysandboxes.launch.cli import RunPlan
     from pysandboxes.policy.model import Origin, Policy
 
-__all__ = ["USER_PROFILE", "NODE_PROFILE", "explain", "explain_data", "render_text"]
+__all__ = ["NODE_PROFILE", "USER_PROFILE", "explain", "explain_data", "render_text"]
 
 USER_PROFILE = "~/.config/py-sandboxes/user-py-sandboxes.profile"
 NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
@@ -119,9 +119,7 @@ def warnings_for(plan: RunPlan, provider: dict[str, Any]) -> list[str]:
         )
     arg_lines = [line for line in policy.lines if line.origin.is_arg]
     if arg_lines:
-        found.append(
-            "command-line rules in effect: " + ", ".join(line.text for line in arg_lines)
-        )
+        found.append("command-line rules in effect: " + ", ".join(line.text for line in arg_lines))
     if plan.rule_file_exists:
         resolved = {include.resolved for include in policy.includes}
         for profile in (USER_PROFILE, NODE_PROFILE):
@@ -132,9 +130,7 @@ def warnings_for(plan: RunPlan, provider: dict[str, Any]) -> list[str]:
                     " do not apply"
                 )
     else:
-        found.append(
-            f"the rule file {plan.rule_file} does not exist: a run starts learning mode"
-        )
+        found.append(f"the rule file {plan.rule_file} does not exist: a run starts learning mode")
     if plan.mode == "learn":
         found.append(
             "learning mode: the Python layer allows everything the program does and writes it "
