@@ -1,0 +1,80 @@
+"""Audit mode end to end, through the real ``python-sb`` (SPEC §4, issue 5).
+
+``--audit`` enforces nothing and writes nothing to the rule file; it reports, in one run, every
+access the current rules would refuse, once each, with the line that would allow it, and appends
+them as JSON lines to ``--denials=FILE``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.helpers import base_env, run_python, run_sb
+
+PROGRAMS = Path(__file__).resolve().parent / "programs" / "learn"
+SALES = "region,amount\nnorth,120.50\nsouth,80.00\n"
+
+
+def test_audit_reports_two_new_things_in_one_run_and_changes_no_rule_file(
+    home: Path, tmp_path: Path
+) -> None:
+    scripts = home / "tool"
+    scripts.mkdir()
+    script = scripts / "report.py"
+    shutil.copy(PROGRAMS / "report.py", script)
+    footer = home / ".config" / "report" / "footer.txt"
+    footer.parent.mkdir(parents=True)
+    footer.write_text("-- footer --\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "sales.csv").write_text(SALES)
+    env = base_env(home, {"REPORT_TITLE": "Audit"})
+    rule_file = scripts / ".py-sandboxes"
+
+    learn = run_sb([f"--learn={rule_file}", str(script), "sales.csv", "r.txt"], cwd=work, env=env)
+    assert learn.returncode == 0, learn.stderr
+    before = rule_file.read_bytes()
+    listing = sorted(p.name for p in scripts.iterdir())
+
+    # The new version of the script imports statistics and reads ~/.config/report/footer.txt.
+    args = [str(script), "sales.csv", "r.txt", "--extra"]
+    control = run_python(args, cwd=work, env=env)
+    assert control.returncode == 0, control.stderr
+    enforced = run_sb(args, cwd=work, env=env)
+    assert enforced.returncode != 0  # the rules do stop it (at the first new thing)
+
+    denials = tmp_path / "denials.jsonl"
+    audit = run_sb(["--audit", f"--denials={denials}", *args], cwd=work, env=env)
+    assert audit.returncode == 0, audit.stderr  # nothing was enforced: it ran to the end
+    assert audit.stdout == control.stdout
+    assert "-- footer --" in (work / "r.txt").read_text()
+
+    records = [json.loads(line) for line in denials.read_text().splitlines()]
+    kinds = {(r["kind"], r["target"]) for r in records}
+    assert ("import", "statistics") in kinds, records
+    assert any(k == "file" and t.endswith("footer.txt") for k, t in kinds), records
+    assert len(kinds) == len(records)  # each access once
+    for record in records:
+        assert record["suggestion"], record  # the line that would allow it
+        assert record["suggestion"] in audit.stderr
+    assert "statistics" in audit.stderr and "footer.txt" in audit.stderr
+
+    assert rule_file.read_bytes() == before  # byte for byte
+    assert sorted(p.name for p in scripts.iterdir()) == listing  # no backup, no temp file
+
+
+def test_audit_of_a_run_within_the_rules_reports_nothing(home: Path, project: Path) -> None:
+    rule_file = project / ".py-sandboxes"
+    code = "import json; print(json.dumps([1]))"
+    learn = run_sb([f"--learn={rule_file}", "-c", code], cwd=project, env=base_env(home))
+    assert learn.returncode == 0, learn.stderr
+    before = rule_file.read_bytes()
+    denials = project / "denials.jsonl"
+    audit = run_sb(["--audit", f"--denials={denials}", "-c", code], cwd=project, env=base_env(home))
+    assert audit.returncode == 0, audit.stderr
+    assert audit.stdout == "[1]\n"
+    assert "no access outside the rules" in audit.stderr
+    assert not denials.exists()
+    assert rule_file.read_bytes() == before
