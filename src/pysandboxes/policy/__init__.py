@@ -83,8 +83,7 @@ def check_lock(policy: Policy, *, learning_requested: bool, rule_file_missing: b
         )
     if rule_file_missing:
         where = Origin(policy.main_file, 0) if policy.main_file else Origin(None)
-        problems.append(
-            ConfigProblem(str(where), f"the rule file is missing: {reason}", where.sort_key)
-        )
+        shown = str(where).removesuffix("(0)")
+        problems.append(ConfigProblem(shown, f"the rule file is missing: {reason}", where.sort_key))
     if problems:
         raise ConfigError(problems)
