@@ -1,0 +1,214 @@
+"""The Landlock plan: ABI negotiation, path grants and the translation of net= rules.
+
+Pure functions over policies parsed by the real rule parser; applying plans is tested in
+``test_landlock_apply.py`` against the running kernel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.policy import parse_text
+from pysandboxes.policy.model import Origin, Policy, RuleLine
+from pysandboxes.providers import landlock as ll
+
+
+def policy(tmp_path: Path, *lines: str, py_sandbox: bool = False) -> Policy:
+    text = "\n".join([f"py-sandbox={'true' if py_sandbox else 'false'}", *lines, ""])
+    return parse_text(text, str(tmp_path / ".py-sandboxes"), cwd=str(tmp_path), environ={})
+
+
+def plan(tmp_path: Path, *lines: str, py_sandbox: bool = False, abi: int = 7) -> ll.Plan:
+    return ll.build_plan(policy(tmp_path, *lines, py_sandbox=py_sandbox), abi=abi)
+
+
+# -- ABI negotiation ----------------------------------------------------------------------------
+
+
+def test_rights_grow_with_each_abi_version() -> None:
+    assert ll.rights_for_abi(0) == ll.Rights(0, 0, 0)
+    one = ll.rights_for_abi(1)
+    assert one.fs == (1 << 13) - 1 and one.net == 0 and one.scoped == 0
+    assert ll.rights_for_abi(2).fs == one.fs | ll.FS_REFER
+    assert ll.rights_for_abi(3).fs == one.fs | ll.FS_REFER | ll.FS_TRUNCATE
+    four = ll.rights_for_abi(4)
+    assert four.net == ll.NET_BIND_TCP | ll.NET_CONNECT_TCP and four.scoped == 0
+    assert ll.rights_for_abi(5).fs & ll.FS_IOCTL_DEV
+    six = ll.rights_for_abi(6)
+    assert six.scoped == ll.SCOPE_ABSTRACT_UNIX_SOCKET | ll.SCOPE_SIGNAL
+    # A newer kernel gets everything this version knows, nothing it does not.
+    assert ll.rights_for_abi(9) == ll.rights_for_abi(7) == six
+
+
+def test_read_only_and_read_write_rights() -> None:
+    assert ll.RIGHTS_RO == ll.FS_READ_FILE | ll.FS_READ_DIR | ll.FS_EXECUTE
+    for right in (ll.FS_WRITE_FILE, ll.FS_REFER, ll.FS_TRUNCATE, ll.FS_MAKE_REG, ll.FS_REMOVE_FILE):
+        assert ll.RIGHTS_RW & right and not ll.RIGHTS_RO & right
+    # Device nodes are never created in a sandbox, even in a writable exposure.
+    assert not ll.RIGHTS_RW & (ll.FS_MAKE_CHAR | ll.FS_MAKE_BLOCK)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def test_exposures_and_defaults_become_grants(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "rw").mkdir()
+    result = ll.build_plan(
+        policy(tmp_path, f"expose-ro={tmp_path}/ro", f"expose-rw={tmp_path}/rw"),
+        abi=7,
+        tmpdir=str(tmp_path / "tmp"),
+        prefixes=("/usr/local/lib/python3.11",),
+        executables=("/usr/bin/python3",),
+    )
+    grants = {g.path: g for g in result.paths}
+    assert grants[f"{tmp_path}/ro"].rights == ll.RIGHTS_RO and grants[f"{tmp_path}/ro"].required
+    assert grants[f"{tmp_path}/rw"].rights == ll.RIGHTS_RW
+    assert grants[str(tmp_path / "tmp")].rights == ll.RIGHTS_RW
+    assert grants["/usr/local/lib/python3.11"].rights == ll.RIGHTS_RO
+    assert grants["/usr/bin/python3"].rights == ll.RIGHTS_RO
+    for needed in ("/etc/ld.so.cache", "/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/dev/null"):
+        assert needed in grants
+    assert grants["/dev/urandom"].rights == ll.FS_READ_FILE
+
+
+def test_system_grants_are_not_wholesale(tmp_path: Path) -> None:
+    paths = {g.path for g in plan(tmp_path).paths}
+    for broad in ("/", "/etc", "/tmp", "/var", "/home", "/root", "/usr", "/dev", "/proc", "/run"):
+        assert broad not in paths
+    assert not any(p.startswith(("/tmp/", "/home/", "/root/", "/run/", "/var/")) for p in paths)
+
+
+def test_ignore_and_rule_files_in_writable_exposure_are_noted(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_text("x")
+    result = plan(tmp_path, f"expose-rw={tmp_path}", f"ignore={tmp_path}/secret")
+    notes = "\n".join(result.unenforced)
+    assert "ignore=" in notes and "NOT enforced" in notes
+    assert ".py-sandboxes" in notes and "NOT protected" in notes
+    on = plan(tmp_path, f"expose-rw={tmp_path}", f"ignore={tmp_path}/secret", py_sandbox=True)
+    assert "Python layer only" in "\n".join(on.unenforced)
+
+
+# -- TCP ------------------------------------------------------------------------------------------
+
+
+def test_no_net_rule_refuses_all_tcp(tmp_path: Path) -> None:
+    result = plan(tmp_path)
+    assert result.connect == () and result.bind == ()
+    assert not result.allow_udp and not result.allow_unix
+
+
+def test_ports_from_allow_rules(tmp_path: Path) -> None:
+    result = plan(
+        tmp_path,
+        "net=ALLOW|TCP|*|443,8000-8002|OUT",
+        "net=ALLOW|*|*|80|OUT",
+        "net=ALLOW|TCP|*|9000|IN",
+        "net=ALLOW|UDP|*|53|IN",  # UDP does not open TCP ports
+        py_sandbox=True,
+    )
+    assert result.connect == ((80, 80), (443, 443), (8000, 8002))
+    assert result.bind == ((9000, 9000),)
+
+
+def test_allow_every_port_leaves_tcp_unrestricted(tmp_path: Path) -> None:
+    result = plan(tmp_path, "net=ALLOW|TCP|*|*|OUT")
+    assert result.connect is None and result.bind == ()
+    both = plan(tmp_path, "net=ALLOW|TCP|*|*|*")
+    assert both.connect is None and both.bind is None
+
+
+def test_deny_for_every_host_removes_ports(tmp_path: Path) -> None:
+    result = plan(tmp_path, "net=ALLOW|TCP|*|*|OUT", "net=DENY|TCP|*|25|OUT")
+    assert result.connect == ((0, 24), (26, 65535))
+
+
+def test_host_specific_allow_refused_without_python_layer(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        plan(tmp_path, "net=ALLOW|TCP|10.0.0.1|443|OUT")
+    assert "10.0.0.1" in str(info.value) and "py-sandbox=false" in str(info.value)
+    # The same port allowed for every host as well: nothing is over-granted.
+    ok = plan(tmp_path, "net=ALLOW|TCP|10.0.0.1|443|OUT", "net=ALLOW|TCP|*|443|OUT")
+    assert ok.connect == ((443, 443),)
+
+
+def test_host_specific_allow_with_python_layer_is_granted_and_noted(tmp_path: Path) -> None:
+    result = plan(tmp_path, "net=ALLOW|TCP|api.example.com|443|OUT", py_sandbox=True)
+    assert result.connect == ((443, 443),)
+    assert any("host part" in note for note in result.unenforced)
+
+
+def test_host_deny_on_open_port_refused_without_python_layer(tmp_path: Path) -> None:
+    rules = ("net=ALLOW|TCP|*|443|OUT", "net=DENY|*|10.0.0.0/8|*|OUT")
+    with pytest.raises(ConfigError) as info:
+        plan(tmp_path, *rules)
+    assert "10.0.0.0/8" in str(info.value)
+    assert plan(tmp_path, *rules, py_sandbox=True).connect == ((443, 443),)
+    # A host DENY on ports nothing opens is enforced by Landlock as it is.
+    assert plan(tmp_path, "net=DENY|*|10.0.0.0/8|*|OUT").connect == ()
+
+
+def test_old_abi_without_tcp_rules(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot restrict TCP"):
+        plan(tmp_path, abi=3)
+    noted = plan(tmp_path, abi=3, py_sandbox=True)
+    assert any("cannot restrict TCP" in n for n in noted.unenforced)
+    assert plan(tmp_path, "net=ALLOW|TCP|*|*|*", abi=3).connect is None
+
+
+def test_old_abi_without_scopes_is_noted(tmp_path: Path) -> None:
+    assert any("no scopes" in n for n in plan(tmp_path, abi=5).unenforced)
+    assert not any("no scopes" in n for n in plan(tmp_path, abi=6).unenforced)
+
+
+# -- UDP and Unix sockets -------------------------------------------------------------------------
+
+
+def test_udp_all_or_nothing_without_python_layer(tmp_path: Path) -> None:
+    assert not plan(tmp_path, "net=ALLOW|TCP|*|443|OUT").allow_udp
+    full = plan(tmp_path, "net=ALLOW|UDP|*|*|OUT")
+    assert full.allow_udp and any("UDP IN" in n for n in full.unenforced)
+    assert not any("UDP IN" in n for n in plan(tmp_path, "net=ALLOW|UDP|*|*|*").unenforced)
+    for partial in (
+        "net=ALLOW|UDP|*|53|OUT",
+        "net=ALLOW|UDP|1.1.1.1|*|OUT",
+        "net=ALLOW|UDP|*|*|IN",
+    ):
+        with pytest.raises(ConfigError, match="UDP"):
+            plan(tmp_path, partial)
+    with pytest.raises(ConfigError, match="UDP"):
+        plan(tmp_path, "net=ALLOW|*|*|*|OUT", "net=DENY|UDP|*|123|OUT")
+
+
+def test_udp_allowed_for_dns_with_python_layer(tmp_path: Path) -> None:
+    assert plan(tmp_path, "net=ALLOW|TCP|example.com|443|OUT", py_sandbox=True).allow_udp
+    assert not plan(tmp_path, py_sandbox=True).allow_udp
+    assert not plan(tmp_path, "net=ALLOW|TCP|*|8080|IN", py_sandbox=True).allow_udp
+
+
+def test_unix_sockets_parameter(tmp_path: Path) -> None:
+    base = policy(tmp_path)
+
+    def with_param(value: str) -> Policy:
+        line = RuleLine("landlock.unix-sockets", value, Origin(str(tmp_path / "f"), 3))
+        return Policy(py_sandbox=base.py_sandbox, provider_params=(line,))
+
+    assert ll.build_plan(with_param("true"), abi=7).allow_unix
+    assert not ll.build_plan(with_param("false"), abi=7).allow_unix
+    with pytest.raises(ConfigError, match="unix-sockets"):
+        ll.build_plan(with_param("sometimes"), abi=7)
+
+
+# -- port sets ------------------------------------------------------------------------------------
+
+
+def test_port_set_arithmetic() -> None:
+    assert ll._normalise([(5, 9), (1, 3), (4, 4), (20, 20)]) == ((1, 9), (20, 20))
+    assert ll._subtract(((1, 10),), ((3, 4), (9, 12))) == ((1, 2), (5, 8))
+    assert ll._subtract(ll.ALL_PORTS, ll.ALL_PORTS) == ()
+    assert ll._intersect(((1, 10),), ((5, 20),)) == ((5, 10),)
+    assert ll.format_ports(((1, 2), (7, 7))) == "1-2,7"
+    assert ll.format_ports(()) == "none"
