@@ -287,6 +287,9 @@ class Program:
             import _frozen_importlib
 
             namespace["__loader__"] = _frozen_importlib.BuiltinImporter
+            if self.kind == "stdin":
+                namespace["__file__"] = "<stdin>"
+                namespace["__cached__"] = None
         self.namespace = namespace
 
     def run(self) -> None:
@@ -302,7 +305,14 @@ class Program:
 
             runpy._run_module_as_main("__main__", alter_argv=False)  # type: ignore[attr-defined]
         elif self.code is not None:
-            exec(self.code, self.namespace)
+            try:
+                exec(self.code, self.namespace)
+            finally:
+                # CPython removes the __file__ it set once a file or stdin has run (the -i REPL
+                # that may follow does not see it).
+                if self.kind in ("script", "stdin"):
+                    self.namespace.pop("__file__", None)
+                    self.namespace.pop("__cached__", None)
 
 
 def _pyc_magic() -> bytes:
@@ -513,8 +523,20 @@ def _interact(banner: str) -> None:
         import readline  # noqa: F401  (line editing and history for input())
     except ImportError:
         pass
-    console = code.InteractiveConsole(sys.modules["__main__"].__dict__)
-    console.interact(banner=banner, exitmsg="")
+
+    class Console(code.InteractiveConsole):
+        def raw_input(self, prompt: str = "") -> str:
+            if sys.stdin.isatty():
+                return input(prompt)
+            # Like CPython's REPL without a terminal: the prompt goes to stderr.
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            return line.rstrip("\n")
+
+    Console(sys.modules["__main__"].__dict__).interact(banner=banner, exitmsg="")
 
 
 def run_in_process(

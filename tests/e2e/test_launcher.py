@@ -1,0 +1,382 @@
+"""python-sb against plain python3, through the real command, for every program form and option.
+
+Each case runs the same command line under ``python3`` and under ``python-sb`` (providers
+``subprocess`` and ``none``) and compares what the program saw (``sys.argv``, ``sys.path[0]``,
+``__file__``, ``__name__``, flags), its output, its exit status and its traceback. The rule file
+turns the Python layer off: these tests are about the launcher; the guard has its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import PYTHON, PYTHON_SB, base_env, run_python, run_sb
+
+SHOW = textwrap.dedent(
+    """
+    import json, sys
+    print(json.dumps({
+        "argv": sys.argv,
+        "path0": sys.path[0],
+        "file": globals().get("__file__"),
+        "name": __name__,
+        "spec": getattr(__spec__, "name", None),
+        "package": __package__,
+        "warnoptions": sys.warnoptions,
+        "xoptions": sorted(sys._xoptions),
+        "isolated": sys.flags.isolated,
+        "optimize": sys.flags.optimize,
+        "dont_write_bytecode": sys.dont_write_bytecode,
+    }))
+    """
+)
+
+PROVIDERS = ["subprocess", "none"]
+
+
+@pytest.fixture
+def tree(project: Path) -> Path:
+    """A project with scripts, a package with __main__, a directory and a zip application."""
+
+    (project / ".py-sandboxes").write_text("py-sandbox=false\nos-sandbox=subprocess\n")
+    (project / "sub").mkdir()
+    (project / "sub" / "show.py").write_text(SHOW)
+    (project / "link.py").symlink_to(project / "sub" / "show.py")
+    pkg = project / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(SHOW)
+    (pkg / "mod.py").write_text(SHOW)
+    app = project / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(SHOW)
+    with zipfile.ZipFile(project / "app.pyz", "w") as archive:
+        archive.writestr("__main__.py", SHOW)
+    (project / "fail.py").write_text("def inner():\n    1 / 0\n\n\ninner()\n")
+    (project / "rules.py-sandboxes").write_text("py-sandbox=false\n")
+    return project
+
+
+def both(
+    args: list[str], cwd: Path, home: Path, provider: str, stdin: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    env = base_env(home)
+    plain = run_python(args, cwd=cwd, env=env, input=stdin, timeout=60)
+    sandboxed = run_sb([f"--os-sandbox={provider}", *args], cwd=cwd, env=env, input=stdin)
+    return plain, sandboxed
+
+
+FORMS: list[list[str]] = [
+    ["sub/show.py", "a", "-b", "--c=d"],
+    ["link.py", "x"],
+    ["-m", "pkg", "1", "2"],
+    ["-m", "pkg.mod", "-m", "x"],
+    ["-mpkg.mod", "glued"],
+    ["app", "dir-arg"],
+    ["app.pyz", "zip-arg"],
+    ["-c", SHOW, "c-arg", "-c"],
+    ["-c" + SHOW, "glued"],
+    ["-", "stdin-arg"],
+    ["-I", "sub/show.py"],
+    ["-Im", "pkg.mod", "isolated"],
+    ["-P", "-c", SHOW],
+    ["-B", "-W", "error::DeprecationWarning", "-Wignore", "sub/show.py"],
+    ["--", "sub/show.py", "--", "-x"],
+]
+#: Forms that use options ``none`` cannot apply after start-up (tested separately).
+STARTUP_ONLY = {"-I", "-Im", "-P", "-X"}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: " ".join(f)[:40].replace("\n", " "))
+def test_program_forms_match_python(tree: Path, home: Path, provider: str, form: list[str]) -> None:
+    if provider == "none" and STARTUP_ONLY & set(form):
+        pytest.skip("startup options are refused by os-sandbox=none (test_none_refuses_...)")
+    stdin = SHOW if "-" in form else None
+    plain, sandboxed = both(form, tree, home, provider, stdin)
+    assert sandboxed.returncode == plain.returncode, sandboxed.stderr
+    assert sandboxed.stderr == plain.stderr
+    if plain.returncode == 0:  # (-Im pkg.mod: isolated mode does not look in the cwd)
+        assert json.loads(sandboxed.stdout) == json.loads(plain.stdout)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_stdin_without_program(tree: Path, home: Path, provider: str) -> None:
+    plain, sandboxed = both([], tree, home, provider, SHOW)
+    assert sandboxed.returncode == plain.returncode == 0, sandboxed.stderr
+    assert json.loads(sandboxed.stdout) == json.loads(plain.stdout)
+    assert json.loads(plain.stdout)["argv"] == [""]
+
+
+def test_startup_options_reach_the_child(tree: Path, home: Path) -> None:
+    args = ["-OO", "-X", "dev", "-Xutf8", "-E", "-s", "-S", "-u", "-c", SHOW]
+    plain, sandboxed = both(args, tree, home, "subprocess")
+    assert sandboxed.returncode == 0, sandboxed.stderr
+    seen = json.loads(sandboxed.stdout)
+    assert seen == json.loads(plain.stdout)
+    assert seen["optimize"] == 2 and seen["xoptions"] == ["dev", "utf8"]
+
+
+def test_none_refuses_startup_options(tree: Path, home: Path) -> None:
+    marker = tree / "ran"
+    result = run_sb(
+        ["--os-sandbox=none", "-I", "-c", f"open({str(marker)!r}, 'w')"],
+        cwd=tree,
+        env=base_env(home),
+    )
+    assert result.returncode == 2
+    assert "os-sandbox=none" in result.stderr and "-I" in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fail.py"],
+        ["-c", "import sys; sys.exit(3)"],
+        ["-c", "import sys; sys.exit('bye')"],
+        ["-c", "raise SystemExit"],
+        ["-c", "def f():\n    raise ValueError('x')\nf()"],
+        ["-c", "import sys\nsys.excepthook = lambda t, v, tb: print('hooked', t.__name__)\n1/0"],
+        ["-c", "raise KeyboardInterrupt"],
+        ["-m", "no_such_module_here"],
+        ["no_such_script.py"],
+    ],
+    ids=lambda a: " ".join(a)[:40].replace("\n", " "),
+)
+def test_exit_status_and_traceback_match_python(
+    tree: Path, home: Path, provider: str, args: list[str]
+) -> None:
+    plain, sandboxed = both(args, tree, home, provider)
+    assert sandboxed.returncode == plain.returncode, sandboxed.stderr
+    assert sandboxed.stdout == plain.stdout
+    if args[0] == "no_such_script.py":
+        # Same message, with python-sb's name in place of the interpreter's path.
+        assert plain.stderr.startswith(PYTHON.rsplit("/", 1)[0]) or "can't open" in plain.stderr
+        assert sandboxed.stderr.replace("python-sb", "X") == plain.stderr.replace(PYTHON, "X")
+    else:
+        assert sandboxed.stderr == plain.stderr
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_interactive_after_program(tree: Path, home: Path, provider: str) -> None:
+    code = "x = 20\ny = 1 / 0"
+    plain, sandboxed = both(["-i", "-c", code], tree, home, provider, "print(x + 22)\n")
+    assert sandboxed.returncode == plain.returncode == 0
+    assert sandboxed.stdout == plain.stdout == "42\n"
+    assert "ZeroDivisionError" in sandboxed.stderr
+    assert "[sb] >>> " in sandboxed.stderr  # the prompt says the session is sandboxed
+    assert "child.py" not in sandboxed.stderr and "cli.py" not in sandboxed.stderr
+
+
+def test_interactive_after_sys_exit_stays(tree: Path, home: Path) -> None:
+    plain, sandboxed = both(
+        ["-i", "-c", "import sys; z = 5; sys.exit(4)"], tree, home, "subprocess", "print(z)\n"
+    )
+    assert sandboxed.returncode == plain.returncode
+    assert sandboxed.stdout == plain.stdout == "5\n"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_repl_banner_and_prompt_on_piped_stdin(tree: Path, home: Path, provider: str) -> None:
+    result = run_sb(
+        [f"--os-sandbox={provider}", "-i"], cwd=tree, env=base_env(home), input="print(6 * 7)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "42\n"
+    assert "sandboxed session" in result.stderr
+    assert ".py-sandboxes" in result.stderr and f"os-sandbox={provider}" in result.stderr
+    assert "[sb] >>> " in result.stderr
+
+
+def test_repl_on_a_terminal(tree: Path, home: Path) -> None:
+    import pty
+    import select
+
+    pid, master = pty.fork()
+    if pid == 0:  # the child: python-sb with the pty as its terminal
+        os.chdir(tree)
+        os.execve(PYTHON_SB, [PYTHON_SB, "--os-sandbox=subprocess"], base_env(home))
+    output = b""
+    os.write(master, b"print(6 * 7)\n")
+    os.write(master, b"raise SystemExit(5)\n")
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 5, text
+    assert "sandboxed session" in text and "[sb] >>> " in text and "42" in text
+    assert "Python " + sys.version.split()[0] in text
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_signal_reaches_program(tree: Path, home: Path, provider: str, signum: int) -> None:
+    program = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    codes = []
+    for argv in ([PYTHON], [PYTHON_SB, f"--os-sandbox={provider}"]):
+        proc = subprocess.Popen(
+            [*argv, "-c", program],
+            cwd=tree,
+            env=base_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signum)
+        proc.wait(timeout=30)
+        codes.append(proc.returncode)
+    assert codes[0] == codes[1] == -signum
+
+
+def test_version_and_help(tree: Path, home: Path) -> None:
+    for args in (["-V"], ["--version"], ["-VV"]):
+        plain, sandboxed = both(args, tree, home, "subprocess")
+        assert sandboxed.returncode == 0 and sandboxed.stdout == plain.stdout
+    result = run_sb(["-h"], cwd=tree, env=base_env(home))
+    assert result.returncode == 0 and "--pysandboxes-config" in result.stdout
+    assert "--explain" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-Z"], ["--foo"], ["-c"], ["-W"], ["-X"], ["-J"], ["-m"], ["--check-hash-based-pycs", "x"]],
+    ids=" ".join,
+)
+def test_bad_options_fail_like_python(tree: Path, home: Path, args: list[str]) -> None:
+    plain = run_python(args, cwd=tree, env=base_env(home))
+    sandboxed = run_sb(args, cwd=tree, env=base_env(home))
+    assert plain.returncode == 2
+    if args == ["--foo"]:
+        # Not a CPython option: for python-sb it is the rule key "foo", which does not exist.
+        assert sandboxed.returncode == 2 and "unknown key 'foo'" in sandboxed.stderr
+        return
+    assert sandboxed.returncode == 2
+    first, usage, hint = sandboxed.stderr.splitlines()
+    assert first == plain.stderr.splitlines()[0]
+    assert usage.startswith("usage: python-sb [option] ...")
+    assert hint == "Try `python-sb -h' for more information."
+
+
+def test_python_m_pysandboxes_is_python_sb(tree: Path, home: Path) -> None:
+    env = base_env(home)
+    direct = run_sb(["sub/show.py", "q"], cwd=tree, env=env)
+    via_m = subprocess.run(
+        [PYTHON, "-m", "pysandboxes", "sub/show.py", "q"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert via_m.returncode == direct.returncode == 0, via_m.stderr
+    assert json.loads(via_m.stdout) == json.loads(direct.stdout)
+
+
+def test_config_option_both_spellings(tree: Path, home: Path) -> None:
+    other = tree / "elsewhere"
+    other.mkdir()
+    for spelling in (
+        ["--pysandboxes-config=../rules.py-sandboxes"],
+        ["--pysandboxes-config", "../rules.py-sandboxes"],
+    ):
+        result = run_sb(
+            [*spelling, "--explain", "--json", "-c", "pass"], cwd=other, env=base_env(home)
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["rule_file"] == str(tree / "rules.py-sandboxes")
+
+
+def test_refused_configuration_runs_nothing(tree: Path, home: Path) -> None:
+    marker = tree / "ran"
+    code = f"open({str(marker)!r}, 'w').close()"
+    cases = [
+        (["--no-such-key=1"], "unknown key 'no-such-key'"),
+        (["--os-sandbox=nonsense"], "os-sandbox=nonsense"),
+        (["--os-sandbox=qemu"], "os-sandbox=qemu"),
+        (["--learn", "--audit"], "--learn and --audit"),
+    ]
+    for options, message in cases:
+        result = run_sb([*options, "-c", code], cwd=tree, env=base_env(home))
+        assert result.returncode == 2, (options, result.stderr)
+        assert message in result.stderr
+        assert "nothing was run" in result.stderr
+        assert not marker.exists()
+
+
+def test_lock_refuses_command_line_rule(tree: Path, home: Path) -> None:
+    (tree / ".py-sandboxes").write_text("py-sandbox=false\nos-sandbox=subprocess\nlearn=false\n")
+    marker = tree / "ran"
+    code = f"open({str(marker)!r}, 'w').close()"
+    for options in (["--os-sandbox=none"], ["--env=X=1"], ["--learn"], ["--learn=other.rules"]):
+        result = run_sb([*options, "-c", code], cwd=tree, env=base_env(home))
+        assert result.returncode == 2, (options, result.stderr)
+        assert "learn=false" in result.stderr
+        assert ".py-sandboxes(3)" in result.stderr  # the lock line, with its origin
+        assert not marker.exists()
+    # Only the rule file itself can be chosen under the lock.
+    result = run_sb(["-c", code], cwd=tree, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    assert marker.exists()
+
+
+def test_missing_rule_file_is_named(project: Path, home: Path) -> None:
+    """Without a rule file a run starts learning; where learning cannot start, the error names
+    the file looked for. Under the lock of a chosen file, the missing file is refused."""
+
+    (project / "lock.rules").write_text('learn=false\ninclude "missing.rules"\n')
+    result = run_sb(
+        ["--pysandboxes-config=nowhere.rules", "--explain", "--json", "-c", "pass"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["rule_file"] == str(project / "nowhere.rules")
+    assert data["rule_file_exists"] is False and data["mode"] == "learn"
+    assert any("does not exist" in warning for warning in data["warnings"])
+
+
+def test_tmpdir_private_and_removed(tree: Path, home: Path) -> None:
+    base = tree / "tmpbase"
+    base.mkdir()
+    stale = base / "pysb-999999999-dead"
+    stale.mkdir()
+    (stale / "left-over").write_text("x")
+    code = (
+        "import os, stat, json; t = os.environ['TMPDIR']; s = os.stat(t);"
+        "print(json.dumps([t, stat.S_IMODE(s.st_mode), s.st_uid == os.getuid()]))"
+    )
+    for provider in PROVIDERS:
+        result = run_sb(
+            [f"--os-sandbox={provider}", "-c", code],
+            cwd=tree,
+            env=base_env(home, {"TMPDIR": str(base)}),
+        )
+        assert result.returncode == 0, result.stderr
+        path, mode, mine = json.loads(result.stdout)
+        assert os.path.dirname(path) == str(base)
+        assert mode == 0o700 and mine
+        assert not os.path.exists(path)  # removed by the child at exit
+        assert not stale.exists()  # swept: its process is gone
