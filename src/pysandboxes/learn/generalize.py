@@ -359,8 +359,9 @@ def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
     """The directory (or, inside a broad directory, the file) that grants ``access``."""
 
     path = os.path.normpath(os.path.join(ctx.cwd, access.path))
-    if not access.write and os.path.isdir(path):
-        return path, False
+    if os.path.isdir(path) and not is_broad(path, ctx):
+        # A directory listed (read), or created by the program (write): the directory itself.
+        return path, access.write
     parent = os.path.dirname(path)
     if is_broad(parent, ctx):
         return path, access.write
@@ -427,7 +428,14 @@ def _plain_ip(ip: str) -> str:
     return str(address)
 
 
-def _is_loopback(ip: str) -> bool:
+#: Names that always mean this machine (RFC 6761 reserves ``localhost`` and ``*.localhost``).
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+
+
+def _is_loopback(ip: str, host: str | None = None) -> bool:
+    if not ip and host:
+        name = host.lower().rstrip(".")
+        return name in _LOOPBACK_NAMES or name.endswith(".localhost")
     try:
         return ipaddress.ip_address(_plain_ip(ip)).is_loopback
     except ValueError:
@@ -498,7 +506,12 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         ports.setdefault(key, set())
         ranges.setdefault(key, set())
         ephemeral = low <= access.port <= high
-        if access.direction == "OUT" and binds_any_port and ephemeral and _is_loopback(access.ip):
+        if (
+            access.direction == "OUT"
+            and binds_any_port
+            and ephemeral
+            and _is_loopback(access.ip, access.host)
+        ):
             ranges[key].add((low, high))
         else:
             ports[key].add(access.port)
@@ -543,15 +556,54 @@ def wrap_names(key: str, names: Sequence[str], width: int = _WRAP) -> list[str]:
     return lines
 
 
+_ARCHIVES = (".zip", ".egg", ".whl", ".pyz")
+
+
+class _ModuleEvidence:
+    """Whether an attempted import found a module (an ``import`` event fires before the search).
+
+    ``try: import winreg / except ImportError`` probes are common in the standard library and
+    in packages; a name that does not exist is not written, since a refused import raises a
+    ``ModuleNotFoundError`` that such code already handles. Standard-library names are looked
+    up with ``importlib.util.find_spec`` (the same installation as the child); any other name is
+    kept when a recorded file path shows it (``name/``, ``name.py``, ``name.cpython-*.so``), or
+    when the run read an archive (a zip import), or when the guard reported no files at all.
+    """
+
+    def __init__(self, recording: Recording) -> None:
+        self.parts: set[str] = set()
+        self.archive = False
+        files = recording.of_type(FileAccess)
+        self.no_files = not files
+        for access in files:
+            for part in access.path.split("/"):
+                self.parts.add(part)
+                self.parts.add(part.split(".", 1)[0])
+            if access.path.endswith(_ARCHIVES):
+                self.archive = True
+
+    def found(self, name: str) -> bool:
+        if name in sys.stdlib_module_names:
+            import importlib.util
+
+            try:
+                return importlib.util.find_spec(name) is not None
+            except (ImportError, ValueError):
+                return True
+        return self.no_files or self.archive or name in self.parts
+
+
 def _imports(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     names: set[str] = set()
+    evidence = _ModuleEvidence(recording)
     for access in recording.of_type(ImportAccess):
         top = access.top_level
         if not is_module_name(top):
             learned.warnings.append(f"skipped python-import for module {shown(top)}: not a name")
             continue
-        if top != "__main__" and not _import_allowed(top, ctx):
-            names.add(top)
+        if top == "__main__" or _import_allowed(top, ctx) or not evidence.found(top):
+            continue
+        names.add(top)
     groups = (
         (
             "Modules that reach outside the interpreter (native code, processes, network, "

@@ -335,3 +335,37 @@ def test_default_grants_cover_this_interpreter() -> None:
     grants = default_grants()
     assert sys.prefix in grants
     assert "/dev/null" in grants
+
+
+def test_imports_that_found_nothing_are_not_written(tree: dict[str, Path]) -> None:
+    lib = tree["proj"] / "lib" / "tinyfmt" / "__init__.py"
+    rec = recording(
+        ImportAccess("winreg"),  # standard library, absent on this platform: a probe
+        ImportAccess("org"),  # pickle's `from org.python.core import ...` probe
+        ImportAccess("tinyfmt"),
+        ImportAccess("json"),
+        FileAccess(str(lib), False),
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "imports") == ["python-import=json", "python-import=tinyfmt"]
+
+
+def test_a_created_directory_is_granted_itself(tree: dict[str, Path]) -> None:
+    made = tree["proj"] / "db"
+    made.mkdir()
+    rec = recording(FileAccess(str(made), True), FileAccess(str(made / "x.sqlite3"), True))
+    assert rules(generalize(rec, context(tree)), "files") == ["expose-rw=./db"]
+
+
+def test_a_loopback_name_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
+    rec = recording(
+        NetAccess("TCP", None, "127.0.0.1", 0, "IN"),
+        NetAccess("TCP", "localhost", "", 45000, "OUT"),
+        NetAccess("TCP", "example.com", "", 45000, "OUT"),  # not this machine: as is
+    )
+    assert rules(generalize(rec, context(tree)), "network") == [
+        "net=ALLOW|TCP|127.0.0.1|*|IN  # port chosen by the kernel",
+        "net=ALLOW|TCP|example.com|45000|OUT",
+        "net=ALLOW|TCP|localhost|32768-60999|OUT  # ephemeral ports: the program's own server, "
+        "on a port the kernel chose",
+    ]
