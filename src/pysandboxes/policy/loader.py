@@ -12,6 +12,7 @@ sorted by file and line.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,8 +94,17 @@ class Loader:
         return self.environ.get(name)
 
     def absolute(self, path: str, *, base: str | None = None) -> str:
-        """``~``, ``~user``, absolute, else relative to ``base`` (default: the cwd); normalised."""
+        """``~``, ``~user``, absolute, else relative to ``base`` (default: the cwd); normalised.
 
+        Raises ``ValueError`` for a path no file can have (a NUL, a lone surrogate).
+        """
+
+        if "\0" in path:
+            raise ValueError(f"a path cannot contain a NUL character: {path!r}")
+        try:
+            os.fsencode(path)
+        except UnicodeEncodeError:
+            raise ValueError(f"{path!r} cannot be encoded as a file name") from None
         if path == "~" or path.startswith("~/"):
             path = self.home.rstrip("/") + path[1:] if path != "~" else self.home
         elif path.startswith("~"):
@@ -158,7 +168,7 @@ class Loader:
                     self._include(value, origin)
                 else:
                     self._add(key, value, origin, comments=True)
-            except LineSyntaxError as exc:
+            except ValueError as exc:  # LineSyntaxError, or a path no file can have
                 self.error(origin, str(exc))
 
     def _add(self, key: str, value: str, origin: Origin, *, comments: bool) -> None:
@@ -269,9 +279,22 @@ class _NotUtf8(ValueError):
         self.line = line
 
 
+#: A rule file larger than this is refused (a rule file is a few kilobytes; this keeps an
+#: include of a huge or endless file from eating the machine).
+MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
+
+
 def _read(path: str) -> str:
-    with open(path, "rb") as handle:
-        data = handle.read()
+    """The text of a regular file. A FIFO or device is refused without blocking on it."""
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb", closefd=True) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        data = handle.read(MAX_RULE_FILE_BYTES + 1)
+    if len(data) > MAX_RULE_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_RULE_FILE_BYTES // (1024 * 1024)} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -401,6 +424,8 @@ class _Builder:
         pattern = value.rstrip("/") if value not in ("/", "") else value
         if not pattern or pattern == "/":
             raise ValueError("ignore= needs a file name or a glob, such as .env or *.pem")
+        if "\0" in pattern:
+            raise ValueError(f"a path cannot contain a NUL character: {pattern!r}")
         if "/" in pattern or pattern.startswith("~"):
             pattern = _resolve_glob_prefix(self.ld.absolute(pattern))
         self.paths["ignore"].append(PathRule("ignore", pattern, origin, value))
@@ -469,7 +494,10 @@ class _Builder:
                 else:
                     out["learn"] = Setting(self.main_file, line.origin)
             else:
-                out["learn"] = Setting(self.ld.absolute(line.value), line.origin)
+                try:
+                    out["learn"] = Setting(self.ld.absolute(line.value), line.origin)
+                except ValueError as exc:
+                    self.error(line.origin, f"{line.text}: {exc}")
         return out
 
     def _eval_and_provider(self, provider: str) -> tuple[list[RuleLine], list[RuleLine]]:

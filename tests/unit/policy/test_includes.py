@@ -144,3 +144,13 @@ def test_include_of_relative_path_with_cwd_argument(tmp_path: Path) -> None:
     (tmp_path / "main").write_text('include "./local"\n')
     policy = load_policy(str(tmp_path / "main"), environ={}, cwd=str(other))
     assert _names(policy) == ["from_cwd"]
+
+
+def test_fifo_and_device_includes_are_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    found = one_problem(tmp_path, 'include "fifo"\n')
+    assert "cannot read included file" in found and "not a regular file" in found
+    found = one_problem(tmp_path, 'include "/dev/zero"\n')
+    assert "not a regular file" in found

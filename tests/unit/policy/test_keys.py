@@ -175,6 +175,11 @@ def test_expose_uses_variables(tmp_path: Path) -> None:
         ("expose-ro=${NOPE}", "expose-ro= needs a path"),
         ("ignore=", "ignore= needs a file name or a glob"),
         ("ignore=/", "ignore= needs a file name or a glob"),
+        ("ignore=a\0b", "a path cannot contain a NUL character: 'a\\x00b'"),
+        ("expose-ro=/tmp/\0", "a path cannot contain a NUL character"),
+        ("expose-rw=~\0", "a path cannot contain a NUL character"),
+        ("learn=~/\0", "learn=~/\\x00: a path cannot contain a NUL character"),
+        ('include "\0"', "a path cannot contain a NUL character"),
     ],
 )
 def test_path_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -528,3 +533,12 @@ def test_json_round_trip_of_a_full_policy(tmp_path: Path) -> None:
     )
     policy = load(tmp_path, text)
     assert Policy.from_json(policy.to_json()) == policy
+
+
+def test_path_that_no_file_can_have(tmp_path: Path) -> None:
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.policy import parse_text
+
+    with pytest.raises(ConfigError) as info:
+        parse_text("expose-ro=\ud800\n", str(tmp_path / "r"), environ={}, cwd=str(tmp_path))
+    assert str(info.value) == "r(1): '\\ud800' cannot be encoded as a file name"
