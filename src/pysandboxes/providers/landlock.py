@@ -22,7 +22,6 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
@@ -87,13 +86,43 @@ _RULE_NET_PORT: Final = 2
 _CREATE_RULESET_VERSION: Final = 1 << 0
 
 
-@dataclass(frozen=True, slots=True)
-class Rights:
+class _Record:
+    """An immutable record with value equality: cheaper to define than a dataclass or a
+    NamedTuple (about 1 ms each at import, on the start-up path of every run)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _init(self, **values: object) -> None:
+        for name in self.__slots__:
+            object.__setattr__(self, name, values[name])
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Rights(_Record):
     """What a ruleset handles (refuses unless a rule grants it) for one ABI version."""
 
+    __slots__ = ("fs", "net", "scoped")
     fs: int
     net: int
     scoped: int
+
+    def __init__(self, fs: int, net: int, scoped: int) -> None:
+        self._init(fs=fs, net=net, scoped=scoped)
 
 
 def rights_for_abi(abi: int) -> Rights:
@@ -209,18 +238,20 @@ PortSet = tuple[tuple[int, int], ...]  # sorted disjoint inclusive ranges; () = 
 ALL_PORTS: Final[PortSet] = ((0, 65535),)
 
 
-@dataclass(frozen=True)
-class PathGrant:
+class PathGrant(_Record):
     """A path and the rights granted beneath it; ``required`` paths must exist at apply time."""
 
+    __slots__ = ("path", "required", "rights", "why")
     path: str
     rights: int
     why: str
-    required: bool = False
+    required: bool
+
+    def __init__(self, path: str, rights: int, why: str, required: bool = False) -> None:
+        self._init(path=path, rights=rights, why=why, required=required)
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(_Record):
     """Everything ``pre_exec`` will apply, computed from the policy and the run (no side effect).
 
     ``connect``/``bind`` are ``None`` when that TCP access is left unrestricted (an ``ALLOW`` of
@@ -228,6 +259,17 @@ class Plan:
     entry, resolved at apply time (after a fork, it is the child's).
     """
 
+    __slots__ = (
+        "abi",
+        "allow_udp",
+        "allow_unix",
+        "bind",
+        "connect",
+        "paths",
+        "proc_self",
+        "rights",
+        "unenforced",
+    )
     abi: int
     rights: Rights
     paths: tuple[PathGrant, ...]
@@ -235,9 +277,41 @@ class Plan:
     bind: PortSet | None
     allow_udp: bool
     allow_unix: bool
-    proc_self: bool = True
+    proc_self: bool
     #: What the kernel layer leaves to the Python layer (or unenforced when it is off).
-    unenforced: tuple[str, ...] = field(default=())
+    unenforced: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        abi: int,
+        rights: Rights,
+        paths: tuple[PathGrant, ...],
+        connect: PortSet | None,
+        bind: PortSet | None,
+        allow_udp: bool,
+        allow_unix: bool,
+        proc_self: bool = True,
+        unenforced: tuple[str, ...] = (),
+    ) -> None:
+        self._init(
+            abi=abi,
+            rights=rights,
+            paths=paths,
+            connect=connect,
+            bind=bind,
+            allow_udp=allow_udp,
+            allow_unix=allow_unix,
+            proc_self=proc_self,
+            unenforced=unenforced,
+        )
+
+    def replace(self, **changes: object) -> Plan:
+        """A copy with some fields changed."""
+
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return Plan(**values)  # type: ignore[arg-type]
 
 
 # -- port sets ------------------------------------------------------------------------------------
@@ -604,12 +678,11 @@ def _describe(plan: Plan) -> list[str]:
     return lines
 
 
-@dataclass
 class LandlockProvider:
     """The ``landlock`` provider (see the module docstring)."""
 
-    name: str = "landlock"
-    kernel: bool = True
+    name = "landlock"
+    kernel = True
 
     def availability(self) -> Availability:
         abi, err = _probe()

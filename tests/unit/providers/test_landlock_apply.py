@@ -33,7 +33,7 @@ CHILD = textwrap.dedent(
     plan = ll.build_plan(policy, abi=args["abi"], prefixes=(sys.base_prefix, sys.prefix),
                          executables=(sys.executable,))
     if args.get("allow_unix"):
-        plan = ll.Plan(**{**plan.__dict__, "allow_unix": True})
+        plan = plan.replace(allow_unix=True)
     out = {}
     try:
         ll.apply(plan)
