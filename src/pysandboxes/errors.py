@@ -100,6 +100,10 @@ class ConfigError(SandBoxError, ValueError):
         self.problems: tuple[ConfigProblem, ...] = tuple(sorted(problems, key=lambda p: p.sort_key))
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuild from the problems, not from the joined message (partial mode pickles errors).
+        return (type(self), (list(self.problems),), dict(self.__dict__))
+
 
 class ProviderUnavailableError(ConfigError):
     """The selected ``os-sandbox`` provider cannot run on this machine (never a silent fallback)."""
@@ -108,7 +112,26 @@ class ProviderUnavailableError(ConfigError):
 # -- run-time refusals --------------------------------------------------------------------------
 
 
-class RulePermissionError(PermissionError, SandBoxError):
+def _rebuild_os_error(
+    cls: type[OSError], message: str, filename: str | None, state: dict[str, Any]
+) -> OSError:
+    exc = cls(message) if filename is None else cls(message, filename=filename)  # type: ignore[call-arg]
+    exc.__dict__.update(state)
+    return exc
+
+
+class _OSRefusal(OSError):
+    """Pickles as ``cls(message, filename=...)``: OSError's own reduction passes
+    ``(errno, strerror, filename)`` positionally, which these constructors do not take."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_os_error,
+            (type(self), str(self.strerror), self.filename, dict(self.__dict__)),
+        )
+
+
+class RulePermissionError(PermissionError, _OSRefusal, SandBoxError):
     """A file or operation refused by the rules (``PermissionError``, errno EACCES)."""
 
     def __init__(self, message: str, *, denial: Denial | None = None, filename: str | None = None):
@@ -124,7 +147,7 @@ class RulePermissionError(PermissionError, SandBoxError):
         return str(self.strerror)
 
 
-class RuleFileNotFoundError(FileNotFoundError, SandBoxError):
+class RuleFileNotFoundError(FileNotFoundError, _OSRefusal, SandBoxError):
     """A path hidden by ``ignore=``: for the program it does not exist."""
 
     def __init__(self, message: str, *, denial: Denial | None = None, filename: str | None = None):
@@ -139,7 +162,7 @@ class RuleFileNotFoundError(FileNotFoundError, SandBoxError):
         return str(self.strerror)
 
 
-class RuleConnectionRefusedError(ConnectionRefusedError, SandBoxError):
+class RuleConnectionRefusedError(ConnectionRefusedError, _OSRefusal, SandBoxError):
     """A network access refused by the ``net=`` rules."""
 
     def __init__(self, message: str, *, denial: Denial | None = None):
