@@ -101,6 +101,10 @@ class TreePlan:
     hidden: list[str] = field(default_factory=list)  # host paths made absent by ignore=
 
     def add(self, kind: Kind, dest: str, source: str = "", **kw: object) -> None:
+        if kind in ("ro-bind", "bind"):
+            # Resolved on the host now: the unshare step reaches sources below /oldroot, where
+            # an absolute symbolic link (/etc/localtime) would point into the new tree.
+            source = os.path.realpath(source)
         self.mounts.append(Mount(kind, dest, source, **kw))  # type: ignore[arg-type]
 
 
@@ -298,7 +302,9 @@ def build_plan(
     # 5. the working directory exists (empty and read-only when nothing exposes it)
     cwd = launch.cwd
     if not any(_covered(m, cwd) for m in plan.mounts):
-        plan.add("dir", cwd)
+        # Its own read-only tmpfs: even below the private /tmp, nothing can be written there.
+        plan.add("tmpfs", cwd, mode=0o755)
+        plan.add("remount-ro", cwd)
 
     # 6. rule files read-only over themselves
     exposed = [r.path for r in (*policy.expose_ro, *policy.expose_rw)]

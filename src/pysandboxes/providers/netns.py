@@ -13,6 +13,8 @@ from pysandboxes.policy.model import Policy
 class Network:
     pinned: tuple[tuple[str, str], ...] = ()
     resolver: str | None = None
+    join_user: str = ""
+    join_net: str = ""
 
     def enter_argv(self) -> list[str]:
         return []

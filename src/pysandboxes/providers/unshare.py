@@ -1,0 +1,144 @@
+"""``os-sandbox=unshare``: the isolation of ``bwrap`` built with namespaces directly.
+
+No bubblewrap: ``python-sb`` execs a small setup step (``_ns_init.py``, run by the same
+interpreter with ``-I -S``) that calls ``unshare(2)`` for new user, mount, PID, IPC, UTS, cgroup
+and network namespaces, builds the same mount tree as ``bwrap`` (``_ns_mounts``: tmpfs root,
+bind mounts made read-only with ``mount_setattr(2)`` recursively, ``pivot_root``), and execs the
+interpreter with no capabilities, ``no_new_privs`` and the seccomp filter. The working directory
+is mounted only as the rules say (an empty read-only directory otherwise).
+
+The setup data (mounts, argv, environment) travels in a memfd, never on a command line.
+Requirements: user namespaces, and Linux >= 5.12 (``mount_setattr``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.policy.model import Policy
+from pysandboxes.providers import _ns_common
+from pysandboxes.providers._ns_init import SYSCALL_NUMBERS
+from pysandboxes.providers._ns_mounts import TreePlan, build_plan
+from pysandboxes.providers._ns_probe import cached_namespace_problem
+from pysandboxes.providers.base import Availability, Launch, Prepared
+
+INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ns_init.py")
+MIN_KERNEL = (5, 12)
+
+
+def kernel_version() -> tuple[int, int]:
+    release = os.uname().release
+    parts = release.split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
+def encode_spec(
+    plan: TreePlan,
+    launch: Launch,
+    *,
+    hostname: str,
+    seccomp: bytes,
+    join_user: str = "",
+    join_net: str = "",
+) -> bytes:
+    """The setup step's input: NUL-separated tokens, read by ``_ns_init.Spec``."""
+
+    tokens: list[str] = [
+        "pysb-ns-1",
+        hostname,
+        launch.cwd,
+        join_user,
+        join_net,
+        str(os.getuid()),
+        str(os.getgid()),
+        seccomp.hex(),
+        str(len(launch.child_argv)),
+        *launch.child_argv,
+        str(len(launch.env)),
+        *(f"{key}={value}" for key, value in launch.env.items()),
+        str(len(plan.mounts)),
+    ]
+    for mount in plan.mounts:
+        tokens += [mount.kind, mount.dest, mount.source, mount.data.hex(), f"{mount.mode:o}"]
+    encoded = [os.fsencode(token) for token in tokens]
+    if any(b"\0" in token for token in encoded):
+        raise ConfigError("os-sandbox=unshare: a path, argument or variable contains a NUL byte")
+    return b"\0".join(encoded)
+
+
+class UnshareProvider:
+    name = "unshare"
+    kernel = True
+
+    def availability(self) -> Availability:
+        if os.uname().machine not in SYSCALL_NUMBERS:
+            return Availability(
+                False,
+                f"os-sandbox=unshare supports x86_64 and aarch64, not {os.uname().machine}",
+                "use os-sandbox=bwrap",
+            )
+        if kernel_version() < MIN_KERNEL:
+            return Availability(
+                False,
+                f"Linux {os.uname().release} lacks mount_setattr (needs >= 5.12)",
+                "upgrade the kernel, or use os-sandbox=bwrap",
+            )
+        reason, hint = cached_namespace_problem()
+        if reason:
+            return Availability(False, reason, hint)
+        return Availability(True)
+
+    def prepare(self, launch: Launch) -> Prepared:
+        policy = launch.policy
+        hostname = _ns_common.hostname(policy, self.name)
+        if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
+            raise ConfigError("os-sandbox=unshare: the interpreter path must be absolute")
+        seccomp = _ns_common.seccomp_program()
+        network = _ns_common.start_network(policy, self.name)
+        try:
+            plan = build_plan(
+                launch,
+                hostname=hostname,
+                pinned=network.pinned if network else (),
+                resolver=network.resolver if network else None,
+            )
+            spec = encode_spec(
+                plan,
+                launch,
+                hostname=hostname,
+                seccomp=seccomp or b"",
+                join_user=network.join_user if network else "",
+                join_net=network.join_net if network else "",
+            )
+            spec_fd = _ns_common.data_fd(spec, "unshare-spec")
+        except BaseException:
+            if network:
+                network.stop()
+            raise
+        warnings = list(plan.warnings)
+        if seccomp is None:
+            warnings.append(
+                "os-sandbox=unshare: the seccomp filter module is not available; running without it"
+            )
+        prepared = Prepared(
+            argv=[sys.executable, "-I", "-S", INIT, str(spec_fd)],
+            env=dict(launch.env),
+            pass_fds=(*launch.pass_fds, spec_fd),
+            warnings=warnings,
+        )
+        if network:
+            prepared.needs_parent = True
+            prepared.cleanup.append(network.stop)
+        return prepared
+
+    def explain(self, policy: Policy) -> Sequence[str]:
+        return _ns_common.explain_lines(policy, self.name)
+
+
+PROVIDER = UnshareProvider()
