@@ -678,6 +678,18 @@ def _describe(plan: Plan) -> list[str]:
     return lines
 
 
+def _apply_step(plan: Plan) -> None:
+    """The launcher's ``pre_exec`` step: a kernel refusal becomes a clear error, not a traceback
+    (the program does not run: nothing was exec'd)."""
+
+    try:
+        apply(plan)
+    except OSError as exc:
+        raise ProviderUnavailableError(
+            f"os-sandbox=landlock could not restrict the process: {exc}"
+        ) from None
+
+
 class LandlockProvider:
     """The ``landlock`` provider (see the module docstring)."""
 
@@ -711,7 +723,7 @@ class LandlockProvider:
         warnings: list[str] = []
         if not _python_layer(launch.policy):
             warnings = [f"landlock, py-sandbox=false: {note}" for note in plan.unenforced]
-        steps: list[Callable[[], None]] = [lambda: apply(plan)]
+        steps: list[Callable[[], None]] = [lambda: _apply_step(plan)]
         return Prepared(
             argv=list(launch.child_argv),
             env=dict(launch.env),
