@@ -15,8 +15,6 @@ Pure: no I/O, so it is cheap and unit-testable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 PROG = "python-sb"
 
 #: CPython's one-letter options without a value ("bBc:dEhiIJm:OPqRsStuvVW:xX:?" in getopt.c).
@@ -37,7 +35,6 @@ class UsageError(Exception):
     """A command line CPython would refuse; printed with the usage lines, exit status 2."""
 
 
-@dataclass
 class CommandLine:
     """The parts of one command line.
 
@@ -50,25 +47,29 @@ class CommandLine:
     - ``rules``: ``--key=value`` options, in order, as (key, value).
     - ``learn``: ``None`` (not asked), ``""`` (``--learn``) or a file (``--learn=FILE``).
     - ``action``: ``run``, ``explain``, ``help``, ``version``, or one of CPython's help pages.
+    - ``python_words``: the words given for the interpreter (python options and program), for
+      ``sys.orig_argv`` in the child.
+
+    A plain class, not a dataclass: ``dataclasses`` imports ``inspect``, which costs more
+    start-up time than all of this module (DESIGN decision 7).
     """
 
-    python_options: list[str] = field(default_factory=list)
-    kind: str = "repl"
-    program: str | None = None
-    args: list[str] = field(default_factory=list)
-    no_program: bool = True
-    rules: list[tuple[str, str]] = field(default_factory=list)
-    config: str | None = None
-    learn: str | None = None
-    audit: bool = False
-    denials: str | None = None
-    json: bool = False
-    action: str = "run"
-    version_level: int = 0
-    skip_first_line: bool = False
-    #: The words the user gave for the interpreter (python options and program), for
-    #: ``sys.orig_argv`` in the child.
-    python_words: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.python_options: list[str] = []
+        self.kind = "repl"
+        self.program: str | None = None
+        self.args: list[str] = []
+        self.no_program = True
+        self.rules: list[tuple[str, str]] = []
+        self.config: str | None = None
+        self.learn: str | None = None
+        self.audit = False
+        self.denials: str | None = None
+        self.json = False
+        self.action = "run"
+        self.version_level = 0
+        self.skip_first_line = False
+        self.python_words: list[str] = []
 
     def flag(self, letter: str) -> int:
         """How many times the one-letter flag ``letter`` was given (``-vv`` counts 2)."""

@@ -110,8 +110,9 @@ def die_by_signal(signum: int) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ImportError, OSError, ValueError):
         pass
-    signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+    if signum not in (signal.SIGKILL, signal.SIGSTOP):  # those two cannot be caught anyway
+        signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
     os.kill(os.getpid(), signum)
     # A signal that does not end the process by default (SIGCHLD, SIGCONT...): exit like a shell.
     os._exit(128 + signum)
