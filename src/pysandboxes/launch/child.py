@@ -28,8 +28,13 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType, TracebackType
-from typing import Any
+
+# Not ``typing.TYPE_CHECKING``: importing ``typing`` would cost every child more than all of this
+# bootstrap (it pulls ``re``, ``functools``, ``collections``...). Type checkers know the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType, TracebackType
+    from typing import Any
 
 FORMAT = "pysb-run-1"
 ARGS_MARK = "--args--"
@@ -274,7 +279,7 @@ class Program:
 
         namespace = _fresh_main()
         if self.kind == "script" and not self.container:
-            from importlib.machinery import SourceFileLoader, SourcelessFileLoader
+            from _frozen_importlib_external import SourceFileLoader, SourcelessFileLoader
 
             path = os.path.abspath(self.target)
             loader_type = SourceFileLoader if self.code is None else SourcelessFileLoader
