@@ -15,6 +15,7 @@ supported" instead of a filter built for another ABI.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Final
 
 #: ``AUDIT_ARCH_*`` value the kernel puts in ``seccomp_data.arch`` for the native ABI.
@@ -26,7 +27,10 @@ AUDIT_ARCH: Final[dict[str, int]] = {
 #: System call numbers used by the providers. aarch64 uses the generic table
 #: (``asm-generic/unistd.h``); numbers from 424 on are the same on every architecture.
 _X86_64: Final[dict[str, int]] = {
-    "ioctl": 16, "socket": 41, "clone": 56, "ptrace": 101, "syslog": 103, "uselib": 134,
+    "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65,
+    "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "capget": 125,
+    "capset": 126, "semtimedop": 220, "socket": 41, "clone": 56, "ptrace": 101, "syslog": 103,
+    "uselib": 134,
     "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "prctl": 157, "adjtimex": 159,
     "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166,
     "swapon": 167, "swapoff": 168, "reboot": 169, "sethostname": 170, "setdomainname": 171,
@@ -48,7 +52,9 @@ _AARCH64: Final[dict[str, int]] = {
     "migrate_pages": 238, "move_pages": 239, "perf_event_open": 241, "fanotify_init": 262,
     "name_to_handle_at": 264, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
     "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "finit_module": 273,
-    "seccomp": 277, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294,
+    "seccomp": 277, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294, "capget": 90,
+    "capset": 91, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+    "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
 }  # fmt: skip
 _COMMON: Final[dict[str, int]] = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
@@ -63,8 +69,13 @@ SYSCALLS: Final[dict[str, dict[str, int]]] = {
     "aarch64": {**_AARCH64, **_COMMON},
 }
 
+PR_CAPBSET_DROP: Final = 24
 PR_SET_NO_NEW_PRIVS: Final = 38
 PR_GET_NO_NEW_PRIVS: Final = 39
+PR_CAP_AMBIENT: Final = 47
+PR_CAP_AMBIENT_CLEAR_ALL: Final = 4
+CAP_SETPCAP: Final = 8
+_CAPABILITY_VERSION_3: Final = 0x20080522
 
 
 def machine() -> str:
@@ -157,3 +168,43 @@ def no_new_privs() -> bool:
     """Whether ``no_new_privs`` is set on the calling thread."""
 
     return syscall("prctl", PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
+
+
+def capabilities() -> dict[str, int]:
+    """The calling thread's capability sets from /proc (``CapEff``, ``CapPrm``, ``CapBnd``...)."""
+
+    found: dict[str, int] = {}
+    with open("/proc/thread-self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"Cap"):
+                name, _, value = line.partition(b":")
+                found[name.decode()] = int(value, 16)
+    return found
+
+
+def drop_capabilities(keep: int) -> None:
+    """Keep only the capabilities in the ``keep`` mask: bounding, ambient, permitted, effective
+    and inheritable sets. Nothing to do (and nothing done) for a process that holds none."""
+
+    caps = capabilities()
+    if caps.get("CapEff", 0) & (1 << CAP_SETPCAP):
+        bounding = caps.get("CapBnd", 0)
+        for cap in range(64):
+            if bounding & (1 << cap) and not keep & (1 << cap):
+                syscall("prctl", PR_CAPBSET_DROP, cap, 0, 0, 0)
+    if caps.get("CapAmb", 0):
+        syscall("prctl", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    held = caps.get("CapPrm", 0) | caps.get("CapEff", 0) | caps.get("CapInh", 0)
+    if held & ~keep:
+        permitted = caps.get("CapPrm", 0) & keep
+        effective = caps.get("CapEff", 0) & keep
+        # struct __user_cap_data_struct[2]: {effective, permitted, inheritable} for bits 0-31,
+        # then for bits 32-63.
+        data = b"".join(
+            (effective >> shift & 0xFFFFFFFF).to_bytes(4, sys.byteorder)
+            + (permitted >> shift & 0xFFFFFFFF).to_bytes(4, sys.byteorder)
+            + bytes(4)
+            for shift in (0, 32)
+        )
+        header = _CAPABILITY_VERSION_3.to_bytes(4, sys.byteorder) + bytes(4)  # pid 0: ourselves
+        syscall("capset", header, data)

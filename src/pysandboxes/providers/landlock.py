@@ -81,6 +81,18 @@ RIGHTS_RW: Final = (
     | FS_IOCTL_DEV
 )
 
+#: Capabilities kept by a privileged caller (root): file ownership and permission overrides,
+#: still bounded by the Landlock file rules, and binding ports below 1024, still bounded by the
+#: port rules. Every other capability (admin, network admin, raw sockets, kill, setuid...) goes.
+KEPT_CAPABILITIES: Final = (
+    (1 << 0)  # CAP_CHOWN
+    | (1 << 1)  # CAP_DAC_OVERRIDE
+    | (1 << 2)  # CAP_DAC_READ_SEARCH
+    | (1 << 3)  # CAP_FOWNER
+    | (1 << 4)  # CAP_FSETID
+    | (1 << 10)  # CAP_NET_BIND_SERVICE
+)
+
 _RULE_PATH_BENEATH: Final = 1
 _RULE_NET_PORT: Final = 2
 _CREATE_RULESET_VERSION: Final = 1 << 0
@@ -609,8 +621,9 @@ def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
 def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
     """Restrict the calling process (and everything it will exec) to ``plan``. Irreversible.
 
-    Order: build the ruleset, set ``no_new_privs``, restrict, then load the seccomp filter. Any
-    failure raises before the program could run unrestricted.
+    Order: build the ruleset, drop capabilities (beyond :data:`KEPT_CAPABILITIES`), set
+    ``no_new_privs``, restrict, then load the seccomp filter. Any failure raises before the
+    program could run unrestricted.
     """
 
     from pysandboxes.providers import seccomp
@@ -637,6 +650,7 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
                     _linux.syscall(
                         "landlock_add_rule", ruleset, _RULE_NET_PORT, _u64(access) + _u64(port), 0
                     )
+        _linux.drop_capabilities(KEPT_CAPABILITIES)
         _linux.set_no_new_privs()
         flags = RESTRICT_SELF_LOG_NEW_EXEC_ON if plan.abi >= 7 else 0
         _linux.syscall("landlock_restrict_self", ruleset, flags)

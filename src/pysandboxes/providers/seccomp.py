@@ -11,7 +11,7 @@ What the filter does, in order (``docs/seccomp.md`` gives the reasons):
 2. Each call of :data:`DENIED` fails with ``EPERM``: tracing and reading other processes' memory,
    kernel keyrings, BPF, perf events, module loading, mounts and namespaces, io_uring (which
    would bypass the filter), userfaultfd, kexec, reboot, swap, accounting, quotas, file handles,
-   clock and host-name changes.
+   clock and host-name changes, System V IPC (shared with the host, not covered by Landlock).
 3. ``clone`` with a namespace flag fails with ``EPERM``; ``clone3`` (whose flags sit in memory, out
    of the filter's sight) fails with ``ENOSYS``, so that the C library falls back to ``clone``.
 4. ``ioctl(TIOCSTI)`` and ``ioctl(TIOCLINUX)`` fail with ``EPERM`` (typing into the terminal the
@@ -89,6 +89,17 @@ DENIED: Final[tuple[tuple[str, str], ...]] = (
     ("setdomainname", "changes the domain name"),
     ("migrate_pages", "moves another process's memory"),
     ("move_pages", "moves another process's memory"),
+    ("shmget", "System V IPC objects are shared with the host (no IPC namespace here)"),
+    ("shmat", "System V IPC"),
+    ("shmctl", "System V IPC"),
+    ("semget", "System V IPC"),
+    ("semop", "System V IPC"),
+    ("semtimedop", "System V IPC"),
+    ("semctl", "System V IPC"),
+    ("msgget", "System V IPC"),
+    ("msgsnd", "System V IPC"),
+    ("msgrcv", "System V IPC"),
+    ("msgctl", "System V IPC"),
     ("iopl", "x86 I/O port access"),
     ("ioperm", "x86 I/O port access"),
     ("modify_ldt", "x86 segment tables: kernel attack surface"),

@@ -108,6 +108,7 @@ class Scene:
     bind_granted: int  # TCP port an IN rule grants
     bind_forbidden: int  # TCP port no rule grants
     udp: socket.socket  # a UDP socket of the host; no rule grants UDP
+    shm: SysVSegment  # System V shared memory of the host holding the secret
     rules_file: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -191,6 +192,29 @@ def _verdict(proc: subprocess.CompletedProcess[str], what: str) -> dict[str, Any
     return data
 
 
+class SysVSegment:
+    """A System V shared memory segment of the host holding ``text`` (removed by ``close``)."""
+
+    IPC_RMID = 0
+
+    def __init__(self, key: int, text: str) -> None:
+        import ctypes
+
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._libc.shmat.restype = ctypes.c_void_p
+        self._libc.shmdt.argtypes = [ctypes.c_void_p]
+        self.key = key
+        self.shmid = self._libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+        if self.shmid < 0:
+            raise OSError(ctypes.get_errno(), f"shmget({key:#x})")
+        address = self._libc.shmat(self.shmid, None, 0)
+        ctypes.memmove(address, text.encode(), len(text))
+        self._libc.shmdt(ctypes.c_void_p(address))
+
+    def close(self) -> None:
+        self._libc.shmctl(self.shmid, self.IPC_RMID, None)
+
+
 @dataclass
 class _Processes:
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -230,6 +254,7 @@ def make_scene(tmp_path: Path) -> Iterator[Scene]:
     ]
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
+    shm = SysVSegment(0x50590000 | secrets.randbits(16), secret_text)
     try:
         yield Scene(
             root=root,
@@ -245,8 +270,10 @@ def make_scene(tmp_path: Path) -> Iterator[Scene]:
             bind_granted=free_port(),
             bind_forbidden=free_port(),
             udp=udp,
+            shm=shm,
         )
     finally:
+        shm.close()
         udp.close()
         for listener in listeners:
             listener.close()

@@ -61,6 +61,18 @@ def test_ptrace_host_process(
     assert_reached(scene.control("ptrace_host.py", str(scene.host_pid)))
 
 
+@pytest.mark.kernel
+def test_read_host_sysv_shared_memory(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "sysv_shm")
+    args = (str(scene.shm.key), scene.secret_text)
+    assert_reached(scene.control("sysv_shm.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "sysv_shm.py", *args)
+    # ENOENT: a provider with its own IPC namespace, where the host's key does not exist.
+    assert_refused(verdict, ["EPERM", "EACCES", "ENOENT"], provider=kernel_provider)
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:

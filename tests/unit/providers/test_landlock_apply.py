@@ -8,6 +8,7 @@ for a lower ABI than the kernel's (what an older kernel would get from the negot
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import textwrap
@@ -61,7 +62,10 @@ CHILD = textwrap.dedent(
         probe("signal", lambda: os.kill(args["signal"], 0))
     probe("exec_python", lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
     with open("/proc/self/status") as f:
-        out["no_new_privs"] = [l.split()[1] for l in f if l.startswith("NoNewPrivs")][0]
+        status = dict(line.split(":", 1) for line in f)
+    out["no_new_privs"] = status["NoNewPrivs"].strip()
+    for name in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"):
+        out[name] = status[name].strip()
     print(json.dumps(out))
     """
 )
@@ -163,3 +167,11 @@ def test_missing_exposed_path_stops_before_restricting(kernel_abi: int, tmp_path
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.splitlines()[-1])
     assert "does not exist" in result["apply"] and "gone" in result["apply"]
+
+
+def test_capabilities_beyond_the_kept_ones_are_dropped(kernel_abi: int, tmp_path: Path) -> None:
+    result = run_child(rules="", root=str(tmp_path), abi=kernel_abi)
+    for name in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"):
+        assert int(result[name], 16) & ~ll.KEPT_CAPABILITIES == 0, (name, result[name])
+    if os.geteuid() == 0:  # root keeps what the kernel still bounds: files and low ports
+        assert int(result["CapEff"], 16) == ll.KEPT_CAPABILITIES
