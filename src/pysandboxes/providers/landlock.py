@@ -514,6 +514,11 @@ def build_plan(
     if tmpdir:
         grants.append(PathGrant(tmpdir, RIGHTS_RW, "private temporary directory", True))
 
+    notes.append(
+        "file metadata outside the exposures (chmod, chown, utime, extended attributes) is not "
+        "restricted by Landlock"
+        + (": the Python layer judges it" if python_layer else ": NOT enforced")
+    )
     if policy.ignore:
         where = "enforced by the Python layer only" if python_layer else "NOT enforced"
         for rule in policy.ignore:

@@ -73,6 +73,20 @@ def test_link_to_secret_from_writable_exposure(
 
 
 @pytest.mark.kernel
+def test_chmod_outside_exposures(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "chmod_outside")
+    scene.secret.chmod(0o600)
+    verdict = scene.sandboxed(kernel_provider, "chmod_outside.py", str(scene.secret))
+    changed = scene.secret.stat().st_mode & 0o777
+    scene.secret.chmod(0o600)
+    assert changed == 0o600, f"{kernel_provider}: mode changed to {changed:o} from the sandbox"
+    assert_refused(verdict, ["EACCES", "EPERM", "ENOENT", "EROFS"], provider=kernel_provider)
+    assert_reached(scene.control("chmod_outside.py", str(scene.secret)))
+
+
+@pytest.mark.kernel
 def test_legitimate_file_work_keeps_working(kernel_provider: str, scene: Scene) -> None:
     failed = scene.legit(
         kernel_provider, "legit_files.py", str(scene.ro / "public.txt"), str(scene.work)
