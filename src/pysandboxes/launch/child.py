@@ -248,11 +248,19 @@ class Program:
         return [first[self.kind] if argv0 is None else argv0, *self.args]
 
     def load(self) -> None:
-        """Read and compile the program's own code (not for ``-m``: that is an import)."""
+        """Read and compile the program's own code (not for ``-m``: that is an import).
 
+        Runs before the guard is armed, like every import the launcher itself needs (``runpy``
+        here): the guard then judges only what the program does.
+        """
+
+        if self.kind == "module":
+            import runpy
         if self.kind == "script":
             self.container = _is_runnable_container(self.target)
             if self.container:
+                import runpy  # noqa: F401
+
                 return
             try:
                 with open(self.target, "rb") as handle:
@@ -519,15 +527,21 @@ def _apply_in_process_options(options: list[str]) -> None:
         warnings._processoptions(warn)  # type: ignore[attr-defined]
 
 
-def _interact(banner: str) -> None:
-    """The REPL of an in-process run (``-i``, or no program): ``code`` with readline."""
+def _preload_console() -> None:
+    """Import what the in-process REPL needs, before the guard is armed."""
 
-    import code
+    import code  # noqa: F401
 
     try:  # noqa: SIM105
         import readline  # noqa: F401  (line editing and history for input())
     except ImportError:
         pass
+
+
+def _interact(banner: str) -> None:
+    """The REPL of an in-process run (``-i``, or no program): ``code`` with readline."""
+
+    import code
 
     class Console(code.InteractiveConsole):
         def raw_input(self, prompt: str = "") -> str:
@@ -578,13 +592,15 @@ def run_in_process(
     sys.modules["__main__"] = types.ModuleType("__main__")
     sys.path[:] = saved_path
     program.load()
+    inspect = "-i" in options
+    if inspect or program.kind == "repl":
+        _preload_console()
     if fields.get("arm") == "1":
         from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
 
         arm(policy, context)
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
-    inspect = "-i" in options
     if inspect or program.kind == "repl":
         sys.ps1 = fields.get("ps1", "[sb] >>> ")
         sys.ps2 = fields.get("ps2", "[sb] ... ")
