@@ -100,12 +100,14 @@ def nr(name: str, arch: str | None = None) -> int:
 
 _syscall: Any = None
 _Long: Any = None
+_get_errno: Any = None
+_numbers: dict[str, int] = {}
 
 
 def _bind() -> None:
     """Bind libc's ``syscall`` once, as ``long syscall(long, ...)`` with errno capture."""
 
-    global _syscall, _Long
+    global _syscall, _Long, _get_errno, _numbers
     import _ctypes
 
     class Long(_ctypes._SimpleCData):  # type: ignore[misc,name-defined,type-arg]
@@ -118,8 +120,10 @@ def _bind() -> None:
     class Libc:
         _handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]
 
+    _numbers = SYSCALLS.get(machine(), {})
     _syscall = Function(("syscall", Libc))  # type: ignore[arg-type]
     _Long = Long
+    _get_errno = _ctypes.get_errno
 
 
 def syscall(name: str, *args: int | bytes | None) -> int:
@@ -130,14 +134,17 @@ def syscall(name: str, *args: int | bytes | None) -> int:
     structures of Landlock and seccomp.
     """
 
-    import _ctypes
-
     if _syscall is None:
         _bind()
-    converted = [a if a is None or isinstance(a, bytes) else _Long(a) for a in args]
-    result: int = _syscall(_Long(nr(name)), *converted)
+    number = _numbers.get(name)
+    if number is None:
+        raise OSError(38, f"{name}: unknown system call on {machine()}")  # ENOSYS
+    long = _Long
+    result: int = _syscall(
+        long(number), *[a if a is None or a.__class__ is bytes else long(a) for a in args]
+    )
     if result == -1:
-        err = _ctypes.get_errno()
+        err: int = _get_errno()
         raise OSError(err, f"{name}: {os.strerror(err)}")
     return result
 

@@ -144,32 +144,35 @@ _Item = tuple[object, ...]
 
 
 def _assemble(items: Sequence[_Item]) -> bytes:
-    labels: dict[str, int] = {}
+    """Resolve labels and encode ``struct sock_filter`` entries (little-endian: both supported
+    architectures are)."""
+
+    labels: dict[object, int] = {}
     position = 0
     for item in items:
         if item[0] == "label":
-            labels[str(item[1])] = position
+            labels[item[1]] = position
         else:
             position += 1
-    out = bytearray()
-    position = 0
+    words: list[bytes] = []
     for item in items:
-        if item[0] == "label":
+        kind = item[0]
+        if kind == "label":
             continue
-        code, k = int(item[1]), int(item[2])  # type: ignore[call-overload]
-        jt = jf = 0
-        if item[0] == "jump":
-            jt = _offset(labels, item[3], position)
-            jf = _offset(labels, item[4], position)
-        out += code.to_bytes(2, sys.byteorder) + bytes((jt, jf)) + k.to_bytes(4, sys.byteorder)
-        position += 1
-    return bytes(out)
+        code: int = item[1]  # type: ignore[assignment]
+        k: int = item[2]  # type: ignore[assignment]
+        word = code | k << 32
+        if kind == "jump":
+            here = len(words)
+            word |= _offset(labels, item[3], here) << 16 | _offset(labels, item[4], here) << 24
+        words.append(word.to_bytes(8, "little"))
+    return b"".join(words)
 
 
-def _offset(labels: dict[str, int], target: object, position: int) -> int:
+def _offset(labels: dict[object, int], target: object, position: int) -> int:
     if target is None:
         return 0
-    distance = labels[str(target)] - position - 1
+    distance = labels[target] - position - 1
     if not 0 <= distance <= 255:
         raise ValueError(f"BPF jump to {target} out of range ({distance})")
     return distance
