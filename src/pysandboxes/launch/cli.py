@@ -62,6 +62,28 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         say_refused(exc)
         return 2
+    except KeyboardInterrupt:
+        if _state.program_started:
+            raise  # the program's own (os-sandbox=none): CPython ends the process
+        # Ctrl-C while python-sb prepares the run: end as an interrupted python would, quietly.
+        from pysandboxes.launch.supervisor import die_by_signal
+
+        die_by_signal(2)
+        return 130
+    except OSError as exc:
+        if _state.program_started:
+            raise
+        sys.stderr.write(f"{PROG}: {exc}\n{PROG}: nothing was run\n")
+        return 2
+
+
+class _State:
+    """Whether the program has started (after that, its exceptions are its own)."""
+
+    program_started = False
+
+
+_state = _State()
 
 
 def say_refused(exc: Exception) -> None:
@@ -133,19 +155,32 @@ class RunPlan:
         return str(self.policy.os_sandbox.value)
 
 
+def current_directory() -> str:
+    """``os.getcwd()``, or a clear refusal when it was removed or cannot be read."""
+
+    try:
+        return os.getcwd()
+    except OSError as exc:
+        from pysandboxes.errors import ConfigError, ConfigProblem
+
+        problem = ConfigProblem("<cwd>", f"the current directory cannot be used: {exc.strerror}")
+        raise ConfigError([problem]) from None
+
+
 def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     """Locate and load the rules, check the lock, choose the mode. ``ConfigError`` if refused."""
 
-    from pysandboxes.errors import ConfigError
+    from pysandboxes.errors import ConfigError, ConfigProblem
     from pysandboxes.policy import check_lock, load_policy
     from pysandboxes.policy.locate import find_rule_file
 
     if cmd.audit and cmd.learn is not None:
-        raise ConfigError("<arg>: --learn and --audit cannot be combined (choose one)")
+        raise ConfigError([ConfigProblem("<arg>", "--learn and --audit cannot be combined")])
     rule_file = find_rule_file(cmd.config, cmd.kind, cmd.target, cwd)
     exists = os.path.isfile(rule_file)
     if cmd.config is not None and not exists and os.path.exists(rule_file):
-        raise ConfigError(f"{rule_file}: --pysandboxes-config names something that is not a file")
+        problem = ConfigProblem(rule_file, "--pysandboxes-config names something not a file")
+        raise ConfigError([problem])
     rules = list(cmd.rules)
     if cmd.learn is not None:
         rules.append(("learn", cmd.learn))
@@ -175,14 +210,17 @@ def learning_session_class() -> Any:
 
 
 def _refuse_without_learning(plan: RunPlan) -> None:
-    from pysandboxes.errors import ConfigError
+    from pysandboxes.errors import ConfigError, ConfigProblem
 
     if not plan.rule_file_exists:
-        raise ConfigError(
-            f"no rule file: {plan.rule_file} does not exist (it was looked for there; "
-            "learning mode, which would write it, is not available in this version)"
+        problem = ConfigProblem(
+            plan.rule_file,
+            "no rule file here (this is where it was looked for); learning mode, which would "
+            "write it, is not available in this version",
         )
-    raise ConfigError("learning and audit mode are not available in this version of python-sb")
+    else:
+        problem = ConfigProblem("<arg>", "learning and audit mode are not available here")
+    raise ConfigError([problem])
 
 
 def _prefixes() -> tuple[str, ...]:
@@ -247,7 +285,7 @@ def _use_ipython(plan: RunPlan) -> bool:
 def run(cmd: CommandLine) -> int:
     """Run the program of ``cmd`` under its rules; the exit status (or never, after exec)."""
 
-    cwd = os.getcwd()
+    cwd = current_directory()
     if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
         cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
     plan = plan_run(cmd, cwd)
@@ -257,7 +295,7 @@ def run(cmd: CommandLine) -> int:
         if session_class is None:
             _refuse_without_learning(plan)
 
-    from pysandboxes.errors import ConfigError, ProviderUnavailableError
+    from pysandboxes.errors import ConfigError, ConfigProblem, ProviderUnavailableError
     from pysandboxes.launch import tmpdir as tmp
     from pysandboxes.policy.decide import build_environment
     from pysandboxes.providers import get_provider
@@ -268,9 +306,9 @@ def run(cmd: CommandLine) -> int:
     available = provider.availability()
     if not available:
         hint = f" ({available.install_hint})" if available.install_hint else ""
-        raise ProviderUnavailableError(
-            f"os-sandbox={name} cannot run here: {available.reason}{hint}"
-        )
+        where = str(plan.policy.os_sandbox.origin or "<default>")
+        message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+        raise ProviderUnavailableError([ConfigProblem(where, message)])
     if name == "none":
         from pysandboxes.providers.none import IN_PROCESS_OPTIONS
 
@@ -278,11 +316,12 @@ def run(cmd: CommandLine) -> int:
             o for o in cmd.python_options if o.startswith("-") and o not in IN_PROCESS_OPTIONS
         ]
         if refused:
-            raise ConfigError(
-                f"<arg>: os-sandbox=none runs the program in python-sb's own interpreter, "
-                f"which has already started: {' '.join(refused)} cannot be applied "
-                "(use os-sandbox=subprocess)"
+            message = (
+                "os-sandbox=none runs the program in python-sb's own interpreter, which has "
+                f"already started: {' '.join(refused)} cannot be applied (use "
+                "os-sandbox=subprocess)"
             )
+            raise ConfigError([ConfigProblem("<arg>", message)])
 
     env = build_environment(plan.policy, os.environ)
     base = tmp.base_directory(os.environ)
@@ -323,6 +362,7 @@ def run(cmd: CommandLine) -> int:
         if name == "none":
             from pysandboxes.launch.child import run_in_process
 
+            _state.program_started = True
             return run_in_process(
                 fields,
                 cmd.args,
@@ -422,6 +462,7 @@ def _launch(
     prepared: Prepared = provider.prepare(launch)
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
+    _state.program_started = True
     if session is not None or prepared.needs_parent:
         return _supervise(prepared, session, context)
     sys.stdout.flush()

@@ -27,9 +27,9 @@ NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
 def explain(cmd: CommandLine) -> int:
     """Print the explanation of the run ``cmd`` describes; exit status 0 (2 if refused)."""
 
-    from pysandboxes.launch.cli import plan_run
+    from pysandboxes.launch.cli import current_directory, plan_run
 
-    plan = plan_run(cmd, os.getcwd())
+    plan = plan_run(cmd, current_directory())
     data = explain_data(plan)
     if cmd.json:
         import json
