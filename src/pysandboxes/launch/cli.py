@@ -302,11 +302,15 @@ def run(cmd: CommandLine) -> int:
     from pysandboxes.runtime import RunContext
 
     name = plan.provider_name
-    provider = get_provider(name)
+    where = str(plan.policy.os_sandbox.origin or "<default>") if plan.mode == "enforce" else "<arg>"
+    try:
+        provider = get_provider(name)
+    except ConfigError as exc:
+        messages = [problem.message for problem in exc.problems]
+        raise ProviderUnavailableError([ConfigProblem(where, m) for m in messages]) from None
     available = provider.availability()
     if not available:
         hint = f" ({available.install_hint})" if available.install_hint else ""
-        where = str(plan.policy.os_sandbox.origin or "<default>")
         message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
         raise ProviderUnavailableError([ConfigProblem(where, message)])
     if name == "none":
