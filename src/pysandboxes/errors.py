@@ -10,15 +10,19 @@ it), where that rule comes from, and the line that would allow it. ``sandbox_den
 an exception chain and returns those records.
 
 This module is imported by the child interpreter before the program runs: standard library only,
-and nothing heavier than ``dataclasses``.
+and nothing heavy (no ``dataclasses``: see :class:`_Record`).
 """
 
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:  # annotations only: ``typing`` and ``collections.abc`` cost at start-up
+    from collections.abc import Iterator, Sequence
+    from typing import Any, TypeVar
+
+    _R = TypeVar("_R", bound="_Record")
 
 __all__ = [
     "ConfigError",
@@ -39,8 +43,70 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Denial:
+class _Record:
+    """Base of the small immutable rule records: value equality, hash, repr, pickling.
+
+    Written by hand rather than with ``@dataclass``: generating a dataclass costs about a
+    millisecond per class at import (and importing ``dataclasses`` pulls ``inspect``), and
+    these modules are on the start-up path of every run. Shared with ``policy.model``.
+    Subclasses declare ``__slots__`` and ``_fields`` (the field names in constructor order: a
+    formatter may sort ``__slots__``) and a typed ``__init__`` that
+    sets them with ``object.__setattr__``.
+    """
+
+    __slots__: tuple[str, ...] = ()
+    #: The fields in constructor order (``__slots__`` order is not relied on).
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash((self.__class__.__name__, *self._values()))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__name__}({args})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._values())
+
+    def __copy__(self) -> _Record:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> _Record:
+        return self
+
+    def replace(self: _R, **changes: Any) -> _R:
+        """A copy with some fields changed (as ``dataclasses.replace``)."""
+
+        values = {name: getattr(self, name) for name in self._fields}
+        values.update(changes)
+        return type(self)(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+
+_set = object.__setattr__
+
+
+class Denial(_Record):
     """One refused access, as structured data.
 
     ``kind`` is one of ``file``, ``net``, ``import``, ``env``, ``api``, ``eval``.
@@ -50,15 +116,30 @@ class Denial:
     for a ``net=DENY``, which no ALLOW overrides).
     """
 
+    __slots__ = ("detail", "kind", "origin", "rule", "suggestion", "target")
+    _fields = ("kind", "target", "rule", "origin", "suggestion", "detail")
     kind: str
     target: str
-    rule: str | None = None
-    origin: str | None = None
-    suggestion: str | None = None
-    detail: str | None = None
+    rule: str | None
+    origin: str | None
+    suggestion: str | None
+    detail: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def __init__(
+        self,
+        kind: str,
+        target: str,
+        rule: str | None = None,
+        origin: str | None = None,
+        suggestion: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        _set(self, "kind", kind)
+        _set(self, "target", target)
+        _set(self, "rule", rule)
+        _set(self, "origin", origin)
+        _set(self, "suggestion", suggestion)
+        _set(self, "detail", detail)
 
 
 class SandBoxError(Exception):
@@ -75,13 +156,28 @@ class SandBoxError(Exception):
 # -- configuration ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigProblem:
-    """One problem in a rule file set: where (``FILE(LINE)`` or ``<arg>``) and what."""
+class ConfigProblem(_Record):
+    """One problem in a rule file set: where (``FILE(LINE)`` or ``<arg>``) and what.
 
+    ``sort_key`` orders problems (file, line); it takes no part in equality.
+    """
+
+    __slots__ = ("message", "sort_key", "where")
+    _fields = ("where", "message", "sort_key")
     where: str
     message: str
-    sort_key: tuple[str, int] = field(default=("", 0), compare=False)
+    sort_key: tuple[str, int]
+
+    def __init__(self, where: str, message: str, sort_key: tuple[str, int] = ("", 0)) -> None:
+        _set(self, "where", where)
+        _set(self, "message", message)
+        _set(self, "sort_key", sort_key)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.where, self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.where, self.message, self.sort_key))
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"

@@ -145,3 +145,25 @@ def test_every_error_pickles_with_class_message_and_denial(exc: BaseException) -
 def test_all_is_complete() -> None:
     for name in errors.__all__:
         assert hasattr(errors, name)
+
+
+def test_records_are_frozen_values() -> None:
+    from pysandboxes.policy.model import NetRule, Origin
+
+    origin = Origin("/p/.py-sandboxes", 4)
+    assert origin == Origin("/p/.py-sandboxes", 4, False) and origin != Origin("/p/x", 4)
+    assert hash(origin) == hash(Origin("/p/.py-sandboxes", 4))
+    assert origin != ("/p/.py-sandboxes", 4, False)
+    with pytest.raises(AttributeError, match="frozen"):
+        origin.line = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del origin.file
+    assert repr(origin) == "Origin(file='/p/.py-sandboxes', line=4, learned=False)"
+    assert origin.replace(line=7) == Origin("/p/.py-sandboxes", 7)
+    rule = NetRule("DENY", "*", "10.0.0.0/8", None, "OUT", origin, "net=DENY|*|10.0.0.0/8|*|OUT")
+    assert pickle.loads(pickle.dumps(rule)) == rule
+    assert rule.to_dict()["origin"] is origin
+    assert Denial("file", "/x", detail="d") == Denial("file", "/x", None, None, None, "d")
+    problem = ConfigProblem("a(1)", "m", ("/a", 1))
+    assert problem == ConfigProblem("a(1)", "m")  # the sort key takes no part in equality
+    assert pickle.loads(pickle.dumps(problem)).sort_key == ("/a", 1)

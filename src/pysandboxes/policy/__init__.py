@@ -7,10 +7,12 @@ parser is imported when a file is loaded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy.model import Origin, Policy
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["check_lock", "load_policy", "parse_text"]
 

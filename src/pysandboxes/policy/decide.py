@@ -10,11 +10,16 @@ entry lives). The functions stay pure: same policy and arguments, same answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
-
 from pysandboxes.errors import ConfigError, ConfigProblem
-from pysandboxes.policy.model import ApiRule, EnvRule, NetRule, Policy
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, Literal, TypeAlias
+
+    from pysandboxes.policy.model import ApiRule, EnvRule, NetRule, Policy
+
+    PathAccess: TypeAlias = Literal["rw", "ro", "ignored", None]
 
 __all__ = [
     "api_decision",
@@ -24,7 +29,6 @@ __all__ = [
     "path_access",
 ]
 
-PathAccess = Literal["rw", "ro", "ignored", None]
 
 _CACHE: dict[int, tuple[Policy, _Compiled]] = {}
 _PATH_CACHE_LIMIT = 4096

@@ -7,9 +7,11 @@ normalised value or raises ``ValueError`` with the message; ``docs/rules.md`` li
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pysandboxes.policy.model import API_CATEGORIES, PROVIDERS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "EVAL_GROUPS",
@@ -112,17 +114,27 @@ def check_api_target(target: str) -> str | None:
 
 
 def _hostname(value: str) -> str:
-    labels = value.split(".")
-    if (
-        not value
-        or len(value) > 64
-        or not all(
-            label and all(c.isascii() and (c.isalnum() or c == "-") for c in label)
-            for label in labels
+    ok = (
+        0 < len(value) <= 63
+        and all(c.isascii() and (c.isalnum() or c == "-") for c in value)
+        and not value.startswith("-")
+        and not value.endswith("-")
+    )
+    if not ok:
+        raise ValueError(
+            f"{value!r} is not a host name: 1-63 letters, digits or '-', not starting or "
+            "ending with '-'"
         )
-    ):
-        raise ValueError(f"{value!r} is not a host name (letters, digits, '-' and '.')")
     return value
+
+
+def _switch(value: str) -> str:
+    lowered = value.lower()
+    if lowered in ("true", "yes", "allow", "1"):
+        return "true"
+    if lowered in ("false", "no", "deny", "0"):
+        return "false"
+    raise ValueError(f"{value!r} is not true or false")
 
 
 def _size(value: str) -> str:
@@ -154,7 +166,7 @@ def _accel(value: str) -> str:
 PROVIDER_PARAMS: dict[str, dict[str, Callable[[str], str]]] = {
     "none": {},
     "subprocess": {},
-    "landlock": {},
+    "landlock": {"unix-sockets": _switch},
     "bwrap": {"hostname": _hostname},
     "unshare": {"hostname": _hostname},
     "qemu": {

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy import keys
@@ -42,6 +39,11 @@ from pysandboxes.policy.syntax import (
 )
 from pysandboxes.policy.template import LEARNED_BEGIN, LEARNED_END
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
 __all__ = ["Loader", "globs_intersect", "load"]
 
 _GLOB_CHARS = frozenset("*?[")
@@ -60,25 +62,27 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
-@dataclass
 class _Line:
-    line: RuleLine
-    parts: tuple[Part, ...] = ()  # env=: the scanned template
+    __slots__ = ("line", "parts")
+
+    def __init__(self, line: RuleLine, parts: tuple[Part, ...] = ()) -> None:
+        self.line = line
+        self.parts = parts  # env=: the scanned template
 
 
-@dataclass
 class Loader:
     """One load: the state shared by both passes. Use :func:`load`."""
 
-    environ: Mapping[str, str]
-    cwd: str
-    learned_ok: bool = False
-    problems: list[ConfigProblem] = field(default_factory=list)
-    lines: list[_Line] = field(default_factory=list)
-    includes: list[IncludeInfo] = field(default_factory=list)
-    rule_files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    _seen: set[str] = field(default_factory=set)
+    def __init__(self, environ: Mapping[str, str], cwd: str, learned_ok: bool = False) -> None:
+        self.environ = environ
+        self.cwd = cwd
+        self.learned_ok = learned_ok
+        self.problems: list[ConfigProblem] = []
+        self.lines: list[_Line] = []
+        self.includes: list[IncludeInfo] = []
+        self.rule_files: list[str] = []
+        self.warnings: list[str] = []
+        self._seen: set[str] = set()
 
     # -- helpers --------------------------------------------------------------------------------
 

@@ -16,14 +16,21 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal, TypeVar, get_args
 
-Action = Literal["ALLOW", "DENY"]
-Proto = Literal["TCP", "UDP", "*"]
-Direction = Literal["OUT", "IN", "*"]
-Provider = Literal["none", "subprocess", "landlock", "bwrap", "unshare", "qemu"]
+from pysandboxes.errors import _Record
 
-PROVIDERS: tuple[str, ...] = get_args(Provider)
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Action: TypeAlias = Literal["ALLOW", "DENY"]
+    Proto: TypeAlias = Literal["TCP", "UDP", "*"]
+    Direction: TypeAlias = Literal["OUT", "IN", "*"]
+    Provider: TypeAlias = Literal["none", "subprocess", "landlock", "bwrap", "unshare", "qemu"]
+else:  # at run time the aliases are plain ``str`` (``typing`` is not imported for them)
+    Action = Proto = Direction = Provider = str
+
+PROVIDERS: tuple[str, ...] = ("none", "subprocess", "landlock", "bwrap", "unshare", "qemu")
 KERNEL_PROVIDERS: tuple[str, ...] = ("landlock", "bwrap", "unshare", "qemu")
 
 #: The eight ``python-api`` categories (SPEC §3.5).
@@ -58,8 +65,10 @@ def display_path(path: str) -> str:
     return path
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+_set = object.__setattr__
+
+
+class Origin(_Record):
     """Where a rule was written: a file (absolute path) and 1-based line, or the command line/API.
 
     ``file is None`` means ``<arg>`` (a ``--key=value`` option or a keyword rule of the API).
@@ -67,9 +76,16 @@ class Origin:
     there is skipped with a warning instead of being an error, SPEC §2.2).
     """
 
+    __slots__ = ("file", "learned", "line")
+    _fields = ("file", "line", "learned")
     file: str | None
-    line: int = 0
-    learned: bool = False
+    line: int
+    learned: bool
+
+    def __init__(self, file: str | None, line: int = 0, learned: bool = False) -> None:
+        _set(self, "file", file)
+        _set(self, "line", line)
+        _set(self, "learned", learned)
 
     @property
     def is_arg(self) -> bool:
@@ -89,38 +105,47 @@ class Origin:
 ARG = Origin(None, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class RuleLine:
+class RuleLine(_Record):
     """One ``key=value`` line as written (after variable expansion), with its origin."""
 
+    __slots__ = ("key", "origin", "value")
+    _fields = ("key", "value", "origin")
     key: str
     value: str
     origin: Origin
+
+    def __init__(self, key: str, value: str, origin: Origin) -> None:
+        _set(self, "key", key)
+        _set(self, "value", value)
+        _set(self, "origin", origin)
 
     @property
     def text(self) -> str:
         return f"{self.key}={self.value}"
 
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(_Record):
     """A single-valued key's effective value, and where it came from (``None`` = default)."""
 
+    __slots__ = ("origin", "value")
+    _fields = ("value", "origin")
     value: Any
-    origin: Origin | None = None
+    origin: Origin | None
+
+    def __init__(self, value: Any, origin: Origin | None = None) -> None:
+        _set(self, "value", value)
+        _set(self, "origin", origin)
 
 
-@dataclass(frozen=True, slots=True)
-class NetRule:
+class NetRule(_Record):
     """``net=ACTION|PROTO|HOST|PORTS|DIR`` (SPEC §2.4).
 
     ``host`` is ``*``, an IP address, a CIDR (normalised, e.g. ``10.0.0.0/8``) or a lower-case
     host name (``is_name``). ``ports`` is ``None`` for ``*``, else inclusive ranges.
     """
 
+    __slots__ = ("action", "direction", "host", "is_name", "origin", "ports", "proto", "text")
+    _fields = ("action", "proto", "host", "ports", "direction", "origin", "text", "is_name")
     action: Action
     proto: Proto
     host: str
@@ -128,19 +153,45 @@ class NetRule:
     direction: Direction
     origin: Origin
     text: str  # the whole rule as written, "net=DENY|*|10.0.0.0/8|*|OUT"
-    is_name: bool = False
+    is_name: bool
+
+    def __init__(
+        self,
+        action: Action,
+        proto: Proto,
+        host: str,
+        ports: tuple[tuple[int, int], ...] | None,
+        direction: Direction,
+        origin: Origin,
+        text: str,
+        is_name: bool = False,
+    ) -> None:
+        _set(self, "action", action)
+        _set(self, "proto", proto)
+        _set(self, "host", host)
+        _set(self, "ports", ports)
+        _set(self, "direction", direction)
+        _set(self, "origin", origin)
+        _set(self, "text", text)
+        _set(self, "is_name", is_name)
 
     def port_matches(self, port: int) -> bool:
         return self.ports is None or any(lo <= port <= hi for lo, hi in self.ports)
 
 
-@dataclass(frozen=True, slots=True)
-class ApiRule:
+class ApiRule(_Record):
     """``python-api=ALLOW:target`` or ``DENY:target``: a category, a dotted function or ``*``."""
 
+    __slots__ = ("action", "origin", "target")
+    _fields = ("action", "target", "origin")
     action: Action
     target: str
     origin: Origin
+
+    def __init__(self, action: Action, target: str, origin: Origin) -> None:
+        _set(self, "action", action)
+        _set(self, "target", target)
+        _set(self, "origin", origin)
 
     @property
     def text(self) -> str:
@@ -151,18 +202,24 @@ class ApiRule:
         return self.target in API_CATEGORIES
 
 
-@dataclass(frozen=True, slots=True)
-class EnvRule:
+class EnvRule(_Record):
     """``env=NAME=TEMPLATE``. ``name`` may hold ``*`` (a pattern such as ``PAT_*``).
 
-    ``template`` is the value as written before host-variable expansion is applied for this
-    variable (``${NAME}``, ``${NAME:-default}``, ``${PAT_*}`` or a literal): the launcher resolves
-    it against the host environment when it builds the child's environment.
+    ``template`` is the value as written, before host-variable expansion (``${NAME}``,
+    ``${NAME:-default}``, ``${PAT_*}``, quotes or a literal): ``decide.build_environment``
+    resolves it against the host environment when it builds the child's environment.
     """
 
+    __slots__ = ("name", "origin", "template")
+    _fields = ("name", "template", "origin")
     name: str
     template: str
     origin: Origin
+
+    def __init__(self, name: str, template: str, origin: Origin) -> None:
+        _set(self, "name", name)
+        _set(self, "template", template)
+        _set(self, "origin", origin)
 
     @property
     def is_pattern(self) -> bool:
@@ -173,42 +230,73 @@ class EnvRule:
         return f"env={self.name}={self.template}"
 
 
-@dataclass(frozen=True, slots=True)
-class PathRule:
+class PathRule(_Record):
     """An ``expose-ro``/``expose-rw`` path (absolute, ``~`` and ``./`` expanded, normalised;
-    symlinks resolved when the path exists) or an ``ignore``/``unenv`` pattern, as written."""
+    symlinks resolved) or an ``ignore`` glob (a bare name glob as written, or an absolute
+    anchored glob), with the value as written for messages."""
 
+    __slots__ = ("key", "origin", "path", "written")
+    _fields = ("key", "path", "origin", "written")
     key: str
     path: str
     origin: Origin
-    written: str = ""  # the value as it appeared in the file, for messages
+    written: str  # the value as it appeared in the file, for messages
+
+    def __init__(self, key: str, path: str, origin: Origin, written: str = "") -> None:
+        _set(self, "key", key)
+        _set(self, "path", path)
+        _set(self, "origin", origin)
+        _set(self, "written", written)
 
     @property
     def text(self) -> str:
         return f"{self.key}={self.written or self.path}"
 
 
-@dataclass(frozen=True, slots=True)
-class NameRule:
+class NameRule(_Record):
     """A ``python-import`` name (one per comma-separated item) or an ``unenv`` name/pattern."""
 
+    __slots__ = ("key", "name", "origin")
+    _fields = ("key", "name", "origin")
     key: str
     name: str
     origin: Origin
+
+    def __init__(self, key: str, name: str, origin: Origin) -> None:
+        _set(self, "key", key)
+        _set(self, "name", name)
+        _set(self, "origin", origin)
 
     @property
     def text(self) -> str:
         return f"{self.key}={self.name}"
 
 
-@dataclass(frozen=True, slots=True)
-class IncludeInfo:
-    """An ``include "PATH"`` directive: where it was written and what it resolved to."""
+class IncludeInfo(_Record):
+    """An ``include "PATH"`` directive: where it was written and what it resolved to.
 
+    ``status``: ``loaded``; ``missing`` (skipped silently); ``cycle`` (already loaded: a cycle
+    or a second include of the same file).
+    """
+
+    __slots__ = ("origin", "resolved", "status", "written")
+    _fields = ("written", "resolved", "origin", "status")
     written: str
     resolved: str
     origin: Origin
     status: Literal["loaded", "missing", "cycle"]
+
+    def __init__(
+        self,
+        written: str,
+        resolved: str,
+        origin: Origin,
+        status: Literal["loaded", "missing", "cycle"],
+    ) -> None:
+        _set(self, "written", written)
+        _set(self, "resolved", resolved)
+        _set(self, "origin", origin)
+        _set(self, "status", status)
 
 
 @dataclass(frozen=True)
@@ -271,6 +359,8 @@ class Policy:
 
 
 def _encode(value: Any) -> Any:
+    if isinstance(value, _Record):
+        return {name: _encode(getattr(value, name)) for name in value._fields}
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, (tuple, list)):

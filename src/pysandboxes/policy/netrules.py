@@ -6,18 +6,19 @@ it, and neither does the sandboxed child of such a file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from pysandboxes.policy.model import NetRule, Origin
 
-from pysandboxes.policy.model import Action, Direction, NetRule, Origin, Proto
-
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import ipaddress
 
+    from pysandboxes.policy.model import Action, Direction, Proto
+
 __all__ = ["normalise_ip", "parse_net", "parse_ports"]
 
-_ACTIONS = ("ALLOW", "DENY")
-_PROTOS = ("TCP", "UDP", "*")
-_DIRS = ("OUT", "IN", "*")
+_ACTIONS: dict[str, Action] = {"ALLOW": "ALLOW", "DENY": "DENY"}
+_PROTOS: dict[str, Proto] = {"TCP": "TCP", "UDP": "UDP", "*": "*"}
+_DIRS: dict[str, Direction] = {"OUT": "OUT", "IN": "IN", "*": "*"}
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _MAPPED_PREFIX = 0xFFFF << 32  # ::ffff:0:0/96
 
@@ -142,11 +143,11 @@ def parse_net(value: str, origin: Origin) -> NetRule:
         raise ValueError(f"bad DIR {direction!r} in net=: expected OUT, IN or *")
     canonical, is_name = _host(host)
     return NetRule(
-        action=cast(Action, action.upper()),
-        proto=cast(Proto, proto.upper()),
+        action=_ACTIONS[action.upper()],
+        proto=_PROTOS[proto.upper()],
         host=canonical,
         ports=parse_ports(ports),
-        direction=cast(Direction, direction.upper()),
+        direction=_DIRS[direction.upper()],
         origin=origin,
         text=f"net={value}",
         is_name=is_name,

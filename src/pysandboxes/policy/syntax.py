@@ -13,8 +13,11 @@ time, or against the host environment when the child's environment is built (``e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from pysandboxes.errors import _Record
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "LineSyntaxError",
@@ -28,7 +31,6 @@ __all__ = [
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS = _NAME_START | frozenset("0123456789")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.:_")
-_SPECIAL = frozenset("$\"'#")
 _BLANKS = " \t"
 
 
@@ -36,12 +38,17 @@ class LineSyntaxError(ValueError):
     """A problem in one line; the loader adds ``FILE(LINE)``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Var:
+class Var(_Record):
     """``${name}`` (``default is None``) or ``${name:-default}``."""
 
+    __slots__ = ("default", "name")
+    _fields = ("name", "default")
     name: str
-    default: tuple[Part, ...] | None = None
+    default: tuple[Part, ...] | None
+
+    def __init__(self, name: str, default: tuple[Part, ...] | None = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "default", default)
 
 
 Part = str | Var
@@ -76,13 +83,24 @@ def split_line(line: str) -> tuple[str, str] | None:
     value = text[eq + 1 :]
     if key != key.rstrip(_BLANKS) or value[:1] in (" ", "\t"):
         raise LineSyntaxError("no spaces are allowed around the first '=' (write key=value)")
-    if not key or not all(c in _KEY_CHARS for c in key) or not key[0].isalpha():
+    if key not in _GOOD_KEYS and not _key_ok(key):
         raise LineSyntaxError(
             f"{key!r} is not a key: keys are lower-case words such as os-sandbox or net"
             if key
             else _NOT_A_RULE
         )
     return (key, value)
+
+
+_GOOD_KEYS: set[str] = set()  # keys already seen well-formed (a file repeats a few keys)
+
+
+def _key_ok(key: str) -> bool:
+    if key and key[0].isalpha() and all(c in _KEY_CHARS for c in key):
+        if len(_GOOD_KEYS) < 256:
+            _GOOD_KEYS.add(key)
+        return True
+    return False
 
 
 _NOT_A_RULE = 'not a rule: expected key=value, include "PATH", a # comment or an empty line'
@@ -101,7 +119,7 @@ def scan_value(
     plain variable name.
     """
 
-    if not any(c in _SPECIAL for c in text):
+    if "$" not in text and "#" not in text and '"' not in text and "'" not in text:
         value = text.rstrip(_BLANKS)
         return ((value,) if value else ()), len(text)
     parts, end = _scan(text, 0, comments, var_check, in_default=False)

@@ -10,7 +10,9 @@ between the same markers (``LEARNED_BEGIN`` followed by a date on the opening li
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["LEARNED_BEGIN", "LEARNED_END", "TEMPLATE_SECTIONS", "render_template"]
 

@@ -432,6 +432,13 @@ def test_provider_params_of_selected_provider(tmp_path: Path) -> None:
     assert policy.provider_param("bwrap", "hostname") is None
 
 
+def test_landlock_and_unshare_params(tmp_path: Path) -> None:
+    policy = load(tmp_path, "os-sandbox=landlock\nlandlock.unix-sockets=Yes\n")
+    assert [(r.key, r.value) for r in policy.provider_params] == [("landlock.unix-sockets", "true")]
+    policy = load(tmp_path, "os-sandbox=unshare\nunshare.hostname=box-1\n")
+    assert [(r.key, r.value) for r in policy.provider_params] == [("unshare.hostname", "box-1")]
+
+
 def test_provider_param_override_from_command_line(tmp_path: Path) -> None:
     policy = load(tmp_path, "os-sandbox=bwrap\nbwrap.hostname=a\n", cli=[("bwrap.hostname", "b")])
     assert [(r.value, r.origin) for r in policy.provider_params] == [("b", ARG.__class__(None, 1))]
@@ -444,8 +451,15 @@ def test_provider_param_override_from_command_line(tmp_path: Path) -> None:
             "os-sandbox=bwrap\nbwrap.hostnam=x",
             "bwrap.hostnam=x: unknown bwrap parameter 'hostnam' (known: bwrap.hostname)",
         ),
-        ("os-sandbox=landlock\nlandlock.abi=3", "unknown landlock parameter 'abi' (known: none)"),
+        (
+            "os-sandbox=landlock\nlandlock.abi=3",
+            "unknown landlock parameter 'abi' (known: landlock.unix-sockets)",
+        ),
+        ("os-sandbox=subprocess\nsubprocess.x=3", "unknown subprocess parameter 'x' (known: none)"),
+        ("os-sandbox=landlock\nlandlock.unix-sockets=maybe", "'maybe' is not true or false"),
         ("os-sandbox=bwrap\nbwrap.hostname=a b", "'a b' is not a host name"),
+        ("os-sandbox=unshare\nunshare.hostname=-x", "'-x' is not a host name: 1-63 letters"),
+        ("os-sandbox=bwrap\nbwrap.hostname=a.b", "'a.b' is not a host name"),
         ("os-sandbox=qemu\nqemu.memory=lots", "'lots' is not a size"),
         ("os-sandbox=qemu\nqemu.cpus=0", "'0' is not a count from 1 to 1024"),
         ("os-sandbox=qemu\nqemu.accel=hvf", "'hvf' is not an accelerator"),
