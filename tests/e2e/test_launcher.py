@@ -26,6 +26,7 @@ SHOW = textwrap.dedent(
     import json, sys
     print(json.dumps({
         "argv": sys.argv,
+        "orig_argv": sys.orig_argv,
         "path0": sys.path[0],
         "file": globals().get("__file__"),
         "name": __name__,

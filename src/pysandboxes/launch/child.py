@@ -432,6 +432,18 @@ def arm_guard(policy_json: bytes, src_dir: str, runtime_fields: dict[str, str]) 
     arm(policy, context)
 
 
+def _set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
+    """``sys.orig_argv`` as plain ``python`` would have it (the interpreter, the Python words of
+    the command line, the program's arguments; python-sb's own options left out). ``words``
+    holds the Python words first (``fields["n_words"]`` of them), then the program's arguments,
+    which are returned."""
+
+    count = int(fields.get("n_words", "0"))
+    python_words, args = words[:count], words[count:]
+    sys.orig_argv[:] = [sys.executable, *python_words, *args]
+    return args
+
+
 def main(fd: int, src_dir: str) -> None:
     """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
 
@@ -440,12 +452,10 @@ def main(fd: int, src_dir: str) -> None:
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:
         _register_tmpdir_cleanup(tmpdir)
+    args = _set_orig_argv(fields, args)
     program = Program(
         fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
     )
-    orig = fields.get("orig_argv")
-    if orig is not None:
-        sys.orig_argv[:] = [sys.executable, *orig.split("\x1f")] if orig else [sys.executable]
     sys.argv[:] = program.argv(fields.get("argv0"))
     isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     # The -c bootstrap put '' (the cwd) first in sys.path: keep it away until the program runs,
@@ -581,11 +591,10 @@ def run_in_process(
     if tmpdir:
         _register_tmpdir_cleanup(tmpdir)
     _apply_in_process_options(options)
+    args = _set_orig_argv(fields, args)
     program = Program(
         fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
     )
-    orig = fields.get("orig_argv", "")
-    sys.orig_argv[:] = [sys.executable, *(orig.split("\x1f") if orig else [])]
     sys.argv[:] = program.argv(fields.get("argv0"))
     own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry

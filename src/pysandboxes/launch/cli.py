@@ -369,7 +369,7 @@ def run(cmd: CommandLine) -> int:
             _state.program_started = True
             return run_in_process(
                 fields,
-                cmd.args,
+                [*cmd.python_words, *cmd.args],
                 policy=plan.policy,
                 context=context,
                 env=env,
@@ -398,7 +398,7 @@ def _child_fields(
         "x": "1" if cmd.skip_first_line else "0",
         "tmpdir": tmpdir,
         "arm": "1" if arm else "0",
-        "orig_argv": "\x1f".join(cmd.python_words),
+        "n_words": str(len(cmd.python_words)),
     }
     if cmd.kind == "stdin" and cmd.no_program:
         fields["argv0"] = ""
@@ -448,7 +448,8 @@ def _launch(
     from pysandboxes.launch.child import bootstrap_code, encode_run
     from pysandboxes.providers.base import Launch
 
-    payload = encode_run(fields, cmd.args, _context_json(context) + "\n" + plan.policy.to_json())
+    words = [*cmd.python_words, *cmd.args]
+    payload = encode_run(fields, words, _context_json(context) + "\n" + plan.policy.to_json())
     fd = _policy_fd(payload)
     options = list(cmd.python_options)
     if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
