@@ -1,0 +1,357 @@
+"""Sensitive calls (SPEC §3.5): the registry, and the handlers that apply ``python-api``.
+
+:data:`REGISTRY` is the one table of sensitive functions: the name a rule uses
+(``python-api=ALLOW:os.system``), its category, the audit event(s) that reveal a call, and the
+other names that stand for the same call (``pickle.load`` for ``pickle.loads``). Functions for
+which CPython raises no event are wrapped (``pysandboxes.guard.wrappers``) and raise the
+private event ``pysandboxes.call`` with the function's name.
+
+Decision (``decide.api_decision`` for each name, precomputed at arm time): a function rule
+beats its category rule, which beats ``*``; at one level DENY wins. A *chain* needs one grant:
+the library functions on the stack between the program and the event are looked up too
+(``subprocess.run`` covers the ``subprocess.Popen`` event it causes; ``os.popen`` covers its
+``subprocess.Popen``), and a function rule for any of them decides.
+
+The refusal is a :class:`~pysandboxes.errors.RuleApiPermissionError` naming the function, its
+category, and the two lines that would allow it (the function alone, or its category).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pysandboxes.guard.denials import API, Reporter
+from pysandboxes.guard.frames import CODE_DEPUTIES, Frames
+from pysandboxes.policy.model import API_CATEGORIES, Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Sensitive:
+    """One sensitive function: the rule name, its category, the events, other names for it."""
+
+    function: str
+    category: str
+    events: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    wrapped: bool = False  # CPython raises no event: python-sb wraps it (docs/python-layer.md)
+
+
+_CALL = "pysandboxes.call"
+
+REGISTRY: tuple[Sensitive, ...] = (
+    # process-exec
+    Sensitive("os.system", "process-exec", ("os.system",)),
+    Sensitive(
+        "os.execv",
+        "process-exec",
+        ("os.exec",),
+        (
+            "os.execl",
+            "os.execle",
+            "os.execlp",
+            "os.execlpe",
+            "os.execve",
+            "os.execvp",
+            "os.execvpe",
+        ),
+    ),
+    Sensitive("os.posix_spawn", "process-exec", ("os.posix_spawn",), ("os.posix_spawnp",)),
+    Sensitive(
+        "os.fork",
+        "process-exec",
+        ("os.fork",),
+        (
+            "os.spawnv",
+            "os.spawnve",
+            "os.spawnl",
+            "os.spawnle",
+            "os.spawnvp",
+            "os.spawnvpe",
+            "os.spawnlp",
+            "os.spawnlpe",
+        ),
+    ),
+    Sensitive("os.forkpty", "process-exec", ("os.forkpty",), ("pty.fork", "pty.spawn")),
+    Sensitive(
+        "subprocess.Popen",
+        "process-exec",
+        ("subprocess.Popen",),
+        (
+            "subprocess.run",
+            "subprocess.call",
+            "subprocess.check_call",
+            "subprocess.check_output",
+            "subprocess.getoutput",
+            "subprocess.getstatusoutput",
+            "os.popen",
+        ),
+    ),
+    Sensitive("_posixsubprocess.fork_exec", "process-exec", (_CALL,), (), True),
+    Sensitive("_xxsubinterpreters.create", "process-exec", ("cpython.PyInterpreterState_New",)),
+    # process-control
+    Sensitive("os.kill", "process-control", ("os.kill",)),
+    Sensitive("os.killpg", "process-control", ("os.killpg",)),
+    Sensitive("signal.pthread_kill", "process-control", ("signal.pthread_kill",)),
+    Sensitive("resource.setrlimit", "process-control", ("resource.setrlimit",)),
+    Sensitive("resource.prlimit", "process-control", ("resource.prlimit",)),
+    Sensitive("os.setsid", "process-control", (_CALL,), (), True),
+    Sensitive("os.setpgid", "process-control", (_CALL,), (), True),
+    Sensitive("os.setpgrp", "process-control", (_CALL,), (), True),
+    Sensitive("os.nice", "process-control", (_CALL,), (), True),
+    Sensitive("os.abort", "process-control", (_CALL,), (), True),
+    Sensitive("signal.alarm", "process-control", (_CALL,), (), True),
+    Sensitive("signal.setitimer", "process-control", (_CALL,), (), True),
+    # privileges
+    *(
+        Sensitive("os." + name, "privileges", (_CALL,), (), True)
+        for name in (
+            "setuid",
+            "setgid",
+            "seteuid",
+            "setegid",
+            "setreuid",
+            "setregid",
+            "setresuid",
+            "setresgid",
+            "setgroups",
+            "initgroups",
+            "chroot",
+            "umask",
+            "unshare",
+            "setns",
+        )
+    ),
+    # threads
+    Sensitive(
+        "_thread.start_new_thread",
+        "threads",
+        (_CALL,),
+        ("threading.Thread.start", "_thread.start_new"),
+        True,
+    ),
+    Sensitive("_thread.interrupt_main", "threads", (_CALL,), (), True),
+    Sensitive("_thread.stack_size", "threads", (_CALL,), ("threading.stack_size",), True),
+    # native
+    Sensitive("ctypes.dlopen", "native", ("ctypes.dlopen",), ("ctypes.CDLL", "ctypes.cdll")),
+    Sensitive("ctypes.dlsym", "native", ("ctypes.dlsym", "ctypes.dlsym/handle")),
+    Sensitive("ctypes.string_at", "native", ("ctypes.string_at", "ctypes.wstring_at")),
+    Sensitive(
+        "ctypes.cast", "native", ("ctypes.call_function",), ("ctypes.memmove", "ctypes.memset")
+    ),
+    Sensitive(
+        "ctypes.from_address",
+        "native",
+        ("ctypes.cdata", "ctypes.cdata/buffer", "ctypes.addressof", "ctypes.PyObj_FromPtr"),
+    ),
+    Sensitive("mmap.mmap", "native", ("mmap.__new__",)),
+    Sensitive("_imp.create_dynamic", "native", ()),  # judged by the import handler
+    # introspection
+    Sensitive("sys.settrace", "introspection", ("sys.settrace",), ("threading.settrace",)),
+    Sensitive("sys.setprofile", "introspection", ("sys.setprofile",), ("threading.setprofile",)),
+    Sensitive(
+        "sys._current_frames", "introspection", ("sys._current_frames", "sys._current_exceptions")
+    ),
+    Sensitive("gc.get_objects", "introspection", ("gc.get_objects",)),
+    Sensitive("gc.get_referrers", "introspection", ("gc.get_referrers",)),
+    Sensitive("gc.get_referents", "introspection", ("gc.get_referents",)),
+    Sensitive("sys.addaudithook", "introspection", ("sys.addaudithook",)),
+    Sensitive("types.CodeType", "introspection", ("code.__new__",), ("code.replace",)),
+    Sensitive("types.FunctionType", "introspection", ("function.__new__",)),
+    Sensitive("object.__getattr__", "introspection", ()),  # restricted attributes, see hook
+    Sensitive("sys._getframe", "introspection", ()),  # only of a frame whose caller is the guard
+    Sensitive("object.__setattr__", "introspection", ()),  # function.__code__ assignment
+    Sensitive("importlib.reload", "introspection", (_CALL,), (), True),
+    Sensitive(
+        "faulthandler.enable",
+        "introspection",
+        (_CALL,),
+        ("faulthandler.dump_traceback_later", "faulthandler.register"),
+        True,
+    ),
+    # dynamic code
+    Sensitive("builtins.compile", "dynamic-code", (), ("builtins.eval", "builtins.exec")),
+    Sensitive("builtins.exec", "dynamic-code", ()),  # module code from a file written at run time
+    # deserialization
+    Sensitive(
+        "pickle.loads",
+        "deserialization",
+        ("pickle.find_class",),
+        ("pickle.load", "pickle.Unpickler.load", "pickle.Unpickler.find_class"),
+    ),
+    Sensitive(
+        "marshal.loads", "deserialization", ("marshal.loads", "marshal.load"), ("marshal.load",)
+    ),
+)
+
+#: The restricted attribute reads (``object.__getattr__`` event) judged as introspection.
+RESTRICTED_ATTRIBUTES = frozenset(
+    {
+        "__code__",
+        "f_code",
+        "gi_code",
+        "gi_frame",
+        "cr_code",
+        "cr_frame",
+        "ag_code",
+        "ag_frame",
+        "tb_frame",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+    }
+)
+#: Attributes that hand out a frame: refused for anyone when that frame's chain runs guard code.
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+
+
+Decision = tuple[bool, str | None, str | None]  # (allowed, rule text, origin)
+
+
+def precompute(policy: Policy) -> tuple[dict[str, Decision], dict[str, Decision]]:
+    """``(by_function, function_rules)`` with ``decide.api_decision``.
+
+    ``by_function``: the decision for every registry name (function, category or ``*``
+    level). ``function_rules``: the decisions made by a *function-level* rule, for every
+    function a rule names (the chain lookup uses these).
+    """
+
+    from pysandboxes.policy.decide import api_decision
+
+    by_function: dict[str, Decision] = {}
+    function_rules: dict[str, Decision] = {}
+    for entry in REGISTRY:
+        for name in (entry.function, *entry.aliases):
+            allowed, rule = api_decision(policy, name, entry.category)
+            by_function[name] = (
+                allowed,
+                rule.text if rule else None,
+                str(rule.origin) if rule else None,
+            )
+    categories = {
+        name: entry.category for entry in REGISTRY for name in (entry.function, *entry.aliases)
+    }
+    for rule in policy.python_api:
+        target = rule.target
+        if target == "*" or target in API_CATEGORIES:
+            continue
+        allowed, found = api_decision(policy, target, categories.get(target, ""))
+        if found is not None and found.target == target:
+            function_rules[target] = (allowed, found.text, str(found.origin))
+    return by_function, function_rules
+
+
+@dataclass(frozen=True, slots=True)
+class CallJudge:
+    judge: Callable[[str, str, str | None], None]
+    allowed: Callable[[str], bool]
+    handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+
+
+def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJudge:
+    by_function, function_rules = precompute(policy)
+    entries: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    events: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    for entry in REGISTRY:
+        row = (entry.function, entry.category, (entry.function, *entry.aliases))
+        entries[entry.function] = row
+        for alias in entry.aliases:
+            entries.setdefault(alias, row)
+        for event in entry.events:
+            if event != _CALL:
+                events.setdefault(event, row)
+    refuse = reporter.refuse
+    record = reporter.record
+    recording = reporter.recording
+    library_names = frames.library_names
+    chain_needed = bool(function_rules)
+    known = frozenset(entries)
+    no_decision: Decision = (False, None, None)
+
+    def decision(function: str, names: tuple[str, ...]) -> tuple[Decision, str]:
+        """The decision, and the name to show (the outermost known function on the stack)."""
+
+        shown = function
+        stack = library_names()
+        for name in stack:
+            if name in known:
+                shown = name
+        if chain_needed:
+            found_allow: Decision | None = None
+            for name in (*names, *stack):
+                rule = function_rules.get(name)
+                if rule is not None:
+                    if not rule[0]:
+                        return rule, shown
+                    found_allow = rule
+            if found_allow is not None:
+                return found_allow, shown
+        return by_function.get(function, no_decision), shown
+
+    def judge(function: str, category: str, detail: str | None) -> None:
+        row = entries.get(function)
+        names = row[2] if row is not None else (function,)
+        (allowed, rule, origin), shown = decision(function, names)
+        fields = (("kind", "api"), ("function", shown), ("category", category))
+        if allowed:
+            if recording:
+                record(fields)
+            return
+        lines = f"python-api=ALLOW:{shown}' for this function or 'python-api=ALLOW:{category}'"
+        if rule is not None:
+            message = (
+                f"Call to {shown} (category {category}) DENIED by rule '{rule}' from {origin}; "
+                f"add '{lines} for the category"
+            )
+        else:
+            message = (
+                f"Call to {shown} (category {category}) DENIED: no python-api rule allows it; "
+                f"add '{lines} for the category"
+            )
+        if detail:
+            message += f" ({detail})"
+        refuse(
+            "api",
+            shown,
+            rule,
+            origin,
+            f"python-api=ALLOW:{shown}",
+            category,
+            message,
+            API,
+            None,
+            fields,
+        )
+
+    def allowed(function: str) -> bool:
+        return by_function.get(function, no_decision)[0]
+
+    def event_handler(function: str, category: str) -> Callable[[tuple[Any, ...]], None]:
+        def handler(args: tuple[Any, ...]) -> None:
+            judge(function, category, None)
+
+        return handler
+
+    handlers = {event: event_handler(row[0], row[1]) for event, row in events.items()}
+    return CallJudge(judge=judge, allowed=allowed, handlers=handlers)
+
+
+def category_of(function: str) -> str | None:
+    for entry in REGISTRY:
+        if function == entry.function or function in entry.aliases:
+            return entry.category
+    return None
+
+
+__all__ = [
+    "CODE_DEPUTIES",
+    "FRAME_ATTRIBUTES",
+    "REGISTRY",
+    "RESTRICTED_ATTRIBUTES",
+    "CallJudge",
+    "Sensitive",
+    "category_of",
+    "make_call_judge",
+    "precompute",
+]

@@ -1,0 +1,501 @@
+"""Files (SPEC §3.1): which resolved paths the program may read or write.
+
+:func:`build_table` turns the policy and the run context into a :class:`PathTable` at arm
+time: the exposed prefixes (the rules' and the default grants), longest first, the ``ignore=``
+globs compiled with :func:`pysandboxes.policy.decide.glob_regex`, and the paths nobody may
+change (every loaded rule file, the learning output, the denials file). :func:`make_access`
+answers for one resolved path with the same precedence as
+:func:`pysandboxes.policy.decide.path_access` (``ignore`` first, then the longest exposed
+prefix, read-write first at equal length) -- the unit tests check that they agree.
+
+:func:`make_file_handlers` returns the audit-event handlers. The hot path is ``open``: a path
+already judged since the last change of the file tree (``rename``, ``remove``, ``symlink``,
+``chdir``...) is answered from a small cache; reads below the interpreter's own read-only
+directories are answered from the written path. The cache is off when the program may run
+threads or child processes (another thread could swap a symbolic link between the guard's
+check and the cache's next answer) and in learning/audit mode.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
+from pysandboxes.guard.paths import FD, PathTools
+from pysandboxes.policy.model import Policy
+from pysandboxes.runtime import RunContext
+
+NONE, RO, RW, IGNORED = 0, 1, 2, 3
+
+#: Certificate stores readable by default (SPEC §3.1), where they exist on Linux distributions.
+CERTIFICATE_STORES = (
+    "/etc/ssl",
+    "/etc/pki",
+    "/etc/ca-certificates",
+    "/usr/share/ca-certificates",
+    "/usr/local/share/ca-certificates",
+    "/usr/lib/ssl",
+    "/etc/pki/tls",
+)
+#: Time-zone data (``zoneinfo``, ``time.localtime``): public, readable by default.
+TIMEZONE_DATA = ("/etc/localtime", "/usr/share/zoneinfo")
+DEVICES_RW = ("/dev/null", "/dev/zero")
+DEVICES_RO = ("/dev/urandom", "/dev/random")
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One exposed prefix: ``path``, ``below`` (``path/``), access, and the rule for messages."""
+
+    path: str
+    below: str
+    access: int
+    rule: str | None  # rule text, None for a default grant
+    origin: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PathTable:
+    rows: tuple[Row, ...]
+    ignore_names: Callable[[str], Any] | None
+    ignore_anchored: Callable[[str], Any] | None
+    ignore_rules: tuple[tuple[Callable[[str], Any], bool, str, str], ...]
+    protected: frozenset[str]
+    trusted: tuple[str, ...]  # read-only default prefixes (with "/"): lexical reads suffice
+
+
+def _variants(path: str) -> list[str]:
+    real = os.path.realpath(path)
+    return [path] if real == path else [path, real]
+
+
+def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]) -> PathTable:
+    """The path rules of one run, defaults included (see the module docstring).
+
+    ``read_roots``: the interpreter's directories and python-sb's own, readable by default.
+    """
+
+    from pysandboxes.policy.decide import glob_regex
+
+    rows: list[Row] = []
+
+    def add(path: str, access: int, rule: str | None, origin: str | None) -> None:
+        path = os.path.normpath(path) if path != "/" else "/"
+        below = "/" if path == "/" else path + "/"
+        rows.append(Row(path, below, access, rule, origin))
+
+    for rule in policy.expose_ro:
+        add(rule.path, RO, rule.text, str(rule.origin))
+    for rule in policy.expose_rw:
+        add(rule.path, RW, rule.text, str(rule.origin))
+    defaults_ro: list[str] = []
+    for prefix in (*read_roots, *CERTIFICATE_STORES, *TIMEZONE_DATA):
+        if prefix and os.path.isabs(prefix):
+            defaults_ro.extend(_variants(prefix))
+    for prefix in defaults_ro:
+        add(prefix, RO, None, None)
+    for device in DEVICES_RO:
+        add(device, RO, None, None)
+    for device in DEVICES_RW:
+        add(device, RW, None, None)
+    if context.program_kind == "script" and context.program:
+        for path in _variants(os.path.abspath(context.program)):
+            add(path, RO, None, None)
+    if context.tmpdir:
+        for path in _variants(context.tmpdir):
+            add(path, RW, None, None)
+    rows.sort(key=lambda row: (-len(row.path), row.access != RW))
+
+    named = [r for r in policy.ignore if "/" not in r.path]
+    anchored = [r for r in policy.ignore if "/" in r.path]
+    ignore_names = (
+        re.compile("(?:" + "|".join(glob_regex(r.path) for r in named) + ")", re.S).fullmatch
+        if named
+        else None
+    )
+    ignore_anchored = (
+        re.compile(
+            "(?:" + "|".join(glob_regex(r.path) for r in anchored) + ")(?:/.*)?", re.S
+        ).fullmatch
+        if anchored
+        else None
+    )
+    per_rule = tuple(
+        (
+            re.compile(
+                glob_regex(r.path) + ("" if "/" not in r.path else "(?:/.*)?"), re.S
+            ).fullmatch,
+            "/" not in r.path,
+            r.text,
+            str(r.origin),
+        )
+        for r in policy.ignore
+    )
+    protected: set[str] = set()
+    for path in policy.rule_files:
+        protected.update(_variants(path))
+    learn_target = policy.learn.value
+    if isinstance(learn_target, str) and learn_target not in ("false", "true", ""):
+        protected.update(_variants(os.path.abspath(learn_target)))
+    if context.denials_file:
+        protected.update(_variants(os.path.abspath(context.denials_file)))
+    rw_paths = [row.path for row in rows if row.access == RW]
+    trusted = tuple(
+        prefix.rstrip("/") + "/"
+        for prefix in defaults_ro
+        if not any(
+            rw == prefix or rw.startswith(prefix.rstrip("/") + "/") or prefix.startswith(rw + "/")
+            for rw in rw_paths
+        )
+    )
+    return PathTable(
+        rows=tuple(rows),
+        ignore_names=ignore_names,
+        ignore_anchored=ignore_anchored,
+        ignore_rules=per_rule,
+        protected=frozenset(protected),
+        trusted=trusted,
+    )
+
+
+Info = tuple[str | None, str | None]  # (rule text, origin) of the deciding row
+
+
+def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
+    """``access(resolved_path) -> (NONE|RO|RW|IGNORED, (rule, origin))`` over ``table``.
+
+    The closure holds plain tuples only (no attribute of a guard class is read at run time).
+    """
+
+    rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
+    names = table.ignore_names
+    anchored = table.ignore_anchored
+
+    def access(path: str) -> tuple[int, Info | None]:
+        if path != "/":
+            path = path.rstrip("/")
+        if anchored is not None and anchored(path) is not None:
+            return IGNORED, None
+        if names is not None:
+            for part in path.split("/"):
+                if part and names(part) is not None:
+                    return IGNORED, None
+        for prefix, below, kind, row in rows:
+            if path == prefix or path.startswith(below):
+                return kind, row
+        return NONE, None
+
+    return access
+
+
+@dataclass(frozen=True, slots=True)
+class FileHandlers:
+    handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+    judge: Callable[[Any, bool, int], str | None]  # for AF_UNIX sockets and wrappers
+    is_ignored: Callable[[str], bool]  # of a resolved path
+
+
+def make_file_handlers(
+    table: PathTable,
+    tools: PathTools,
+    reporter: Reporter,
+    *,
+    use_cache: bool,
+    denials_token: str | None,
+    kit_type: Callable[[object], type],
+) -> FileHandlers:
+    """The handlers of the file events (see the module docstring)."""
+
+    access = make_access(table)
+    text_of = tools.text_of
+    resolve = tools.resolve
+    fd_path = tools.fd_path
+    refuse = reporter.refuse
+    record = reporter.record
+    recording = reporter.recording
+    show = reporter.show_path
+    protected = table.protected
+    trusted = table.trusted
+    ignore_rules = table.ignore_rules
+    has_ignore = table.ignore_names is not None or table.ignore_anchored is not None
+    type_ = kit_type
+    str_ = str
+    cache: dict[str, int] = {}
+    caching = use_cache and not recording
+    len_ = len
+    int_ = int
+    any_ = any
+
+    def base_of(dir_fd: Any) -> str | None:
+        if type_(dir_fd) is int_ and dir_fd >= 0:
+            return fd_path(dir_fd)
+        return None
+
+    def ignore_rule_of(path: str) -> tuple[str | None, str | None]:
+        for match, is_name, text, origin in ignore_rules:
+            if is_name:
+                if any_(part and match(part) is not None for part in path.split("/")):
+                    return text, origin
+            elif match(path) is not None:
+                return text, origin
+        return None, None
+
+    def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
+        op = "write" if write else "read"
+        fields = (("kind", "file"), ("op", op), ("path", resolved))
+        shown = show(resolved)
+        if code == IGNORED:
+            rule, origin = ignore_rule_of(resolved)
+            refuse(
+                "file",
+                resolved,
+                rule,
+                origin,
+                None,
+                op,
+                f"No such file or directory: '{shown}' (hidden by rule '{rule}' from {origin})",
+                NOT_FOUND,
+                given,
+                fields,
+            )
+            return
+        what = "Write" if write else "Read"
+        if code == NONE:
+            key = "expose-rw" if write else "expose-ro"
+            message = (
+                f"{what} access to '{shown}' DENIED: no expose-ro/expose-rw rule covers it"
+                if not write
+                else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
+            )
+            message += f" (add '{key}={resolved}')"
+            refuse(
+                "file",
+                resolved,
+                None,
+                None,
+                f"{key}={resolved}",
+                op,
+                message,
+                PERMISSION,
+                given,
+                fields,
+            )
+            return
+        if resolved in protected:
+            refuse(
+                "file",
+                resolved,
+                None,
+                None,
+                None,
+                op,
+                f"Write access to '{shown}' DENIED: it is a rule file, the learning output or "
+                "the denials file of this run, which the sandboxed program cannot change",
+                PERMISSION,
+                given,
+                fields,
+            )
+            return
+        rule, origin = row if row is not None else (None, None)
+        if rule is None:
+            message = (
+                f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
+                f"add 'expose-rw={resolved}' to write it"
+            )
+        else:
+            message = (
+                f"Write access to '{shown}' DENIED: rule '{rule}' from {origin} grants read "
+                f"access only (add 'expose-rw={resolved}')"
+            )
+        refuse(
+            "file",
+            resolved,
+            rule,
+            origin,
+            f"expose-rw={resolved}",
+            op,
+            message,
+            PERMISSION,
+            given,
+            fields,
+        )
+
+    def unsupported(obj: Any) -> None:
+        name = type_(obj).__qualname__
+        refuse(
+            "file",
+            "<" + str_.__str__(name) + ">",
+            None,
+            None,
+            None,
+            "path type",
+            f"Path argument of type '{name}' refused: the Python layer of python-sb judges "
+            "str, bytes, os.DirEntry and pathlib paths only",
+            PERMISSION,
+        )
+
+    def judge_text(given: str, base: str | None, write: bool) -> str | None:
+        """Judge a path text; return the resolved path when allowed (else refuse)."""
+
+        resolved = resolve(given, base)
+        code, row = access(resolved)
+        if (code == RW and not (write and resolved in protected)) or (code == RO and not write):
+            if recording and row is not None and row[0] is not None:
+                op = "write" if write else "read"
+                record((("kind", "file"), ("op", op), ("path", resolved)))
+            return resolved
+        refuse_path(given, resolved, write, code, row)
+        return resolved
+
+    def judge(obj: Any, write: bool, dir_fd: Any) -> str | None:
+        text = text_of(obj)
+        if text is None:
+            unsupported(obj)
+            return None
+        if text is FD:
+            return None
+        return judge_text(text, base_of(dir_fd), write)
+
+    def on_open(args: tuple[Any, ...]) -> None:
+        obj = args[0]
+        if obj is denials_token and denials_token is not None:
+            return
+        text = text_of(obj)
+        if text is FD:
+            return
+        if text is None:
+            unsupported(obj)
+            return
+        flags = args[2]
+        write = type_(flags) is int_ and (flags & _WRITE_FLAGS) != 0
+        if caching:
+            code = cache.get(text)
+            if code is not None and (code == RW or (code == RO and not write)):
+                return
+        if (
+            not write
+            and text.startswith(trusted)
+            and "/." not in text
+            and "//" not in text
+            and (not has_ignore or access(text)[0] != IGNORED)
+        ):
+            return
+        resolved = judge_text(text, None, write)
+        if caching and resolved is not None:
+            code, _row = access(resolved)
+            if resolved in protected and code == RW:
+                code = RO
+            if len_(cache) >= 4096:
+                cache.clear()
+            cache[text] = code
+
+    def invalidate() -> None:
+        if caching:
+            cache.clear()
+
+    def on_read_dir(args: tuple[Any, ...]) -> None:
+        obj = args[0] if args else None
+        if obj is None:
+            obj = "."
+        judge(obj, False, -1)
+
+    def writer(path_index: int, fd_index: int, changes_tree: bool) -> Callable[..., None]:
+        def handler(args: tuple[Any, ...]) -> None:
+            if changes_tree:
+                invalidate()
+            dir_fd = args[fd_index] if fd_index >= 0 and len_(args) > fd_index else -1
+            judge(args[path_index], True, dir_fd)
+
+        return handler
+
+    def on_rename(args: tuple[Any, ...]) -> None:
+        invalidate()
+        judge(args[0], True, args[2])
+        judge(args[1], True, args[3])
+
+    def on_link(args: tuple[Any, ...]) -> None:
+        invalidate()
+        judge(args[0], True, args[2])  # a hard link to a file is a second way to write it
+        judge(args[1], True, args[3])
+
+    def on_symlink(args: tuple[Any, ...]) -> None:
+        invalidate()
+        link = judge(args[1], True, args[2])
+        target = text_of(args[0])
+        if target is None or target is FD or link is None:
+            if target is None:
+                unsupported(args[0])
+            return
+        parent = link[: link.rfind("/")] or "/"
+        landing = resolve(target, parent)
+        code, _row = access(landing)
+        if code in (RO, RW):
+            return
+        shown_link, shown_target = show(link), show(landing)
+        fields = (("kind", "file"), ("op", "write"), ("path", landing))
+        refuse(
+            "file",
+            landing,
+            None,
+            None,
+            f"expose-ro={landing}" if code == NONE else None,
+            "symlink",
+            f"Creating a link at '{shown_link}' that points to '{shown_target}' DENIED: "
+            "the target is not exposed to the sandbox",
+            PERMISSION,
+            target,
+            fields,
+        )
+
+    def on_chdir(args: tuple[Any, ...]) -> None:
+        invalidate()
+
+    def on_sqlite(args: tuple[Any, ...]) -> None:
+        database = args[0] if args else None
+        text = text_of(database)
+        if text is FD or text is None:
+            if text is None:
+                unsupported(database)
+            return
+        if text in ("", ":memory:"):
+            return
+        if text.startswith("file:"):
+            uri = text[5:].split("?", 1)[0]
+            if uri.startswith("//"):
+                uri = uri[2:]
+                uri = uri[uri.find("/") :] if "/" in uri else ""
+            if uri in ("", ":memory:"):
+                return
+            judge_text(uri, None, True)
+        judge_text(text, None, True)
+
+    def is_ignored(path: str) -> bool:
+        return has_ignore and access(path)[0] == IGNORED
+
+    handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
+        "open": on_open,
+        "os.listdir": on_read_dir,
+        "os.scandir": on_read_dir,
+        "os.mkdir": writer(0, 2, True),
+        "os.rmdir": writer(0, 1, True),
+        "os.remove": writer(0, 1, True),
+        "os.rename": on_rename,
+        "os.link": on_link,
+        "os.symlink": on_symlink,
+        "os.truncate": writer(0, -1, False),
+        "os.utime": writer(0, 3, False),
+        "os.chmod": writer(0, 2, False),
+        "os.chown": writer(0, 3, False),
+        "os.setxattr": writer(0, -1, False),
+        "os.removexattr": writer(0, -1, False),
+        "os.chdir": on_chdir,
+        "sqlite3.connect": on_sqlite,
+        "pysandboxes.mknod": writer(0, 1, True),
+    }
+    return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored)

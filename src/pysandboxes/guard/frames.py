@@ -1,0 +1,202 @@
+"""Who is calling: the program, a library, or the guard itself.
+
+Several decisions depend on the code that triggered an event, not on the event alone:
+``compile`` of a string is dynamic code when the program does it and a detail of
+``dataclasses`` when the standard library does; an ``import`` made by the program is judged by
+``python-import`` while the imports that an allowed module makes for itself are its own
+business. The caller is identified by the *code object* of its frame (``co_filename``), which
+the program cannot forge without ``compile`` or ``code.replace`` (both refused), and never by
+module globals such as ``__name__`` or ``__file__`` (which it can rewrite).
+
+Reading ``frame.f_code`` raises the ``object.__getattr__`` audit event itself; the guard marks
+its thread as busy while it walks frames, and the hook ignores that nested event.
+
+A *deputy* is a library module that runs code or imports modules on the program's behalf
+(``importlib.import_module``, ``timeit``, ``code``, ``inspect``...): its frames are skipped so
+that the program stays the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from pysandboxes.guard.kit import Kit
+
+#: Deputies of the import system (their caller is the importer).
+IMPORT_DEPUTIES = ("<frozen importlib.", "<frozen zipimport>", "importlib/")
+#: Deputies that run source or hand out frames for their caller.
+CODE_DEPUTIES = (
+    "<frozen importlib.",
+    "importlib/",
+    "code.py",
+    "codeop.py",
+    "timeit.py",
+    "runpy.py",
+    "pdb.py",
+    "bdb.py",
+    "cProfile.py",
+    "profile.py",
+    "trace.py",
+    "doctest.py",
+    "inspect.py",
+    "pickle.py",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Frames:
+    """Closures over the stack (see the module docstring)."""
+
+    caller_is_program: Callable[[tuple[str, ...]], bool]
+    caller_file: Callable[[tuple[str, ...]], str | None]
+    library_names: Callable[[], tuple[str, ...]]
+    guard_in_chain: Callable[[Any], bool]
+    is_library_file: Callable[[str], bool]
+    module_of_file: Callable[[str], str | None]
+
+
+def make_frames(
+    kit: Kit,
+    lib_roots: tuple[str, ...],
+    path_roots: tuple[str, ...],
+    guard_globals: frozenset[int],
+    busy: dict[int, int],
+) -> Frames:
+    """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
+    site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
+    (to name a module after its file); ``guard_globals``: ``id()`` of the guard modules'
+    globals (a frame running guard code has one of them as ``f_globals``)."""
+
+    getframe = kit.getframe
+    get_ident = kit.get_ident
+    id_ = id
+    len_ = kit.len
+    any_ = any
+    tuple_ = tuple
+
+    def is_deputy(filename: str, deputies: tuple[str, ...]) -> bool:
+        if filename.startswith("<frozen "):
+            return filename.startswith(deputies)
+        return any_(("/" + d) in filename for d in deputies)
+
+    roots = tuple(r.rstrip("/") + "/" for r in lib_roots)
+    by_length = kit.sorted((r.rstrip("/") + "/" for r in path_roots), key=len_, reverse=True)
+    paths = tuple(by_length)
+    library_cache: dict[str, bool] = {}
+    module_cache: dict[str, str | None] = {}
+
+    def is_library_file(filename: str) -> bool:
+        found = library_cache.get(filename)
+        if found is None:
+            found = filename.startswith("<frozen ") or filename.startswith(roots)
+            if len_(library_cache) > 4096:
+                library_cache.clear()
+            library_cache[filename] = found
+        return found
+
+    def module_of_file(filename: str) -> str | None:
+        if filename in module_cache:
+            return module_cache[filename]
+        name: str | None = None
+        if filename.startswith("<frozen ") and filename.endswith(">"):
+            name = filename[8:-1]
+        else:
+            for root in paths:
+                if filename.startswith(root):
+                    rest = filename[len_(root) :]
+                    if rest.endswith(".py"):
+                        rest = rest[:-3]
+                    elif ".cpython-" in rest:
+                        rest = rest.split(".cpython-", 1)[0]
+                    if rest.endswith("/__init__"):
+                        rest = rest[:-9]
+                    name = rest.replace("/", ".")
+                    break
+        if len_(module_cache) > 4096:
+            module_cache.clear()
+        module_cache[filename] = name
+        return name
+
+    def outside_guard(deputies: tuple[str, ...]) -> Any:
+        """The first frame that is neither the guard's nor a deputy's (busy must be set)."""
+
+        frame: Any = getframe(1)
+        while frame is not None:
+            if id_(frame.f_globals) in guard_globals:
+                frame = frame.f_back
+                continue
+            if deputies:
+                filename = frame.f_code.co_filename
+                if is_library_file(filename) and is_deputy(filename, deputies):
+                    frame = frame.f_back
+                    continue
+            return frame
+        return None
+
+    def caller_file(deputies: tuple[str, ...]) -> str | None:
+        ident = get_ident()
+        nested = ident in busy
+        busy[ident] = 1
+        try:
+            frame = outside_guard(deputies)
+            return None if frame is None else frame.f_code.co_filename  # type: ignore[no-any-return]
+        finally:
+            if not nested:
+                del busy[ident]
+
+    def caller_is_program(deputies: tuple[str, ...]) -> bool:
+        filename = caller_file(deputies)
+        return filename is not None and not is_library_file(filename)
+
+    def library_names() -> tuple[str, ...]:
+        """Dotted names of the library functions between the event and the program."""
+
+        ident = get_ident()
+        nested = ident in busy
+        busy[ident] = 1
+        names: list[str] = []
+        try:
+            frame: Any = getframe(1)
+            while frame is not None:
+                if id_(frame.f_globals) in guard_globals:
+                    frame = frame.f_back
+                    continue
+                code = frame.f_code
+                filename = code.co_filename
+                if not is_library_file(filename):
+                    break
+                module = module_of_file(filename)
+                if module is not None:
+                    qualname = code.co_qualname
+                    if qualname.endswith(".__init__"):
+                        qualname = qualname[:-9]
+                    names.append(module + "." + qualname)
+                frame = frame.f_back
+        finally:
+            if not nested:
+                del busy[ident]
+        return tuple_(names)
+
+    def guard_in_chain(frame: Any) -> bool:
+        """Whether ``frame`` or one of its callers runs guard code (no event is raised)."""
+
+        while frame is not None:
+            if id_(frame.f_globals) in guard_globals:
+                return True
+            frame = frame.f_back
+        return False
+
+    return Frames(
+        caller_is_program=caller_is_program,
+        caller_file=caller_file,
+        library_names=library_names,
+        guard_in_chain=guard_in_chain,
+        is_library_file=is_library_file,
+        module_of_file=module_of_file,
+    )
+
+
+__all__ = ["CODE_DEPUTIES", "IMPORT_DEPUTIES", "FrameType", "Frames", "make_frames"]

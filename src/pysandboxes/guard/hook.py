@@ -1,0 +1,332 @@
+"""The one audit hook: assembly of the concerns, and the events that belong to none of them.
+
+:func:`install` builds every table from the policy and the run context, puts the wrappers and
+the import stash in place, and adds a single ``sys.addaudithook`` callable. That callable and
+everything it uses live in closures created here: no module global refers to them, ``gc``
+walks are refused (``introspection``), and none of them runs code the program could have
+replaced (see :mod:`pysandboxes.guard.kit`).
+
+Events handled here:
+
+- ``object.__getattr__`` -- restricted attribute reads (``__code__``, ``f_code``, ``gi_frame``,
+  ``tb_frame``...) by the program are introspection; a frame whose callers include the guard
+  is never handed out (a refusal's traceback passes through the hook's frames);
+- ``sys._getframe`` -- refused when the frame's callers include the guard (a ``__del__`` or
+  signal handler running while the hook runs could otherwise reach its frames);
+- ``object.__setattr__`` of ``__code__``; ``compile`` of source by the program (dynamic code);
+  ``marshal.loads`` outside the import system; ``pickle.find_class`` (deserialization);
+  ``mmap.__new__`` of a file (native);
+- the private events of the wrappers (``pysandboxes.call``, ``pysandboxes.stat``,
+  ``pysandboxes.filter``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pysandboxes
+from pysandboxes.guard import calls as calls_module
+from pysandboxes.guard import files, imports, network, wrappers
+from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
+from pysandboxes.guard.denials import NOT_FOUND, make_reporter
+from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
+from pysandboxes.guard.kit import capture
+from pysandboxes.guard.paths import FD, make_path_tools
+from pysandboxes.policy.model import Policy
+from pysandboxes.runtime import RunContext
+
+Handler = Callable[[tuple[Any, ...]], None]
+
+
+def _roots(
+    context: RunContext, guard_dir: str, stdlib_dir: str
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(library roots, sys.path roots among them, roots of the program's own code)."""
+
+    prefixes = tuple(context.prefixes) or tuple(
+        {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    )
+    lib = []
+    for path in (*prefixes, guard_dir, stdlib_dir):
+        for variant in {path, os.path.realpath(path)}:
+            if variant and variant not in lib:
+                lib.append(variant)
+    lib_t = tuple(lib)
+    below = tuple(p.rstrip("/") + "/" for p in lib_t)
+    path_roots = [stdlib_dir, os.path.join(stdlib_dir, "lib-dynload"), os.path.dirname(guard_dir)]
+    path_roots += [p for p in sys.path if p and (p + "/").startswith(below)]
+    program: list[str] = []
+    if context.program_kind == "script" and context.program:
+        script = os.path.abspath(context.program)
+        program += [os.path.dirname(script), os.path.dirname(os.path.realpath(script))]
+    program.append(context.cwd or os.getcwd())
+    program += [p for p in sys.path if p and os.path.isabs(p) and not (p + "/").startswith(below)]
+    return lib_t, tuple(dict.fromkeys(path_roots)), tuple(dict.fromkeys(program))
+
+
+def install(policy: Policy, context: RunContext) -> None:
+    """Arm the Python layer for ``policy`` (see the module docstring)."""
+
+    kit = capture()
+    guard_dir = os.path.dirname(os.path.abspath(pysandboxes.__file__))
+    stdlib_dir = os.path.dirname(os.path.abspath(os.__file__))
+    lib_roots, path_roots, program_roots = _roots(context, guard_dir, stdlib_dir)
+    home = os.path.expanduser("~")
+    denials_token = None
+    if context.denials_file:
+        denials_token = "".join(list(os.path.abspath(context.denials_file)))
+    reporter = make_reporter(context, kit, home, denials_token)
+    busy: dict[int, int] = {}
+
+    table = files.build_table(policy, context, lib_roots)
+    net_rows = network.build_rules(policy)
+    everything, names = imports.allowed_names(policy)
+    threads_or_processes = any(
+        rule.action == "ALLOW"
+        and (
+            rule.target in ("*", "threads", "process-exec")
+            or calls_module.category_of(rule.target) in ("threads", "process-exec", None)
+        )
+        for rule in policy.python_api
+    )
+    tools = make_path_tools(kit, stdlib_dir)
+
+    wrappers.install(kit, with_ignore=bool(policy.ignore))
+    if reporter.recording:
+        from pysandboxes.guard import env
+
+        env.install_recorder(reporter.record)
+
+    guard_globals = frozenset(
+        id(module.__dict__)
+        for name, module in sys.modules.items()
+        if name.startswith("pysandboxes.guard") and module is not None
+    )
+    frames = make_frames(kit, lib_roots, path_roots, guard_globals, busy)
+    call_judge = make_call_judge(policy, reporter, frames)
+    file_handlers = files.make_file_handlers(
+        table,
+        tools,
+        reporter,
+        use_cache=not threads_or_processes,
+        denials_token=denials_token,
+        kit_type=kit.type,
+    )
+    net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
+    dynamic_allowed = call_judge.allowed("builtins.compile")
+
+    import _frozen_importlib
+
+    stash = imports.stash_modules(everything, names, imports.WRAPPED_MODULES)
+    if stash:
+        sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec))
+    import_handlers = imports.make_import_handlers(
+        everything,
+        names,
+        stash,
+        kit,
+        reporter,
+        frames,
+        call_judge,
+        program_roots + path_roots,
+        dynamic_allowed,
+    )
+
+    dispatch: dict[str, Handler] = {}
+    dispatch.update(call_judge.handlers)
+    dispatch.update(file_handlers.handlers)
+    dispatch.update(net_handlers.handlers)
+    dispatch.update(import_handlers.handlers)
+    dispatch.update(
+        _special_handlers(
+            kit,
+            reporter,
+            frames,
+            call_judge,
+            tools,
+            file_handlers.is_ignored,
+            busy,
+            dynamic_allowed,
+        )
+    )
+    get = dispatch.get
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        handler = get(event)
+        if handler is not None:
+            handler(args)
+
+    sys.addaudithook(hook)
+
+
+def _special_handlers(
+    kit: Any,
+    reporter: Any,
+    frames: Any,
+    call_judge: Any,
+    tools: Any,
+    is_ignored: Callable[[str], bool],
+    busy: dict[int, int],
+    dynamic_allowed: bool,
+) -> dict[str, Handler]:
+    get_ident = kit.get_ident
+    type_ = kit.type
+    list_ = list
+    str_ = str
+    int_ = int
+    bytes_ = bytes
+    len_ = kit.len
+    caller_is_program = frames.caller_is_program
+    caller_file = frames.caller_file
+    is_library_file = frames.is_library_file
+    guard_in_chain = frames.guard_in_chain
+    judge = call_judge.judge
+    allowed = call_judge.allowed
+    introspection_allowed = allowed("object.__getattr__")
+    refuse = reporter.refuse
+    text_of = tools.text_of
+    resolve = tools.resolve
+    fd_path = tools.fd_path
+    show = reporter.show_path
+    traceback_type = type(_traceback())
+    frame_of_tb = traceback_type.__dict__["tb_frame"].__get__
+    category_of = {entry.function: entry.category for entry in calls_module.REGISTRY}
+
+    def refuse_frame(detail: str) -> None:
+        judge("sys._getframe", "introspection", detail)
+
+    def on_getattr(args: tuple[Any, ...]) -> None:
+        ident = get_ident()
+        if ident in busy:
+            return
+        name = args[1]
+        if type_(name) is not str_ or name not in RESTRICTED_ATTRIBUTES:
+            return
+        if name in FRAME_ATTRIBUTES and name == "tb_frame" and not introspection_allowed:
+            obj = args[0]
+            if type_(obj) is traceback_type:
+                busy[ident] = 1
+                try:
+                    frame = frame_of_tb(obj)
+                finally:
+                    del busy[ident]
+                if guard_in_chain(frame):
+                    refuse_frame("a traceback frame of the guard")
+                    return
+        if introspection_allowed:
+            return
+        if caller_is_program(CODE_DEPUTIES):
+            judge("object.__getattr__", "introspection", f"reading the attribute '{name}'")
+
+    def on_setattr(args: tuple[Any, ...]) -> None:
+        if get_ident() in busy or introspection_allowed:
+            return
+        if args[1] == "__code__" and caller_is_program(CODE_DEPUTIES):
+            judge("object.__setattr__", "introspection", "assigning '__code__'")
+
+    def on_getframe(args: tuple[Any, ...]) -> None:
+        if get_ident() in busy or introspection_allowed or not args:
+            return
+        if guard_in_chain(args[0]):
+            refuse_frame("a frame whose callers include the guard")
+
+    def on_compile(args: tuple[Any, ...]) -> None:
+        if dynamic_allowed or get_ident() in busy:
+            return
+        if caller_is_program(CODE_DEPUTIES):
+            judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
+
+    def on_marshal(args: tuple[Any, ...]) -> None:
+        if get_ident() in busy:
+            return
+        caller = caller_file(())
+        if caller is None or caller.startswith("<frozen ") or is_library_file(caller):
+            return
+        judge("marshal.loads", "deserialization", None)
+
+    def on_find_class(args: tuple[Any, ...]) -> None:
+        if get_ident() in busy:
+            return
+        module, name = args[0], args[1]
+        judge("pickle.loads", "deserialization", f"loading the global {module}.{name}")
+
+    def on_mmap(args: tuple[Any, ...]) -> None:
+        if args and args[0] != -1:
+            judge("mmap.mmap", "native", "a memory map of a file")
+
+    def on_call(args: tuple[Any, ...]) -> None:
+        function: Any = args[0] if args else None
+        if type_(function) is not str_:
+            return
+        category = category_of.get(function)
+        if category is None:
+            return
+        judge(function, category, None)
+
+    def on_stat(args: tuple[Any, ...]) -> None:
+        text = text_of(args[0])
+        if text is None or text is FD:
+            return
+        base = None
+        dir_fd = args[1] if len_(args) > 1 else -1
+        if type_(dir_fd) is int_ and dir_fd >= 0:
+            base = fd_path(dir_fd)
+        resolved = resolve(text, base)
+        if is_ignored(resolved):
+            refuse(
+                "file",
+                resolved,
+                None,
+                None,
+                None,
+                "stat",
+                f"No such file or directory: '{show(resolved)}'",
+                NOT_FOUND,
+                text,
+            )
+
+    def on_filter(args: tuple[Any, ...]) -> None:
+        where, found = args[0], args[1]
+        if type_(found) is not list_:
+            return
+        text = text_of(where)
+        if text is FD:
+            base = fd_path(where)
+            if base is None:
+                return
+        elif text is None:
+            return
+        else:
+            base = resolve(text, None)
+        keep = []
+        for item in found:
+            name = text_of(item if type_(item) in (str_, bytes_) else item.name)
+            if type_(name) is not str_:
+                keep.append(item)
+                continue
+            if not is_ignored(base + "/" + name):
+                keep.append(item)
+        found[:] = keep
+
+    return {
+        "object.__getattr__": on_getattr,
+        "object.__setattr__": on_setattr,
+        "sys._getframe": on_getframe,
+        "compile": on_compile,
+        "marshal.loads": on_marshal,
+        "pickle.find_class": on_find_class,
+        "mmap.__new__": on_mmap,
+        "pysandboxes.call": on_call,
+        "pysandboxes.stat": on_stat,
+        "pysandboxes.filter": on_filter,
+    }
+
+
+def _traceback() -> Any:
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        return exc.__traceback__

@@ -1,0 +1,238 @@
+"""Imports (SPEC §3.3): ``python-import`` applied to the program's imports.
+
+The ``import`` audit event fires when a module is not yet in ``sys.modules``. The handler
+judges the *importer*: the first frame outside the import machinery (``importlib`` is a
+deputy, so ``importlib.import_module("socket")`` is the program's import). The program's
+imports need a rule for their top-level name; what a library module imports for itself is
+that module's business (``json`` may import ``re``). A few names are always allowed:
+``sys``, ``builtins``, ``__future__``, ``__main__``, ``encodings``, ``_strptime`` (imported by C
+code on behalf of ``datetime``/``time``) and ``pysandboxes`` (its public API, for
+``sandbox_denials``).
+
+Modules the launcher loaded before the program started are still judged: at arm time every
+module in ``sys.modules`` that the rules do not allow (C built-in modules aside) is moved to a
+private stash, and a finder at the front of ``sys.meta_path`` hands back the *same* module
+object once an import of it has been judged and allowed (so ``io``, ``os``... keep their
+identity). Removing that finder only means a fresh copy is loaded -- after the same judgement.
+
+Loading a forbidden module by hand (``spec_from_file_location`` + ``exec_module``, or ``exec``
+of its code object) never raises ``import`` for it, but its body runs through the ``exec``
+event: module code of a library file whose top-level name was never allowed nor imported by
+a library is refused there. Module code from a file outside the interpreter, the program's
+directories and ``sys.path`` (a file written at run time) is dynamic code.
+
+A compiled extension loaded from outside the interpreter's directories is native code.
+The modules whose functions the guard wraps (``posix``, ``_thread``, ``_posixsubprocess``,
+``_signal``, ``faulthandler``) stay in ``sys.modules``; an import event for one of them means
+someone removed it to get a fresh, unwrapped copy, and is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pysandboxes.guard.calls import CallJudge
+from pysandboxes.guard.denials import MODULE, Reporter
+from pysandboxes.guard.frames import IMPORT_DEPUTIES, Frames
+from pysandboxes.guard.kit import Kit
+from pysandboxes.policy.model import Policy
+
+ALWAYS_ALLOWED = frozenset(
+    {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}
+)
+WRAPPED_MODULES = frozenset({"posix", "_thread", "_posixsubprocess", "_signal", "faulthandler"})
+
+
+def allowed_names(policy: Policy) -> tuple[bool, frozenset[str]]:
+    """``(everything, names)`` through ``decide.import_allowed``."""
+
+    from pysandboxes.policy.decide import import_allowed
+
+    everything = import_allowed(policy, "\0no module has this name")
+    names = frozenset(r.name for r in policy.python_import if import_allowed(policy, r.name))
+    return everything, names
+
+
+class _StashLoader:
+    """Hands back a module taken out of ``sys.modules`` at arm time (same object)."""
+
+    def __init__(self, take: Callable[[str], Any], restore: Callable[[Any], None]) -> None:
+        self._take = take
+        self._restore = restore
+
+    def create_module(self, spec: Any) -> Any:
+        return self._take(spec.name)
+
+    def exec_module(self, module: Any) -> None:
+        self._restore(module)
+
+
+class StashFinder:
+    """The ``sys.meta_path`` finder of the stash (see the module docstring)."""
+
+    def __init__(self, stash: dict[str, Any], spec_type: Any) -> None:
+        specs: dict[str, Any] = {}
+
+        def take(name: str) -> Any:
+            module = stash.pop(name)
+            specs[name] = getattr(module, "__spec__", None)
+            return module
+
+        def restore(module: Any) -> None:
+            spec = specs.pop(module.__name__, None)
+            if spec is not None:
+                module.__spec__ = spec
+
+        self._stash = stash
+        self._spec_type = spec_type
+        self._loader = _StashLoader(take, restore)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        module = self._stash.get(name)
+        if module is None:
+            return None
+        original = getattr(module, "__spec__", None)
+        is_package = hasattr(module, "__path__")
+        spec = self._spec_type(name, self._loader, is_package=is_package)
+        if original is not None:
+            spec.origin = original.origin
+            spec.has_location = original.has_location
+            if is_package:
+                spec.submodule_search_locations = original.submodule_search_locations
+        return spec
+
+    def invalidate_caches(self) -> None:
+        return None
+
+
+def stash_modules(everything: bool, names: frozenset[str], keep: frozenset[str]) -> dict[str, Any]:
+    """Take the modules the program may not import out of ``sys.modules`` (see docstring)."""
+
+    if everything:
+        return {}
+    builtin = frozenset(sys.builtin_module_names)
+    stash: dict[str, Any] = {}
+    for name in list(sys.modules):
+        top = name.partition(".")[0]
+        if top in names or top in ALWAYS_ALLOWED or top in keep or name in builtin:
+            continue
+        if top.startswith("_frozen_importlib"):
+            continue
+        stash[name] = sys.modules.pop(name)
+    return stash
+
+
+@dataclass(frozen=True, slots=True)
+class ImportHandlers:
+    handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+
+
+def make_import_handlers(
+    everything: bool,
+    names: frozenset[str],
+    stash: dict[str, Any],
+    kit: Kit,
+    reporter: Reporter,
+    frames: Frames,
+    calls: CallJudge,
+    code_roots: tuple[str, ...],
+    dynamic_allowed: bool,
+) -> ImportHandlers:
+    refuse = reporter.refuse
+    record = reporter.record
+    recording = reporter.recording
+    caller_file = frames.caller_file
+    is_library_file = frames.is_library_file
+    module_of_file = frames.module_of_file
+    judge_call = calls.judge
+    type_ = kit.type
+    len_ = kit.len
+    str_ = str
+    code_type = type(make_import_handlers.__code__)
+    legit: set[str] = set(ALWAYS_ALLOWED) | set(names)
+    legit.update(n.partition(".")[0] for n in sys.modules)
+    roots = tuple(r.rstrip("/") + "/" for r in code_roots if r)
+
+    def refuse_import(top: str, detail: str | None = None) -> None:
+        message = f"Module named '{top}' is not allowed by a rule"
+        refuse(
+            "import",
+            top,
+            None,
+            None,
+            f"python-import={top}",
+            detail,
+            message,
+            MODULE,
+            top,
+            (("kind", "import"), ("name", top)),
+        )
+
+    def on_import(args: tuple[Any, ...]) -> None:
+        name = args[0]
+        if type_(name) is not str_:
+            return
+        top = name.partition(".")[0]
+        filename = args[1] if len_(args) > 1 else None
+        # An extension module's shared object:
+        if filename is not None and type_(filename) is str_ and not is_library_file(filename):
+            judge_call(
+                "_imp.create_dynamic",
+                "native",
+                f"loading a compiled extension from '{filename}'",
+            )
+        if top in WRAPPED_MODULES and name not in stash and filename is None:
+            refuse(
+                "import",
+                name,
+                None,
+                None,
+                None,
+                "wrapped",
+                f"Re-importing '{name}' DENIED: python-sb wraps its functions, and a fresh "
+                "copy would not be wrapped",
+                MODULE,
+                name,
+            )
+            return
+        if everything or top in names or top in ALWAYS_ALLOWED:
+            legit.add(top)
+            if recording and filename is None and top not in ALWAYS_ALLOWED:
+                importer = caller_file(IMPORT_DEPUTIES)
+                if importer is None or not is_library_file(importer):
+                    record((("kind", "import"), ("name", name)))
+            return
+        importer = caller_file(IMPORT_DEPUTIES)
+        if importer is not None and is_library_file(importer):
+            legit.add(top)
+            return
+        refuse_import(top)
+        legit.add(top)  # learn/audit: the import goes on
+
+    def on_exec(args: tuple[Any, ...]) -> None:
+        code: Any = args[0] if args else None
+        if type_(code) is not code_type or code.co_name != "<module>":
+            return
+        filename = code.co_filename
+        if is_library_file(filename):
+            module = module_of_file(filename)
+            if module is None:
+                return
+            top = module.partition(".")[0]
+            if everything or top in legit:
+                return
+            refuse_import(top, "module code run by hand")
+            return
+        if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):
+            return
+        judge_call(
+            "builtins.exec",
+            "dynamic-code",
+            f"running module code from '{filename}', a file outside the program, "
+            "the interpreter and sys.path",
+        )
+
+    return ImportHandlers(handlers={"import": on_import, "exec": on_exec})

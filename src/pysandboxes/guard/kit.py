@@ -1,0 +1,103 @@
+"""The primitives the guard uses at run time, captured once when it is armed.
+
+Everything the audit hook calls while the program runs must be out of the program's reach: a
+module attribute (``os.path.realpath``), a builtin (``builtins.isinstance``) or a class
+attribute (``Denial.__init__``) can be replaced by the program, and a replaced function would
+then run *inside* the hook, with the hook's frames on the stack. So the guard's closures never
+look a name up at run time: they use the C functions collected here, taken before any program
+code ran, and data made only of ``str``, ``int``, ``tuple``, ``frozenset``, ``dict`` and
+compiled patterns.
+
+Nothing here is kept in a module global: :func:`capture` returns a fresh :class:`Kit` that the
+guard's factories close over.
+"""
+
+from __future__ import annotations
+
+import _json
+import _thread
+import errno as _errno
+import posix
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from pysandboxes.errors import Denial
+
+
+@dataclass(frozen=True, slots=True)
+class Kit:
+    """C-level callables, taken before the program runs (see the module docstring)."""
+
+    type: Callable[[object], Any]
+    len: Callable[[Any], int]
+    str_exact: Callable[[str], str]  # str.__str__: an exact ``str`` copy of a subclass
+    bytes_exact: Callable[[bytes], bytes]
+    decode: Callable[..., str]  # bytes.decode
+    lstat: Callable[..., Any]
+    stat: Callable[..., Any]
+    readlink: Callable[..., str]
+    getcwd: Callable[[], str]
+    write: Callable[[int, bytes], int]
+    open: Callable[..., int]
+    close: Callable[[int], None]
+    fspath: Callable[[Any], Any]
+    getframe: Callable[[int], FrameType]
+    get_ident: Callable[[], int]
+    allocate_lock: Callable[[], Any]
+    audit: Callable[..., None]
+    json_str: Callable[[str], str]  # _json.encode_basestring_ascii
+    object_new: Callable[..., Any]
+    exc_new: Callable[..., BaseException]
+    oserror_init: Callable[..., None]
+    importerror_init: Callable[..., None]
+    dict_of: Callable[[object], dict[str, Any]]  # BaseException.__dict__ getter
+    denial_slots: tuple[Callable[[Any, Any], None], ...]  # Denial's slot setters, field order
+    fs_encoding: str
+    sorted: Callable[..., list[Any]]
+    repr: Callable[[object], str]
+    int_from_bytes: Callable[..., int]
+    eacces: int
+    enoent: int
+
+
+def capture() -> Kit:
+    """Collect the primitives now (at arm time)."""
+
+    base_dict = BaseException.__dict__["__dict__"]
+    names = ("kind", "target", "rule", "origin", "suggestion", "detail")
+    slots = tuple(Denial.__dict__[name].__set__ for name in names)
+    return Kit(
+        type=type,
+        len=len,
+        str_exact=str.__str__,
+        bytes_exact=bytes.__bytes__,
+        decode=bytes.decode,
+        lstat=posix.lstat,
+        stat=posix.stat,
+        readlink=posix.readlink,
+        getcwd=posix.getcwd,
+        write=posix.write,
+        open=posix.open,
+        close=posix.close,
+        fspath=posix.fspath,
+        getframe=sys._getframe,
+        get_ident=_thread.get_ident,
+        allocate_lock=_thread.allocate_lock,
+        audit=sys.audit,
+        json_str=_json.encode_basestring_ascii,
+        object_new=object.__new__,
+        exc_new=BaseException.__new__,
+        oserror_init=OSError.__init__,
+        importerror_init=ImportError.__init__,
+        dict_of=base_dict.__get__,
+        denial_slots=slots,
+        fs_encoding=sys.getfilesystemencoding(),
+        sorted=sorted,
+        repr=repr,
+        int_from_bytes=int.from_bytes,
+        eacces=_errno.EACCES,
+        enoent=_errno.ENOENT,
+    )

@@ -1,0 +1,162 @@
+"""Path arguments as the kernel will see them: text of a path object, and where it lands.
+
+Two closures, built at arm time:
+
+- ``text_of(obj)``: the ``str`` a path argument stands for, without running program code.
+  Exact ``str``/``bytes`` and their subclasses are copied with C slots; ``int`` is a
+  descriptor (``FD``); ``os.DirEntry`` is a C type; ``pathlib`` paths are read from their
+  cached ``_str`` slot after checking that ``__fspath__``/``__str__`` are still pathlib's own
+  (CPython has already called ``__fspath__`` when the event fires: calling a program-defined
+  ``__fspath__`` again could answer differently). Any other path-like object gives ``None``
+  and is refused.
+- ``resolve(path, base)``: the absolute path with ``.``/``..`` and every symbolic link
+  resolved, as ``os.path.realpath`` does (missing tails are kept as written), written with
+  ``posix.lstat``/``posix.readlink`` so that the program cannot replace the implementation.
+  ``/proc/self/fd/N`` resolves through the kernel's magic links, which is how a ``dir_fd``
+  argument is judged.
+"""
+
+from __future__ import annotations
+
+import posix
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pysandboxes.guard.kit import Kit
+
+#: ``text_of`` answer for a file descriptor (an ``int``: already opened, already judged).
+FD = 1
+_S_IFMT = 0o170000
+_S_IFLNK = 0o120000
+_MAX_LINKS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class PathTools:
+    text_of: Callable[[Any], Any]
+    resolve: Callable[[str, str | None], str]
+    fd_path: Callable[[int], str | None]
+
+
+def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
+    type_ = kit.type
+    str_exact = kit.str_exact
+    bytes_exact = kit.bytes_exact
+    decode = kit.decode
+    fspath = kit.fspath
+    lstat = kit.lstat
+    readlink = kit.readlink
+    getcwd = kit.getcwd
+    encoding = kit.fs_encoding
+    str_ = str
+    bytes_ = bytes
+    int_ = int
+    bool_ = bool
+    dir_entry = posix.DirEntry
+    mro_of = type.__dict__["__mro__"].__get__
+    dict_of = type.__dict__["__dict__"].__get__
+    function_type = type(make_path_tools)
+    code_of = function_type.__dict__["__code__"].__get__
+    member_type = type(PathTools.__dict__["text_of"])
+    pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
+    isinstance_ = isinstance
+
+    def pathlib_text(obj: Any) -> str | None:
+        """The cached text of a genuine ``pathlib`` path, else ``None``."""
+
+        fspath_ok = str_ok = False
+        slot: Any = None
+        for cls in mro_of(type_(obj)):
+            namespace = dict_of(cls)
+            if not fspath_ok and "__fspath__" in namespace:
+                if not _is_pathlib(namespace["__fspath__"], "PurePath.__fspath__"):
+                    return None
+                fspath_ok = True
+            if not str_ok and "__str__" in namespace:
+                if not _is_pathlib(namespace["__str__"], "PurePath.__str__"):
+                    return None
+                str_ok = True
+            if slot is None and "_str" in namespace:
+                slot = namespace["_str"]
+        if not (fspath_ok and str_ok) or type_(slot) is not member_type:
+            return None
+        try:
+            value = slot.__get__(obj)
+        except AttributeError:
+            return None
+        return value if type_(value) is str_ else None
+
+    def _is_pathlib(func: Any, qualname: str) -> bool:
+        if type_(func) is not function_type:
+            return False
+        code = code_of(func)
+        return bool_(code.co_filename == pathlib_file and code.co_qualname == qualname)
+
+    def text_of(obj: Any) -> Any:
+        kind = type_(obj)
+        if kind is str_:
+            return obj
+        if kind is bytes_:
+            return decode(obj, encoding, "surrogateescape")
+        if kind is int_ or kind is bool_:
+            return FD
+        if kind is dir_entry:
+            return text_of(fspath(obj))
+        if isinstance_(obj, str_):
+            return str_exact(obj)
+        if isinstance_(obj, bytes_):
+            return decode(bytes_exact(obj), encoding, "surrogateescape")
+        if isinstance_(obj, int_):
+            return FD
+        return pathlib_text(obj)
+
+    def resolve(path: str, base: str | None) -> str:
+        if not path.startswith("/"):
+            if base is None:
+                base = getcwd()
+            path = base + "/" + path
+        pending = path.split("/")
+        pending.reverse()
+        resolved = ""
+        links = 0
+        while pending:
+            part = pending.pop()
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                resolved = resolved[: resolved.rfind("/")] if resolved else ""
+                continue
+            candidate = resolved + "/" + part
+            try:
+                mode = lstat(candidate).st_mode
+            except (OSError, ValueError):
+                resolved = candidate
+                continue
+            if mode & _S_IFMT == _S_IFLNK:
+                links += 1
+                if links > _MAX_LINKS:
+                    resolved = candidate
+                    continue
+                try:
+                    target = readlink(candidate)
+                except OSError:
+                    resolved = candidate
+                    continue
+                if target.startswith("/"):
+                    resolved = ""
+                more = target.split("/")
+                more.reverse()
+                pending.extend(more)
+            else:
+                resolved = candidate
+        return resolved or "/"
+
+    def fd_path(fd: int) -> str | None:
+        try:
+            target = readlink("/proc/self/fd/" + int_.__repr__(fd))
+        except OSError:
+            return None
+        return target if target.startswith("/") else None
+
+    return PathTools(text_of=text_of, resolve=resolve, fd_path=fd_path)

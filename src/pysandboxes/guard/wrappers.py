@@ -1,0 +1,360 @@
+"""The few functions python-sb wraps, because CPython raises no audit event for them.
+
+Each wrapper raises a private audit event (``pysandboxes.call``, ``pysandboxes.stat``,
+``pysandboxes.filter``, ``pysandboxes.mknod``) and lets the one audit hook decide; it holds no
+guard state. :data:`WRAPPERS` is the table documented in ``docs/python-layer.md`` (function,
+reason, the test that covers it).
+
+Where a wrapper guards a capability (starting a process or a thread, changing privileges), the
+original function must not be reachable from the wrapper: a Python closure can be read through
+``__closure__`` without any audit event. :func:`hide` keeps the original only in the frame of a
+suspended generator, which is reachable through ``gi_frame`` (audited, refused as
+introspection) or ``gc.get_referents`` (audited, refused) alone. The wrapper is also put in
+place of every alias of the original found in loaded modules (``os.setuid`` is
+``posix.setuid``; ``threading._start_new_thread`` is ``_thread.start_new_thread``).
+
+The ``ignore=`` helpers (``os.stat``/``lstat``/``access``, ``os.listdir``/``scandir``) are
+installed only when the policy has ``ignore=`` rules, and only as ``os`` attributes (the import
+system keeps calling ``posix`` directly): they hide names, they are not a boundary -- the
+content of an ignored file is refused by the ``open`` event whatever function asks for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+from pysandboxes.guard.kit import Kit
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """One row of the wrapper table."""
+
+    target: str  # "module.function"
+    reason: str
+    test: str  # the test (file::name) that shows it works
+    only_with_ignore: bool = False
+
+
+_PRIV = "tests/redteam/misuse/attacks/privileges_setuid.py"
+WRAPPERS: tuple[Wrapper, ...] = (
+    Wrapper(
+        "_posixsubprocess.fork_exec",
+        "no audit event; subprocess raises one, a direct call does not",
+        "tests/redteam/misuse/attacks/process_fork_exec_direct.py",
+    ),
+    Wrapper(
+        "_thread.start_new_thread",
+        "no audit event for starting a thread",
+        "tests/redteam/misuse/attacks/threads_start.py",
+    ),
+    Wrapper(
+        "_thread.start_new",
+        "alias of start_new_thread (a separate object)",
+        "tests/unit/guard/test_wrappers.py::test_thread_aliases_wrapped",
+    ),
+    Wrapper("_thread.interrupt_main", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    Wrapper("_thread.stack_size", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    *(
+        Wrapper("os." + name, "no audit event", _PRIV)
+        for name in (
+            "setuid",
+            "setgid",
+            "seteuid",
+            "setegid",
+            "setreuid",
+            "setregid",
+            "setresuid",
+            "setresgid",
+            "setgroups",
+            "initgroups",
+            "chroot",
+            "umask",
+            "unshare",
+            "setns",
+            "setsid",
+            "setpgid",
+            "setpgrp",
+            "nice",
+            "abort",
+        )
+    ),
+    Wrapper("signal.alarm", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    Wrapper("signal.setitimer", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    Wrapper("faulthandler.enable", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    Wrapper(
+        "faulthandler.dump_traceback_later", "no audit event", "tests/unit/guard/test_wrappers.py"
+    ),
+    Wrapper("faulthandler.register", "no audit event", "tests/unit/guard/test_wrappers.py"),
+    Wrapper("importlib.reload", "no audit event of its own", "tests/unit/guard/test_wrappers.py"),
+    Wrapper(
+        "os.mkfifo",
+        "creates a file without an audit event",
+        "tests/redteam/misuse/attacks/files_mkfifo_outside.py",
+    ),
+    Wrapper(
+        "os.mknod", "creates a file without an audit event", "tests/unit/guard/test_wrappers.py"
+    ),
+    Wrapper(
+        "os.open",
+        "the open event does not carry dir_fd: a relative path with dir_fd is "
+        "rewritten to /proc/self/fd/N/path",
+        "tests/redteam/misuse/attacks/files_dir_fd.py",
+    ),
+    Wrapper(
+        "os.stat",
+        "no audit event; ignore= must make paths not exist",
+        "tests/unit/guard/test_files.py::test_ignore_hides_from_stat_and_listings",
+        True,
+    ),
+    Wrapper("os.lstat", "as os.stat", "tests/unit/guard/test_files.py", True),
+    Wrapper("os.access", "as os.stat", "tests/unit/guard/test_files.py", True),
+    Wrapper(
+        "os.listdir",
+        "the event is raised before the listing: names are filtered after",
+        "tests/unit/guard/test_files.py::test_ignore_hides_from_stat_and_listings",
+        True,
+    ),
+    Wrapper("os.scandir", "as os.listdir", "tests/unit/guard/test_files.py", True),
+    Wrapper(
+        "os.environ",
+        "reads raise no event; recorded in learn/audit mode only",
+        "tests/unit/guard/test_learn.py",
+    ),
+)
+
+_CALL_WRAPPED = (
+    ("_posixsubprocess", "fork_exec", "_posixsubprocess.fork_exec"),
+    ("_thread", "start_new_thread", "_thread.start_new_thread"),
+    ("_thread", "start_new", "_thread.start_new_thread"),
+    ("_thread", "interrupt_main", "_thread.interrupt_main"),
+    ("_thread", "stack_size", "_thread.stack_size"),
+    *(
+        ("posix", name, "os." + name)
+        for name in (
+            "setuid",
+            "setgid",
+            "seteuid",
+            "setegid",
+            "setreuid",
+            "setregid",
+            "setresuid",
+            "setresgid",
+            "setgroups",
+            "initgroups",
+            "chroot",
+            "umask",
+            "unshare",
+            "setns",
+            "setsid",
+            "setpgid",
+            "setpgrp",
+            "nice",
+            "abort",
+        )
+    ),
+    ("_signal", "alarm", "signal.alarm"),
+    ("_signal", "setitimer", "signal.setitimer"),
+    ("faulthandler", "enable", "faulthandler.enable"),
+    ("faulthandler", "dump_traceback_later", "faulthandler.enable"),
+    ("faulthandler", "register", "faulthandler.enable"),
+)
+
+
+def hide(fn: Callable[..., Any], kit: Kit) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    """``call(args, kwargs)`` running ``fn``, which is kept in a suspended generator only."""
+
+    base = BaseException
+
+    def holder() -> Generator[Any, Any, None]:
+        outcome: Any = None
+        while True:
+            request: Any = yield outcome
+            try:
+                outcome = (True, fn(*request[0], **request[1]))
+            except base as exc:
+                outcome = (False, exc.with_traceback(None))
+            request = None
+
+    generator = holder()
+    generator.send(None)
+    send = generator.send
+    lock = kit.allocate_lock()
+
+    def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with lock:
+            ok, value = send((args, kwargs))
+        if ok:
+            return value
+        raise value
+
+    return call
+
+
+def _named(wrapper: Callable[..., Any], original: Any) -> Callable[..., Any]:
+    for attr in ("__name__", "__qualname__", "__doc__"):
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(wrapper, attr, getattr(original, attr))
+    wrapper.__module__ = getattr(original, "__module__", None) or "os"
+    return wrapper
+
+
+def _call_wrapper(
+    function: str, call: Callable[..., Any], audit: Callable[..., None]
+) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        audit("pysandboxes.call", function)
+        return call(args, kwargs)
+
+    return wrapper
+
+
+def _replace_everywhere(original: Any, wrapper: Any, modules: list[Any]) -> None:
+    for module in modules:
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            if value is original:
+                namespace[key] = wrapper
+
+
+def install(kit: Kit, *, with_ignore: bool, want_fork_exec: bool = True) -> None:
+    """Put every wrapper in place (see the module docstring)."""
+
+    import _posixsubprocess  # noqa: F401  (wrapped now, so that no later import is unwrapped)
+    import faulthandler  # noqa: F401
+
+    audit = kit.audit
+    modules = [m for m in list(sys.modules.values()) if m is not None]
+    for module_name, attr, function in _CALL_WRAPPED:
+        module = sys.modules.get(module_name)
+        original = getattr(module, attr, None) if module is not None else None
+        if original is None:
+            continue
+        wrapper = _named(_call_wrapper(function, hide(original, kit), audit), original)
+        _replace_everywhere(original, wrapper, modules)
+    _wrap_reload(kit, modules)
+    _wrap_file_creation(kit, modules)
+    if with_ignore:
+        _wrap_ignore_helpers(kit)
+
+
+def _wrap_reload(kit: Kit, modules: list[Any]) -> None:
+    importlib = sys.modules.get("importlib")
+    original = getattr(importlib, "reload", None)
+    if original is None:
+        return
+    wrapper = _named(_call_wrapper("importlib.reload", hide(original, kit), kit.audit), original)
+    _replace_everywhere(original, wrapper, modules)
+
+
+def _wrap_file_creation(kit: Kit, modules: list[Any]) -> None:
+    audit = kit.audit
+    fspath = kit.fspath
+    posix = sys.modules["posix"]
+    for name in ("mkfifo", "mknod"):
+        original = getattr(posix, name, None)
+        if original is None:
+            continue
+        call = hide(original, kit)
+
+        def creator(
+            path: Any, *args: Any, __call: Any = call, dir_fd: Any = None, **kwargs: Any
+        ) -> Any:
+            audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
+            if dir_fd is not None:
+                kwargs["dir_fd"] = dir_fd
+            return __call((path, *args), kwargs)
+
+        _replace_everywhere(original, _named(creator, original), modules)
+    original_open = posix.open
+    call_open = hide(original_open, kit)
+    int_ = int
+
+    def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
+        if dir_fd is not None:
+            text = fspath(path)
+            if isinstance(text, bytes):
+                text = text.decode(kit.fs_encoding, "surrogateescape")
+            if isinstance(text, str) and not text.startswith("/"):
+                path = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + text
+                dir_fd = None
+        if dir_fd is None:
+            return call_open((path, flags, mode), {})  # type: ignore[no-any-return]
+        return call_open((path, flags, mode), {"dir_fd": dir_fd})  # type: ignore[no-any-return]
+
+    _replace_everywhere(original_open, _named(open_, original_open), modules)
+
+
+class FilteredScandir:
+    """What the ``os.scandir`` wrapper returns: the entries the hook did not hide."""
+
+    def __init__(self, entries: list[Any]) -> None:
+        self._entries = iter(entries)
+
+    def __iter__(self) -> FilteredScandir:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._entries)
+
+    def __enter__(self) -> FilteredScandir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._entries = iter(())
+
+
+def _wrap_ignore_helpers(kit: Kit) -> None:
+    """``os.stat``-family and listings, as ``os`` attributes only (see module docstring)."""
+
+    audit = kit.audit
+    stat, lstat, access = os.stat, os.lstat, os.access
+    listdir, scandir = os.listdir, os.scandir
+
+    def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
+        audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
+        return stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
+        audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
+        return lstat(path, dir_fd=dir_fd)
+
+    def access_(
+        path: Any,
+        mode: int,
+        *,
+        dir_fd: Any = None,
+        effective_ids: bool = False,
+        follow_symlinks: bool = True,
+    ) -> bool:
+        audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
+        return access(
+            path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks
+        )
+
+    def listdir_(path: Any = None) -> list[Any]:
+        names = listdir(path) if path is not None else listdir()
+        audit("pysandboxes.filter", "." if path is None else path, names)
+        return names
+
+    def scandir_(path: Any = None) -> FilteredScandir:
+        with scandir(path) if path is not None else scandir() as found:
+            entries = list(found)
+        audit("pysandboxes.filter", "." if path is None else path, entries)
+        return FilteredScandir(entries)
+
+    os.stat = _named(stat_, stat)
+    os.lstat = _named(lstat_, lstat)
+    os.access = _named(access_, access)
+    os.listdir = _named(listdir_, listdir)
+    os.scandir = _named(scandir_, scandir)
