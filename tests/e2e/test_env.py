@@ -68,15 +68,29 @@ def test_control_without_sandbox_sees_the_secret(env_project: Path, home: Path) 
     assert "s3cr3t" in seen["proc"]
 
 
-def test_none_filters_os_environ(env_project: Path, home: Path) -> None:
-    """``none`` runs in python-sb's own process: os.environ is filtered (its documented limit:
-    /proc/self/environ keeps the start-up block, docs/providers/none.md)."""
+def test_none_filters_in_process(env_project: Path, home: Path) -> None:
+    """``none`` runs in python-sb's own process: os.environ is replaced, and the block the
+    process started with (what /proc/self/environ shows) is overwritten."""
 
-    result = run_sb(["--os-sandbox=none", "show_env.py"], cwd=env_project, env=base_env(home, HOST))
+    env = base_env(home, HOST)
+    result = run_sb(["--os-sandbox=none", "show_env.py"], cwd=env_project, env=env)
     assert result.returncode == 0, result.stderr
-    environ = json.loads(result.stdout)["environ"]
+    seen = json.loads(result.stdout)
+    environ = seen["environ"]
     assert "SECRET_TOKEN" not in environ and "EXACT_DROPPED" not in environ
     assert environ["EXACT_ONE"] == "from-the-rule" and environ["EXACT_TWO"] == "host-two"
+    assert "s3cr3t" not in seen["proc"] and "SECRET_TOKEN" not in seen["proc"]
+    assert result.stderr == ""
+
+
+def test_none_child_process_gets_the_filtered_environment(env_project: Path, home: Path) -> None:
+    code = (
+        "import subprocess; print(subprocess.run(['env'], capture_output=True, text=True).stdout)"
+    )
+    env = base_env(home, HOST)
+    result = run_sb(["--os-sandbox=none", "-c", code], cwd=env_project, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "s3cr3t" not in result.stdout and "EXACT_TWO=host-two" in result.stdout
 
 
 def test_command_line_env_rule(env_project: Path, home: Path) -> None:

@@ -568,6 +568,31 @@ def _interact(banner: str) -> None:
     Console(sys.modules["__main__"].__dict__).interact(banner=banner, exitmsg="")
 
 
+def scrub_initial_environment() -> str | None:
+    """Overwrite the environment block this process was started with; ``None`` or why not.
+
+    ``os.environ.clear()`` removes the variables from the C library's ``environ``, but the
+    strings the kernel copied at ``exec`` stay where they were, and ``/proc/self/environ`` shows
+    them. Once ``environ`` no longer points there, the block is zeroed through
+    ``/proc/self/mem`` (allowed on one's own process), so a secret that was not granted is gone
+    from the process, not just hidden. Linux only; best effort, and said when it fails.
+    """
+
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            stat = handle.read()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (proc(5) 50, 51)
+        if end <= start:
+            return None
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            mem.write(b"\0" * (end - start))
+    except (OSError, ValueError, IndexError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def run_in_process(
     fields: dict[str, str],
     args: list[str],
@@ -587,6 +612,13 @@ def run_in_process(
 
     os.environ.clear()
     os.environ.update(env)
+    if sys.platform.startswith("linux"):
+        problem = scrub_initial_environment()
+        if problem is not None:
+            sys.stderr.write(
+                "python-sb: os-sandbox=none: the start-up environment could not be cleared "
+                f"(/proc/self/environ still shows it): {problem}\n"
+            )
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:
         _register_tmpdir_cleanup(tmpdir)

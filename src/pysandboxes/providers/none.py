@@ -7,9 +7,9 @@ the command line, which saves the start of a second interpreter. The price, docu
 - CPython options that act when an interpreter starts (``-I``, ``-E``, ``-S``, ``-s``, ``-O``,
   ``-X``, ...) cannot be applied any more and are refused; ``-B``, ``-W``, ``-u``, ``-q``, ``-i``
   and ``-x`` are applied in-process;
-- the environment is filtered in ``os.environ`` (and the C library's ``environ``), but
-  ``/proc/self/environ`` still shows the block python-sb was started with: use ``subprocess``
-  when a secret in the environment matters;
+- the environment is filtered in ``os.environ`` (and the C library's ``environ``), and the block
+  the process started with (``/proc/self/environ``) is overwritten, best effort; but ``PYTHON*``
+  variables present when python-sb started have already acted on its interpreter;
 - python-sb's own modules stay loaded in the program's interpreter.
 """
 
@@ -41,8 +41,8 @@ class NoneProvider:
         return [
             "runs in python-sb's own interpreter: no separate process, no kernel boundary",
             f"the Python layer ({python}) is the only enforcement",
-            "the environment is filtered in os.environ only: /proc/self/environ still shows",
-            "  python-sb's original environment (use os-sandbox=subprocess to hide it)",
+            "the environment is filtered in-process (os.environ, and /proc/self/environ cleared",
+            "  best effort); PYTHON* variables set when python-sb started have already acted",
         ]
 
 
