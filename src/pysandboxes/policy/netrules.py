@@ -92,10 +92,10 @@ def _host(text: str) -> tuple[str, bool]:
 
     if text == "*":
         return "*", False
-    import ipaddress
-
     bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
     if "/" in bare:
+        import ipaddress
+
         try:
             net = ipaddress.ip_network(bare, strict=False)
         except ValueError:
@@ -106,11 +106,12 @@ def _host(text: str) -> tuple[str, bool]:
         if net.prefixlen == net.max_prefixlen:
             return str(net.network_address), False
         return str(net), False
-    try:
-        return normalise_ip(bare), False
-    except ValueError:
-        pass
     name = text.lower().removesuffix(".")
+    if ":" in bare or name.rsplit(".", 1)[-1].isdigit():  # may be an address: ask ipaddress
+        try:
+            return normalise_ip(bare), False
+        except ValueError:
+            pass
     labels = name.split(".")
     if (
         not name

@@ -126,6 +126,17 @@ def scan_value(
     return parts, end
 
 
+def _find_any(text: str, i: int, chars: str) -> int:
+    """The index of the first of ``chars`` in ``text`` from ``i`` (``len(text)`` if none)."""
+
+    best = len(text)
+    for ch in chars:
+        j = text.find(ch, i, best)
+        if j >= 0:
+            best = j
+    return best
+
+
 def _scan(
     text: str,
     i: int,
@@ -134,67 +145,83 @@ def _scan(
     *,
     in_default: bool,
 ) -> tuple[tuple[Part, ...], int]:
+    # Text is taken in runs between special characters (str.find, not a loop per character).
+    # ``protected`` is the length of the literal text that ends with quoted text: unquoted
+    # blanks after it, at the end of the value, are dropped.
     parts: list[Part] = []
     buf: list[str] = []
-    trailing = 0  # unquoted blanks at the end of buf (dropped at the end of the value)
-    quote = ""
+    size = protected = 0
+    stops = "$\"'" + ("#" if comments else "") + ("}" if in_default else "")
     n = len(text)
+
+    def flush(strip: bool) -> None:
+        nonlocal buf, size, protected
+        literal = "".join(buf)
+        if strip:
+            literal = literal[:protected] + literal[protected:].rstrip(_BLANKS)
+        if literal:
+            parts.append(literal)
+        buf, size, protected = [], 0, 0
+
     while i < n:
+        j = _find_any(text, i, stops)
+        if j > i:
+            buf.append(text[i:j])
+            size += j - i
+            i = j
+            if i >= n:
+                break
         c = text[i]
-        if quote == "'":
-            if c == "'":
-                quote = ""
-            else:
-                buf.append(c)
-                trailing = 0
-            i += 1
-            continue
         if c == "$":
             if text.startswith("${", i):
-                if buf:
-                    parts.append("".join(buf))
-                    buf = []
+                flush(False)
                 var, i = _scan_var(text, i + 2, comments, var_check)
                 parts.append(var)
-                trailing = 0
                 continue
             raise LineSyntaxError(
                 f"'${text[i + 1 : i + 2]}...' is not a variable: write ${{NAME}} or "
                 "${NAME:-default}, or put a literal '$' inside single quotes"
             )
-        if quote == '"':
-            if c == '"':
-                quote = ""
-            else:
-                buf.append(c)
-                trailing = 0
-            i += 1
+        if c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                raise LineSyntaxError("unterminated ' quote")
+            buf.append(text[i + 1 : close])
+            size += close - i - 1
+            protected = size
+            i = close + 1
             continue
-        if c in "\"'":
-            quote = c
+        if c == '"':
             i += 1
+            while True:
+                k = _find_any(text, i, '"$')
+                if k >= n:
+                    raise LineSyntaxError('unterminated " quote')
+                buf.append(text[i:k])
+                size += k - i
+                protected = size
+                if text[k] == '"':
+                    i = k + 1
+                    break
+                if not text.startswith("${", k):
+                    raise LineSyntaxError(
+                        f"'${text[k + 1 : k + 2]}...' is not a variable: write ${{NAME}} or "
+                        "${NAME:-default}, or put a literal '$' inside single quotes"
+                    )
+                flush(False)
+                var, i = _scan_var(text, k + 2, comments, var_check)
+                parts.append(var)
             continue
-        if c == "#" and comments:
+        if c == "#":  # only a stop when comments are on
             break
-        if c == "}" and in_default:
-            if trailing:
-                del buf[-trailing:]
-            if buf:
-                parts.append("".join(buf))
-            return tuple(parts), i + 1
-        buf.append(c)
-        trailing = trailing + 1 if c in _BLANKS else 0
-        i += 1
-    if quote:
-        raise LineSyntaxError(f"unterminated {quote} quote")
+        # c == "}" and in_default: the end of a default
+        flush(True)
+        return tuple(parts), i + 1
     if in_default:
         raise LineSyntaxError(
             "unterminated '${': a '}' is missing (an unquoted '#' starts a comment)"
         )
-    if trailing:
-        del buf[-trailing:]
-    if buf:
-        parts.append("".join(buf))
+    flush(True)
     return tuple(parts), i
 
 
