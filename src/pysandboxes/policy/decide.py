@@ -22,29 +22,45 @@ if TYPE_CHECKING:
     PathAccess: TypeAlias = Literal["rw", "ro", "ignored", None]
 
 __all__ = [
+    "Decider",
     "api_decision",
     "build_environment",
+    "compile_policy",
     "import_allowed",
     "net_decision",
     "path_access",
 ]
 
 
-_CACHE: dict[int, tuple[Policy, _Compiled]] = {}
+_CACHE: dict[int, tuple[Policy, Decider]] = {}
 _PATH_CACHE_LIMIT = 4096
 
 
-def _compiled(policy: Policy) -> _Compiled:
+def _compiled(policy: Policy) -> Decider:
     entry = _CACHE.get(id(policy))
     if entry is not None and entry[0] is policy:
         return entry[1]
-    compiled = _Compiled(policy)
+    compiled = Decider(policy)
     _CACHE[id(policy)] = (policy, compiled)
     return compiled
 
 
-class _Compiled:
-    """Lookup tables for one policy; each area is built on first use."""
+def compile_policy(policy: Policy) -> Decider:
+    """A private :class:`Decider` for ``policy``, not shared through the module cache.
+
+    The guard keeps its own in the audit hook's closure, so that its tables are reachable by no
+    module global (DESIGN decision 2); the module-level functions use a shared cache.
+    """
+
+    return Decider(policy)
+
+
+class Decider:
+    """The decisions of one policy, with its lookup tables (each built on first use).
+
+    Its methods are the module-level functions without the ``policy`` argument:
+    ``net``, ``api``, ``import_allowed``, ``path``, ``environment``.
+    """
 
     __slots__ = ("_api", "_env", "_imports", "_net", "_paths", "path_cache", "policy")
 
@@ -58,7 +74,7 @@ class _Compiled:
         self.path_cache: dict[str, PathAccess] = {}
 
     @property
-    def net(self) -> tuple[list[_NetMatcher], list[_NetMatcher]]:
+    def net_tables(self) -> tuple[list[_NetMatcher], list[_NetMatcher]]:
         if self._net is None:
             deny = [_NetMatcher(r) for r in self.policy.net if r.action == "DENY"]
             allow = [_NetMatcher(r) for r in self.policy.net if r.action == "ALLOW"]
@@ -66,7 +82,7 @@ class _Compiled:
         return self._net
 
     @property
-    def api(self) -> dict[str, tuple[ApiRule | None, ApiRule | None]]:
+    def api_table(self) -> dict[str, tuple[ApiRule | None, ApiRule | None]]:
         if self._api is None:
             table: dict[str, tuple[ApiRule | None, ApiRule | None]] = {}
             for rule in self.policy.python_api:
@@ -97,6 +113,24 @@ class _Compiled:
         if self._env is None:
             self._env = _EnvTables(self.policy)
         return self._env
+
+    def net(
+        self, proto: str, host: str | None, ip: str, port: int, direction: str
+    ) -> tuple[bool, NetRule | None]:
+        return _net(self, proto, host, ip, port, direction)
+
+    def api(self, function: str, category: str) -> tuple[bool, ApiRule | None]:
+        return _api(self, function, category)
+
+    def import_allowed(self, top_level_name: str) -> bool:
+        everything, names = self.imports
+        return everything or top_level_name in names
+
+    def path(self, resolved_path: str) -> PathAccess:
+        return _path(self, resolved_path)
+
+    def environment(self, host_env: Mapping[str, str]) -> dict[str, str]:
+        return _environment(self, host_env)
 
 
 # -- network ------------------------------------------------------------------------------------
@@ -170,7 +204,13 @@ def net_decision(
     address. An ``ip`` that is not an address is refused.
     """
 
-    deny, allow = _compiled(policy).net
+    return _net(_compiled(policy), proto, host, ip, port, direction)
+
+
+def _net(
+    decider: Decider, proto: str, host: str | None, ip: str, port: int, direction: str
+) -> tuple[bool, NetRule | None]:
+    deny, allow = decider.net_tables
     proto = proto.upper()
     direction = direction.upper()
     name = host.lower().removesuffix(".") if host else None
@@ -198,7 +238,11 @@ def api_decision(policy: Policy, function: str, category: str) -> tuple[bool, Ap
     ``*``; at one level DENY wins. ``(False, None)``: no rule allows it (denied by default).
     """
 
-    table = _compiled(policy).api
+    return _api(_compiled(policy), function, category)
+
+
+def _api(decider: Decider, function: str, category: str) -> tuple[bool, ApiRule | None]:
+    table = decider.api_table
     for target in (function, category, "*"):
         found = table.get(target)
         if found is not None:
@@ -212,8 +256,7 @@ def api_decision(policy: Policy, function: str, category: str) -> tuple[bool, Ap
 def import_allowed(policy: Policy, top_level_name: str) -> bool:
     """Whether ``python-import`` grants the top-level module ``top_level_name`` (or ``*``)."""
 
-    everything, names = _compiled(policy).imports
-    return everything or top_level_name in names
+    return _compiled(policy).import_allowed(top_level_name)
 
 
 # -- paths --------------------------------------------------------------------------------------
@@ -302,7 +345,10 @@ def path_access(policy: Policy, resolved_path: str) -> PathAccess:
     are the guard's business.
     """
 
-    compiled = _compiled(policy)
+    return _path(_compiled(policy), resolved_path)
+
+
+def _path(compiled: Decider, resolved_path: str) -> PathAccess:
     cache = compiled.path_cache
     try:
         return cache[resolved_path]
@@ -399,7 +445,11 @@ def build_environment(policy: Policy, host_env: Mapping[str, str]) -> dict[str, 
     value of each matching name. The launcher adds what it owns (``TMPDIR``) on top.
     """
 
-    tables = _compiled(policy).env
+    return _environment(_compiled(policy), host_env)
+
+
+def _environment(decider: Decider, host_env: Mapping[str, str]) -> dict[str, str]:
+    tables = decider.env
     out: dict[str, str] = {}
     for name, rule in tables.exact.items():
         value = _resolve(rule, name, host_env)

@@ -1,6 +1,6 @@
 """The typed, immutable policy that every enforcer reads (DESIGN decision 1).
 
-Rule text is parsed once (``pysandboxes.policy.parse``) into a :class:`Policy`. The Python layer
+Rule text is parsed once (``pysandboxes.policy.load_policy``) into a :class:`Policy`. The Python layer
 (``guard``), every kernel provider and the tools (``--explain``, learning) read this object;
 nothing downstream re-interprets rule text. Every rule keeps its :class:`Origin` so that any
 message naming a rule can name where it was written.
@@ -301,7 +301,7 @@ class IncludeInfo(_Record):
 
 @dataclass(frozen=True)
 class Policy:
-    """The effective rules of one run. Immutable; build it with ``pysandboxes.policy.load``.
+    """The effective rules of one run. Immutable; build it with ``pysandboxes.policy.load_policy``.
 
     List keys are tuples of typed rules, in file order (order never changes a decision).
     """

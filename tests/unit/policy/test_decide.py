@@ -228,3 +228,23 @@ def test_unenv_pattern(tmp_path: Path) -> None:
 
 def test_nothing_granted_nothing_passed() -> None:
     assert build_environment(Policy(), {"PATH": "/bin", "HOME": "/root"}) == {}
+
+
+def test_private_decider_gives_the_same_answers(tmp_path: Path) -> None:
+    from pysandboxes.policy.decide import _CACHE, compile_policy
+
+    (tmp_path / "d").mkdir()
+    policy = load(
+        tmp_path,
+        "net=ALLOW|TCP|*|443|OUT\npython-api=ALLOW:threads\npython-import=json\n"
+        "expose-ro=./d\nenv=A=${A:-1}\n",
+    )
+    decider = compile_policy(policy)
+    assert id(policy) not in _CACHE  # not shared through the module cache
+    assert decider.net("TCP", None, "1.2.3.4", 443, "OUT") == net_decision(
+        policy, "TCP", None, "1.2.3.4", 443, "OUT"
+    )
+    assert decider.api("threading.Thread.start", "threads")[0]
+    assert decider.import_allowed("json") and not decider.import_allowed("os")
+    assert decider.path(str(tmp_path / "d" / "f")) == "ro"
+    assert decider.environment({}) == build_environment(policy, {}) == {"A": "1"}
