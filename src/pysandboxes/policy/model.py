@@ -2,8 +2,8 @@
 
 Rule text is parsed once (``pysandboxes.policy.load_policy``) into a :class:`Policy`. The
 Python layer (``guard``), every kernel provider and the tools (``--explain``, learning) read
-this object; nothing downstream re-interprets rule text. Every rule keeps its :class:`Origin` so that any
-message naming a rule can name where it was written.
+this object; nothing downstream re-interprets rule text. Every rule keeps its :class:`Origin`
+so that any message naming a rule can name where it was written.
 
 The policy crosses to the sandboxed child as JSON (:meth:`Policy.to_json` /
 :meth:`Policy.from_json`), never as a pickle.
