@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import PYTHON, base_env, run_python, run_sb
+from tests.helpers import PYTHON, PYTHON_SB, base_env, run_python, run_sb
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 
@@ -128,6 +128,9 @@ class Scene:
                     "expose-ro=/usr/bin",
                     "expose-ro=/bin",
                     f"net=ALLOW|TCP|*|{self.granted.port}|OUT",
+                    # Loopback named explicitly: a provider with its own network namespace
+                    # forwards its 127.0.0.1:PORT to the host's only for such a rule.
+                    f"net=ALLOW|TCP|127.0.0.1|{self.granted.port}|OUT",
                     f"net=ALLOW|TCP|*|{self.bind_granted}|IN",
                     "env=KEEP=visible",
                     "",
@@ -151,20 +154,37 @@ class Scene:
     def env(self) -> dict[str, str]:
         return base_env(self.home, {SECRET_VAR: self.secret_text, "KEEP": "visible"})
 
+    def _sb_args(self, provider: str, program: str, *args: str) -> list[str]:
+        return [
+            f"--pysandboxes-config={self.rules_file}",
+            f"--os-sandbox={provider}",
+            "--py-sandbox=false",
+            str(ATTACKS / program),
+            *args,
+        ]
+
     def run(self, provider: str, program: str, *args: str) -> subprocess.CompletedProcess[str]:
         """Run ``attacks/program`` with ``python-sb`` under ``provider``, Python layer off."""
 
         return run_sb(
-            [
-                f"--pysandboxes-config={self.rules_file}",
-                f"--os-sandbox={provider}",
-                "--py-sandbox=false",
-                str(ATTACKS / program),
-                *args,
-            ],
+            self._sb_args(provider, program, *args), cwd=self.work, env=self.env(), timeout=120
+        )
+
+    def spawn(self, provider: str | None, program: str, *args: str) -> subprocess.Popen[str]:
+        """Start an attack that talks to the host while it runs (``None``: plain python)."""
+
+        argv = (
+            [PYTHON, str(ATTACKS / program), *args]
+            if provider is None
+            else [PYTHON_SB, *self._sb_args(provider, program, *args)]
+        )
+        return subprocess.Popen(
+            argv,
             cwd=self.work,
             env=self.env(),
-            timeout=120,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def sandboxed(self, provider: str, program: str, *args: str) -> dict[str, Any]:
@@ -186,6 +206,29 @@ class Scene:
 
         proc = run_python([str(ATTACKS / program), *args], cwd=self.work, env=self.env())
         return _verdict(proc, f"python {program}")
+
+
+def serve_attempt(proc: subprocess.Popen[str], port: int) -> tuple[dict[str, Any], bool]:
+    """Drive ``attacks/tcp_bind.py``: once it listens, connect from the host to ``port``.
+
+    Returns its final verdict and whether the host's connection was accepted.
+    """
+
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    host_connected = False
+    if '"listening"' in first:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as client:
+                host_connected = client.recv(10) == b"served"
+        except OSError:
+            host_connected = False
+        rest, err = proc.communicate(timeout=60)
+    else:
+        rest, err = proc.communicate(timeout=60)
+        rest = first + rest
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, rest, err)
+    return _verdict(done, "tcp_bind"), host_connected
 
 
 def _verdict(proc: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
@@ -312,4 +355,5 @@ __all__ = [
     "assert_refused",
     "expect_refusal",
     "make_scene",
+    "serve_attempt",
 ]
