@@ -31,7 +31,6 @@ from pysandboxes.policy.model import (
 )
 from pysandboxes.policy.syntax import (
     LineSyntaxError,
-    Part,
     expand,
     is_var_name,
     scan_value,
@@ -62,14 +61,6 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
-class _Line:
-    __slots__ = ("line", "parts")
-
-    def __init__(self, line: RuleLine, parts: tuple[Part, ...] = ()) -> None:
-        self.line = line
-        self.parts = parts  # env=: the scanned template
-
-
 class Loader:
     """One load: the state shared by both passes. Use :func:`load`."""
 
@@ -78,7 +69,7 @@ class Loader:
         self.cwd = cwd
         self.learned_ok = learned_ok
         self.problems: list[ConfigProblem] = []
-        self.lines: list[_Line] = []
+        self.lines: list[RuleLine] = []
         self.includes: list[IncludeInfo] = []
         self.rule_files: list[str] = []
         self.warnings: list[str] = []
@@ -189,12 +180,12 @@ class Loader:
                     "(and '*' in a pattern such as PAT_*)"
                 )
             check = _env_var_check(name)
-            parts, end = scan_value(template, comments=comments, var_check=check)
+            _parts, end = scan_value(template, comments=comments, var_check=check)
             written = template[:end].rstrip(" \t")
-            self.lines.append(_Line(RuleLine("env", f"{name}={written}", origin), parts))
+            self.lines.append(RuleLine("env", f"{name}={written}", origin))
             return
         parts, _end = scan_value(value, comments=comments)
-        self.lines.append(_Line(RuleLine(key, expand(parts, self.lookup), origin)))
+        self.lines.append(RuleLine(key, expand(parts, self.lookup), origin))
 
     def _include(self, rest: str, origin: Origin) -> None:
         if not rest.startswith('"'):
@@ -252,8 +243,8 @@ class Loader:
 
     def build(self, main_file: str | None) -> Policy:
         b = _Builder(self, main_file)
-        for item in self.lines:
-            b.interpret(item)
+        for line in self.lines:
+            b.interpret(line)
         return b.finish()
 
 
@@ -359,8 +350,7 @@ class _Builder:
     def error(self, origin: Origin, message: str) -> None:
         self.ld.error(origin, message)
 
-    def interpret(self, item: _Line) -> None:
-        line = item.line
+    def interpret(self, line: RuleLine) -> None:
         key, value, origin = line.key, line.value, line.origin
         try:
             if key in keys.SINGLE_KEYS:
@@ -369,7 +359,7 @@ class _Builder:
                 else:
                     self.singles.setdefault(key, []).append(line)
             elif key == "env":
-                self._env(item)
+                self._env(line)
             elif key == "unenv":
                 for name in _items(value, key):
                     if not is_var_name(name, pattern=True):
@@ -406,8 +396,7 @@ class _Builder:
 
     # -- keys -------------------------------------------------------------------------------------
 
-    def _env(self, item: _Line) -> None:
-        line = item.line
+    def _env(self, line: RuleLine) -> None:
         name, _eq, template = line.value.partition("=")
         self.env.append(EnvRule(name, template, line.origin))
 
@@ -573,8 +562,7 @@ class _Builder:
         if not file_locks:
             return lock.origin
         reason = f"the configuration is locked by learn=false at {lock.origin}"
-        for item in self.ld.lines:
-            line = item.line
+        for line in self.ld.lines:
             if line.origin.is_arg:
                 self.error(line.origin, f"rule {line.text!r} refused: {reason}")
             elif line.key == "learn" and line.value.lower() != "false":
@@ -612,7 +600,7 @@ class _Builder:
             rule_files=tuple(self.ld.rule_files),
             main_file=self.main_file,
             includes=tuple(self.ld.includes),
-            lines=tuple(item.line for item in self.ld.lines),
+            lines=tuple(self.ld.lines),
             warnings=tuple(self.ld.warnings),
         )
 
