@@ -366,10 +366,6 @@ def format_ports(ports: PortSet) -> str:
     return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ports) or "none"
 
 
-def _count(ports: PortSet) -> int:
-    return sum(hi - lo + 1 for lo, hi in ports)
-
-
 # -- network: from net= rules to Landlock port rules and seccomp socket gates ---------------------
 
 
@@ -468,6 +464,22 @@ def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes:
 # -- the provider ---------------------------------------------------------------------------------
 
 
+#: Installation prefixes that are whole system trees: a distribution's Python lives in ``/usr``.
+_SYSTEM_PREFIXES: Final = frozenset({"/", "/usr", "/usr/local"})
+
+
+def _interpreter_dirs(prefix: str) -> list[str]:
+    """What to grant for an installation prefix: the prefix itself, except for a system tree
+    (``/usr``), where only its ``lib*/pythonX.Y`` directories are granted (not all of /usr)."""
+
+    prefix = os.path.normpath(prefix)
+    if prefix not in _SYSTEM_PREFIXES:
+        return [prefix]
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    base = prefix.rstrip("/")
+    return [f"{base}/lib/{version}", f"{base}/lib64/{version}"]
+
+
 def _package_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -502,7 +514,8 @@ def build_plan(
     for rule in policy.expose_rw:
         grants.append(PathGrant(rule.path, RIGHTS_RW, f"expose-rw ({rule.origin})", True))
     for prefix in prefixes:
-        grants.append(PathGrant(prefix, RIGHTS_RO, "interpreter installation"))
+        for path in _interpreter_dirs(prefix):
+            grants.append(PathGrant(path, RIGHTS_RO, "interpreter installation"))
     for exe in executables:
         grants.append(PathGrant(exe, RIGHTS_RO, "interpreter"))
         grants.append(PathGrant(os.path.realpath(exe), RIGHTS_RO, "interpreter"))

@@ -6,6 +6,7 @@ Pure functions over policies parsed by the real rule parser; applying plans is t
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,10 @@ def test_exposures_and_defaults_become_grants(tmp_path: Path) -> None:
 
 
 def test_system_grants_are_not_wholesale(tmp_path: Path) -> None:
-    paths = {g.path for g in plan(tmp_path).paths}
+    result = ll.build_plan(policy(tmp_path), abi=7, prefixes=("/usr", "/usr/local", "/"))
+    paths = {g.path for g in result.paths}
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    assert f"/usr/lib/{version}" in paths and f"/usr/local/lib/{version}" in paths
     for broad in ("/", "/etc", "/tmp", "/var", "/home", "/root", "/usr", "/dev", "/proc", "/run"):
         assert broad not in paths
     assert not any(p.startswith(("/tmp/", "/home/", "/root/", "/run/", "/var/")) for p in paths)
