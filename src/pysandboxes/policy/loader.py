@@ -145,7 +145,9 @@ class Loader:
         learned = False
         if text.startswith("\ufeff"):
             text = text[1:]
-        for number, raw in enumerate(text.splitlines(), 1):
+        # Lines end at "\n" only (as editors and `wc -l` count them), with an optional "\r".
+        for number, raw in enumerate(text.split("\n"), 1):
+            raw = raw.removesuffix("\r")
             stripped = raw.strip()
             if stripped.startswith("#"):
                 if stripped.startswith(LEARNED_BEGIN):

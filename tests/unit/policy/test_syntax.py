@@ -159,3 +159,12 @@ def test_not_utf8_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_policy(str(path), environ={}, cwd=str(tmp_path))
     assert str(info.value) == ".py-sandboxes(2): the rule file is not UTF-8 text"
+
+
+def test_line_numbers_count_newlines_only(tmp_path: Path) -> None:
+    # \x85, \u2028 and form feeds are not line ends: the numbers match an editor's
+    found = problems(tmp_path, "env=A=x\u2028y\nenv=B=\x85\nbogus\n")
+    assert found == [
+        '.py-sandboxes(3): not a rule: expected key=value, include "PATH", a # '
+        "comment or an empty line"
+    ]
