@@ -413,19 +413,55 @@ def start_ipython(fields: dict[str, str]) -> None:
 # -- entry points --------------------------------------------------------------------------------
 
 
+def trusted_path(src_dir: str) -> list[str]:
+    """``sys.path`` for the launcher's own imports: the standard library, then ``src_dir``.
+
+    The standard library comes first so that nothing installed next to python-sb can replace
+    one of its modules; python-sb's package is found in ``src_dir`` (the standard library has
+    no ``pysandboxes``).
+    """
+
+    stdlib = os.path.dirname(os.__file__)
+    lib = os.path.dirname(stdlib)
+    keep = [
+        entry
+        for entry in sys.path
+        if entry == stdlib
+        or entry == os.path.join(stdlib, "lib-dynload")
+        or (entry.endswith(".zip") and os.path.dirname(entry) == lib)
+    ]
+    return [*keep, src_dir]
+
+
+def _check_own_package(src_dir: str) -> None:
+    """Refuse to arm a ``pysandboxes`` that is not python-sb's own (loaded before the bootstrap,
+    by a ``sitecustomize`` or ``.pth`` file, from somewhere else)."""
+
+    package = sys.modules.get("pysandboxes")
+    origin = getattr(package, "__file__", None) or ""
+    if not origin.startswith(src_dir.rstrip(os.sep) + os.sep):
+        sys.stderr.write(
+            f"python-sb: refusing to run: the module 'pysandboxes' was loaded from {origin!r}, "
+            f"not from {src_dir!r}, before the sandbox was armed\n"
+        )
+        raise SystemExit(2)
+
+
 def arm_guard(policy_json: bytes, src_dir: str, runtime_fields: dict[str, str]) -> None:
-    """Import the Python layer (lazily: only runs that arm it pay for it) and arm it."""
+    """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
+
+    Called with ``sys.path`` set to :func:`trusted_path`.
+    """
 
     import json
 
-    saved = sys.path[:]
-    sys.path.append(src_dir)
-    try:
-        from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
-        from pysandboxes.policy.model import Policy
-        from pysandboxes.runtime import RunContext
-    finally:
-        sys.path[:] = saved
+    if "pysandboxes" in sys.modules:
+        _check_own_package(src_dir)
+    from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
+    from pysandboxes.policy.model import Policy
+    from pysandboxes.runtime import RunContext
+
+    _check_own_package(src_dir)
     context_json, _, policy_text = policy_json.partition(b"\n")
     context = RunContext.from_dict(json.loads(context_json))
     policy = Policy.from_json(policy_text.decode())
@@ -458,11 +494,12 @@ def main(fd: int, src_dir: str) -> None:
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
     isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
-    # The -c bootstrap put '' (the cwd) first in sys.path: keep it away until the program runs,
-    # so that no file in the cwd can stand in for a module the bootstrap imports.
+    # The -c bootstrap put '' (the cwd) first in sys.path. Until the program runs, the bootstrap
+    # imports only from the standard library and python-sb's own directory: no file in the cwd
+    # or a PYTHONPATH directory can stand in for a module it imports before the guard is armed.
     if saved_path and saved_path[0] == "" and not isolated:
         saved_path = saved_path[1:]
-    sys.path[:] = saved_path
+    sys.path[:] = trusted_path(src_dir)
     program.load()
     if fields.get("arm") == "1":
         arm_guard(policy_json, src_dir, fields)
@@ -631,7 +668,8 @@ def run_in_process(
     own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry
     sys.modules["__main__"] = types.ModuleType("__main__")
-    sys.path[:] = saved_path
+    src_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path[:] = trusted_path(src_dir)
     program.load()
     inspect = "-i" in options
     if inspect or program.kind == "repl":
