@@ -281,14 +281,19 @@ def glob_regex(pattern: str) -> str:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
-            if end < 0:
+            j = i + 1
+            if pattern.startswith("!", j):
+                j += 1
+            if pattern.startswith("]", j):  # a "]" first in the class is literal
+                j += 1
+            end = pattern.find("]", j)
+            if end < 0:  # no class: a literal "["
                 out.append(re.escape(c))
             else:
                 body = pattern[i + 1 : end]
                 negate = body.startswith("!")
                 body = body[1:] if negate else body
-                body = body.replace("\\", "\\\\").replace("^", "\\^")
+                body = "".join("\\" + ch if ch in "\\^[]" else ch for ch in body)
                 out.append(f"[{'^' if negate else ''}{body}]")
                 i = end
         else:

@@ -423,6 +423,14 @@ class _Builder:
             raise ValueError(f"a path cannot contain a NUL character: {pattern!r}")
         if "/" in pattern or pattern.startswith("~"):
             pattern = _resolve_glob_prefix(self.ld.absolute(pattern))
+        import re
+
+        from pysandboxes.policy.decide import glob_regex
+
+        try:
+            re.compile(glob_regex(pattern))
+        except re.error as exc:
+            raise ValueError(f"ignore={value}: bad glob ({exc.msg})") from None
         self.paths["ignore"].append(PathRule("ignore", pattern, origin, value))
 
     def _api(self, value: str, origin: Origin) -> None:

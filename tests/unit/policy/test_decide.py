@@ -170,6 +170,14 @@ def test_ignore_glob_stays_in_one_component(tmp_path: Path) -> None:
     assert path_access(policy, "/q/bc.txt") == "ignored"
     assert path_access(policy, "/q/ac.txt") == "ro"
     assert path_access(policy, "/") == "ro"
+    odd = load(tmp_path, "expose-ro=/\nignore=[]x]\nignore=a[b\nignore=[^q]\n")
+    assert [path_access(odd, p) for p in ("/]", "/x", "/a[b", "/^", "/y")] == [
+        "ignored",
+        "ignored",
+        "ignored",
+        "ignored",
+        "ro",
+    ]
 
 
 # -- environment ----------------------------------------------------------------------------------

@@ -175,6 +175,7 @@ def test_expose_uses_variables(tmp_path: Path) -> None:
         ("expose-ro=${NOPE}", "expose-ro= needs a path"),
         ("ignore=", "ignore= needs a file name or a glob"),
         ("ignore=/", "ignore= needs a file name or a glob"),
+        ("ignore=[z-a].txt", "ignore=[z-a].txt: bad glob (bad character range z-a)"),
         ("ignore=a\0b", "a path cannot contain a NUL character: 'a\\x00b'"),
         ("expose-ro=/tmp/\0", "a path cannot contain a NUL character"),
         ("expose-rw=~\0", "a path cannot contain a NUL character"),
