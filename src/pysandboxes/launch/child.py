@@ -132,7 +132,11 @@ def _register_tmpdir_cleanup(tmpdir: str) -> None:
 
 
 def _strip(tb: TracebackType | None) -> TracebackType | None:
-    """Drop the launcher's leading frames from ``tb`` (the program's frames stay)."""
+    """Drop the launcher's leading frames from ``tb`` (the program's frames stay).
+
+    Only leading frames: the guard refuses reading its own frames (``tb_frame``), so frames
+    where a refusal was raised are the guard's to present.
+    """
 
     while tb is not None and tb.tb_frame.f_code.co_filename in _LAUNCHER_FILES:
         tb = tb.tb_next
