@@ -381,3 +381,38 @@ def test_tmpdir_private_and_removed(tree: Path, home: Path) -> None:
         assert mode == 0o700 and mine
         assert not os.path.exists(path)  # removed by the child at exit
         assert not stale.exists()  # swept: its process is gone
+
+
+def _guard_ready() -> bool:
+    try:
+        from pysandboxes.guard import arm  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+GUARDED_FORMS: list[list[str]] = [
+    ["sub/show.py", "a"],
+    ["-m", "pkg", "1"],
+    ["-c", SHOW, "c-arg"],
+    ["-", "stdin-arg"],
+    ["app", "dir-arg"],
+]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("form", GUARDED_FORMS, ids=lambda f: " ".join(f)[:30].replace("\n", " "))
+def test_forms_with_the_python_layer_on(
+    tree: Path, home: Path, provider: str, form: list[str]
+) -> None:
+    """The same comparison with the guard armed (the default): the launcher's work before the
+    program (path set-up, runpy, reading the script) must not trip the Python layer."""
+
+    if not _guard_ready():
+        pytest.skip("pysandboxes.guard.arm is not built yet")
+    (tree / ".py-sandboxes").write_text(f"python-import=json\nexpose-ro={tree}\n")
+    stdin = SHOW if "-" in form else None
+    plain, sandboxed = both(form, tree, home, provider, stdin)
+    assert sandboxed.returncode == plain.returncode == 0, sandboxed.stderr
+    assert json.loads(sandboxed.stdout) == json.loads(plain.stdout)
+    assert sandboxed.stderr == plain.stderr
