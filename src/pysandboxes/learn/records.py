@@ -3,7 +3,8 @@
 The guard (``pysandboxes.guard``) writes one JSON object per line to ``RunContext.record_fd``:
 
 - ``{"kind": "file", "op": "read"|"write", "path": ...}``
-- ``{"kind": "net", "proto", "host", "ip", "port", "dir"}``
+- ``{"kind": "net", "proto", "host", "ip", "port", "dir"}`` (``port`` null and ``proto`` ``*``
+  for a name looked up without a port or socket type)
 - ``{"kind": "import", "name"}``, ``{"kind": "env", "name"}``
 - ``{"kind": "api", "function", "category"}``, ``{"kind": "eval", ...}``
 
@@ -114,6 +115,8 @@ def parse_record(data: dict[str, Any]) -> Access:
         return FileAccess(_text(data, "path"), op == "write")
     if kind == "net":
         port = data.get("port")
+        if port is None:
+            port = 0  # a name looked up without a port
         if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
             raise ValueError(f"net record with port {port!r}")
         host = data.get("host")
@@ -125,6 +128,8 @@ def parse_record(data: dict[str, Any]) -> Access:
         if not ip and not host:
             raise ValueError("net record with neither host nor ip")
         proto = str(data.get("proto") or "TCP").upper()
+        if proto == "*":
+            proto = "TCP"  # a lookup for any socket type: written as TCP, like the guard suggests
         direction = str(data.get("dir") or "OUT").upper()
         if proto not in ("TCP", "UDP") or direction not in ("OUT", "IN"):
             raise ValueError(f"net record with proto {proto!r} dir {direction!r}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import json
 import os
 import select
@@ -33,7 +34,7 @@ from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import Recording
+from pysandboxes.learn.records import EnvAccess, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -79,6 +80,7 @@ class LearningSession:
         self.environ = dict(os.environ if environ is None else environ)
         self._stderr = stderr
         self.output = self._output_path(output) if mode == "learn" else None
+        self._denials_offset = _size(denials_file)
         self.recording = Recording()
         self._read_fd, self._write_fd = os.pipe()
         os.set_inheritable(self._write_fd, True)
@@ -281,6 +283,7 @@ class LearningSession:
 
     def _finish_audit(self) -> None:
         denials = [denial for denial, _ in self.recording.denials.values()]
+        denials += self._env_denials({d.target for d in denials if d.kind == "env"})
         if not denials:
             self._say(f"{self._label()}: no access outside the rules in this run")
         else:
@@ -293,12 +296,60 @@ class LearningSession:
                 for line in describe(denial):
                     self._say("  " + line)
         if self.denials_file and denials:
-            try:
-                with open(self.denials_file, "a", encoding="utf-8") as handle:
-                    for denial in denials:
+            self._append_denials(denials)
+
+    def _env_denials(self, known: set[str]) -> list[Denial]:
+        """Variables the program read that the rules do not pass (the guard does not judge the
+        environment: the launcher builds it, SPEC §3.4)."""
+
+        from pysandboxes.learn.generalize import LAUNCHER_VARIABLES
+        from pysandboxes.policy.decide import build_environment
+
+        out: list[Denial] = []
+        for access in self.recording.of_type(EnvAccess):
+            name = access.name
+            if name in known or name in LAUNCHER_VARIABLES:
+                continue
+            known.add(name)
+            if name in build_environment(self.policy, {name: "x"}):
+                continue
+            unset = next((r for r in self.policy.unenv if fnmatch.fnmatchcase(name, r.name)), None)
+            out.append(
+                Denial(
+                    kind="env",
+                    target=name,
+                    rule=unset.text if unset else None,
+                    origin=str(unset.origin) if unset else None,
+                    suggestion=None if unset else f"env={name}=${{{name}}}",
+                    detail="read by the program, not passed to it by the rules",
+                )
+            )
+        return out
+
+    def _append_denials(self, denials: list[Denial]) -> None:
+        """Append each denial once: the guard may already have appended some in this run."""
+
+        assert self.denials_file is not None
+        present: set[tuple[object, ...]] = set()
+        try:
+            with open(self.denials_file, "rb") as handle:
+                handle.seek(self._denials_offset)
+                for raw in handle:
+                    try:
+                        data = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(data, dict):
+                        present.add((data.get("kind"), data.get("target"), data.get("rule")))
+        except OSError:
+            pass
+        try:
+            with open(self.denials_file, "a", encoding="utf-8") as handle:
+                for denial in denials:
+                    if (denial.kind, denial.target, denial.rule) not in present:
                         handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
-            except OSError as exc:
-                self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
+        except OSError as exc:
+            self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -350,6 +401,13 @@ def describe(denial: Denial) -> list[str]:
     else:
         lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
     return lines
+
+
+def _size(path: str | None) -> int:
+    try:
+        return os.path.getsize(path) if path else 0
+    except OSError:
+        return 0
 
 
 @contextlib.contextmanager

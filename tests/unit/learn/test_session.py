@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from pysandboxes.learn.session import LearningSession
@@ -15,11 +14,11 @@ from pysandboxes.policy import load_policy
 from pysandboxes.policy.model import Policy
 
 
-def writer_child(fd: int, code: str) -> subprocess.Popen[bytes]:
+def writer_child(fd: int, code: str, *, stdout: int | None = None) -> subprocess.Popen[bytes]:
     """A child that gets the session's descriptor and runs ``code`` with ``out`` bound to it."""
 
     prelude = f"import json, os, sys, time\nout = os.fdopen({fd}, 'w', buffering=1)\n"
-    return subprocess.Popen([sys.executable, "-c", prelude + code], pass_fds=(fd,))
+    return subprocess.Popen([sys.executable, "-c", prelude + code], pass_fds=(fd,), stdout=stdout)
 
 
 def session(
@@ -59,14 +58,11 @@ def test_records_reach_an_existing_rule_file_after_sigkill(tmp_path: Path) -> No
         "out.flush()\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n",
+        stdout=subprocess.PIPE,
     )
     learn.start()
     assert learn.child_fd() == -1  # the parent's copy is closed
-    # Wait until the reader has everything, then kill the child the hard way.
-    for _ in range(200):
-        if len(learn.recording.accesses) >= 3:
-            break
-        time.sleep(0.05)
+    assert child.stdout is not None and child.stdout.readline() == b"ready\n"
     child.send_signal(signal.SIGKILL)
     status = child.wait(timeout=10)
     learn.finish(status)
@@ -219,3 +215,54 @@ def test_finish_without_start_still_closes_and_reports(tmp_path: Path) -> None:
     assert learn.child_fd() == -1
     assert learn.learned is not None and learn.learned.empty
     assert "nothing new to add" in err.getvalue()
+
+
+def test_audit_env_reads_not_passed_and_denials_already_appended_by_the_guard(
+    tmp_path: Path,
+) -> None:
+    from pysandboxes.policy import parse_text
+
+    policy = parse_text(
+        "env=GRANTED=${GRANTED}\nunenv=SECRET_*\n", str(tmp_path / "rules"), environ={}
+    )
+    denials = tmp_path / "denials.jsonl"
+    err = io.StringIO()
+    audit = LearningSession(
+        policy,
+        mode="audit",
+        output=None,
+        cwd=str(tmp_path),
+        program_kind="code",
+        program=None,
+        denials_file=str(denials),
+        environ={},
+        stderr=err,
+    )
+    sock = {
+        "kind": "import",
+        "target": "socket",
+        "rule": None,
+        "origin": None,
+        "suggestion": "python-import=socket",
+        "detail": None,
+    }
+    child = writer_child(
+        audit.child_fd(),
+        f"d = {sock!r}\n"
+        # The guard appends to --denials itself, and records the same denial.
+        f"open({str(denials)!r}, 'a').write(json.dumps(d) + '\\n')\n"
+        "out.write(json.dumps({'kind': 'import', 'name': 'socket', 'denial': d}) + '\\n')\n"
+        "for name in ('GRANTED', 'WANTED', 'SECRET_KEY', 'TMPDIR'):\n"
+        "    out.write(json.dumps({'kind': 'env', 'name': name}) + '\\n')\n",
+    )
+    audit.start()
+    audit.finish(child.wait(timeout=30))
+    records = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert [(r["kind"], r["target"]) for r in records] == [
+        ("import", "socket"),
+        ("env", "WANTED"),
+        ("env", "SECRET_KEY"),
+    ]
+    assert records[1]["suggestion"] == "env=WANTED=${WANTED}"
+    assert records[2]["suggestion"] is None and records[2]["rule"] == "unenv=SECRET_*"
+    assert "3 accesses the rules would refuse" in err.getvalue()
