@@ -264,8 +264,7 @@ def _env_var_check(name: str) -> Callable[[str], str | None]:
                 f"'${{{ref}}}' is a pattern: it may only appear in the value of the same "
                 f"pattern (env={ref}=${{{ref}}})"
             )
-        shown = ref or "(nothing)"
-        return f"'${{{shown}' is not a valid variable name"
+        return f"'${{{ref}' is not a valid variable name"
 
     return check
 

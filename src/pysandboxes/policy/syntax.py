@@ -233,7 +233,7 @@ def _scan_var(
     while i < n and (text[i] in _NAME_CHARS or text[i] == "*"):
         i += 1
     name = text[start:i]
-    if var_check is not None:
+    if var_check is not None and name:
         problem = var_check(name)
         if problem:
             raise LineSyntaxError(problem)

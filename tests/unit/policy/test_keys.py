@@ -115,6 +115,8 @@ def test_env_forms_keep_their_template(tmp_path: Path) -> None:
         ),
         ("env=Q_*=${P_*}", "'${P_*}' is a pattern"),
         ("env=A=$B", "'$B...' is not a variable"),
+        ("env=A=${}", "'${}' is not a valid variable name"),
+        ("env=A=${1}", "'${1' is not a valid variable name"),
         (
             "env=A=1\nenv=A=2",
             "env=A=2 conflicts with env=A=1 at .py-sandboxes(1): one variable, two values",
@@ -557,3 +559,12 @@ def test_path_that_no_file_can_have(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         parse_text("expose-ro=\ud800\n", str(tmp_path / "r"), environ={}, cwd=str(tmp_path))
     assert str(info.value) == "r(1): '\\ud800' cannot be encoded as a file name"
+
+
+def test_learn_without_a_file_and_without_a_rule_file() -> None:
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.policy import load_policy
+
+    with pytest.raises(ConfigError) as info:
+        load_policy(None, cli_rules=[("learn", "")], environ={}, cwd="/")
+    assert str(info.value) == "<arg>: learn= without a file name needs a rule file"

@@ -84,6 +84,8 @@ def test_single_quotes_make_dollar_literal_double_quotes_do_not() -> None:
         ("python-import=${X:-a#b}", "unterminated '${'"),
         ("python-import=${P_*}", "'${P_*' is not a valid variable name"),
         ('python-import="json', 'unterminated " quote'),
+        ('python-import="$X"', "'$X...' is not a variable"),
+        ('python-import="${X"', "must be followed by '}'"),
         ("python-import='json", "unterminated ' quote"),
     ],
 )
