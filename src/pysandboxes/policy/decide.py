@@ -428,7 +428,11 @@ def _any_var(name: str) -> str | None:
 def _resolve(rule: EnvRule, name: str, host_env: Mapping[str, str]) -> str | None:
     from pysandboxes.policy.syntax import Var, expand
 
-    parts = _template_parts(rule.template)
+    try:
+        parts = _template_parts(rule.template)
+    except ValueError as exc:  # a policy built by hand with a template the loader would refuse
+        problem = ConfigProblem(str(rule.origin), f"{rule.text}: {exc}", rule.origin.sort_key)
+        raise ConfigError([problem]) from None
     if len(parts) == 1 and isinstance(parts[0], Var) and parts[0].default is None:
         ref = name if parts[0].name == rule.name else parts[0].name
         return host_env.get(ref)  # only ${X}: X unset on the host → not passed at all

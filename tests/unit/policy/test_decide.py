@@ -256,3 +256,11 @@ def test_private_decider_gives_the_same_answers(tmp_path: Path) -> None:
     assert decider.import_allowed("json") and not decider.import_allowed("os")
     assert decider.path(str(tmp_path / "d" / "f")) == "ro"
     assert decider.environment({}) == build_environment(policy, {}) == {"A": "1"}
+
+
+def test_bad_template_in_a_hand_built_policy_is_a_config_error() -> None:
+    policy = Policy(env=(EnvRule("A", "$oops", Origin("/p/r", 2)),))
+    with pytest.raises(
+        ConfigError, match=r"^/p/r\(2\): env=A=\$oops: '\$o\.\.\.' is not a variable"
+    ):
+        build_environment(policy, {})
