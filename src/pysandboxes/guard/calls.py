@@ -19,16 +19,14 @@ category, and the two lines that would allow it (the function alone, or its cate
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import API, Reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, Frames
 from pysandboxes.policy.model import API_CATEGORIES, Policy
 
 
-@dataclass(frozen=True, slots=True)
-class Sensitive:
+class Sensitive(NamedTuple):
     """One sensitive function: the rule name, its category, the events, other names for it."""
 
     function: str
@@ -242,8 +240,7 @@ def precompute(policy: Policy) -> tuple[dict[str, Decision], dict[str, Decision]
     return by_function, function_rules
 
 
-@dataclass(frozen=True, slots=True)
-class CallJudge:
+class CallJudge(NamedTuple):
     judge: Callable[[str, str, str | None], None]
     allowed: Callable[[str], bool]
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]

@@ -19,8 +19,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from pysandboxes.errors import (
     Denial,
@@ -40,8 +39,7 @@ PERMISSION, NOT_FOUND, CONNECTION, MODULE, API = range(5)
 _SEEN_LIMIT = 65536
 
 
-@dataclass(frozen=True, slots=True)
-class Reporter:
+class Reporter(NamedTuple):
     """The closures of one armed guard (see the module docstring)."""
 
     refuse: Callable[..., None]

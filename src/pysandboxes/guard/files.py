@@ -21,8 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
@@ -49,8 +48,7 @@ DEVICES_RO = ("/dev/urandom", "/dev/random")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(NamedTuple):
     """One exposed prefix: ``path``, ``below`` (``path/``), access, and the rule for messages."""
 
     path: str
@@ -60,8 +58,7 @@ class Row:
     origin: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class PathTable:
+class PathTable(NamedTuple):
     rows: tuple[Row, ...]
     ignore_names: Callable[[str], Any] | None
     ignore_anchored: Callable[[str], Any] | None
@@ -194,8 +191,7 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
     return access
 
 
-@dataclass(frozen=True, slots=True)
-class FileHandlers:
+class FileHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
     judge: Callable[[Any, bool, int], str | None]  # for AF_UNIX sockets and wrappers
     is_ignored: Callable[[str], bool]  # of a resolved path

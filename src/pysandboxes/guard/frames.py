@@ -19,14 +19,13 @@ that the program stays the caller.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.kit import Kit
 
 #: Deputies of the import system (their caller is the importer).
-IMPORT_DEPUTIES = ("<frozen importlib.", "<frozen zipimport>", "importlib/")
+IMPORT_DEPUTIES = ("<frozen importlib.", "<frozen zipimport>", "importlib/__init__.py")
 #: Deputies that run source or hand out frames for their caller.
 CODE_DEPUTIES = (
     "<frozen importlib.",
@@ -46,8 +45,7 @@ CODE_DEPUTIES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Frames:
+class Frames(NamedTuple):
     """Closures over the stack (see the module docstring)."""
 
     caller_is_program: Callable[[tuple[str, ...]], bool]
@@ -129,8 +127,14 @@ def make_frames(
                 frame = frame.f_back
                 continue
             if deputies:
-                filename = frame.f_code.co_filename
-                if is_library_file(filename) and is_deputy(filename, deputies):
+                code = frame.f_code
+                filename = code.co_filename
+                # A deputy's own module-level code (its imports) is not on anyone's behalf.
+                if (
+                    code.co_name != "<module>"
+                    and is_library_file(filename)
+                    and is_deputy(filename, deputies)
+                ):
                     frame = frame.f_back
                     continue
             return frame

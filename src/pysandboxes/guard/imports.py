@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.calls import CallJudge
 from pysandboxes.guard.denials import MODULE, Reporter
@@ -125,8 +124,7 @@ def stash_modules(everything: bool, names: frozenset[str], keep: frozenset[str])
     return stash
 
 
-@dataclass(frozen=True, slots=True)
-class ImportHandlers:
+class ImportHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
 
 

@@ -20,15 +20,13 @@ import errno as _errno
 import posix
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.errors import Denial
 
 
-@dataclass(frozen=True, slots=True)
-class Kit:
+class Kit(NamedTuple):
     """C-level callables, taken before the program runs (see the module docstring)."""
 
     type: Callable[[object], Any]

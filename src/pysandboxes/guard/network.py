@@ -23,8 +23,7 @@ from __future__ import annotations
 import _socket
 import ipaddress
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit
@@ -113,8 +112,7 @@ def make_matcher(rows: tuple[NetRow, ...]) -> Matcher:
     return match
 
 
-@dataclass(frozen=True, slots=True)
-class NetHandlers:
+class NetHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
     ip_key: Callable[[str], Any]
 

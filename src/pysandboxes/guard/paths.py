@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import posix
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.kit import Kit
 
@@ -32,8 +31,7 @@ _S_IFLNK = 0o120000
 _MAX_LINKS = 40
 
 
-@dataclass(frozen=True, slots=True)
-class PathTools:
+class PathTools(NamedTuple):
     text_of: Callable[[Any], Any]
     resolve: Callable[[str, str | None], str]
     fd_path: Callable[[int], str | None]
@@ -58,7 +56,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
     dict_of = type.__dict__["__dict__"].__get__
     function_type = type(make_path_tools)
     code_of = function_type.__dict__["__code__"].__get__
-    member_type = type(PathTools.__dict__["text_of"])
+    member_type = type(OSError.__dict__["errno"])  # types.MemberDescriptorType
     pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
     isinstance_ = isinstance
 

@@ -25,14 +25,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pysandboxes.guard.kit import Kit
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapper:
+class Wrapper(NamedTuple):
     """One row of the wrapper table."""
 
     target: str  # "module.function"
@@ -214,17 +212,19 @@ def _call_wrapper(
     return wrapper
 
 
-def _replace_everywhere(original: Any, wrapper: Any, modules: list[Any]) -> None:
+def _replace_everywhere(replacements: dict[int, Any], modules: list[Any]) -> None:
+    """One pass over every loaded module: each alias of an original becomes its wrapper."""
+
     for module in modules:
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             continue
-        for key, value in list(namespace.items()):
-            if value is original:
-                namespace[key] = wrapper
+        found = [(key, value) for key, value in namespace.items() if id(value) in replacements]
+        for key, value in found:
+            namespace[key] = replacements[id(value)][1]
 
 
-def install(kit: Kit, *, with_ignore: bool, want_fork_exec: bool = True) -> None:
+def install(kit: Kit, *, with_ignore: bool) -> None:
     """Put every wrapper in place (see the module docstring)."""
 
     import _posixsubprocess  # noqa: F401  (wrapped now, so that no later import is unwrapped)
@@ -232,29 +232,31 @@ def install(kit: Kit, *, with_ignore: bool, want_fork_exec: bool = True) -> None
 
     audit = kit.audit
     modules = [m for m in list(sys.modules.values()) if m is not None]
+    replacements: dict[int, Any] = {}  # id(original) -> (original, wrapper)
     for module_name, attr, function in _CALL_WRAPPED:
         module = sys.modules.get(module_name)
         original = getattr(module, attr, None) if module is not None else None
         if original is None:
             continue
         wrapper = _named(_call_wrapper(function, hide(original, kit), audit), original)
-        _replace_everywhere(original, wrapper, modules)
-    _wrap_reload(kit, modules)
-    _wrap_file_creation(kit, modules)
+        replacements[id(original)] = (original, wrapper)
+    _wrap_reload(kit, replacements)
+    _wrap_file_creation(kit, replacements)
+    _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
 
 
-def _wrap_reload(kit: Kit, modules: list[Any]) -> None:
+def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
     importlib = sys.modules.get("importlib")
     original = getattr(importlib, "reload", None)
     if original is None:
         return
     wrapper = _named(_call_wrapper("importlib.reload", hide(original, kit), kit.audit), original)
-    _replace_everywhere(original, wrapper, modules)
+    replacements[id(original)] = (original, wrapper)
 
 
-def _wrap_file_creation(kit: Kit, modules: list[Any]) -> None:
+def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     audit = kit.audit
     fspath = kit.fspath
     posix = sys.modules["posix"]
@@ -272,7 +274,7 @@ def _wrap_file_creation(kit: Kit, modules: list[Any]) -> None:
                 kwargs["dir_fd"] = dir_fd
             return __call((path, *args), kwargs)
 
-        _replace_everywhere(original, _named(creator, original), modules)
+        replacements[id(original)] = (original, _named(creator, original))
     original_open = posix.open
     call_open = hide(original_open, kit)
     int_ = int
@@ -289,7 +291,7 @@ def _wrap_file_creation(kit: Kit, modules: list[Any]) -> None:
             return call_open((path, flags, mode), {})  # type: ignore[no-any-return]
         return call_open((path, flags, mode), {"dir_fd": dir_fd})  # type: ignore[no-any-return]
 
-    _replace_everywhere(original_open, _named(open_, original_open), modules)
+    replacements[id(original_open)] = (original_open, _named(open_, original_open))
 
 
 class FilteredScandir:
