@@ -26,8 +26,9 @@ How each kind is generalised (docs/learning.md says the same for users):
 - **Modules**: top-level names, in three commented groups: modules that reach outside the
   interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
   and the rest (third-party packages and the program's own modules).
-- **Environment**: ``env=NAME=${NAME}`` for each variable read (``TMPDIR`` excepted: the
-  launcher points it at the private temp directory).
+- **Environment**: ``env=NAME=${NAME}`` for each variable read, those that were not set during
+  the run in a commented group of their own (``TMPDIR``, ``TEMP`` and ``TMP`` excepted: the
+  launcher points ``TMPDIR`` at the private temp directory).
 - **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
   category, which would grant more than the run used).
 - **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
@@ -163,6 +164,7 @@ class LearnContext:
     program: str | None = None
     ephemeral_ports: tuple[int, int] = (32768, 60999)
     existing: Policy | None = None
+    host_env: frozenset[str] | None = None  # variable names set when learning; None: unknown
 
     @classmethod
     def for_run(
@@ -191,6 +193,7 @@ class LearnContext:
             program=program,
             ephemeral_ports=ephemeral_port_range(),
             existing=existing,
+            host_env=frozenset(env),
         )
 
 
@@ -632,7 +635,9 @@ def _imports(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
 # -- environment ----------------------------------------------------------------------------------
 
 #: Variables the launcher sets itself: a learned rule would override the run's own value.
-LAUNCHER_VARIABLES: frozenset[str] = frozenset({"TMPDIR"})
+#: ``TMPDIR`` points at the private temp directory; ``TEMP`` and ``TMP`` are the other names
+#: ``tempfile`` consults (after ``TMPDIR``): passing the host's would only point elsewhere.
+LAUNCHER_VARIABLES: frozenset[str] = frozenset({"TMPDIR", "TEMP", "TMP"})
 
 
 def _env_granted(name: str, ctx: LearnContext) -> bool:
@@ -652,6 +657,7 @@ def _env_unset(name: str, ctx: LearnContext) -> str | None:
 
 def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     names = sorted({a.name for a in recording.of_type(EnvAccess)})
+    unset: list[str] = []
     for name in names:
         if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
             continue
@@ -662,7 +668,17 @@ def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> N
         if blocked is not None:
             learned.warnings.append(f"not granting env {name}: {blocked} removes it whatever else")
             continue
+        if ctx.host_env is not None and name not in ctx.host_env:
+            unset.append(name)
+            continue
         learned.add("environment", "env", f"{name}=${{{name}}}")
+    if unset:
+        learned.note(
+            "environment",
+            "Read by the program (or a library) but not set during learning: passed when set.",
+        )
+        for name in unset:
+            learned.add("environment", "env", f"{name}=${{{name}}}")
 
 
 # -- sensitive calls ------------------------------------------------------------------------------

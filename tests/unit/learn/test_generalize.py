@@ -275,9 +275,16 @@ def test_environment(tree: dict[str, Path]) -> None:
         EnvAccess("LC_ALL"),  # granted by the pattern
         EnvAccess("AWS_SECRET"),  # unenv wins: warning
         EnvAccess("BAD=NAME"),
+        EnvAccess("TEMP"),  # tempfile's other names: never the host's
+        EnvAccess("OPTIONAL"),  # read, not set when learning
     )
-    learned = generalize(rec, context(tree, existing=existing))
-    assert rules(learned, "environment") == ["env=REPORT_TITLE=${REPORT_TITLE}"]
+    host = frozenset({"REPORT_TITLE", "LC_ALL", "AWS_SECRET", "TEMP"})
+    learned = generalize(rec, context(tree, existing=existing, host_env=host))
+    assert learned.sections["environment"] == [
+        "env=REPORT_TITLE=${REPORT_TITLE}",
+        "# Read by the program (or a library) but not set during learning: passed when set.",
+        "env=OPTIONAL=${OPTIONAL}",
+    ]
     assert len(learned.warnings) == 2
 
 
