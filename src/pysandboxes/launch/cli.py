@@ -327,7 +327,14 @@ def run(cmd: CommandLine) -> int:
             )
             raise ConfigError([ConfigProblem("<arg>", message)])
 
-    env = build_environment(plan.policy, os.environ)
+    if plan.mode == "enforce":
+        env = build_environment(plan.policy, os.environ)
+    else:
+        # Learning and audit enforce nothing: the program gets python-sb's whole environment,
+        # and the guard records which variables it reads (learned as env= lines, or reported
+        # when the rules would not pass them).
+        env = dict(os.environ)
+        env.pop("TMPDIR", None)
     base = tmp.base_directory(os.environ)
     tmp.sweep(base)
     tmpdir = tmp.create(base)

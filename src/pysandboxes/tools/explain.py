@@ -157,12 +157,16 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
 
     policy = plan.policy
     provider = _provider_data(plan.provider_name, policy)
-    try:
-        from pysandboxes.policy.decide import build_environment
+    environment: list[str] | str
+    if plan.mode != "enforce":
+        environment = f"all of python-sb's environment ({plan.mode} mode enforces nothing)"
+    else:
+        try:
+            from pysandboxes.policy.decide import build_environment
 
-        environment: list[str] | str = sorted(build_environment(policy, os.environ))
-    except Exception as exc:
-        environment = f"refused: {exc}"
+            environment = sorted(build_environment(policy, os.environ))
+        except Exception as exc:
+            environment = f"refused: {exc}"
     cmd = plan.cmd
     return {
         "rule_file": plan.rule_file,
