@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import replace as _dc_replace
 
 from pysandboxes.errors import _Record
 
@@ -342,6 +343,12 @@ class Policy:
 
     def imports_all(self) -> bool:
         return any(rule.name == "*" for rule in self.python_import)
+
+    def replace(self, **changes: Any) -> Policy:
+        """A copy with some fields changed. Prefer this to ``dataclasses.replace``: ``Policy``
+        may stop being a dataclass (``dataclasses`` costs start-up time)."""
+
+        return _dc_replace(self, **changes)
 
     # -- wire format ---------------------------------------------------------------------------
 

@@ -568,3 +568,10 @@ def test_learn_without_a_file_and_without_a_rule_file() -> None:
     with pytest.raises(ConfigError) as info:
         load_policy(None, cli_rules=[("learn", "")], environ={}, cwd="/")
     assert str(info.value) == "<arg>: learn= without a file name needs a rule file"
+
+
+def test_policy_replace(tmp_path: Path) -> None:
+    policy = load(tmp_path, "python-import=json\n")
+    changed = policy.replace(python_import=())
+    assert changed.python_import == () and changed.main_file == policy.main_file
+    assert policy.python_import  # unchanged
