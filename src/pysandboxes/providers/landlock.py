@@ -710,12 +710,12 @@ def _describe(plan: Plan) -> list[str]:
     return lines
 
 
-def _apply_step(plan: Plan) -> None:
+def _apply_step(plan: Plan, program: bytes) -> None:
     """The launcher's ``pre_exec`` step: a kernel refusal becomes a clear error, not a traceback
     (the program does not run: nothing was exec'd)."""
 
     try:
-        apply(plan)
+        apply(plan, seccomp_filter=program)
     except OSError as exc:
         raise ProviderUnavailableError(
             f"os-sandbox=landlock could not restrict the process: {exc}"
@@ -755,7 +755,13 @@ class LandlockProvider:
         warnings: list[str] = []
         if not _python_layer(launch.policy):
             warnings = [f"landlock, py-sandbox=false: {note}" for note in plan.unenforced]
-        steps: list[Callable[[], None]] = [lambda: _apply_step(plan)]
+        # Everything that imports or allocates is done here, in the parent: when the launcher
+        # spawns (learning, audit), pre_exec runs between fork and exec, where taking the import
+        # lock of a multi-threaded parent could deadlock. The probe above bound ``syscall``.
+        from pysandboxes.providers import seccomp
+
+        program = seccomp.filter_program(allow_udp=plan.allow_udp, allow_unix=plan.allow_unix)
+        steps: list[Callable[[], None]] = [lambda: _apply_step(plan, program)]
         return Prepared(
             argv=list(launch.child_argv),
             env=dict(launch.env),
