@@ -16,7 +16,8 @@ How each kind is generalised (docs/learning.md says the same for users):
   at least the same rights is dropped. Skipped: what the defaults grant (the interpreter's
   installation and site directories, certificate stores, ``/dev/null``, ``/dev/zero``,
   ``/dev/urandom``, ``/dev/random``, the private temp directory), byte-code caches written by
-  the import system (``__pycache__/*.pyc``; the import system ignores a refused cache write), and
+  the import system (anything in ``__pycache__``; the import system ignores a refused cache
+  write), and
   what the output file already grants. The script's own directory is always granted read-only.
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
@@ -339,8 +340,9 @@ def render_path(path: str, ctx: LearnContext) -> tuple[str | None, str | None]:
 
 
 def _is_bytecode_cache(path: str) -> bool:
-    parts = path.split("/")
-    return len(parts) >= 2 and parts[-2] == "__pycache__" and parts[-1].endswith(".pyc")
+    """A ``__pycache__`` directory or anything in it (``.pyc`` files and their temp names)."""
+
+    return "__pycache__" in path.split("/")
 
 
 def _existing_mode(path: str, ctx: LearnContext) -> str | None:
