@@ -37,7 +37,7 @@ def test_everyday_program_runs(world: dict[str, Path]) -> None:  # noqa: F811
     assert lines["connect"] == "ok"
     assert lines["resolve"] == "127.0.0.1"
     assert lines["subprocess"] == "child"
-    assert lines["link inside"] == "data"
+    assert lines["linked"] == "data"
     assert lines["env"] == "granted"
     assert lines["fallback"] == "ok"
     assert lines["done"] == "ok"

@@ -1,3 +1,4 @@
+# ruff: noqa: SIM115, E501
 """A legitimate program under rules like the attacks': everything it does is granted.
 
 Prints one line per check; the test expects them all and exit status 0.
@@ -50,7 +51,7 @@ print("resolve", socket.getaddrinfo("localhost", port, type=socket.SOCK_STREAM)[
 print("subprocess", subprocess.run(["echo", "child"], capture_output=True, text=True).stdout.strip())
 print("symlink", os.path.islink("link_to_secret"))
 os.symlink("../data.txt", "out/link_in")
-print("link inside", open("out/link_in").read().strip())
+print("linked", open("out/link_in").read().strip())
 print("env", os.environ.get("GRANTED_VAR"))
 try:
     import yaml  # noqa: F401  (not installed, or not allowed: the fallback must work)
