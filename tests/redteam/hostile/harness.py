@@ -170,7 +170,9 @@ class Scene:
             self._sb_args(provider, program, *args), cwd=self.work, env=self.env(), timeout=120
         )
 
-    def spawn(self, provider: str | None, program: str, *args: str) -> subprocess.Popen[str]:
+    def spawn(
+        self, provider: str | None, program: str, *args: str, **popen: Any
+    ) -> subprocess.Popen[str]:
         """Start an attack that talks to the host while it runs (``None``: plain python)."""
 
         argv = (
@@ -185,6 +187,7 @@ class Scene:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            **popen,
         )
 
     def sandboxed(self, provider: str, program: str, *args: str) -> dict[str, Any]:
@@ -229,6 +232,12 @@ def serve_attempt(proc: subprocess.Popen[str], port: int) -> tuple[dict[str, Any
         rest = first + rest
     done = subprocess.CompletedProcess(proc.args, proc.returncode, rest, err)
     return _verdict(done, "tcp_bind"), host_connected
+
+
+def verdict_of(stdout: str, stderr: str, returncode: int, what: str) -> dict[str, Any]:
+    """The verdict printed by an attack started with :meth:`Scene.spawn`."""
+
+    return _verdict(subprocess.CompletedProcess([], returncode, stdout, stderr), what)
 
 
 def _verdict(proc: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
@@ -356,4 +365,5 @@ __all__ = [
     "expect_refusal",
     "make_scene",
     "serve_attempt",
+    "verdict_of",
 ]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import termios
+from typing import Any
 
 import pytest
 
@@ -12,6 +16,7 @@ from tests.redteam.hostile.harness import (
     assert_reached,
     assert_refused,
     expect_refusal,
+    verdict_of,
 )
 
 
@@ -71,6 +76,44 @@ def test_read_host_sysv_shared_memory(
     verdict = scene.sandboxed(kernel_provider, "sysv_shm.py", *args)
     # ENOENT: a provider with its own IPC namespace, where the host's key does not exist.
     assert_refused(verdict, ["EPERM", "EACCES", "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_inject_into_controlling_terminal(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "tty_inject")
+    verdict, typed = _with_terminal(scene, kernel_provider)
+    assert typed == b"", f"{kernel_provider}: characters reached the terminal input: {typed!r}"
+    assert_refused(verdict, ["EPERM", "EIO", "ENOTTY"], provider=kernel_provider)
+    control, typed = _with_terminal(scene, None)
+    assert_reached(control)
+    assert b"echo pwned" in typed
+
+
+def _with_terminal(scene: Scene, provider: str | None) -> tuple[dict[str, Any], bytes]:
+    """Run tty_inject.py with a fresh pseudo-terminal as stdin and controlling terminal; what
+    it printed, and what arrived in the terminal's input queue."""
+
+    master, slave = pty.openpty()
+    try:
+        proc = scene.spawn(
+            provider,
+            "tty_inject.py",
+            stdin=slave,
+            start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+        )
+        out, err = proc.communicate(timeout=60)
+        os.set_blocking(slave, False)
+        try:
+            typed = os.read(slave, 1000)
+        except BlockingIOError:
+            typed = b""
+    finally:
+        os.close(master)
+        os.close(slave)
+    return verdict_of(out, err, proc.returncode, "tty_inject"), typed
 
 
 def _alive(pid: int) -> bool:
