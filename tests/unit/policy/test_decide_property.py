@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from pysandboxes.policy.decide import (
 from pysandboxes.policy.model import API_CATEGORIES
 
 _DIR = Path(tempfile.mkdtemp(prefix="pysb-decide-"))
+atexit.register(shutil.rmtree, _DIR, True)
 for _sub in ("a", "a/b", "c"):
     (_DIR / _sub).mkdir(parents=True, exist_ok=True)
 

@@ -3,7 +3,9 @@ exception (issue 2, Done when)."""
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from pysandboxes.policy import load_policy, parse_text
 from pysandboxes.policy.model import Policy
 
 _WORKDIR = Path(tempfile.mkdtemp(prefix="pysb-prop-"))
+atexit.register(shutil.rmtree, _WORKDIR, True)
 (_WORKDIR / "inc").write_text("python-import=json\nnet=DENY|*|10.0.0.0/8|*|OUT\n")
 (_WORKDIR / "data").mkdir(exist_ok=True)
 _MAIN = str(_WORKDIR / ".py-sandboxes")
