@@ -266,6 +266,33 @@ def test_a_learning_run_ended_by_a_signal_writes_what_it_saw(
     assert_learned_until(project)
 
 
+def test_a_learning_run_whose_program_is_killed_loses_nothing(home: Path, project: Path) -> None:
+    """SIGKILL of the sandboxed interpreter: the records are already in python-sb."""
+
+    script, env = setup_until(home, project)
+    proc = subprocess.Popen(
+        [PYTHON_SB, str(script)],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready probe 3\n"
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(children) == 1, children  # python-sb supervises one sandboxed interpreter
+        os.kill(int(children[0]), signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL, err
+    assert_learned_until(project)
+
+
 @pytest.mark.parametrize(("how", "status"), [("raise", 1), ("exit", 3)])
 def test_a_learning_run_ended_by_an_exception_or_sys_exit_writes(
     home: Path, project: Path, how: str, status: int
