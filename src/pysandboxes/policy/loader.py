@@ -403,6 +403,9 @@ class _Builder:
 
     def _expose(self, key: str, value: str, origin: Origin) -> None:
         if not value:
+            if origin.learned or self.ld.learned_ok:  # e.g. ${VIRTUAL_ENV} unset on this run
+                self.ld.warnings.append(f"{origin}: skipped: {key}= expands to no path")
+                return
             raise ValueError(f"{key}= needs a path")
         path = self.ld.absolute(value)
         real = os.path.realpath(path)

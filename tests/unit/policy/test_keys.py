@@ -201,6 +201,9 @@ def test_missing_exposed_path_in_learned_block_is_a_warning(tmp_path: Path) -> N
     assert found.startswith(".py-sandboxes(5): expose-ro=./gone: no such file")
     # learned_ok makes it a warning everywhere
     assert load(tmp_path, "expose-ro=./gone\n", learned_ok=True).warnings
+    # a learned ${VIRTUAL_ENV} that is unset on this run expands to nothing: skipped too
+    policy = load(tmp_path, "# --- learned ---\nexpose-ro=${VIRTUAL_ENV}\n")
+    assert policy.warnings == (".py-sandboxes(2): skipped: expose-ro= expands to no path",)
 
 
 def test_learned_lines_are_marked(tmp_path: Path) -> None:
