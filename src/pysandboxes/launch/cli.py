@@ -474,9 +474,10 @@ def _launch(
     prepared: Prepared = provider.prepare(launch)
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
-    _state.program_started = True
     if session is not None or prepared.needs_parent:
+        _state.program_started = True
         return _supervise(prepared, session, context)
+    # Until execve succeeds nothing has run: a failure here is reported as a refusal.
     sys.stdout.flush()
     sys.stderr.flush()
     for step in prepared.pre_exec:
