@@ -182,3 +182,36 @@ def test_unavailable_landlock_stops_with_reason_and_hint(
     assert "os-sandbox=landlock" in proc.stderr
     assert reason in proc.stderr and hint in proc.stderr
     assert not marker.exists()  # never a silent fallback
+
+
+def test_denials_file_is_written_from_inside_the_sandbox(project: Path, home: Path) -> None:
+    # The Python layer appends each refusal to --denials=FILE from inside the sandbox: Landlock
+    # must let it write that one file (created by python-sb), and nothing else beside it.
+    logs = project.parent / "logs"
+    logs.mkdir()
+    denials = logs / "denials.jsonl"
+    script = write(
+        project,
+        f"expose-ro={project}\n",
+        f"""\
+        try:
+            import json
+        except ImportError:
+            pass
+        try:
+            open({str(logs / "other.txt")!r}, "w")
+        except PermissionError:
+            print("other refused")
+        """,
+    )
+    args = [
+        f"--pysandboxes-config={project / 'rules.py-sandboxes'}",
+        "--os-sandbox=landlock",
+        f"--denials={denials}",
+        str(script),
+    ]
+    proc = run_sb(args, cwd=project, env=base_env(home))
+    assert proc.returncode == 0, proc.stderr
+    assert "other refused" in proc.stdout
+    assert not (logs / "other.txt").exists()
+    assert '"target": "json"' in denials.read_text()

@@ -499,9 +499,14 @@ def build_plan(
     tmpdir: str | None = None,
     prefixes: Sequence[str] = (),
     executables: Sequence[str] = (),
+    denials_file: str | None = None,
 ) -> Plan:
     """Turn the policy and the run into the rules to apply; ``ConfigError`` if the network part
-    cannot be enforced (py-sandbox=false only: then nothing else would refuse it)."""
+    cannot be enforced (py-sandbox=false only: then nothing else would refuse it).
+
+    ``denials_file`` (``--denials=FILE``, appended to by the Python layer from inside the
+    sandbox) gets write access to that one file, which must exist (see ``prepare``).
+    """
 
     rights = rights_for_abi(abi)
     python_layer = _python_layer(policy)
@@ -526,6 +531,8 @@ def build_plan(
     grants.extend(PathGrant(p, r, "system: device") for p, r in SYSTEM_DEVICES)
     if tmpdir:
         grants.append(PathGrant(tmpdir, RIGHTS_RW, "private temporary directory", True))
+    if denials_file:
+        grants.append(PathGrant(denials_file, FS_WRITE_FILE, "--denials file", True))
 
     notes.append(
         "file metadata outside the exposures (chmod, chown, utime, extended attributes) is not "
@@ -722,6 +729,20 @@ def _apply_step(plan: Plan, program: bytes) -> None:
         ) from None
 
 
+def _existing_denials_file(path: str | None) -> str | None:
+    """Create ``--denials=FILE`` if missing: inside the sandbox the Python layer may append to
+    it but not create files in its directory (that would need the whole directory writable)."""
+
+    if not path:
+        return None
+    path = os.path.abspath(path)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644))
+    except OSError as exc:
+        raise ConfigError(f"--denials={path}: cannot create it: {exc.strerror}") from None
+    return path
+
+
 class LandlockProvider:
     """The ``landlock`` provider (see the module docstring)."""
 
@@ -745,12 +766,14 @@ class LandlockProvider:
         executables = [launch.child_argv[0]] if launch.child_argv else []
         if context.python:
             executables.append(context.python)
+        denials = _existing_denials_file(context.denials_file)
         plan = build_plan(
             launch.policy,
             abi=landlock_abi(),
             tmpdir=context.tmpdir,
             prefixes=context.prefixes,
             executables=executables,
+            denials_file=denials,
         )
         warnings: list[str] = []
         if not _python_layer(launch.policy):

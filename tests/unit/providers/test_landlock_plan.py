@@ -76,6 +76,13 @@ def test_exposures_and_defaults_become_grants(tmp_path: Path) -> None:
     assert grants["/dev/urandom"].rights == ll.FS_READ_FILE
 
 
+def test_denials_file_is_writable_alone(tmp_path: Path) -> None:
+    result = ll.build_plan(policy(tmp_path), abi=7, denials_file=str(tmp_path / "d.jsonl"))
+    grant = next(g for g in result.paths if g.path == str(tmp_path / "d.jsonl"))
+    assert grant.rights == ll.FS_WRITE_FILE and grant.required
+    assert str(tmp_path) not in {g.path for g in result.paths}
+
+
 def test_system_grants_are_not_wholesale(tmp_path: Path) -> None:
     result = ll.build_plan(policy(tmp_path), abi=7, prefixes=("/usr", "/usr/local", "/"))
     paths = {g.path for g in result.paths}
