@@ -125,19 +125,6 @@ DANGEROUS_MODULES: frozenset[str] = frozenset(
     }
 )
 
-#: Devices every run may use (SPEC §3.1).
-DEFAULT_DEVICES: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
-
-#: Certificate stores, readable by default (SPEC §3.1).
-CERTIFICATE_DIRS: tuple[str, ...] = (
-    "/etc/ssl",
-    "/etc/pki",
-    "/etc/ca-certificates",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/etc/ca-certificates.conf",
-)
-
 #: Directories below which one file never grants its whole directory (see module docstring).
 _BROAD_PARENTS: tuple[str, ...] = ("/usr", "/var", "/run/user", "/home")
 
@@ -199,15 +186,23 @@ class LearnContext:
 
 
 def default_grants(extra: Iterable[str] = ()) -> list[str]:
-    """What every run may read without a rule: this interpreter's installation, its site
-    directories, the certificate stores and the default devices (SPEC §3.1)."""
+    """What every run may use without a rule: this interpreter's installation, its site
+    directories, and the guard's default grants (certificate stores, time-zone data, the
+    default devices; SPEC §3.1)."""
 
     found: list[str] = [*extra]
     found += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     paths = sysconfig.get_paths()
     found += [paths[n] for n in ("stdlib", "platstdlib", "purelib", "platlib") if n in paths]
     found += [p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p]
-    found += [*CERTIFICATE_DIRS, *DEFAULT_DEVICES]
+    from pysandboxes.guard import files as guard_files  # the guard's own list of defaults
+
+    found += [
+        *guard_files.CERTIFICATE_STORES,
+        *guard_files.TIMEZONE_DATA,
+        *guard_files.DEVICES_RW,
+        *guard_files.DEVICES_RO,
+    ]
     out: list[str] = []
     for path in found:
         for variant in (os.path.normpath(path), os.path.realpath(path)):
@@ -346,18 +341,13 @@ def _is_bytecode_cache(path: str) -> bool:
 
 
 def _existing_mode(path: str, ctx: LearnContext) -> str | None:
-    """``rw``/``ro``/``None``: what the output file's own ``expose-*`` rules give ``path``."""
+    """``rw``/``ro``/``ignored``/``None``: what the output file's own rules give ``path``."""
 
     if ctx.existing is None:
         return None
-    best: tuple[int, str] | None = None
-    for mode, rules in (("ro", ctx.existing.expose_ro), ("rw", ctx.existing.expose_rw)):
-        for rule in rules:
-            if _under(path, rule.path):
-                score = len(rule.path)
-                if best is None or score > best[0] or (score == best[0] and mode == "rw"):
-                    best = (score, mode)
-    return None if best is None else best[1]
+    from pysandboxes.policy.decide import path_access
+
+    return path_access(ctx.existing, path)
 
 
 def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
@@ -384,6 +374,7 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             return
         wanted[path] = wanted.get(path, False) or write
 
+    hidden: set[str] = set()
     if ctx.program_kind == "script" and ctx.program:
         script = os.path.normpath(os.path.join(ctx.cwd, ctx.program))
         want(os.path.dirname(script), False)
@@ -396,9 +387,16 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         have = _existing_mode(path, ctx)
         if have == "rw" or (have == "ro" and not access.write):
             continue
+        if have == "ignored":
+            hidden.add(path)
+            continue
         grant, write = _grant_for(access, ctx)
         want(grant, write)
 
+    for path in sorted(hidden):
+        learned.warnings.append(
+            f"not granting {shown(path)}: an ignore= rule of the file hides it, whatever exposes it"
+        )
     kept: list[tuple[str, bool]] = []
     for path in sorted(wanted):
         write = wanted[path]
@@ -448,35 +446,27 @@ def _is_loopback(ip: str, host: str | None = None) -> bool:
 
 
 def _net_existing(access: NetAccess, host: str, ctx: LearnContext) -> tuple[str | None, str]:
-    """What the output file's own ``net=`` rules say of ``access``: ``("DENY", rule)``,
-    ``("ALLOW", rule)`` or ``(None, "")``. A DENY wins whatever the order (SPEC §2.4)."""
+    """What the output file's own ``net=`` rules say of ``access``: ``("ALLOW", rule)``,
+    ``("DENY", where)`` (a DENY wins whatever the order, SPEC §2.4) or ``(None, "")``."""
 
     if ctx.existing is None:
         return None, ""
-    allowed = ""
-    for rule in ctx.existing.net:
-        if rule.proto not in ("*", access.proto) or rule.direction not in ("*", access.direction):
-            continue
-        if not rule.port_matches(access.port):
-            continue
-        if not _host_matches(rule.host, rule.is_name, host, access.ip):
-            continue
-        if rule.action == "DENY":
-            return "DENY", f"{rule.text} in {rule.origin}"
-        allowed = rule.text
-    return ("ALLOW", allowed) if allowed else (None, "")
+    from pysandboxes.policy.decide import net_decision
 
-
-def _host_matches(rule_host: str, is_name: bool, host: str, ip: str) -> bool:
-    if rule_host == "*":
-        return True
-    if is_name:
-        return rule_host.lower() == host.lower()
-    try:
-        network = ipaddress.ip_network(rule_host, strict=False)
-        return ipaddress.ip_address(_plain_ip(ip or host)) in network
-    except ValueError:
-        return rule_host.lower() == host.lower()
+    name = access.host.lower() if access.host else None
+    allowed, rule = net_decision(
+        ctx.existing,
+        access.proto,
+        name,
+        _plain_ip(access.ip) if access.ip else "",
+        access.port,
+        access.direction,
+    )
+    if allowed:
+        return "ALLOW", rule.text if rule else ""
+    if rule is not None:
+        return "DENY", f"{rule.text} in {rule.origin}"
+    return None, ""
 
 
 def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
@@ -541,7 +531,9 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
 def _import_allowed(name: str, ctx: LearnContext) -> bool:
     if ctx.existing is None:
         return False
-    return any(rule.name in ("*", name) for rule in ctx.existing.python_import)
+    from pysandboxes.policy.decide import import_allowed
+
+    return import_allowed(ctx.existing, name)
 
 
 def wrap_names(key: str, names: Sequence[str], width: int = _WRAP) -> list[str]:
@@ -645,7 +637,9 @@ LAUNCHER_VARIABLES: frozenset[str] = frozenset({"TMPDIR", "TEMP", "TMP"})
 def _env_granted(name: str, ctx: LearnContext) -> bool:
     if ctx.existing is None:
         return False
-    return any(fnmatch.fnmatchcase(name, rule.name) for rule in ctx.existing.env)
+    from pysandboxes.policy.decide import build_environment
+
+    return name in build_environment(ctx.existing, {name: "x"})
 
 
 def _env_unset(name: str, ctx: LearnContext) -> str | None:
@@ -691,11 +685,12 @@ def _api_decision(function: str, category: str, ctx: LearnContext) -> str | None
 
     if ctx.existing is None:
         return None
-    for target in (function, category, "*"):
-        actions = {r.action for r in ctx.existing.python_api if r.target == target}
-        if actions:
-            return "DENY" if "DENY" in actions else "ALLOW"
-    return None
+    from pysandboxes.policy.decide import api_decision
+
+    allowed, rule = api_decision(ctx.existing, function, category)
+    if allowed:
+        return "ALLOW"
+    return None if rule is None else "DENY"
 
 
 def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:

@@ -378,3 +378,11 @@ def test_a_loopback_name_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
         "net=ALLOW|TCP|localhost|32768-60999|OUT  # ephemeral ports: the program's own server, "
         "on a port the kernel chose",
     ]
+
+
+def test_a_path_the_file_ignores_is_reported_not_exposed(tree: dict[str, Path]) -> None:
+    existing = Policy(ignore=(PathRule("ignore", "*.pem", FILE, "*.pem"),))
+    rec = recording(FileAccess(str(tree["proj"] / "data" / "key.pem"), False))
+    learned = generalize(rec, context(tree, existing=existing))
+    assert rules(learned, "files") == []
+    assert len(learned.warnings) == 1 and "ignore=" in learned.warnings[0]
