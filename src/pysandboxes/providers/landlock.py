@@ -630,6 +630,10 @@ def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
         if grant.required:
             raise ConfigError(f"{grant.why}: {grant.path} does not exist") from None
         return False
+    except OSError as exc:  # a loop of symlinks, a component that is not a directory...
+        if grant.required:
+            raise ConfigError(f"{grant.why}: cannot open {grant.path}: {exc.strerror}") from None
+        return False
     try:
         allowed = grant.rights & handled
         if not stat.S_ISDIR(os.fstat(fd).st_mode):

@@ -175,3 +175,33 @@ def test_capabilities_beyond_the_kept_ones_are_dropped(kernel_abi: int, tmp_path
         assert int(result[name], 16) & ~ll.KEPT_CAPABILITIES == 0, (name, result[name])
     if os.geteuid() == 0:  # root keeps what the kernel still bounds: files and low ports
         assert int(result["CapEff"], 16) == ll.KEPT_CAPABILITIES
+
+
+def test_unopenable_exposed_path_is_a_clear_error(kernel_abi: int, tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        """
+        import os, sys
+        from pysandboxes.errors import ConfigError
+        from pysandboxes.policy.model import Policy
+        from pysandboxes.providers import landlock as ll
+        loop = sys.argv[1] + "/loop"
+        os.symlink("loop", loop)
+        plan = ll.build_plan(Policy(), abi=int(sys.argv[2]))
+        plan = plan.replace(paths=(ll.PathGrant(loop, ll.RIGHTS_RO, "expose-ro (f(1))", True),))
+        try:
+            ll.apply(plan)
+        except ConfigError as exc:
+            print(exc)
+        print("restricted" if open("/proc/self/status").read().count("NoNewPrivs:\\t1") else "free")
+        """
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", code, str(tmp_path), str(kernel_abi)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"expose-ro (f(1)): cannot open {tmp_path}/loop" in proc.stdout
+    assert proc.stdout.split()[-1] == "free"  # refused before restricting anything
