@@ -653,7 +653,10 @@ def load(
     loader = Loader(os.environ if environ is None else environ, cwd, learned_ok)
     main_file = None
     if path is not None:
-        main_file = loader.absolute(path)
+        try:
+            main_file = loader.absolute(path)
+        except ValueError as exc:
+            raise ConfigError([ConfigProblem(repr(path), f"bad rule file path: {exc}")]) from None
         loader.read_main(main_file, text)
     loader.add_cli(cli_rules)
     return loader.build(main_file)

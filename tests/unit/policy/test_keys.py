@@ -578,3 +578,11 @@ def test_policy_replace(tmp_path: Path) -> None:
     changed = policy.replace(python_import=())
     assert changed.python_import == () and changed.main_file == policy.main_file
     assert policy.python_import  # unchanged
+
+
+def test_rule_file_path_no_file_can_have() -> None:
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.policy import load_policy
+
+    with pytest.raises(ConfigError, match="bad rule file path: a path cannot contain a NUL"):
+        load_policy("/tmp/a\0b", environ={}, cwd="/")
