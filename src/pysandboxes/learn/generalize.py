@@ -2,8 +2,9 @@
 
 Pure functions over a :class:`~pysandboxes.learn.records.Recording` and a :class:`LearnContext`
 (where the run happened: current directory, home, virtual environment, temp directories, what the
-defaults already grant, and the rules the output file already has). Nothing here touches the
-disk except ``os.path.isdir`` on recorded paths and reading the kernel's ephemeral port range.
+defaults already grant, and the rules the output file already has, compared by meaning through
+:mod:`pysandboxes.policy.decide`). Nothing here touches the disk except ``os.path.isdir`` on
+recorded paths and reading the kernel's ephemeral port range.
 
 How each kind is generalised (docs/learning.md says the same for users):
 
