@@ -13,8 +13,12 @@ import sys
 
 def report(objective, reached, err=None, detail=""):
     name = errno.errorcode.get(err, str(err)) if err is not None else None
-    print(json.dumps({"objective": objective, "reached": reached, "errno": name,
-                      "detail": str(detail)[:500]}), flush=True)
+    print(
+        json.dumps(
+            {"objective": objective, "reached": reached, "errno": name, "detail": str(detail)[:500]}
+        ),
+        flush=True,
+    )
 
 
 def attempt(objective, action, secret=None):
@@ -41,11 +45,13 @@ def errno_from_message(text):
 
 def libc():
     import ctypes
+
     return ctypes.CDLL(None, use_errno=True)
 
 
 def raise_errno():
     import ctypes
+
     err = ctypes.get_errno()
     raise OSError(err, os.strerror(err))
 

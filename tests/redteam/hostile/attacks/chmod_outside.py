@@ -1,5 +1,6 @@
 """Change the permissions of a file outside every exposure (make a private file world-readable).
 argv: SECRET_PATH"""
+
 import os
 import stat
 import sys

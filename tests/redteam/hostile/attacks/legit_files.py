@@ -1,5 +1,6 @@
 """What a legitimate program does with files under the same rules; every step must work.
 argv: READABLE_FILE WRITABLE_DIR. Prints {"step": "ok" | "error text"} as JSON."""
+
 import hashlib
 import json
 import os

@@ -1,5 +1,6 @@
 """Legitimate network and process use under the same rules; every step must work.
 argv: GRANTED_CONNECT_PORT BANNER GRANTED_BIND_PORT"""
+
 import json
 import os
 import signal

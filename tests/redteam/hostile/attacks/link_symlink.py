@@ -1,5 +1,6 @@
 """Plant a symlink to a secret inside a writable exposure, then read through it.
 argv: SECRET_PATH SECRET_TEXT WRITABLE_DIR"""
+
 import os
 import sys
 from _verdict import attempt

@@ -1,4 +1,5 @@
 """Attach to a host process with ptrace (read its memory, inject code). argv: PID"""
+
 import os
 import sys
 from _verdict import attempt, libc, raise_errno

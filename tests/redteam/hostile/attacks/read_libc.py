@@ -1,5 +1,6 @@
 """Read a file outside every exposure through libc's open/read via ctypes (no Python I/O).
 argv: SECRET_PATH SECRET_TEXT"""
+
 import ctypes
 import os
 import sys

@@ -1,4 +1,5 @@
 """Read a file outside every exposure with plain open(). argv: SECRET_PATH SECRET_TEXT"""
+
 import sys
 from _verdict import attempt
 

@@ -1,4 +1,5 @@
 """Send SIGTERM to a host process (outside the sandbox). argv: PID"""
+
 import os
 import signal
 import sys

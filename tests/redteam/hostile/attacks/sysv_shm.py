@@ -1,5 +1,6 @@
 """Attach to a host process's System V shared memory segment and read it (no Python API: libc).
 argv: KEY SECRET_TEXT"""
+
 import ctypes
 import sys
 from _verdict import attempt, libc, raise_errno

@@ -1,6 +1,7 @@
 """Serve on a loopback TCP port that no rule grants, and get a connection from the host.
 argv: PORT. Prints {"listening": true} once listening, then the verdict (reached when a client
 from outside connected within a few seconds)."""
+
 import json
 import socket
 import sys

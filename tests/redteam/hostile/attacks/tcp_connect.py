@@ -1,4 +1,5 @@
 """Connect to a loopback TCP port that no rule grants. argv: PORT BANNER"""
+
 import socket
 import sys
 from _verdict import attempt

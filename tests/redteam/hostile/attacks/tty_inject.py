@@ -1,5 +1,6 @@
 """Push characters into the input of the terminal the program inherited (TIOCSTI): the user's
 shell would run them after the program exits. stdin must be that terminal."""
+
 import fcntl
 import termios
 from _verdict import attempt

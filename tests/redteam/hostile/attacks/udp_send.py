@@ -1,4 +1,5 @@
 """Send a UDP datagram to a loopback port that no rule grants (exfiltration). argv: PORT"""
+
 import socket
 import sys
 from _verdict import attempt

@@ -1,4 +1,5 @@
 """Connect to an abstract Unix socket that a host process listens on. argv: NAME BANNER"""
+
 import socket
 import sys
 from _verdict import attempt

@@ -1,5 +1,6 @@
 """Create a file where no rule grants writing (a read-only exposure, host /tmp).
 argv: OBJECTIVE TARGET_PATH"""
+
 import os
 import sys
 from _verdict import attempt
