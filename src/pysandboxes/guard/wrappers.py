@@ -339,7 +339,10 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
         effective_ids: bool = False,
         follow_symlinks: bool = True,
     ) -> bool:
-        audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
+        try:
+            audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
+        except FileNotFoundError:
+            return False  # os.access answers, it does not raise
         return access(
             path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks
         )

@@ -37,9 +37,28 @@ def test_paths_agree_with_decide(tmp_path: Path) -> None:
     )
     table = files.build_table(policy, RunContext(), ())
     access = files.make_access(table)
-    names = ["", "a", "a/b", "a/b/c", "a/b/c/d", "a/bc", "a/rw", "a/rw/f", "a/rw/ro",
-             "a/rw/ro/f", "a/rw/.env", "x", "x/f", "x/key.pem", "y.pem.d", "y.pem.d/f",
-             "a/rw/ro/.env/z", "a/b/x.pem", "z", "a/"]
+    names = [
+        "",
+        "a",
+        "a/b",
+        "a/b/c",
+        "a/b/c/d",
+        "a/bc",
+        "a/rw",
+        "a/rw/f",
+        "a/rw/ro",
+        "a/rw/ro/f",
+        "a/rw/.env",
+        "x",
+        "x/f",
+        "x/key.pem",
+        "y.pem.d",
+        "y.pem.d/f",
+        "a/rw/ro/.env/z",
+        "a/b/x.pem",
+        "z",
+        "a/",
+    ]
     checked = 0
     for name in names:
         path = str(root / name) if name else str(root)
@@ -63,8 +82,17 @@ def test_network_agrees_with_decide(tmp_path: Path, rules: str) -> None:
     match = network.make_matcher(network.build_rules(policy))
     ip_key = network.make_ip_key(capture())
     hosts = [None, "api.example.com", "other.example.com"]
-    ips = ["127.0.0.1", "127.9.9.9", "10.1.2.3", "::1", "::ffff:10.1.2.3", "::ffff:127.0.0.1",
-           "192.168.1.1", "203.0.113.9", "2001:db8::1"]
+    ips = [
+        "127.0.0.1",
+        "127.9.9.9",
+        "10.1.2.3",
+        "::1",
+        "::ffff:10.1.2.3",
+        "::ffff:127.0.0.1",
+        "192.168.1.1",
+        "203.0.113.9",
+        "2001:db8::1",
+    ]
     cases = 0
     for proto, host, ip, port, direction in itertools.product(
         ("TCP", "UDP"), hosts, ips, (25, 53, 80, 443, 8080, 9999), ("OUT", "IN")
