@@ -344,3 +344,37 @@ def test_nothing_learned_writes_nothing(home: Path, project: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert target.read_bytes() == before
     assert sorted(os.listdir(project)) == ["learned.py-sandboxes"]
+
+
+def test_a_learn_line_in_the_rule_file_names_the_output(home: Path, project: Path) -> None:
+    main = project / ".py-sandboxes"
+    main.write_text("learn=learned.py-sandboxes\npython-import=json\n")
+    before = main.read_bytes()
+    code = "import csv, json; print(json.dumps(csv.list_dialects() != []))"
+    result = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "true\n"
+    assert main.read_bytes() == before  # the rule file in use is not the output
+    rules = learned_rules((project / "learned.py-sandboxes").read_text())
+    assert "csv" in imports_of(rules)
+
+
+def test_a_module_run_with_m_is_learned_and_replayed(home: Path, project: Path) -> None:
+    package = project / "tool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "import json, os\n"
+        "with open(os.path.join('data', 'in.json'), encoding='utf-8') as f:\n"
+        "    print(sum(json.load(f)))\n"
+    )
+    (project / "data").mkdir()
+    (project / "data" / "in.json").write_text("[1, 2, 3]")
+    env = base_env(home)
+    learn = run_sb(["-m", "tool"], cwd=project, env=env)
+    assert learn.returncode == 0, learn.stderr
+    assert learn.stdout == "6\n"
+    rules = learned_rules((project / ".py-sandboxes").read_text())
+    assert "json" in imports_of(rules)
+    result = replay(["-m", "tool"], cwd=project, env=env, tmp=project.parent)
+    assert result.stdout == "6\n"

@@ -18,8 +18,9 @@ How each kind is generalised (docs/learning.md says the same for users):
   installation and site directories, certificate stores, ``/dev/null``, ``/dev/zero``,
   ``/dev/urandom``, ``/dev/random``, the private temp directory), byte-code caches written by
   the import system (anything in ``__pycache__``; the import system ignores a refused cache
-  write), and
-  what the output file already grants. The script's own directory is always granted read-only.
+  write), and what the output file already grants. The script's own directory is always
+  granted read-only; for ``-m``, the ``sys.path`` entry that holds the top-level package
+  (:func:`program_directories`).
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
   picks a port) is written with port ``*``; a connection to a loopback address on a port in the
@@ -364,6 +365,38 @@ def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
     return parent, access.write
 
 
+def program_directories(ctx: LearnContext) -> list[str]:
+    """The directory the interpreter must read to start the program at all.
+
+    For a script, its own directory (``sys.path[0]``: CPython reads the script there, and the
+    import system lists it for the script's sibling modules). For ``-m pkg.mod``, the
+    ``sys.path`` entry that holds the top-level package (the current directory for a package of
+    the project): the import system finds a module by listing that directory, which a kernel
+    provider refuses unless it is exposed.
+    """
+
+    if not ctx.program:
+        return []
+    if ctx.program_kind == "script":
+        script = os.path.realpath(os.path.join(ctx.cwd, ctx.program))
+        return [script if os.path.isdir(script) else os.path.dirname(script)]
+    if ctx.program_kind == "module":
+        from importlib.machinery import PathFinder
+
+        top = ctx.program.partition(".")[0]
+        try:
+            spec = PathFinder.find_spec(top, [ctx.cwd, *sys.path[1:]])
+        except (ImportError, ValueError, OSError):
+            return []
+        if spec is None:
+            return []
+        if spec.submodule_search_locations:
+            return [os.path.dirname(os.path.normpath(next(iter(spec.submodule_search_locations))))]
+        if spec.origin and os.path.isabs(spec.origin):
+            return [os.path.dirname(spec.origin)]
+    return []
+
+
 def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     wanted: dict[str, bool] = {}  # directory -> writable
 
@@ -376,9 +409,8 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         wanted[path] = wanted.get(path, False) or write
 
     hidden: set[str] = set()
-    if ctx.program_kind == "script" and ctx.program:
-        script = os.path.normpath(os.path.join(ctx.cwd, ctx.program))
-        want(os.path.dirname(script), False)
+    for directory in program_directories(ctx):
+        want(directory, False)
     for access in recording.of_type(FileAccess):
         path = os.path.normpath(os.path.join(ctx.cwd, access.path))
         if access.write and _is_bytecode_cache(path):

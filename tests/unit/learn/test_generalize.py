@@ -386,3 +386,18 @@ def test_a_path_the_file_ignores_is_reported_not_exposed(tree: dict[str, Path]) 
     learned = generalize(rec, context(tree, existing=existing))
     assert rules(learned, "files") == []
     assert len(learned.warnings) == 1 and "ignore=" in learned.warnings[0]
+
+
+def test_the_directory_a_module_run_needs(tree: dict[str, Path]) -> None:
+    package = tree["proj"] / "tool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (tree["proj"] / "single.py").write_text("")
+    for program in ("tool", "tool.sub", "single"):
+        learned = generalize(recording(), context(tree, program_kind="module", program=program))
+        assert rules(learned, "files") == ["expose-ro=."], program
+    # A module of the standard library needs nothing (the interpreter's files are granted).
+    ctx = context(
+        tree, program_kind="module", program="json.tool", default_grants=tuple(default_grants())
+    )
+    assert generalize(recording(), ctx).empty
