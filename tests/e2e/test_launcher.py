@@ -180,6 +180,29 @@ def test_interactive_after_program(tree: Path, home: Path, provider: str) -> Non
     assert "child.py" not in sandboxed.stderr and "cli.py" not in sandboxed.stderr
 
 
+@pytest.mark.parametrize("provider", ["subprocess"])  # none's REPL is the code module's
+def test_interactive_after_script_output_order(tree: Path, home: Path, provider: str) -> None:
+    """The program's output comes before the first prompt (stdout and stderr merged)."""
+
+    (tree / "hello.py").write_text("print('hello')\n")
+    outputs = []
+    for argv in ([PYTHON], [PYTHON_SB, f"--os-sandbox={provider}"]):
+        merged = subprocess.run(
+            [*argv, "-i", "hello.py"],
+            cwd=tree,
+            env=base_env(home),
+            input="print('again')\n",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=60,
+        )
+        assert merged.returncode == 0, merged.stdout
+        outputs.append(merged.stdout.replace("[sb] >>> ", ">>> "))
+    assert outputs[0] == outputs[1]
+    assert outputs[0].startswith("hello\n>>> ")
+
+
 def test_interactive_after_sys_exit_stays(tree: Path, home: Path) -> None:
     plain, sandboxed = both(
         ["-i", "-c", "import sys; z = 5; sys.exit(4)"], tree, home, "subprocess", "print(z)\n"

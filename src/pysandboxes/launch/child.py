@@ -351,6 +351,19 @@ def run_program(program: Program) -> None:
     except BaseException as exc:
         report_uncaught(exc)
         raise
+    finally:
+        if sys.flags.inspect:
+            _flush_std()
+
+
+def _flush_std() -> None:
+    """What CPython writes out after running a file, before the ``-i`` REPL starts."""
+
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 (no contextlib import in the child)
+            stream.flush()
+        except Exception:  # a program may have closed or replaced its streams
+            pass
 
 
 def set_path0(program: Program, *, isolated: bool, saved_path: list[str]) -> None:
@@ -709,5 +722,6 @@ def run_in_process(
             raise
         sys.excepthook = sys.excepthook.previous  # type: ignore[attr-defined]
     if inspect:
+        _flush_std()
         _interact("")
     return 0
