@@ -36,7 +36,8 @@ arm(policy, context)
 try:
     exec(code, {"__name__": "__main__"})
 except Exception as exc:
-    print("REFUSED", type(exc).__name__, json.dumps([d.to_dict() for d in pysandboxes.sandbox_denials(exc)]))
+    found = [d.to_dict() for d in pysandboxes.sandbox_denials(exc)]
+    print("REFUSED", type(exc).__name__, json.dumps(found))
 """
 
 

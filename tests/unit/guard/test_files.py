@@ -140,7 +140,8 @@ try:
 except TypeError:
     print("TypeError kept")
 import pathlib
-print("pathlib", pathlib.Path("ok.txt").read_text().strip(), open(pathlib.PurePath("ok.txt")).read().strip())
+text = pathlib.Path("ok.txt").read_text().strip()
+print("pathlib", text, open(pathlib.PurePath("ok.txt")).read().strip())
 print("bytes", open(b"ok.txt").read().strip())
 """
     result = run_armed(code, "expose-ro=.\npython-import=*\n", project)
