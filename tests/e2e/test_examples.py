@@ -27,9 +27,7 @@ def _available(name: str) -> bool:
 def test_report_runs_on_each_provider(provider: str, home: Path) -> None:
     require(_available(provider), f"os-sandbox={provider} cannot run on this machine")
     env = base_env(home, {"OS_SANDBOX": provider})
-    result = run_sb(
-        ["examples/report/report.py", "examples/report/sales.csv"], cwd=REPO, env=env
-    )
+    result = run_sb(["examples/report/report.py", "examples/report/sales.csv"], cwd=REPO, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == "Sales by region"
     assert EXPECTED_TOTAL in result.stdout
