@@ -99,7 +99,8 @@ def test_thread_aliases_wrapped(tmp_path: Path) -> None:
     code = """
 import _thread, threading
 print(threading._start_new_thread is _thread.start_new_thread)
-print(_thread.start_new is not _thread.start_new_thread and hasattr(_thread.start_new, "__closure__"))
+alias = _thread.start_new
+print(alias is not _thread.start_new_thread and hasattr(alias, "__closure__"))
 """
     result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
     assert result.lines == ["True", "True"], result.stdout + result.stderr
