@@ -192,11 +192,12 @@ def default_grants(extra: Iterable[str] = ()) -> list[str]:
     directories, and the guard's default grants (certificate stores, time-zone data, the
     default devices; SPEC §3.1)."""
 
-    found: list[str] = [*extra]
-    found += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    found: list[str] = []
+    for prefix in (*extra, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        found += _narrowed(prefix)
     paths = sysconfig.get_paths()
     found += [paths[n] for n in ("stdlib", "platstdlib", "purelib", "platlib") if n in paths]
-    found += [p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p]
+    found += [p for p in sys.path if p and os.path.isdir(p) and p.endswith(_SITE_DIRS)]
     from pysandboxes.guard import files as guard_files  # the guard's own list of defaults
 
     found += [
@@ -211,6 +212,29 @@ def default_grants(extra: Iterable[str] = ()) -> list[str]:
             if variant not in out:
                 out.append(variant)
     return out
+
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+
+#: Prefixes shared with the whole system (a distribution's Python): only its Python directories
+#: count as the interpreter's, as the kernel providers grant them. Skipping all of ``/usr`` here
+#: would leave out a rule that a kernel provider then needs.
+_SHARED_PREFIXES = frozenset({"/", "/usr", "/usr/local"})
+
+
+def _narrowed(prefix: str) -> list[str]:
+    """``prefix``, or, for a shared prefix such as ``/usr``, its Python directories only."""
+
+    if os.path.normpath(prefix) not in _SHARED_PREFIXES:
+        return [prefix]
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    base = "/usr" if os.path.normpath(prefix) == "/" else os.path.normpath(prefix)
+    return [
+        os.path.join(base, "lib", version),
+        os.path.join(base, "lib64", version),
+        os.path.join(base, "lib", f"python{sys.version_info[0]}"),
+        os.path.join(base, "local", "lib", version),
+    ]
 
 
 def ephemeral_port_range() -> tuple[int, int]:

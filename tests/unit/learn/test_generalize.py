@@ -401,3 +401,9 @@ def test_the_directory_a_module_run_needs(tree: dict[str, Path]) -> None:
         tree, program_kind="module", program="json.tool", default_grants=tuple(default_grants())
     )
     assert generalize(recording(), ctx).empty
+
+
+def test_a_distribution_prefix_grants_only_its_python_directories() -> None:
+    grants = default_grants(["/usr"])
+    assert "/usr" not in grants
+    assert f"/usr/lib/python{sys.version_info[0]}.{sys.version_info[1]}" in grants
