@@ -187,6 +187,7 @@ def enter_namespaces(spec: Spec) -> None:
                     os.close(fd)
     else:
         flags |= CLONE_NEWNET
+    parent_uid, parent_gid = os.getuid(), os.getgid()
     try:
         sc("unshare", flags)
     except OSError as exc:
@@ -195,11 +196,11 @@ def enter_namespaces(spec: Spec) -> None:
         sc("unshare", CLONE_NEWCGROUP)
     except OSError:
         pass  # optional, as bwrap --unshare-cgroup-try
-    # The same ids inside as outside (as bubblewrap does); root stays root of its own namespace.
-    outer_uid, outer_gid = spec.uid, spec.gid
+    # The host's ids inside (as bubblewrap does), mapped to what this process is in the parent
+    # namespace: itself on the host, or the holder's root after joining it.
     _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{outer_uid} {outer_uid} 1\n")
-    _write("/proc/self/gid_map", f"{outer_gid} {outer_gid} 1\n")
+    _write("/proc/self/uid_map", f"{spec.uid} {parent_uid} 1\n")
+    _write("/proc/self/gid_map", f"{spec.gid} {parent_gid} 1\n")
 
 
 def _write(path: str, text: str) -> None:

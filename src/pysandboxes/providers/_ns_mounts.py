@@ -26,12 +26,10 @@ writable directory live in memory only (a warning says so).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Literal
 
 from pysandboxes.errors import ConfigError
@@ -140,18 +138,21 @@ class IgnoreMatcher:
         return bool(self.names or self.paths)
 
     def hides(self, path: str) -> bool:
+        import fnmatch  # only a policy with ignore= rules pays for it (it imports re)
+
         name = os.path.basename(path)
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names):
             return True
-        pure = PurePosixPath(path)
-        return any(_full_match(pure, pattern) for pattern in self.paths)
+        parts = path.split("/")
+        return any(_full_match(parts, pattern.split("/")) for pattern in self.paths)
 
 
-def _full_match(path: PurePosixPath, pattern: str) -> bool:
-    pat_parts = PurePosixPath(pattern).parts
-    if len(pat_parts) != len(path.parts):
+def _full_match(parts: list[str], pattern: list[str]) -> bool:
+    import fnmatch
+
+    if len(parts) != len(pattern):
         return False
-    return all(fnmatch.fnmatchcase(p, q) for p, q in zip(path.parts, pat_parts, strict=True))
+    return all(fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pattern, strict=True))
 
 
 def find_hidden(root: str, matcher: IgnoreMatcher, skip: Iterable[str] = ()) -> list[str]:

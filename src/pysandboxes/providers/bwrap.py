@@ -19,9 +19,8 @@ a namespace with pasta and an nftables ruleset, and bubblewrap is started inside
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from functools import cache
 
@@ -33,7 +32,10 @@ from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
 INSTALL_HINT = "apt-get install bubblewrap (Fedora: dnf install bubblewrap)"
-MIN_VERSION = (0, 4, 0)
+#: Options this provider cannot do without (all in bubblewrap >= 0.5).
+REQUIRED_OPTIONS = ("--ro-bind-data", "--perms", "--die-with-parent", "--new-session", "--seccomp")
+#: Used when present: ``--disable-userns`` came with 0.8.
+OPTIONAL_OPTIONS = ("--disable-userns",)
 
 
 @cache
@@ -42,19 +44,21 @@ def bwrap_path() -> str | None:
 
 
 @cache
-def bwrap_version(path: str) -> tuple[int, ...] | None:
-    """The installed version (``bwrap --version``: ``bubblewrap 0.8.0``), None if unreadable."""
+def bwrap_options(path: str) -> frozenset[str]:
+    """Which of the options this provider cares about the installed bwrap knows.
+
+    Read from the executable itself (option names are string literals in it), which costs far
+    less than running ``bwrap --version`` at every start.
+    """
 
     try:
-        out = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
-    if not match:
-        return None
-    return tuple(int(part or 0) for part in match.groups())
+        with open(os.path.realpath(path), "rb") as handle:
+            binary = handle.read()
+    except OSError:
+        return frozenset()
+    return frozenset(
+        opt for opt in (*REQUIRED_OPTIONS, *OPTIONAL_OPTIONS) if opt.encode() + b"\0" in binary
+    )
 
 
 def mount_options(plan: TreePlan) -> tuple[list[str], list[int]]:
@@ -97,10 +101,15 @@ class BwrapProvider:
         path = bwrap_path()
         if path is None:
             return Availability(False, "bwrap (bubblewrap) is not installed", INSTALL_HINT)
-        version = bwrap_version(path)
-        if version is not None and version < MIN_VERSION:
-            shown = ".".join(map(str, version))
-            return Availability(False, f"bubblewrap {shown} is too old (need >= 0.4)", INSTALL_HINT)
+        known = bwrap_options(path)
+        lacking = [opt for opt in REQUIRED_OPTIONS if opt not in known]
+        if lacking:
+            return Availability(
+                False,
+                f"{path} is too old or not bubblewrap: it lacks {', '.join(lacking)} "
+                "(bubblewrap >= 0.5 is needed)",
+                INSTALL_HINT,
+            )
         reason, hint = cached_namespace_problem()
         if reason:
             return Availability(False, reason, hint)
@@ -125,12 +134,11 @@ class BwrapProvider:
             if network:
                 network.stop()
             raise
-        version = bwrap_version(path) or (0, 0, 0)
         argv: list[str] = []
         if network:
             argv += network.enter_argv()
         argv += [path, "--unshare-user"]
-        if version >= (0, 8, 0):
+        if "--disable-userns" in bwrap_options(path):
             argv.append("--disable-userns")
         argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if not network:
@@ -139,7 +147,7 @@ class BwrapProvider:
         argv += args
         argv += ["--remount-ro", "/", "--chdir", launch.cwd]
         seccomp = _ns_common.seccomp_fd()
-        warnings = list(plan.warnings)
+        warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
         if seccomp is None:
             warnings.append(
                 "os-sandbox=bwrap: the seccomp filter module is not available; running without it"

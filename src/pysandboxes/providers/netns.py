@@ -1,27 +1,560 @@
-"""User-mode network and nftables ruleset for the namespace providers (in progress).
+"""Kernel-enforced ``net=`` rules for the namespace providers (``bwrap``, ``unshare``).
 
-Until the network part lands, a policy with ``net=`` rules is refused rather than run with less
-than it asks (SPEC §5.1: never a silent downgrade).
+With no ``net=`` rule the sandbox gets a network namespace with loopback only and nothing is
+started (the providers do that themselves). With rules, :func:`start` prepares, before the
+program exists:
+
+1. a **holder**: ``unshare --user --map-root-user --net`` running a tiny shell that loads the
+   nftables ruleset built by :func:`build_plan` into the new namespace, says ``ready``, then waits
+   for end-of-file on its stdin (``python-sb`` holds the other end; when ``python-sb`` ends, in
+   any way, the holder stops pasta and exits);
+2. **pasta** (passt), attached to the holder's namespaces, giving the namespace a routed
+   interface, a DNS forwarder at :data:`RESOLVER`, the host-loopback forwards of the ``OUT``
+   rules that name a loopback address (``-T``/``-U``: the sandbox's ``127.0.0.1:PORT`` is the
+   host's ``127.0.0.1:PORT``), and the ``IN`` forwards (``-t``/``-u``: the host's
+   ``127.0.0.1:PORT`` reaches the sandbox's ``PORT``). ``--no-map-gw``: the gateway address is
+   not a back door to the host.
+
+The sandbox then joins that network namespace and makes its own user namespace inside the
+holder's, so no process of the sandbox holds a capability over the ruleset.
+
+The ruleset (table ``inet pysb``), in order: loopback inside the sandbox is free (it leads only
+to the sandbox itself and to the forwards above, computed with the DENY rules already
+subtracted); DNS to any address but :data:`RESOLVER` is dropped; every DENY rule drops; replies
+of accepted flows pass; each ALLOW rule accepts; everything else is dropped (``policy drop``),
+for TCP, UDP and everything else, in both directions. Host names are resolved once, here, and
+pinned: the ruleset holds their addresses and the sandbox's ``/etc/hosts`` maps them the same
+way. ``docs/network.md`` explains the choices (pasta rather than slirp4netns, the resolver, what
+``*`` grants).
 """
 
 from __future__ import annotations
 
-from pysandboxes.errors import ConfigError
-from pysandboxes.policy.model import Policy
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.policy.model import NetRule, Policy
+
+if TYPE_CHECKING:
+    import ipaddress
+
+    Net = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: The only resolver the sandbox is given (its /etc/resolv.conf). pasta forwards UDP port 53 sent
+#: there to the host's first configured resolver. A link-local address, so it never names a real
+#: machine.
+RESOLVER = "169.254.0.53"
+
+#: Tools and the package that provides each.
+TOOLS = {"nft": "nftables", "pasta": "passt", "unshare": "util-linux", "nsenter": "util-linux"}
+
+Ranges = tuple[tuple[int, int], ...]
+Resolver = Callable[[str], list[str]]
+
+HOLDER_SCRIPT = (
+    'nft -f "$1" || exit 3\n'
+    "echo ready\n"
+    "cat >/dev/null\n"
+    '[ -s "$2" ] && kill "$(cat "$2")" 2>/dev/null\n'
+    "exit 0\n"
+)
+
+
+# -- port ranges -----------------------------------------------------------------------------------
+
+
+def merge(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def subtract(ranges: Ranges, removed: Ranges) -> Ranges:
+    out: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        pieces = [(lo, hi)]
+        for rlo, rhi in removed:
+            next_pieces = []
+            for plo, phi in pieces:
+                if rhi < plo or rlo > phi:
+                    next_pieces.append((plo, phi))
+                    continue
+                if plo < rlo:
+                    next_pieces.append((plo, rlo - 1))
+                if rhi < phi:
+                    next_pieces.append((rhi + 1, phi))
+            pieces = next_pieces
+        out += pieces
+    return merge(out)
+
+
+def port_text(ranges: Ranges) -> str:
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ranges)
+
+
+ALL_PORTS: Ranges = ((1, 65535),)
+
+
+# -- addresses -------------------------------------------------------------------------------------
+
+
+def _net(text: str) -> Net:
+    import ipaddress
+
+    return ipaddress.ip_network(text, strict=False)
+
+
+def _is_loopback_net(net: Net) -> bool:
+    """Whether ``net`` holds the host's loopback address of its family (127.0.0.1, ::1)."""
+
+    import ipaddress
+
+    target = ipaddress.ip_address("127.0.0.1" if net.version == 4 else "::1")
+    return target in net
+
+
+def system_resolver(name: str) -> list[str]:
+    """Every address ``name`` resolves to on the host, IPv4 first (deduplicated)."""
+
+    infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    found: list[str] = []
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for fam, *_rest, sockaddr in infos:
+            addr = str(sockaddr[0])
+            if fam == family and addr not in found:
+                found.append(addr)
+    return found
+
+
+# -- the plan --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NetPlan:
+    """What :func:`start` sets up, computed from the rules alone (plus name resolution)."""
+
+    ruleset: str
+    pinned: tuple[tuple[str, str], ...]
+    tcp_in: Ranges = ()
+    udp_in: Ranges = ()
+    tcp_to_host: Ranges = ()
+    udp_to_host: Ranges = ()
+    warnings: tuple[str, ...] = ()
+    resolver: str = RESOLVER
+
+
+@dataclass
+class _Rule:
+    rule: NetRule
+    nets: list[Net] = field(default_factory=list)  # empty with host "*"
+
+    @property
+    def any_host(self) -> bool:
+        return self.rule.host == "*"
+
+
+def _expand(
+    policy: Policy, resolve: Resolver
+) -> tuple[list[_Rule], list[tuple[str, str]], list[str]]:
+    rules: list[_Rule] = []
+    pinned: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    for rule in policy.net:
+        if rule.host == "*":
+            rules.append(_Rule(rule))
+            continue
+        if not rule.is_name:
+            rules.append(_Rule(rule, [_net(rule.host)]))
+            continue
+        try:
+            addresses = resolve(rule.host)
+        except OSError as exc:
+            addresses = []
+            problem = str(exc)
+        else:
+            problem = "no address"
+        if not addresses:
+            if rule.action == "DENY":
+                # A DENY that cannot be enforced stops the run (DESIGN decision 6).
+                raise ConfigError(
+                    f"{rule.origin}: {rule.text}: cannot resolve {rule.host} ({problem}); "
+                    "a DENY rule must be enforceable"
+                )
+            warnings.append(
+                f"{rule.origin}: {rule.text}: {rule.host} does not resolve ({problem}); "
+                "the rule grants nothing"
+            )
+            continue
+        for address in addresses:
+            if (rule.host, address) not in pinned:
+                pinned.append((rule.host, address))
+        rules.append(_Rule(rule, [_net(a) for a in addresses]))
+    return rules, pinned, warnings
+
+
+def _ports(rule: NetRule) -> Ranges:
+    return ALL_PORTS if rule.ports is None else merge(rule.ports)
+
+
+def _protos(rule: NetRule) -> tuple[str, ...]:
+    return ("TCP", "UDP") if rule.proto == "*" else (rule.proto,)
+
+
+def _directions(rule: NetRule) -> tuple[str, ...]:
+    return ("OUT", "IN") if rule.direction == "*" else (rule.direction,)
+
+
+def _loopback_ports(rules: list[_Rule], action: str, direction: str, proto: str) -> Ranges:
+    """Ports of ``action`` rules of ``direction``/``proto`` that concern the host's loopback:
+    ``IN`` rules from ``*`` or a loopback peer (the forwards are bound there), ``OUT`` rules to a
+    loopback address (``*`` is not taken to include the host's own services)."""
+
+    found: list[tuple[int, int]] = []
+    for item in rules:
+        rule = item.rule
+        if rule.action != action or direction not in _directions(rule):
+            continue
+        if proto not in _protos(rule):
+            continue
+        loop = any(_is_loopback_net(n) for n in item.nets)
+        if (direction == "IN" and (item.any_host or loop)) or (direction == "OUT" and loop):
+            found += _ports(rule)
+    return merge(found)
+
+
+def build_plan(policy: Policy, resolve: Resolver = system_resolver) -> NetPlan:
+    """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules)."""
+
+    rules, pinned, warnings = _expand(policy, resolve)
+    forwards: dict[tuple[str, str], Ranges] = {}
+    for direction in ("IN", "OUT"):
+        for proto in ("TCP", "UDP"):
+            allowed = _loopback_ports(rules, "ALLOW", direction, proto)
+            for item in rules:
+                rule = item.rule
+                if (
+                    rule.action == "ALLOW"
+                    and rule.ports is None
+                    and direction in _directions(rule)
+                    and proto in _protos(rule)
+                    and (
+                        (direction == "IN" and (item.any_host or _any_loop(item)))
+                        or (direction == "OUT" and _any_loop(item))
+                    )
+                ):
+                    raise ConfigError(
+                        f"{rule.origin}: {rule.text}: name the ports; each one is forwarded "
+                        "to or from the host's loopback by pasta (all 65535 cannot be)"
+                    )
+            denied = _loopback_ports(rules, "DENY", direction, proto)
+            result = subtract(allowed, denied)
+            if direction == "OUT" and any(lo <= 53 <= hi for lo, hi in result):
+                result = subtract(result, ((53, 53),))
+                warnings.append(
+                    "port 53 of the host's loopback is not forwarded: DNS goes only to the "
+                    f"resolver the sandbox is given ({RESOLVER})"
+                )
+            forwards[(direction, proto)] = result
+    for item in rules:
+        rule = item.rule
+        if (
+            rule.action == "ALLOW"
+            and "IN" in _directions(rule)
+            and not item.any_host
+            and not _any_loop(item)
+        ):
+            warnings.append(
+                f"{rule.origin}: {rule.text}: IN rules are reachable from the host's loopback "
+                "only; this one names another peer and grants nothing"
+            )
+    return NetPlan(
+        ruleset=ruleset_text(rules),
+        pinned=tuple(pinned),
+        tcp_in=forwards[("IN", "TCP")],
+        udp_in=forwards[("IN", "UDP")],
+        tcp_to_host=forwards[("OUT", "TCP")],
+        udp_to_host=forwards[("OUT", "UDP")],
+        warnings=tuple(warnings),
+    )
+
+
+def _any_loop(item: _Rule) -> bool:
+    return any(_is_loopback_net(n) for n in item.nets)
+
+
+# -- nftables --------------------------------------------------------------------------------------
+
+
+def _l4(rule: NetRule) -> str:
+    ports = (
+        ""
+        if rule.ports is None
+        else " th dport { " + port_text(merge(rule.ports)).replace(",", ", ") + " }"
+    )
+    if rule.proto == "*":
+        return "meta l4proto { tcp, udp }" + ports
+    return f"meta l4proto {rule.proto.lower()}" + ports
+
+
+def _matches(item: _Rule, direction: str) -> list[str]:
+    """nft match expressions for ``item`` in ``direction`` (one per address family/network)."""
+
+    l4 = _l4(item.rule)
+    if item.any_host:
+        return [l4]
+    key = "daddr" if direction == "OUT" else "saddr"
+    out = []
+    for net in item.nets:
+        family = "ip" if net.version == 4 else "ip6"
+        out.append(f"{family} {key} {net.with_prefixlen} {l4}")
+    return out
+
+
+def ruleset_text(rules: Sequence[_Rule]) -> str:
+    """The nftables ruleset (``nft -f`` syntax) for the expanded rules."""
+
+    out_deny: list[str] = []
+    in_deny: list[str] = []
+    out_allow: list[str] = []
+    in_allow: list[str] = []
+    wildcard_out = False
+    for item in rules:
+        rule = item.rule
+        for direction in _directions(rule):
+            target = {
+                ("DENY", "OUT"): out_deny,
+                ("DENY", "IN"): in_deny,
+                ("ALLOW", "OUT"): out_allow,
+                ("ALLOW", "IN"): in_allow,
+            }[(rule.action, direction)]
+            verdict = "drop" if rule.action == "DENY" else "accept"
+            comment = rule.text.replace('"', "'")[:120]
+            for match in _matches(item, direction):
+                target.append(f'    {match} {verdict} comment "{comment}"')
+            if rule.action == "ALLOW" and direction == "OUT" and item.any_host:
+                wildcard_out = True
+    resolver_lines = []
+    if wildcard_out:
+        # Names not pinned in /etc/hosts need the resolver; only a rule for any host needs that.
+        resolver_lines.append(f'    ip daddr {RESOLVER} udp dport 53 accept comment "resolver"')
+    lines = [
+        "table inet pysb {",
+        "  chain output {",
+        "    type filter hook output priority 0; policy drop;",
+        '    oifname "lo" accept',
+        f"    meta l4proto {{ tcp, udp }} th dport 53 ip daddr != {RESOLVER} drop",
+        "    meta nfproto ipv6 meta l4proto { tcp, udp } th dport 53 drop",
+        *out_deny,
+        "    ct state established,related accept",
+        *resolver_lines,
+        *out_allow,
+        "  }",
+        "  chain input {",
+        "    type filter hook input priority 0; policy drop;",
+        '    iifname "lo" accept',
+        *in_deny,
+        "    ct state established,related accept",
+        *in_allow,
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- running it ------------------------------------------------------------------------------------
+
+
+def missing_tools() -> list[str]:
+    return [
+        f"{tool} (apt-get install {package})"
+        for tool, package in TOOLS.items()
+        if _which(tool) is None
+    ]
+
+
+def _which(tool: str) -> str | None:
+    return shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")
 
 
 class Network:
-    pinned: tuple[tuple[str, str], ...] = ()
-    resolver: str | None = None
-    join_user: str = ""
-    join_net: str = ""
+    """A running user-mode network: the holder process and pasta. :meth:`stop` ends both."""
+
+    def __init__(self, plan: NetPlan, holder: subprocess.Popen[bytes], workdir: str) -> None:
+        self.plan = plan
+        self.holder = holder
+        self.workdir = workdir
+        self.pinned = plan.pinned
+        self.resolver: str | None = plan.resolver
+        self.join_user = f"/proc/{holder.pid}/ns/user"
+        self.join_net = f"/proc/{holder.pid}/ns/net"
+        self._stopped = False
+
+    @property
+    def pidfile(self) -> str:
+        return os.path.join(self.workdir, "pasta.pid")
 
     def enter_argv(self) -> list[str]:
-        return []
+        """Command prefix that runs the rest inside the holder's user and network namespaces."""
+
+        nsenter = _which("nsenter") or "nsenter"
+        return [nsenter, f"--user={self.join_user}", f"--net={self.join_net}", "--"]
 
     def stop(self) -> None:
+        """End pasta and the holder (idempotent; also what the holder does on its own when
+        ``python-sb`` dies)."""
+
+        if self._stopped:
+            return
+        self._stopped = True
+        pasta_pid = _read_pid(self.pidfile)
+        if self.holder.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.holder.stdin.close()
+        try:
+            self.holder.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.holder.kill()
+            self.holder.wait()
+        for stream in (self.holder.stdout, self.holder.stderr):
+            if stream is not None:
+                stream.close()
+        if pasta_pid is not None and _is_pasta(pasta_pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pasta_pid, signal.SIGTERM)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _is_pasta(pid: int) -> bool:
+    """Whether ``pid`` is still a pasta process (not a reused number)."""
+
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+            name = handle.read().strip()
+    except OSError:
+        return False
+    return name.startswith(("pasta", "passt"))
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
         return None
 
 
-def start(policy: Policy, provider: str) -> Network:
-    raise ConfigError(f"os-sandbox={provider}: net= rules are not enforced yet by this provider")
+def pasta_argv(plan: NetPlan, holder_pid: int, pidfile: str) -> list[str]:
+    def spec(ranges: Ranges, address: str = "") -> str:
+        if not ranges:
+            return "none"
+        return (address + "/" if address else "") + port_text(ranges)
+
+    argv = [_which("pasta") or "pasta"]
+    if os.geteuid() == 0:
+        # As root pasta would switch to "nobody" first and then fail to open the namespace.
+        argv += ["--runas", "0"]
+    argv += [
+        "--config-net",
+        "--quiet",
+        "--no-map-gw",
+        "--dns-forward",
+        plan.resolver,
+        "-t",
+        spec(plan.tcp_in, "127.0.0.1"),
+        "-u",
+        spec(plan.udp_in, "127.0.0.1"),
+        "-T",
+        spec(plan.tcp_to_host),
+        "-U",
+        spec(plan.udp_to_host),
+        "-P",
+        pidfile,
+        str(holder_pid),
+    ]
+    return argv
+
+
+def _clean_stderr(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip() and "syslog" not in ln]
+    return "; ".join(lines[-3:]) or "no message"
+
+
+def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) -> Network:
+    """Set up the network of ``policy`` (which has ``net=`` rules); raises
+    ``ProviderUnavailableError`` when a tool is missing or cannot start."""
+
+    missing = missing_tools()
+    if missing:
+        raise ProviderUnavailableError(
+            f"os-sandbox={provider}: net= rules need {', '.join(missing)}"
+        )
+    plan = build_plan(policy, resolve)
+    workdir = tempfile.mkdtemp(prefix="pysb-net-")
+    rules_fd = os.memfd_create("pysb-nft", 0)
+    try:
+        os.write(rules_fd, plan.ruleset.encode())
+        os.lseek(rules_fd, 0, os.SEEK_SET)
+        holder = subprocess.Popen(
+            [
+                _which("unshare") or "unshare",
+                "--user",
+                "--map-root-user",
+                "--net",
+                "--",
+                "sh",
+                "-c",
+                HOLDER_SCRIPT,
+                "pysb-net-holder",
+                f"/proc/self/fd/{rules_fd}",
+                os.path.join(workdir, "pasta.pid"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(rules_fd,),
+            start_new_session=True,
+        )
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    finally:
+        os.close(rules_fd)
+    network = Network(plan, holder, workdir)
+    try:
+        assert holder.stdout is not None and holder.stderr is not None
+        if holder.stdout.readline() != b"ready\n":
+            holder.wait(timeout=10)
+            raise ProviderUnavailableError(
+                f"os-sandbox={provider}: cannot install the nftables ruleset in a new network "
+                f"namespace: {_clean_stderr(holder.stderr.read().decode(errors='replace'))}"
+            )
+        holder.stdout.close()
+        result = subprocess.run(
+            pasta_argv(plan, holder.pid, network.pidfile),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise ProviderUnavailableError(
+                f"os-sandbox={provider}: pasta could not start the sandbox's network: "
+                f"{_clean_stderr(result.stderr)}"
+            )
+    except BaseException:
+        network.stop()
+        raise
+    return network

@@ -121,7 +121,7 @@ class UnshareProvider:
             if network:
                 network.stop()
             raise
-        warnings = list(plan.warnings)
+        warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
         if seccomp is None:
             warnings.append(
                 "os-sandbox=unshare: the seccomp filter module is not available; running without it"
