@@ -1,0 +1,91 @@
+"""The Python layer through the real ``python-sb`` command (``--os-sandbox=subprocess``).
+
+Exact refusal messages of SPEC §2.4 and §3.3 (with a rule from the user profile, shown with
+its ``~/`` origin), ``--denials=FILE`` lines, and the guard armed for ``-c`` and ``-m``
+programs. No packet leaves: every refused connection is refused before the system call.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import base_env, run_sb
+
+PROGRAM = """
+import socket
+for address in (("10.255.255.1", 80), ("203.0.113.9", 443)):
+    s = socket.socket()
+    try:
+        s.connect(address)
+    except ConnectionRefusedError as exc:
+        print(exc)
+try:
+    import ctypes
+except ImportError as exc:
+    print(type(exc).__name__, exc)
+try:
+    import csv
+except ModuleNotFoundError as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_messages_and_denials_file(home: Path, project: Path) -> None:
+    profile = home / ".config" / "py-sandboxes" / "user-py-sandboxes.profile"
+    profile.parent.mkdir(parents=True)
+    profile.write_text("net=DENY|*|10.0.0.0/8|*|OUT\n")
+    (project / ".py-sandboxes").write_text(
+        'include "~/.config/py-sandboxes/user-py-sandboxes.profile"\n'
+        "env=HOME=${HOME}\n"
+        "expose-ro=.\n"
+        "python-import=socket\n"
+        "net=ALLOW|TCP|127.0.0.1|*|OUT\n"
+    )
+    (project / "prog.py").write_text(PROGRAM)
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Connection to [10.255.255.1]:80 DENIED by explicit rule 'net=DENY|*|10.0.0.0/8|*|OUT' "
+        "from ~/.config/py-sandboxes/user-py-sandboxes.profile(1)",
+        "Connection to [203.0.113.9]:443 DENIED: no net= rule allows it",
+        "RuleModuleNotFoundError Module named 'ctypes' is not allowed by a rule",
+        "RuleModuleNotFoundError Module named 'csv' is not allowed by a rule",
+    ]
+    logged = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert [d["target"] for d in logged] == [
+        "[10.255.255.1]:80",
+        "[203.0.113.9]:443",
+        "ctypes",
+        "csv",
+    ]
+    assert logged[0]["rule"] == "net=DENY|*|10.0.0.0/8|*|OUT"
+    assert logged[0]["suggestion"] is None  # no ALLOW line overrides a DENY
+    assert logged[1]["suggestion"] == "net=ALLOW|TCP|203.0.113.9|443|OUT"
+    assert logged[3]["suggestion"] == "python-import=csv"
+
+
+def test_code_and_module_programs_are_guarded(home: Path, project: Path) -> None:
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=tool\n")
+    (project / "tool.py").write_text("import os\n")
+    code = "import json"
+    for args in (["-c", code], ["-m", "tool"]):
+        result = run_sb(["--os-sandbox=subprocess", *args], cwd=project, env=base_env(home))
+        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert "RuleModuleNotFoundError: Module named '" in result.stderr, result.stderr
+
+
+def test_python_layer_off_runs_unguarded(home: Path, project: Path) -> None:
+    (project / ".py-sandboxes").write_text("py-sandbox=false\n")
+    result = run_sb(
+        ["--os-sandbox=subprocess", "-c", "import csv; print(open('/etc/hostname').read() != '')"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr
