@@ -4,32 +4,45 @@ A provider answers two questions: can it run here (and if not, why and what to i
 a given policy and launch, what command to ``exec`` and what to apply to ``python-sb``'s own
 process just before (Landlock, seccomp, ``no_new_privs``). It never runs the program itself: the
 launcher does, so that exit statuses and signals stay native (DESIGN decision 4).
+
+This module is on the start-up path of every run: hand-written records (as in
+``pysandboxes.errors``), no ``dataclasses`` and no ``typing`` at run time (DESIGN decision 7).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from pysandboxes.errors import _Record
 
-from pysandboxes.policy.model import Policy
-from pysandboxes.runtime import RunContext
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Protocol
+
+    from pysandboxes.policy.model import Policy
+    from pysandboxes.runtime import RunContext
+
+_set = object.__setattr__
 
 
-@dataclass(frozen=True, slots=True)
-class Availability:
+class Availability(_Record):
     """Whether a provider can run on this machine; when not, why and what to install."""
 
+    __slots__ = ("install_hint", "ok", "reason")
+    _fields = ("ok", "reason", "install_hint")
     ok: bool
-    reason: str = ""
-    install_hint: str = ""
+    reason: str
+    install_hint: str
+
+    def __init__(self, ok: bool, reason: str = "", install_hint: str = "") -> None:
+        _set(self, "ok", ok)
+        _set(self, "reason", reason)
+        _set(self, "install_hint", install_hint)
 
     def __bool__(self) -> bool:
         return self.ok
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(_Record):
     """What the launcher asks a provider to contain.
 
     ``child_argv`` is the complete command of the sandboxed interpreter (``python [options] -c
@@ -38,15 +51,35 @@ class Launch:
     learning channel). ``env`` is the child's whole environment, already filtered by ``env=``.
     """
 
+    __slots__ = ("child_argv", "context", "cwd", "env", "pass_fds", "policy")
+    _fields = ("policy", "context", "child_argv", "env", "pass_fds", "cwd")
     policy: Policy
     context: RunContext
     child_argv: tuple[str, ...]
     env: Mapping[str, str]
-    pass_fds: tuple[int, ...] = ()
-    cwd: str = "/"
+    pass_fds: tuple[int, ...]
+    cwd: str
+
+    def __init__(
+        self,
+        policy: Policy,
+        context: RunContext,
+        child_argv: tuple[str, ...],
+        env: Mapping[str, str],
+        pass_fds: tuple[int, ...] = (),
+        cwd: str = "/",
+    ) -> None:
+        _set(self, "policy", policy)
+        _set(self, "context", context)
+        _set(self, "child_argv", child_argv)
+        _set(self, "env", env)
+        _set(self, "pass_fds", pass_fds)
+        _set(self, "cwd", cwd)
+
+    def __hash__(self) -> int:  # env is a mapping: compare launches, do not hash them
+        raise TypeError("unhashable type: 'Launch'")
 
 
-@dataclass
 class Prepared:
     """A provider's answer: the command to exec and what to do in-process first.
 
@@ -59,31 +92,86 @@ class Prepared:
     - ``warnings``: said on stderr at start (for example what Landlock cannot enforce).
     - ``in_process``: nothing is exec'd; the launcher runs the program in its own interpreter
       (``os-sandbox=none``) with ``env`` as ``os.environ``.
+
+    Mutable (a provider may fill it in steps); compared by value.
     """
 
-    argv: list[str]
-    env: dict[str, str]
-    pass_fds: tuple[int, ...] = ()
-    pre_exec: list[Callable[[], None]] = field(default_factory=list)
-    needs_parent: bool = False
-    cleanup: list[Callable[[], None]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    in_process: bool = False
+    __slots__ = (
+        "argv",
+        "cleanup",
+        "env",
+        "in_process",
+        "needs_parent",
+        "pass_fds",
+        "pre_exec",
+        "warnings",
+    )
+    _fields = (
+        "argv",
+        "env",
+        "pass_fds",
+        "pre_exec",
+        "needs_parent",
+        "cleanup",
+        "warnings",
+        "in_process",
+    )
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        pass_fds: tuple[int, ...] = (),
+        pre_exec: list[Callable[[], None]] | None = None,
+        needs_parent: bool = False,
+        cleanup: list[Callable[[], None]] | None = None,
+        warnings: list[str] | None = None,
+        in_process: bool = False,
+    ) -> None:
+        self.argv = argv
+        self.env = env
+        self.pass_fds = pass_fds
+        self.pre_exec: list[Callable[[], None]] = [] if pre_exec is None else pre_exec
+        self.needs_parent = needs_parent
+        self.cleanup: list[Callable[[], None]] = [] if cleanup is None else cleanup
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.in_process = in_process
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"Prepared({args})"
 
 
-class ProviderImpl(Protocol):
-    """One ``os-sandbox`` value."""
+if TYPE_CHECKING:
 
-    name: str
-    #: True when the provider puts a kernel (or VM) boundary around the program.
-    kernel: bool
+    class ProviderImpl(Protocol):
+        """One ``os-sandbox`` value."""
 
-    def availability(self) -> Availability:
-        """Probe this machine (cheaply, cached by the caller)."""
+        name: str
+        #: True when the provider puts a kernel (or VM) boundary around the program.
+        kernel: bool
 
-    def prepare(self, launch: Launch) -> Prepared:
-        """Turn a launch into the command to exec; raise ``ConfigError`` if the policy cannot be
-        enforced by this provider (never run with less than asked)."""
+        def availability(self) -> Availability:
+            """Probe this machine (cheaply, cached by the caller)."""
 
-    def explain(self, policy: Policy) -> Sequence[str]:
-        """Lines for ``--explain``: what this provider enforces for ``policy``, what it cannot."""
+        def prepare(self, launch: Launch) -> Prepared:
+            """Turn a launch into the command to exec; raise ``ConfigError`` if the policy cannot
+            be enforced by this provider (never run with less than asked)."""
+
+        def explain(self, policy: Policy) -> Sequence[str]:
+            """Lines for ``--explain``: what this provider enforces for ``policy``, what it
+            cannot."""
+
+else:
+
+    class ProviderImpl:
+        """One ``os-sandbox`` value: ``name``, ``kernel``, ``availability()``, ``prepare(launch)``,
+        ``explain(policy)`` (a ``typing.Protocol`` for type checkers; a plain class at run time
+        so that importing this module does not import ``typing``)."""
