@@ -3,7 +3,8 @@
 A rule file line is ``key=value``; ``#`` starts a comment, ``$`` starts a variable, quotes are
 syntax, leading and trailing blanks are dropped, a newline ends the line. A recorded value that
 holds any of these would be read back as something else (a shorter path, another variable's
-value), so learning skips it and says why instead of writing a rule that grants the wrong thing.
+value), so learning skips it and says why instead of writing a rule that grants the wrong thing. A
+file name that is not valid UTF-8 (kept by Python as lone surrogates) cannot be written either.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ def unsafe_reason(value: str, *, extra: str = "") -> str | None:
         return "it is empty"
     if value != value.strip():
         return "it starts or ends with a blank"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not valid UTF-8 (a rule file is UTF-8 text)"
     for char in value:
         if ord(char) < 32 or ord(char) == 127:
             return f"it holds the control character {char!r}"

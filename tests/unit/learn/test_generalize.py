@@ -147,10 +147,12 @@ def test_a_path_that_would_read_back_differently_is_skipped_with_a_warning(
         FileAccess(str(p / " lead" / "f"), False),
         FileAccess(str(p / "quote'" / "f"), False),
         FileAccess(str(p / "ok dir" / "f"), False),
+        FileAccess(str(p / "caf\udce9" / "f"), False),  # b"caf\xe9": not UTF-8
+        FileAccess(str(p / "t\u00e9l\u00e9" / "f"), False),  # UTF-8: fine
     )
     learned = generalize(rec, context(tree))
-    assert rules(learned, "files") == ["expose-ro=./ok dir"]
-    assert len(learned.warnings) == 5
+    assert rules(learned, "files") == ["expose-ro=./ok dir", "expose-ro=./t\u00e9l\u00e9"]
+    assert len(learned.warnings) == 6
     assert all(w.startswith("skipped expose-ro for ") for w in learned.warnings)
     assert any("'#'" in w for w in learned.warnings)
     assert any("'\\n'" in w for w in learned.warnings)
