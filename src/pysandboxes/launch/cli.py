@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_text
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
+    from typing import Any
+
     from pysandboxes.policy.model import Policy
     from pysandboxes.providers.base import Prepared
     from pysandboxes.runtime import RunContext

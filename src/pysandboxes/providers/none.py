@@ -15,10 +15,13 @@ the command line, which saves the start of a second interpreter. The price, docu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from pysandboxes.policy.model import Policy
 from pysandboxes.providers.base import Availability, Launch, Prepared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysandboxes.policy.model import Policy
 
 #: Options the in-process run applies itself (see pysandboxes.launch.child.run_in_process).
 IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})

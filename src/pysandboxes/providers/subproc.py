@@ -10,10 +10,13 @@ the only enforcement; hostile code gets around it (SPEC §0).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from pysandboxes.policy.model import Policy
 from pysandboxes.providers.base import Availability, Launch, Prepared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysandboxes.policy.model import Policy
 
 
 class SubprocessProvider:

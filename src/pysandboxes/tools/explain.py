@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from pysandboxes.launch.argv import CommandLine
     from pysandboxes.launch.cli import RunPlan
     from pysandboxes.policy.model import Origin, Policy
