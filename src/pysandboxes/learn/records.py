@@ -161,7 +161,7 @@ class Recording:
     """
 
     accesses: dict[Access, None] = field(default_factory=dict)
-    denials: dict[tuple[str, str, str | None], tuple[Denial, Access | None]] = field(
+    denials: dict[tuple[str, str, str | None, str | None], tuple[Denial, Access | None]] = field(
         default_factory=dict
     )
     bad_lines: int = 0
@@ -202,7 +202,7 @@ class Recording:
         raw = data.get("denial")
         if isinstance(raw, dict):
             denial = _denial(raw)
-            key = (denial.kind, denial.target, denial.rule)
+            key = (denial.kind, denial.target, denial.rule, denial.detail)
             if key not in self.denials:
                 self.denials[key] = (denial, access)
         elif access is None:

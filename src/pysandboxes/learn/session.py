@@ -340,13 +340,20 @@ class LearningSession:
                     except ValueError:
                         continue
                     if isinstance(data, dict):
-                        present.add((data.get("kind"), data.get("target"), data.get("rule")))
+                        present.add(
+                            (
+                                data.get("kind"),
+                                data.get("target"),
+                                data.get("rule"),
+                                data.get("detail"),
+                            )
+                        )
         except OSError:
             pass
         try:
             with open(self.denials_file, "a", encoding="utf-8") as handle:
                 for denial in denials:
-                    if (denial.kind, denial.target, denial.rule) not in present:
+                    if (denial.kind, denial.target, denial.rule, denial.detail) not in present:
                         handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
         except OSError as exc:
             self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")

@@ -97,3 +97,20 @@ def test_audit_denials_are_kept_once_each() -> None:
     ((found, access),) = rec.denials.values()
     assert found.suggestion == "python-import=socket"
     assert access == ImportAccess("socket")
+
+
+def test_a_read_and_a_write_of_the_same_file_are_two_denials() -> None:
+    def denial(op: str) -> dict[str, object]:
+        return {
+            "kind": "file",
+            "target": "/x/f",
+            "rule": None,
+            "origin": None,
+            "suggestion": f"expose-{'rw' if op == 'write' else 'ro'}=/x",
+            "detail": op,
+        }
+
+    rec = Recording()
+    for op in ("read", "write", "read"):
+        rec.add({"kind": "file", "op": op, "path": "/x/f", "denial": denial(op)})
+    assert [d.detail for d, _ in rec.denials.values()] == ["read", "write"]
