@@ -47,7 +47,7 @@ def dated_block(learned: Learned, when: datetime, *, source: str = "") -> str:
 
     begin, end = _markers()
     stamp = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"{begin} {stamp}"]
+    lines = [f"{begin} {stamp} ---"]
     lines.append("# Added by python-sb learning mode" + (f" ({source})" if source else "") + ".")
     lines.append("# It grants what the program did in that run: review before relying on it.")
     for section in SECTIONS:

@@ -41,7 +41,7 @@ def test_merge_keeps_every_byte_and_adds_a_dated_block() -> None:
     begin, end = writer._markers()
     assert block.splitlines() == [
         "",
-        f"{begin} 2026-11-29 16:05 UTC",
+        f"{begin} 2026-11-29 16:05 UTC ---",
         "# Added by python-sb learning mode (report.py).",
         "# It grants what the program did in that run: review before relying on it.",
         "# Files and directories",
