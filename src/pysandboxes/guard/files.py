@@ -360,14 +360,17 @@ def make_file_handlers(
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
-        if obj is denials_token and denials_token is not None:
-            return
-        text = text_of(obj)
-        if text is FD:
-            return
-        if text is None:
-            unsupported(obj)
-            return
+        if type_(obj) is str_:  # the common case, without a call
+            text = obj
+            if text is denials_token and text is not None:
+                return
+        else:
+            text = text_of(obj)
+            if text is FD:
+                return
+            if text is None:
+                unsupported(obj)
+                return
         flags = args[2]
         write = type_(flags) is int_ and (flags & _WRITE_FLAGS) != 0
         if caching:

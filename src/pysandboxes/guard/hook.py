@@ -190,6 +190,7 @@ def _special_handlers(
     text_of = tools.text_of
     resolve = tools.resolve
     fd_path = tools.fd_path
+    getcwd = kit.getcwd
     show = reporter.show_path
     traceback_type = type(_traceback())
     frame_of_tb = traceback_type.__dict__["tb_frame"].__get__
@@ -274,8 +275,16 @@ def _special_handlers(
         dir_fd = args[1] if len_(args) > 1 else -1
         if type_(dir_fd) is int_ and dir_fd >= 0:
             base = fd_path(dir_fd)
-        resolved = resolve(text, base)
-        if is_ignored(resolved):
+        # The written path, made absolute (resolving every link would cost one lstat per
+        # component on every os.stat; the content of an ignored file stays refused by open).
+        if text.startswith("/"):
+            path = text
+        else:
+            path = (base if base is not None else getcwd()) + "/" + text
+        if "/." in path or "//" in path:
+            path = resolve(path, None)
+        if is_ignored(path):
+            resolved = path
             refuse(
                 "file",
                 resolved,

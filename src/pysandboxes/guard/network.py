@@ -169,6 +169,10 @@ def make_net_handlers(
     isinstance_ = isinstance
     names_rules = frozenset_(row[3] for row in rows if row[2] == "name" and not row[0])
     pins: dict[Any, frozenset[str]] = {}  # ip key -> names it was resolved for
+    # Address connections already allowed (socket type, host text, port, direction); emptied
+    # whenever a pin changes (a pinned name may make a DENY name rule apply to an address).
+    allowed_before: set[tuple[int, str, int, str]] = set()
+    literal_hosts: set[str] = set()
 
     inet_ntop = _socket.inet_ntop
     to_bytes = int.to_bytes
@@ -230,6 +234,8 @@ def make_net_handlers(
     def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> None:
         names = pins.get(key, ()) if host is None else (host,)
         allowed, rule, origin = match(proto, names, key, port, direction)
+        if allowed and not recording:
+            return
         ip = text_ip(key)
         if allowed:
             if recording:
@@ -282,6 +288,7 @@ def make_net_handlers(
             if len_(pins) > 4096:
                 pins.clear()
             pins[key] = frozenset_((name,)) if known is None else known | frozenset_((name,))
+            allowed_before.clear()
 
     def judge_inet(sock: Any, address: Any, direction: str) -> None:
         if type_(address) is not tuple_ or len_(address) < 2:
@@ -289,6 +296,11 @@ def make_net_handlers(
         host, port = address[0], address[1]
         if type_(port) is not int_:
             return
+        fast_key = None
+        if type_(host) is str_:  # exact types only: hashing runs no program code
+            fast_key = (type_of(sock), host, port, direction)
+            if fast_key in allowed_before:
+                return
         if type_(host) is not str_:
             if isinstance_(host, str_):
                 host = str_.__str__(host)
@@ -302,6 +314,10 @@ def make_net_handlers(
         )
         if key is not None:
             judge_address(proto, None, key, port, direction)
+            if fast_key is not None and not recording:
+                if len_(allowed_before) > 1024:
+                    allowed_before.clear()
+                allowed_before.add(fast_key)  # judge_address returned: allowed
             return
         judge_name(proto, host, port, direction, family_of(sock), type_of(sock))
 
@@ -358,12 +374,16 @@ def make_net_handlers(
             )
 
     def on_getaddrinfo(args: tuple[Any, ...]) -> None:
-        if get_ident() in busy:
-            return
         host = args[0]
         if type_(host) is bytes_:
             host = host.decode("ascii", "replace")
-        if type_(host) is not str_ or host == "":
+        if type_(host) is not str_ or host == "" or host in literal_hosts:
+            return
+        if get_ident() in busy:
+            return
+        if ip_key(host) is not None:
+            if len_(literal_hosts) < 256:
+                literal_hosts.add(host)  # an address: no query leaves, connect judges it
             return
         port = args[1] if type_(args[1]) is int_ else None
         stype = args[3] if len_(args) > 3 and type_(args[3]) is int_ else 0
@@ -371,8 +391,6 @@ def make_net_handlers(
         family = args[2] if len_(args) > 2 and type_(args[2]) is int_ else 0
         proto = "TCP" if stype == sock_stream else "UDP" if stype == sock_dgram else "*"
         direction = "IN" if flags & ai_passive else "OUT"
-        if ip_key(host) is not None:
-            return
         judge_name(proto, host, port, direction, family, stype)
 
     def on_gethostbyname(args: tuple[Any, ...]) -> None:

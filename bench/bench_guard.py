@@ -1,0 +1,100 @@
+"""The cost of the Python layer on guarded operations, against plain python3 in the same run.
+
+Targets (issue 4): open+read of a small file and a TCP connect to loopback <= 1.3x, os.stat
+<= 1.1x. Also measured: import of an allowed module (removed from sys.modules each time),
+getaddrinfo('localhost'), and os.stat when ignore= rules are present (the only case where
+python-sb wraps os.stat).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+from cases import SnippetCase
+
+_PORT_FILE = "port.txt"
+
+
+def setup(workdir: Path) -> None:
+    (workdir / "small.txt").write_text("hello, world\n" * 4)
+    (workdir / ".py-sandboxes").write_text(
+        "expose-ro=.\n"
+        "python-import=os,importlib,colorsys,socket,time,sys\n"
+        "net=ALLOW|TCP|127.0.0.1|*|OUT\n"
+    )
+    (workdir / "ignore.py-sandboxes").write_text(
+        "expose-ro=.\npython-import=os,time,sys\nignore=*.pem\nignore=.env\n"
+    )
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(512)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    (workdir / _PORT_FILE).write_text(str(server.getsockname()[1]))
+
+
+def _default(workdir: Path) -> list[str]:
+    return ["--os-sandbox=subprocess"]
+
+
+def _with_ignore(workdir: Path) -> list[str]:
+    return ["--os-sandbox=subprocess", f"--pysandboxes-config={workdir / 'ignore.py-sandboxes'}"]
+
+
+CASES = [
+    SnippetCase(
+        name="guard: open+read small file",
+        init="",
+        body="with open('small.txt') as f:\n    f.read()",
+        loops=5000,
+        sb_args=_default,
+        target_ratio=1.3,
+    ),
+    SnippetCase(
+        name="guard: os.stat",
+        init="import os",
+        body="os.stat('small.txt')",
+        loops=20000,
+        sb_args=_default,
+        target_ratio=1.1,
+    ),
+    SnippetCase(
+        name="guard: os.stat with ignore= rules",
+        init="import os",
+        body="os.stat('small.txt')",
+        loops=5000,
+        sb_args=_with_ignore,
+    ),
+    SnippetCase(
+        name="guard: import an allowed module",
+        init="import importlib, sys",
+        body="sys.modules.pop('colorsys', None)\nimportlib.import_module('colorsys')",
+        loops=300,
+        sb_args=_default,
+    ),
+    SnippetCase(
+        name="guard: TCP connect to loopback",
+        init=f"import socket\nport = int(open('{_PORT_FILE}').read())",
+        body="s = socket.create_connection(('127.0.0.1', port))\ns.close()",
+        loops=300,
+        sb_args=_default,
+        target_ratio=1.3,
+    ),
+    SnippetCase(
+        name="guard: getaddrinfo('localhost')",
+        init="import socket",
+        body="socket.getaddrinfo('localhost', 80, type=socket.SOCK_STREAM)",
+        loops=1000,
+        sb_args=_default,
+    ),
+]
