@@ -439,3 +439,17 @@ def test_forms_with_the_python_layer_on(
     assert sandboxed.returncode == plain.returncode == 0, sandboxed.stderr
     assert json.loads(sandboxed.stdout) == json.loads(plain.stdout)
     assert sandboxed.stderr == plain.stderr
+
+
+@pytest.mark.parametrize("verb", ["--review", "--check"])
+def test_tool_subcommands_dispatch(tree: Path, home: Path, verb: str) -> None:
+    """``python-sb --VERB ...`` (first word) belongs to ``pysandboxes.tools.VERB``; a version
+    without it says so (exit status 2) rather than treating --VERB as a rule key."""
+
+    import importlib.util
+
+    if importlib.util.find_spec(f"pysandboxes.tools.{verb[2:]}") is not None:
+        pytest.skip(f"pysandboxes.tools.{verb[2:]} exists: its own tests cover it")
+    result = run_sb([verb, "a", "b"], cwd=tree, env=base_env(home))
+    assert result.returncode == 2
+    assert f"{verb} is not available in this version" in result.stderr

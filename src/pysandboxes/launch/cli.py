@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
+    if words and words[0] in TOOLS:
+        return run_tool(words[0], words[1:])
     try:
         cmd = parse(words)
     except UsageError as exc:
@@ -86,6 +88,29 @@ class _State:
 
 
 _state = _State()
+
+
+#: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
+#: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
+#: (``--explain`` takes the arguments of a run, so it is parsed with them.)
+TOOLS = {"--review": "review", "--check": "check"}
+
+
+def run_tool(option: str, words: list[str]) -> int:
+    """Run the sub-command ``option`` (``--review``, ``--check``) with ``words``."""
+
+    import importlib
+
+    name = f"pysandboxes.tools.{TOOLS[option]}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        sys.stderr.write(f"{PROG}: {option} is not available in this version of python-sb\n")
+        return 2
+    status: int = module.main(words)
+    return status
 
 
 def say_refused(exc: Exception) -> None:
