@@ -172,7 +172,7 @@ def make_net_handlers(
     # Address connections already allowed (socket type, host text, port, direction); emptied
     # whenever a pin changes (a pinned name may make a DENY name rule apply to an address).
     allowed_before: set[tuple[int, str, int, str]] = set()
-    literal_hosts: set[str] = set()
+    literal_hosts: set[str] = set(_LOCAL_NAMES)  # no query leaves for these names
 
     inet_ntop = _socket.inet_ntop
     to_bytes = int.to_bytes
