@@ -453,3 +453,23 @@ def test_tool_subcommands_dispatch(tree: Path, home: Path, verb: str) -> None:
     result = run_sb([verb, "a", "b"], cwd=tree, env=base_env(home))
     assert result.returncode == 2
     assert f"{verb} is not available in this version" in result.stderr
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_in_process_options_match_python(tree: Path, home: Path, provider: str) -> None:
+    """-u, -B and -W act the same under both providers (``none`` applies them in-process)."""
+
+    code = (
+        "import sys, warnings\n"
+        "print(type(sys.stdout.buffer).__name__, sys.stdout.write_through,"
+        " sys.dont_write_bytecode, sys.warnoptions)\n"
+        "try:\n"
+        "    warnings.warn('x')\n"
+        "except UserWarning as exc:\n"
+        "    print('raised', exc)\n"
+    )
+    args = ["-u", "-B", "-W", "error::UserWarning", "-c", code]
+    plain, sandboxed = both(args, tree, home, provider)
+    assert sandboxed.returncode == plain.returncode == 0, sandboxed.stderr
+    assert sandboxed.stdout == plain.stdout
+    assert "FileIO True True ['error::UserWarning']" in plain.stdout
