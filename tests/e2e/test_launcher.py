@@ -223,14 +223,15 @@ def test_repl_banner_and_prompt_on_piped_stdin(tree: Path, home: Path, provider:
     assert "[sb] >>> " in result.stderr
 
 
-def test_repl_on_a_terminal(tree: Path, home: Path) -> None:
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_repl_on_a_terminal(tree: Path, home: Path, provider: str) -> None:
     import pty
     import select
 
     pid, master = pty.fork()
     if pid == 0:  # the child: python-sb with the pty as its terminal
         os.chdir(tree)
-        os.execve(PYTHON_SB, [PYTHON_SB, "--os-sandbox=subprocess"], base_env(home))
+        os.execve(PYTHON_SB, [PYTHON_SB, f"--os-sandbox={provider}"], base_env(home))
     output = b""
     os.write(master, b"print(6 * 7)\n")
     os.write(master, b"raise SystemExit(5)\n")
