@@ -111,6 +111,7 @@ class Scene:
     granted: Listener  # TCP port a rule grants (OUT)
     forbidden: Listener  # TCP port no rule grants
     abstract: Listener  # abstract Unix socket of the host
+    unix_path: Listener  # Unix socket of the host, by path, outside every exposure
     bind_granted: int  # TCP port an IN rule grants
     bind_forbidden: int  # TCP port no rule grants
     udp: socket.socket  # a UDP socket of the host; no rule grants UDP
@@ -309,6 +310,7 @@ def make_scene(tmp_path: Path) -> Iterator[Scene]:
         Listener(socket.AF_INET, ("127.0.0.1", 0), "granted-" + secrets.token_hex(4)),
         Listener(socket.AF_INET, ("127.0.0.1", 0), "forbidden-" + secrets.token_hex(4)),
         Listener(socket.AF_UNIX, "\0pysb-hostile-" + secrets.token_hex(6), "abstract-banner"),
+        Listener(socket.AF_UNIX, str(outside / "service.sock"), "unix-path-banner"),
     ]
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind(("127.0.0.1", 0))
@@ -325,6 +327,7 @@ def make_scene(tmp_path: Path) -> Iterator[Scene]:
             granted=listeners[0],
             forbidden=listeners[1],
             abstract=listeners[2],
+            unix_path=listeners[3],
             bind_granted=free_port(),
             bind_forbidden=free_port(),
             udp=udp,

@@ -32,6 +32,18 @@ def test_connect_host_abstract_unix_socket(
 
 
 @pytest.mark.kernel
+def test_connect_host_unix_socket_by_path(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    expect_refusal(request, kernel_provider, "unix_path")
+    args = (scene.unix_path.address, scene.unix_path.banner)
+    assert_reached(scene.control("unix_path.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "unix_path.py", *args)
+    # ENOENT: a provider whose file tree holds only the exposures.
+    assert_refused(verdict, [*NET_REFUSALS, "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
 def test_connect_tcp_port_no_rule_grants(
     request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
 ) -> None:
