@@ -224,6 +224,8 @@ SYSTEM_READ: Final[tuple[str, ...]] = (
     "/etc/hosts",
     "/etc/host.conf",
     "/etc/nsswitch.conf",
+    "/etc/passwd",  # getpass.getuser(), ~user: world-readable account names (not /etc/shadow)
+    "/etc/group",
     "/etc/gai.conf",
     "/etc/services",
     "/etc/protocols",
