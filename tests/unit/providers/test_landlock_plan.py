@@ -91,6 +91,7 @@ def test_system_grants_are_not_wholesale(tmp_path: Path) -> None:
     for broad in ("/", "/etc", "/tmp", "/var", "/home", "/root", "/usr", "/dev", "/proc", "/run"):
         assert broad not in paths
     assert not any(p.startswith(("/tmp/", "/home/", "/root/", "/run/", "/var/")) for p in paths)
+    assert "/etc/shadow" not in paths and "/etc/gshadow" not in paths
 
 
 def test_ignore_and_rule_files_in_writable_exposure_are_noted(tmp_path: Path) -> None:
