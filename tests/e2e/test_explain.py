@@ -58,6 +58,17 @@ def test_explain_json(explained: Path, home: Path) -> None:
     assert 'user-py-sandboxes.profile"' not in warnings  # the user profile is
 
 
+def test_explain_warns_about_interpreter_variables(explained: Path, home: Path) -> None:
+    result = run_sb(
+        ["--explain", "--json", "--env=PYTHONPATH=/somewhere", "-c", "pass"],
+        cwd=explained,
+        env=base_env(home),
+    )
+    assert result.returncode == 0, result.stderr
+    warnings = json.loads(result.stdout)["warnings"]
+    assert any(w.startswith("env= passes PYTHONPATH: ") for w in warnings), warnings
+
+
 def test_explain_text_and_variable_downgrade(explained: Path, home: Path) -> None:
     result = run_sb(
         ["--explain", "-c", "pass"], cwd=explained, env=base_env(home, {"OS_SANDBOX": "none"})

@@ -95,7 +95,9 @@ def _expand_profile(path: str) -> str:
     return os.path.normpath(os.path.expanduser(path))
 
 
-def warnings_for(plan: RunPlan, provider: dict[str, Any]) -> list[str]:
+def warnings_for(
+    plan: RunPlan, provider: dict[str, Any], environment: list[str] | str = ""
+) -> list[str]:
     """What weakens the rule file as a policy (SPEC §2.8), one sentence each."""
 
     policy = plan.policy
@@ -150,8 +152,23 @@ def warnings_for(plan: RunPlan, provider: dict[str, Any]) -> list[str]:
         )
     if not provider["available"]:
         found.append(f"os-sandbox={provider['name']} cannot run here: {provider['reason']}")
+    if isinstance(environment, list):
+        for name in sorted(set(environment) & set(PRE_ARM_VARIABLES)):
+            found.append(f"env= passes {name}: {PRE_ARM_VARIABLES[name]}")
     found.extend(str(warning) for warning in policy.warnings)
     return found
+
+
+#: Variables that let files act on the program's interpreter before the Python layer is armed.
+PRE_ARM_VARIABLES = {
+    "PYTHONPATH": "its directories come before the standard library, and a sitecustomize.py "
+    "there runs before the Python layer is armed",
+    "PYTHONHOME": "it chooses the standard library the program's interpreter loads",
+    "PYTHONUSERBASE": "a usercustomize.py and .pth files under it run before the Python layer "
+    "is armed",
+    "PYTHONSTARTUP": "the REPL runs that file (under the Python layer)",
+    "PYTHONBREAKPOINT": "breakpoint() imports and calls what it names",
+}
 
 
 def explain_data(plan: RunPlan) -> dict[str, Any]:
@@ -204,7 +221,7 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         "rule_files": list(policy.rule_files),
         "environment": environment,
         "provider": provider,
-        "warnings": warnings_for(plan, provider),
+        "warnings": warnings_for(plan, provider, environment),
     }
 
 
