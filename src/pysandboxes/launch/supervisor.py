@@ -33,10 +33,10 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     pid = os.fork()
     if pid:
         return pid
-    # The child: restore the signal mask and dispositions, apply the provider, exec.
+    # The child: restore the signal mask, apply the provider, exec. (exec itself resets the
+    # signals python-sb handles to their default and keeps the ignored ones ignored, as a shell
+    # would have started the program.)
     try:
-        for signum in FORWARDED:
-            signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         for step in prepared.pre_exec:
             step()
