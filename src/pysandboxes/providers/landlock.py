@@ -3,8 +3,8 @@
 No extra process: :meth:`LandlockProvider.prepare` computes a :class:`Plan` from the policy and
 the run (pure, testable), and returns one ``pre_exec`` callable that the launcher runs in its own
 process right before ``execve`` of the interpreter. That callable creates the ruleset, adds a rule
-per granted path and TCP port, sets ``no_new_privs``, restricts the process and loads the
-seccomp filter (:mod:`pysandboxes.providers.seccomp`). Landlock domains and seccomp filters
+per granted path and TCP port, drops the capabilities a root caller does not need, sets
+``no_new_privs``, restricts the process and loads the seccomp filter (:mod:`pysandboxes.providers.seccomp`). Landlock domains and seccomp filters
 survive exec and are inherited by every child process, so the interpreter, its children and any
 native code run under the same rules.
 
@@ -700,8 +700,9 @@ def _describe(plan: Plan) -> list[str]:
             kind = "read-write" if grant.rights & FS_WRITE_FILE else "read-only"
             lines.append(f"  files {kind}: {grant.path}  [{grant.why}]")
     lines.append(
-        "  files read-only: the loader, shared libraries, DNS and TLS files, time zones "
-        "(system); /dev/null, /dev/zero, /dev/urandom; the process's own /proc entry"
+        "  files read-only: the loader, shared libraries, name service (DNS, accounts), TLS "
+        "certificates, time zones (system); /dev/null, /dev/zero, /dev/urandom; the process's "
+        "own /proc entry"
     )
     if not plan.rights.net:
         lines.append("  TCP: not restricted by the kernel (Landlock ABI < 4)")
