@@ -4,9 +4,10 @@ No extra process: :meth:`LandlockProvider.prepare` computes a :class:`Plan` from
 the run (pure, testable), and returns one ``pre_exec`` callable that the launcher runs in its own
 process right before ``execve`` of the interpreter. That callable creates the ruleset, adds a rule
 per granted path and TCP port, drops the capabilities a root caller does not need, sets
-``no_new_privs``, restricts the process and loads the seccomp filter (:mod:`pysandboxes.providers.seccomp`). Landlock domains and seccomp filters
-survive exec and are inherited by every child process, so the interpreter, its children and any
-native code run under the same rules.
+``no_new_privs``, restricts the process and loads the seccomp filter
+(:mod:`pysandboxes.providers.seccomp`). Landlock domains and seccomp filters survive exec and are
+inherited by every child process, so the interpreter, its children and any native code run under
+the same rules.
 
 ABI negotiation is best effort, as in the kernel's sample sandboxer: each right exists from some
 ABI version on, and the ruleset handles only what the running kernel knows
