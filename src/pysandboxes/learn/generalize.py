@@ -279,7 +279,38 @@ def generalize(recording: Recording, ctx: LearnContext) -> Learned:
     _environment(recording, ctx, learned)
     _api(recording, ctx, learned)
     _eval(recording, ctx, learned)
+    _check_with_the_parser(learned, ctx)
     return learned
+
+
+def _check_with_the_parser(learned: Learned, ctx: LearnContext) -> None:
+    """Drop, with a warning, any line the rule parser would refuse (a host name the grammar does
+    not accept, a value only the parser knows to be wrong): the written file must always load."""
+
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.policy import parse_text
+
+    environ = {"HOME": ctx.home or "/", "TMPDIR": ctx.host_tmp}
+    if ctx.virtual_env:
+        environ["VIRTUAL_ENV"] = ctx.virtual_env
+    check_file = os.path.join(ctx.cwd, ".py-sandboxes")
+    for section, lines in learned.sections.items():
+        kept: list[str] = []
+        for line in lines:
+            if not line.startswith("#"):
+                try:
+                    parse_text(
+                        line + "\n", check_file, environ=environ, cwd=ctx.cwd, learned_ok=True
+                    )
+                except ConfigError as exc:
+                    reason = exc.problems[0].message if exc.problems else str(exc)
+                    learned.warnings.append(f"skipped {line!r}: {reason}")
+                    key, _, value = line.split("  #", 1)[0].partition("=")
+                    if (key, value) in learned.rules:
+                        learned.rules.remove((key, value))
+                    continue
+            kept.append(line)
+        learned.sections[section] = kept
 
 
 # -- paths ----------------------------------------------------------------------------------------
@@ -540,7 +571,7 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     ports: dict[tuple[str, str, str], set[int]] = {}
     ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
     for access in accesses:
-        host = (access.host or "").lower() or _plain_ip(access.ip)
+        host = (access.host or "").lower().removesuffix(".") or _plain_ip(access.ip)
         verdict, rule = _net_existing(access, host, ctx)
         if verdict == "ALLOW":
             continue
@@ -551,6 +582,8 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             )
             continue
         why = unsafe_reason(host, extra="|,")
+        if why is None and (host.endswith(".") or ".." in host):
+            why = "it has an empty label, which no rule can name"
         if why is not None:
             learned.warnings.append(f"skipped net rule for host {shown(host)}: {why}")
             continue
