@@ -31,7 +31,8 @@ How each kind is generalised (docs/learning.md says the same for users):
   and the rest (third-party packages and the program's own modules).
 - **Environment**: ``env=NAME=${NAME}`` for each variable read, those that were not set during
   the run in a commented group of their own (``TMPDIR``, ``TEMP`` and ``TMP`` excepted: the
-  launcher points ``TMPDIR`` at the private temp directory).
+  launcher points ``TMPDIR`` at the private temp directory; ``PYTHON*`` variables, which act on
+  the interpreter before the Python layer is armed, are left to the user with a warning).
 - **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
   category, which would grant more than the run used).
 - **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
@@ -753,6 +754,12 @@ def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> N
         blocked = _env_unset(name, ctx)
         if blocked is not None:
             learned.warnings.append(f"not granting env {name}: {blocked} removes it whatever else")
+            continue
+        if name.startswith("PYTHON"):
+            learned.warnings.append(
+                f"not granting env {name}: it acts on the interpreter before the Python layer "
+                "is armed; add it by hand if the program needs it"
+            )
             continue
         if ctx.host_env is not None and name not in ctx.host_env:
             unset.append(name)

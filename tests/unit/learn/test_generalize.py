@@ -281,6 +281,7 @@ def test_environment(tree: dict[str, Path]) -> None:
         EnvAccess("BAD=NAME"),
         EnvAccess("TEMP"),  # tempfile's other names: never the host's
         EnvAccess("OPTIONAL"),  # read, not set when learning
+        EnvAccess("PYTHONPATH"),  # acts before the guard: a warning, no line
     )
     host = frozenset({"REPORT_TITLE", "LC_ALL", "AWS_SECRET", "TEMP"})
     learned = generalize(rec, context(tree, existing=existing, host_env=host))
@@ -289,7 +290,8 @@ def test_environment(tree: dict[str, Path]) -> None:
         "# Read by the program (or a library) but not set during learning: passed when set.",
         "env=OPTIONAL=${OPTIONAL}",
     ]
-    assert len(learned.warnings) == 2
+    assert len(learned.warnings) == 3
+    assert "PYTHONPATH" in learned.warnings[-1]
 
 
 def test_sensitive_calls_by_function_with_their_category(tree: dict[str, Path]) -> None:
