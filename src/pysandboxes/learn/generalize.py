@@ -468,6 +468,11 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     for directory in program_directories(ctx):
         want(directory, False)
     for access in recording.of_type(FileAccess):
+        if access.path.startswith("@"):  # an abstract Unix socket: no file rule names it
+            learned.warnings.append(
+                f"not granting the abstract Unix socket {shown(access.path)}: no rule can"
+            )
+            continue
         path = os.path.normpath(os.path.join(ctx.cwd, access.path))
         if access.write and _is_bytecode_cache(path):
             continue

@@ -111,10 +111,15 @@ def test_files_become_directories_in_the_written_forms(tree: dict[str, Path]) ->
 
 
 def test_relative_paths_and_a_write_in_the_current_directory(tree: dict[str, Path]) -> None:
-    rec = recording(FileAccess("report.txt", True), FileAccess("data/in.csv", False))
+    rec = recording(
+        FileAccess("report.txt", True),
+        FileAccess("data/in.csv", False),
+        FileAccess("@abstract", True),  # the guard's record of an abstract Unix socket
+    )
     learned = generalize(rec, context(tree))
     # ./data is inside the read-write current directory: one line is enough.
     assert rules(learned, "files") == ["expose-rw=."]
+    assert learned.warnings == ["not granting the abstract Unix socket '@abstract': no rule can"]
 
 
 def test_read_only_parent_keeps_a_read_write_child(tree: dict[str, Path]) -> None:
