@@ -85,8 +85,11 @@ def machine() -> str:
 
 
 def supported(arch: str | None = None) -> bool:
-    """Whether the providers know this architecture's system call numbers."""
+    """Whether the providers know this architecture's system call numbers (for the running
+    process: also a 64-bit interpreter, since a 32-bit one on a 64-bit kernel uses another ABI)."""
 
+    if arch is None and sys.maxsize < 2**32:
+        return False
     return (arch or machine()) in SYSCALLS
 
 

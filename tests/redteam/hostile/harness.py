@@ -279,7 +279,14 @@ class _Processes:
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def sleeper(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(["sleep", "300"], env=env)
+        # A host process that lets any process trace it (PR_SET_PTRACER_ANY), so that the
+        # ptrace control also succeeds under Yama's ptrace_scope=1 without root.
+        code = (
+            "import ctypes, time\n"
+            "ctypes.CDLL(None).prctl(0x59616D61, ctypes.c_ulong(-1), 0, 0, 0)\n"
+            "time.sleep(300)\n"
+        )
+        proc = subprocess.Popen([PYTHON, "-c", code], env=env)
         self.started.append(proc)
         return proc
 

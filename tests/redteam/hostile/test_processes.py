@@ -6,10 +6,12 @@ import fcntl
 import os
 import pty
 import termios
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers import require
 from tests.redteam.hostile.harness import (
     SECRET_VAR,
     Scene,
@@ -83,6 +85,11 @@ def test_inject_into_controlling_terminal(
     request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
 ) -> None:
     expect_refusal(request, kernel_provider, "tty_inject")
+    legacy = Path("/proc/sys/dev/tty/legacy_tiocsti")
+    require(
+        not legacy.exists() or legacy.read_text().strip() != "0",
+        "this kernel refuses TIOCSTI to everyone (dev.tty.legacy_tiocsti=0): nothing to attack",
+    )
     verdict, typed = _with_terminal(scene, kernel_provider)
     assert typed == b"", f"{kernel_provider}: characters reached the terminal input: {typed!r}"
     assert_refused(verdict, ["EPERM", "EIO", "ENOTTY"], provider=kernel_provider)
