@@ -35,12 +35,12 @@ def copy_program(name: str, directory: Path) -> Path:
 
 
 def replay(
-    args: list[str], *, cwd: Path, env: dict[str, str], tmp: Path
+    args: list[str], *, cwd: Path, env: dict[str, str], tmp: Path, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """A run with the learned rules enforced; asserts that nothing was refused."""
 
     denials = tmp / "replay-denials.jsonl"
-    result = run_sb([f"--denials={denials}", *args], cwd=cwd, env=env)
+    result = run_sb([f"--denials={denials}", *args], cwd=cwd, env=env, input=input)
     refused = denials.read_text() if denials.exists() else ""
     assert result.returncode == 0, f"replay failed:\n{result.stderr}\ndenials:\n{refused}"
     assert refused == "", f"the replay was refused something:\n{refused}"
@@ -378,3 +378,16 @@ def test_a_module_run_with_m_is_learned_and_replayed(home: Path, project: Path) 
     assert "json" in imports_of(rules)
     result = replay(["-m", "tool"], cwd=project, env=env, tmp=project.parent)
     assert result.stdout == "6\n"
+
+
+def test_a_program_read_from_stdin_is_learned_and_replayed(home: Path, project: Path) -> None:
+    (project / "notes.txt").write_text("three words here\n")
+    program = "import re\nprint(len(re.findall(r'\\w+', open('notes.txt').read())))\n"
+    env = base_env(home)
+    learn = run_sb(["-"], cwd=project, env=env, input=program)
+    assert learn.returncode == 0, learn.stderr
+    assert learn.stdout == "3\n"
+    rules = learned_rules((project / ".py-sandboxes").read_text())
+    assert "expose-ro=." in rules and "re" in imports_of(rules)
+    replayed = replay(["-"], cwd=project, env=env, tmp=project.parent, input=program)
+    assert replayed.stdout == "3\n"
