@@ -45,6 +45,14 @@ def kernel_provider(request: pytest.FixtureRequest) -> str:
         available.ok,
         f"os-sandbox={name} cannot run here: {available.reason} ({available.install_hint})",
     )
+    if name == "landlock":
+        from pysandboxes.providers.landlock import landlock_abi
+
+        require(
+            landlock_abi() >= 4,
+            f"Landlock ABI {landlock_abi()} cannot restrict TCP (ABI 4, Linux 6.7): python-sb "
+            "refuses this corpus's rules with py-sandbox=false there",
+        )
     return name
 
 

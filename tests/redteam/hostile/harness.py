@@ -45,10 +45,22 @@ CANNOT_EXPRESS: dict[tuple[str, str], str] = {
 SECRET_VAR = "PYSB_HOSTILE_TOKEN"
 
 
+def cannot_express(provider: str, objective: str) -> str | None:
+    """Why ``provider`` cannot hold ``objective`` on this machine, or None when it can."""
+
+    reason = CANNOT_EXPRESS.get((provider, objective))
+    if reason is None and provider == "landlock" and objective == "signal_host":
+        from pysandboxes.providers.landlock import landlock_abi
+
+        if 0 < landlock_abi() < 6:
+            reason = f"Landlock ABI {landlock_abi()} has no signal scope (ABI 6, Linux 6.12)"
+    return reason
+
+
 def expect_refusal(request: pytest.FixtureRequest, provider: str, objective: str) -> None:
     """Mark the running test as a strict xfail when ``provider`` cannot express ``objective``."""
 
-    reason = CANNOT_EXPRESS.get((provider, objective))
+    reason = cannot_express(provider, objective)
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"{provider}: {reason}"))
 
@@ -372,6 +384,7 @@ __all__ = [
     "Scene",
     "assert_reached",
     "assert_refused",
+    "cannot_express",
     "expect_refusal",
     "make_scene",
     "serve_attempt",
