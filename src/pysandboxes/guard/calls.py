@@ -86,7 +86,23 @@ REGISTRY: tuple[Sensitive, ...] = (
             "os.popen",
         ),
     ),
-    Sensitive("_posixsubprocess.fork_exec", "process-exec", (_CALL,), (), True),
+    Sensitive(
+        "_posixsubprocess.fork_exec",
+        "process-exec",
+        (_CALL,),
+        (
+            "subprocess.Popen",
+            "subprocess.run",
+            "subprocess.call",
+            "subprocess.check_call",
+            "subprocess.check_output",
+            "subprocess.getoutput",
+            "subprocess.getstatusoutput",
+            "os.popen",
+            "multiprocessing.Process.start",
+        ),
+        True,
+    ),
     Sensitive("_xxsubinterpreters.create", "process-exec", ("cpython.PyInterpreterState_New",)),
     # process-control
     Sensitive("os.kill", "process-control", ("os.kill",)),
@@ -263,28 +279,34 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
     recording = reporter.recording
     library_names = frames.library_names
     chain_needed = bool(function_rules)
-    known = frozenset(entries)
     no_decision: Decision = (False, None, None)
 
     def decision(function: str, names: tuple[str, ...]) -> tuple[Decision, str]:
-        """The decision, and the name to show (the outermost known function on the stack)."""
+        """The decision, and the function it is about.
+
+        That function is the outermost known one on the stack: the one the program called
+        (``subprocess.check_output``, not the ``subprocess.run`` it delegates to). Its function
+        rule decides; without one, the category (or ``*``) decision of the event's function.
+        A grant therefore covers what the granted function delegates to, never the reverse.
+        """
 
         shown = function
-        stack = library_names()
-        for name in stack:
-            if name in known:
+        for name in library_names():  # innermost first
+            if name in names:  # only this call's own chain (reload running os.system is not)
                 shown = name
         if chain_needed:
-            found_allow: Decision | None = None
-            for name in (*names, *stack):
-                rule = function_rules.get(name)
-                if rule is not None:
-                    if not rule[0]:
-                        return rule, shown
-                    found_allow = rule
-            if found_allow is not None:
-                return found_allow, shown
-        return by_function.get(function, no_decision), shown
+            rule = function_rules.get(shown)
+            if rule is None and shown == function:
+                for name in names:
+                    rule = function_rules.get(name)
+                    if rule is not None and not rule[0]:
+                        break
+            if rule is not None:
+                return rule, shown
+        found = by_function.get(shown)
+        if found is None:
+            found = by_function.get(function, no_decision)
+        return found, shown
 
     def judge(function: str, category: str, detail: str | None) -> None:
         row = entries.get(function)
