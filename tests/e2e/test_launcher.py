@@ -63,6 +63,7 @@ def tree(project: Path) -> Path:
     with zipfile.ZipFile(project / "app.pyz", "w") as archive:
         archive.writestr("__main__.py", SHOW)
     (project / "fail.py").write_text("def inner():\n    1 / 0\n\n\ninner()\n")
+    (project / "bad.py").write_text("x = (\n")
     (project / "rules.py-sandboxes").write_text("py-sandbox=false\n")
     return project
 
@@ -152,6 +153,9 @@ def test_none_refuses_startup_options(tree: Path, home: Path) -> None:
         ["-c", "raise KeyboardInterrupt"],
         ["-m", "no_such_module_here"],
         ["no_such_script.py"],
+        ["bad.py"],
+        ["-c", "x = ("],
+        ["-c", "import bad"],
     ],
     ids=lambda a: " ".join(a)[:40].replace("\n", " "),
 )
@@ -201,6 +205,21 @@ def test_interactive_after_script_output_order(tree: Path, home: Path, provider:
         outputs.append(merged.stdout.replace("[sb] >>> ", ">>> "))
     assert outputs[0] == outputs[1]
     assert outputs[0].startswith("hello\n>>> ")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("script", ["bad.py", "no_such_script.py"])
+def test_interactive_after_a_program_that_cannot_load(
+    tree: Path, home: Path, provider: str, script: str
+) -> None:
+    """-i still gives the REPL (CPython's behaviour), and only after the guard is armed."""
+
+    plain, sandboxed = both(["-i", script], tree, home, provider, "print(6 * 7)\n")
+    assert sandboxed.returncode == plain.returncode == 0
+    assert sandboxed.stdout == plain.stdout == "42\n"
+    assert sandboxed.stderr.replace("[sb] >>> ", ">>> ").replace("python-sb", "X") == (
+        plain.stderr.replace(PYTHON, "X")
+    )
 
 
 def test_interactive_after_sys_exit_stays(tree: Path, home: Path) -> None:

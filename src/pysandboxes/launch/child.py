@@ -332,6 +332,26 @@ class Program:
                     self.namespace.pop("__cached__", None)
 
 
+def load_program(program: Program) -> BaseException | None:
+    """Load the program's code; the error to report once the guard is armed, if any.
+
+    A file that cannot be opened ends the run (status 2) unless ``-i`` asks for the REPL
+    anyway; a syntax error is reported like CPython reports it (exit status 1, or the REPL).
+    The error is returned rather than raised so that the caller arms the guard first: the
+    ``-i`` REPL that may follow must not run unguarded.
+    """
+
+    try:
+        program.load()
+    except SystemExit as exc:
+        if not sys.flags.inspect:
+            raise
+        return exc
+    except Exception as exc:
+        return exc
+    return None
+
+
 def _pyc_magic() -> bytes:
     import _frozen_importlib_external
 
@@ -517,19 +537,26 @@ def main(fd: int, src_dir: str) -> None:
     if saved_path and saved_path[0] == "" and not isolated:
         saved_path = saved_path[1:]
     sys.path[:] = trusted_path(src_dir)
-    program.load()
+    load_error = load_program(program)
     if fields.get("arm") == "1":
         arm_guard(policy_json, src_dir, fields)
     set_path0(program, isolated=isolated, saved_path=saved_path)
     program.prepare_main()
+    if fields.get("inspect_prompt") == "1":
+        sys.ps1, sys.ps2 = fields.get("ps1", "[sb] >>> "), fields.get("ps2", "[sb] ... ")
+    if load_error is not None:
+        # Only now, with the guard armed: under -i the REPL follows (CPython's behaviour).
+        if not isinstance(load_error, SystemExit):
+            report_uncaught(load_error)
+            raise load_error
+        _flush_std()
+        return
     if program.kind == "repl":
         if fields.get("ipython") == "1":
             start_ipython(fields)
             return
         interactive_setup(fields)
         return
-    if fields.get("inspect_prompt") == "1":
-        sys.ps1, sys.ps2 = fields.get("ps1", "[sb] >>> "), fields.get("ps2", "[sb] ... ")
     run_program(program)
 
 
@@ -647,6 +674,24 @@ def scrub_initial_environment() -> str | None:
     return None
 
 
+#: python-sb's own ``__main__`` module, kept referenced during an in-process run.
+_LAUNCHER_MAIN: list[Any] = []
+
+
+def _load_in_process(program: Program, *, inspect: bool) -> BaseException | None:
+    """:func:`load_program` for ``none``, where ``-i`` is python-sb's option, not a flag."""
+
+    try:
+        program.load()
+    except SystemExit as exc:
+        if not inspect:
+            raise
+        return exc
+    except Exception as exc:
+        return exc
+    return None
+
+
 def run_in_process(
     fields: dict[str, str],
     args: list[str],
@@ -684,11 +729,15 @@ def run_in_process(
     sys.argv[:] = program.argv(fields.get("argv0"))
     own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry
+    # The program gets a fresh __main__; python-sb's own (the console script, still running)
+    # must stay alive: CPython 3.11's file runner holds only a borrowed reference to it, and
+    # freeing it under the running script corrupts memory at exit.
+    _LAUNCHER_MAIN.append(sys.modules["__main__"])
     sys.modules["__main__"] = types.ModuleType("__main__")
     src_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path[:] = trusted_path(src_dir)
-    program.load()
     inspect = "-i" in options
+    load_error = _load_in_process(program, inspect=inspect)
     if inspect or program.kind == "repl":
         _preload_console()
     if fields.get("arm") == "1":
@@ -700,6 +749,15 @@ def run_in_process(
     if inspect or program.kind == "repl":
         sys.ps1 = fields.get("ps1", "[sb] >>> ")
         sys.ps2 = fields.get("ps2", "[sb] ... ")
+    if load_error is not None:
+        if not isinstance(load_error, SystemExit):
+            report_uncaught(load_error)
+            if not inspect:
+                raise load_error
+            sys.excepthook = sys.excepthook.previous  # type: ignore[attr-defined]
+        _flush_std()
+        _interact("")
+        return 0
     if program.kind == "repl":
         if fields.get("ipython") == "1":
             start_ipython(fields)
