@@ -44,6 +44,7 @@ either end) is skipped with a warning (:mod:`pysandboxes.learn.values`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import ipaddress
 import os
 import sys
@@ -331,6 +332,15 @@ def _variants(path: str | None) -> list[str]:
     return [norm] if real == norm else [norm, real]
 
 
+@functools.lru_cache(maxsize=16)
+def _broad_set(home: str | None, host_tmp: str) -> frozenset[str]:
+    broad = [*_variants(home), *_variants(host_tmp)]
+    for base in _variants(home):
+        broad += [os.path.dirname(base)]
+        broad += [os.path.join(base, sub) for sub in _BROAD_IN_HOME]
+    return frozenset(broad)
+
+
 def is_broad(directory: str, ctx: LearnContext) -> bool:
     """True for a directory too wide to grant because one file in it was used."""
 
@@ -339,18 +349,40 @@ def is_broad(directory: str, ctx: LearnContext) -> bool:
         return True
     if os.path.dirname(directory) in _BROAD_PARENTS:
         return True
-    broad = [*_variants(ctx.home), *_variants(ctx.host_tmp)]
-    for home in _variants(ctx.home):
-        broad += [os.path.dirname(home)]
-        broad += [os.path.join(home, sub) for sub in _BROAD_IN_HOME]
-    return directory in broad
+    return directory in _broad_set(ctx.home, ctx.host_tmp)
+
+
+@functools.lru_cache(maxsize=16)
+def _grant_bases(default_grants: tuple[str, ...], private_tmp: str | None) -> tuple[str, ...]:
+    """The default-granted prefixes, normalised, each with a trailing ``/``."""
+
+    bases = {os.path.normpath(b) for b in (*default_grants, *_variants(private_tmp))}
+    return tuple(sorted(b.rstrip("/") + "/" for b in bases))
 
 
 def is_default_grant(path: str, ctx: LearnContext) -> bool:
     """True when the defaults already allow ``path`` (no rule needed)."""
 
-    bases = [*ctx.default_grants, *_variants(ctx.private_tmp)]
-    return any(_under(path, os.path.normpath(base)) for base in bases)
+    return (path + "/").startswith(_grant_bases(ctx.default_grants, ctx.private_tmp))
+
+
+@functools.lru_cache(maxsize=16)
+def _form_bases(
+    virtual_env: str | None, host_tmp: str, cwd: str, home: str | None
+) -> tuple[tuple[str, str], ...]:
+    """``(base, prefix)`` pairs, longest base first (the longest one that applies wins)."""
+
+    candidates: list[tuple[str, str]] = []
+    for base in _variants(virtual_env):
+        candidates.append((base, "${VIRTUAL_ENV}"))
+    for base in _variants(host_tmp):
+        candidates.append((base, "${TMPDIR:-/tmp}"))
+    for base in _variants(cwd):
+        candidates.append((base, "."))
+    for base in _variants(home):
+        candidates.append((base, "~"))
+    kept = [(base, prefix) for base, prefix in candidates if base != "/"]
+    return tuple(sorted(kept, key=lambda item: -len(item[0])))
 
 
 def written_form(path: str, ctx: LearnContext) -> tuple[str, str]:
@@ -361,23 +393,12 @@ def written_form(path: str, ctx: LearnContext) -> tuple[str, str]:
     is checked for characters the rule syntax would read differently.
     """
 
-    candidates: list[tuple[str, str]] = []
-    for base in _variants(ctx.virtual_env):
-        candidates.append((base, "${VIRTUAL_ENV}"))
-    for base in _variants(ctx.host_tmp):
-        candidates.append((base, "${TMPDIR:-/tmp}"))
-    for base in _variants(ctx.cwd):
-        candidates.append((base, "."))
-    for base in _variants(ctx.home):
-        candidates.append((base, "~"))
-    best: tuple[str, str] | None = None
-    for base, prefix in candidates:
-        if base != "/" and _under(path, base) and (best is None or len(base) > len(best[0])):
-            best = (base, prefix)
-    if best is None:
-        return "", path
-    base, prefix = best
-    return prefix, path[len(base.rstrip("/")) + 1 :] if path != base else ""
+    for base, prefix in _form_bases(ctx.virtual_env, ctx.host_tmp, ctx.cwd, ctx.home):
+        if path == base:
+            return prefix, ""
+        if path.startswith(base + "/"):
+            return prefix, path[len(base) + 1 :]
+    return "", path
 
 
 def render_path(path: str, ctx: LearnContext) -> tuple[str | None, str | None]:
@@ -494,10 +515,13 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     kept: list[tuple[str, bool]] = []
     for path in sorted(wanted):
         write = wanted[path]
-        covered = any(
-            _under(path, other) and other != path and (wanted[other] or not write)
-            for other in wanted
-        )
+        covered = False
+        parent, child = os.path.dirname(path), path
+        while parent != child:  # a wider directory with at least the same rights covers it
+            if parent in wanted and (wanted[parent] or not write):
+                covered = True
+                break
+            parent, child = os.path.dirname(parent), parent
         if not covered:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
