@@ -222,6 +222,9 @@ def make_import_handlers(
             top = module.partition(".")[0]
             if everything or top in legit:
                 return
+            importer = caller_file(IMPORT_DEPUTIES)
+            if importer is not None and is_library_file(importer):
+                return  # imported for a library under another name (a vendored module...)
             refuse_import(top, "module code run by hand")
             return
         if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):

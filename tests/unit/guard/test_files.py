@@ -172,3 +172,38 @@ except PermissionError as exc:
         "Write access to 'ok.txt' DENIED: rule 'expose-ro=.' from .py-sandboxes(1) grants read "
         f"access only (add 'expose-rw={os.path.realpath(project / 'ok.txt')}')"
     ], rule_file
+
+
+def test_no_guard_frame_reaches_code_run_during_the_hook(tmp_path: Path) -> None:
+    """A ``__del__`` run by the garbage collector while the hook runs cannot see its frames."""
+
+    code = """
+import gc, sys, os
+found = []
+class Probe:
+    def __init__(self):
+        self.cycle = self
+    def __del__(self):
+        try:
+            frame = sys._getframe(1)
+            while frame is not None:
+                if str(frame.f_globals.get("__name__", "")).startswith("pysandboxes.guard"):
+                    found.append(sorted(frame.f_locals))
+                frame = frame.f_back
+        except PermissionError:
+            found.append("refused")
+gc.set_threshold(1, 1, 1)
+for _ in range(200):
+    Probe()
+    try:
+        os.listdir("../nowhere")
+    except OSError:
+        pass
+gc.set_threshold(700, 10, 10)
+leaked = [f for f in found if f != "refused"]
+print("leaked", leaked[:1])
+print("refused seen", "refused" in found)
+"""
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    assert "leaked []" in result.lines, result.stdout + result.stderr
+    assert "refused seen True" in result.lines  # the collector did run inside the hook
