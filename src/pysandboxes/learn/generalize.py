@@ -318,12 +318,6 @@ def _check_with_the_parser(learned: Learned, ctx: LearnContext) -> None:
 # -- paths ----------------------------------------------------------------------------------------
 
 
-def _under(path: str, base: str) -> bool:
-    if base == "/":
-        return path.startswith("/")
-    return path == base or path.startswith(base.rstrip("/") + "/")
-
-
 def _variants(path: str | None) -> list[str]:
     if not path:
         return []
