@@ -40,6 +40,18 @@ from pysandboxes.policy.model import Policy
 __all__ = ["LearningSession"]
 
 _PREFIX = "python-sb"
+#: The list fields of a :class:`Policy` that hold rules with an origin.
+_RULE_FIELDS = (
+    "env",
+    "unenv",
+    "expose_ro",
+    "expose_rw",
+    "ignore",
+    "python_import",
+    "python_api",
+    "net",
+    "eval_rules",
+)
 _READ_SIZE = 1 << 16
 
 
@@ -210,12 +222,10 @@ class LearningSession:
             file = getattr(origin, "file", None)
             return file is not None and os.path.realpath(file) == real
 
-        kept: dict[str, object] = {}
-        for name in ("env", "unenv", "expose_ro", "expose_rw", "ignore", "python_import"):
-            kept[name] = tuple(r for r in getattr(loaded, name) if own(r.origin))
-        kept["python_api"] = tuple(r for r in loaded.python_api if own(r.origin))
-        kept["net"] = tuple(r for r in loaded.net if own(r.origin))
-        kept["eval_rules"] = tuple(r for r in loaded.eval_rules if own(r.origin))
+        kept = {
+            name: tuple(rule for rule in getattr(loaded, name) if own(rule.origin))
+            for name in _RULE_FIELDS
+        }
         return dataclasses.replace(loaded, **kept)  # type: ignore[arg-type]
 
     def _finish_learning(self, status: int | None) -> None:
