@@ -195,6 +195,7 @@ class FileHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
     judge: Callable[[Any, bool, int], str | None]  # for AF_UNIX sockets and wrappers
     is_ignored: Callable[[str], bool]  # of a resolved path
+    writable: Callable[[str], bool]  # of a resolved path: the rules or defaults grant writing
 
 
 def make_file_handlers(
@@ -477,6 +478,9 @@ def make_file_handlers(
     def is_ignored(path: str) -> bool:
         return has_ignore and access(path)[0] == IGNORED
 
+    def writable(path: str) -> bool:
+        return access(path)[0] == RW
+
     handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
         "open": on_open,
         "os.listdir": on_read_dir,
@@ -497,4 +501,4 @@ def make_file_handlers(
         "sqlite3.connect": on_sqlite,
         "pysandboxes.mknod": writer(0, 1, True),
     }
-    return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored)
+    return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored, writable=writable)

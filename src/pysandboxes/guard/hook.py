@@ -133,6 +133,7 @@ def install(policy: Policy, context: RunContext) -> None:
         call_judge,
         program_roots + path_roots,
         dynamic_allowed,
+        file_handlers.writable,
     )
 
     dispatch: dict[str, Handler] = {}

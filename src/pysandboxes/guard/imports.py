@@ -18,8 +18,9 @@ identity). Removing that finder only means a fresh copy is loaded -- after the s
 Loading a forbidden module by hand (``spec_from_file_location`` + ``exec_module``, or ``exec``
 of its code object) never raises ``import`` for it, but its body runs through the ``exec``
 event: module code of a library file whose top-level name was never allowed nor imported by
-a library is refused there. Module code from a file outside the interpreter, the program's
-directories and ``sys.path`` (a file written at run time) is dynamic code.
+a library is refused there. Module code from a *writable* file outside the interpreter, the
+program's directories and ``sys.path`` (a file written at run time, say in the temporary
+directory) is dynamic code.
 
 A compiled extension loaded from outside the interpreter's directories is native code.
 The modules whose functions the guard wraps (``posix``, ``_thread``, ``_posixsubprocess``,
@@ -138,6 +139,7 @@ def make_import_handlers(
     calls: CallJudge,
     code_roots: tuple[str, ...],
     dynamic_allowed: bool,
+    writable: Callable[[str], bool],
 ) -> ImportHandlers:
     refuse = reporter.refuse
     record = reporter.record
@@ -229,11 +231,13 @@ def make_import_handlers(
             return
         if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):
             return
+        if not writable(filename):
+            return  # a file the program cannot have written
         judge_call(
             "builtins.exec",
             "dynamic-code",
-            f"running module code from '{filename}', a file outside the program, "
-            "the interpreter and sys.path",
+            f"running module code from '{filename}', a writable file outside the program's "
+            "directories and sys.path (code written at run time)",
         )
 
     return ImportHandlers(handlers={"import": on_import, "exec": on_exec})

@@ -104,3 +104,20 @@ print(alias is not _thread.start_new_thread and hasattr(alias, "__closure__"))
 """
     result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
     assert result.lines == ["True", "True"], result.stdout + result.stderr
+
+
+def test_wrapper_table_is_documented_and_tested() -> None:
+    """Every wrapper is in the one table of docs/python-layer.md, and its test exists."""
+
+    from pysandboxes.guard.wrappers import WRAPPERS
+    from tests.helpers import REPO
+
+    doc = (REPO / "docs" / "python-layer.md").read_text()
+    table = doc[doc.index("## Wrappers") :]
+    for wrapper in WRAPPERS:
+        name = wrapper.target.rpartition(".")[2]
+        assert f"`{wrapper.target}`" in table or f"`{name}`" in table, wrapper.target
+        test_file = wrapper.test.split("::", 1)[0]
+        assert (REPO / test_file).is_file(), (wrapper.target, wrapper.test)
+        if "::" in wrapper.test:
+            assert f"def {wrapper.test.split('::', 1)[1]}(" in (REPO / test_file).read_text()
