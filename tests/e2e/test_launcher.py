@@ -493,3 +493,35 @@ def test_in_process_options_match_python(tree: Path, home: Path, provider: str) 
     assert sandboxed.returncode == plain.returncode == 0, sandboxed.stderr
     assert sandboxed.stdout == plain.stdout
     assert "FileIO True True ['error::UserWarning']" in plain.stdout
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_denials_file_reaches_the_guard(tree: Path, home: Path, provider: str) -> None:
+    """--denials=FILE (relative to the current directory) is where the Python layer appends
+    each refusal as one JSON line."""
+
+    if not _guard_ready():
+        pytest.skip("pysandboxes.guard.arm is not built yet")
+    (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
+    (tree / "out").mkdir()
+    result = run_sb(
+        [f"--os-sandbox={provider}", "--denials=out/denials.jsonl", "-c", "import socket"],
+        cwd=tree,
+        env=base_env(home),
+    )
+    assert result.returncode == 1, result.stderr
+    lines = (tree / "out" / "denials.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert {"kind": "import", "target": "socket"}.items() <= records[0].items(), records
+
+
+def test_denials_file_that_cannot_be_written_is_refused(tree: Path, home: Path) -> None:
+    marker = tree / "ran"
+    result = run_sb(
+        ["--denials=no/such/dir/d.jsonl", "-c", f"open({str(marker)!r}, 'w')"],
+        cwd=tree,
+        env=base_env(home),
+    )
+    assert result.returncode == 2
+    assert "--denials=no/such/dir/d.jsonl: cannot be written" in result.stderr
+    assert not marker.exists()

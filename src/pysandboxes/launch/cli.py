@@ -328,6 +328,8 @@ def run(cmd: CommandLine) -> int:
     from pysandboxes.providers import get_provider
     from pysandboxes.runtime import RunContext
 
+    if cmd.denials is not None:
+        _check_denials_file(cmd.denials)
     name = plan.provider_name
     where = str(plan.policy.os_sandbox.origin or "<default>") if plan.mode == "enforce" else "<arg>"
     try:
@@ -415,6 +417,21 @@ def run(cmd: CommandLine) -> int:
 
         remove_tree(tmpdir)
         raise
+
+
+def _check_denials_file(path: str) -> None:
+    """``--denials=FILE`` must be appendable before anything runs (created empty if absent),
+    rather than refusals being lost silently."""
+
+    from pysandboxes.errors import ConfigError, ConfigProblem
+
+    target = _abs(path) or path
+    try:
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        message = f"--denials={path}: cannot be written: {exc.strerror or exc}"
+        raise ConfigError([ConfigProblem("<arg>", message)]) from None
 
 
 def _abs(path: str | None) -> str | None:
