@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         if cmd.action == "explain":
             from pysandboxes.tools.explain import explain
 
-            return explain(cmd)
+            return explain(plan_run(cmd, current_directory()), as_json=cmd.json)
         return run(cmd)
     except ConfigError as exc:
         say_refused(exc)

@@ -16,7 +16,6 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-    from pysandboxes.launch.argv import CommandLine
     from pysandboxes.launch.cli import RunPlan
     from pysandboxes.policy.model import Origin, Policy
 
@@ -26,14 +25,12 @@ USER_PROFILE = "~/.config/py-sandboxes/user-py-sandboxes.profile"
 NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
 
 
-def explain(cmd: CommandLine) -> int:
-    """Print the explanation of the run ``cmd`` describes; exit status 0 (2 if refused)."""
+def explain(plan: RunPlan, *, as_json: bool = False) -> int:
+    """Print the explanation of ``plan`` (built by the launcher from the same arguments as a
+    run); exit status 0. Imports nothing of ``launch`` (imports go launch -> tools)."""
 
-    from pysandboxes.launch.cli import current_directory, plan_run
-
-    plan = plan_run(cmd, current_directory())
     data = explain_data(plan)
-    if cmd.json:
+    if as_json:
         import json
 
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
