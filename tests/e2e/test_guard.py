@@ -89,3 +89,21 @@ def test_python_layer_off_runs_unguarded(home: Path, project: Path) -> None:
         env=base_env(home),
     )
     assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr
+
+
+def test_own_modules_in_a_read_only_directory(home: Path, project: Path) -> None:
+    """A sibling module imports from a read-only project; the refused bytecode cache write
+    is not reported (the import system expects it may fail)."""
+
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=helper\n")
+    (project / "helper.py").write_text("VALUE = 42\n")
+    (project / "prog.py").write_text("import helper\nprint(helper.VALUE)\n")
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == 0 and result.stdout == "42\n", result.stderr
+    assert not (project / "__pycache__").exists()
+    assert not denials.exists() or denials.read_text() == ""

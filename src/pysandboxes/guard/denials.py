@@ -214,6 +214,8 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
             if not quiet:
                 append_denial(pairs)
             raise_it(make_exception(exc_kind, message, denial, filename))
+        if quiet:
+            return
         if auditing:
             append_denial(pairs)
             if fields is not None:

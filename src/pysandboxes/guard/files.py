@@ -246,6 +246,9 @@ def make_file_handlers(
     def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
         op = "write" if write else "read"
         fields = (("kind", "file"), ("op", op), ("path", resolved))
+        # The import system tries to cache bytecode next to every module it compiles, and
+        # shrugs off the refusal: not worth a --denials line or a learned rule.
+        quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
         shown = show(resolved)
         if code == IGNORED:
             rule, origin = ignore_rule_of(resolved)
@@ -282,6 +285,7 @@ def make_file_handlers(
                 PERMISSION,
                 given,
                 fields,
+                quiet,
             )
             return
         if resolved in protected:
@@ -321,6 +325,7 @@ def make_file_handlers(
             PERMISSION,
             given,
             fields,
+            quiet,
         )
 
     def unsupported(obj: Any) -> None:

@@ -50,6 +50,7 @@ class Frames(NamedTuple):
 
     caller_is_program: Callable[[tuple[str, ...]], bool]
     caller_file: Callable[[tuple[str, ...]], str | None]
+    first_files: Callable[[int], tuple[str, ...]]
     library_names: Callable[[], tuple[str, ...]]
     guard_in_chain: Callable[[Any], bool]
     is_library_file: Callable[[str], bool]
@@ -151,6 +152,24 @@ def make_frames(
             if not nested:
                 del busy[ident]
 
+    def first_files(count: int) -> tuple[str, ...]:
+        """The files of the first ``count`` frames outside the guard, innermost first."""
+
+        ident = get_ident()
+        nested = ident in busy
+        busy[ident] = 1
+        found: list[str] = []
+        try:
+            frame: Any = getframe(1)
+            while frame is not None and len_(found) < count:
+                if id_(frame.f_globals) not in guard_globals:
+                    found.append(frame.f_code.co_filename)
+                frame = frame.f_back
+        finally:
+            if not nested:
+                del busy[ident]
+        return tuple_(found)
+
     def caller_is_program(deputies: tuple[str, ...]) -> bool:
         filename = caller_file(deputies)
         return filename is not None and not is_library_file(filename)
@@ -196,6 +215,7 @@ def make_frames(
     return Frames(
         caller_is_program=caller_is_program,
         caller_file=caller_file,
+        first_files=first_files,
         library_names=library_names,
         guard_in_chain=guard_in_chain,
         is_library_file=is_library_file,
