@@ -525,3 +525,54 @@ def test_denials_file_that_cannot_be_written_is_refused(tree: Path, home: Path) 
     assert result.returncode == 2
     assert "--denials=no/such/dir/d.jsonl: cannot be written" in result.stderr
     assert not marker.exists()
+
+
+def test_terminal_ctrl_c_reaches_a_supervised_program_once(tree: Path, home: Path) -> None:
+    """When python-sb stays as a parent (here: audit mode), Ctrl-C typed on the terminal reaches
+    the program once: the terminal signals the whole process group, so the supervisor must not
+    forward it a second time."""
+
+    import pty
+    import select
+    import time
+
+    program = tree / "count_sigint.py"
+    program.write_text(
+        "import signal, sys, time\n"
+        "count = 0\n"
+        "def handler(*args):\n"
+        "    global count\n"
+        "    count += 1\n"
+        "signal.signal(signal.SIGINT, handler)\n"
+        "print('ready', flush=True)\n"
+        "deadline = time.time() + 20\n"
+        "while time.time() < deadline and count == 0:\n"
+        "    time.sleep(0.05)\n"
+        "time.sleep(1.0)  # a forwarded duplicate would arrive now\n"
+        "print('count', count, flush=True)\n"
+    )
+    pid, master = pty.fork()
+    if pid == 0:
+        os.chdir(tree)
+        os.execve(PYTHON_SB, [PYTHON_SB, "--audit", str(program)], base_env(home))
+    output = b""
+    sent = False
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if not sent and b"ready" in output:
+            os.write(master, b"\x03")  # Ctrl-C, as typed
+            sent = True
+    _, status = os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert sent, text
+    assert "count 1" in text, text
+    assert os.waitstatus_to_exitcode(status) == 0, text
