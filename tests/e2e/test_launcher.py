@@ -527,10 +527,12 @@ def test_denials_file_that_cannot_be_written_is_refused(tree: Path, home: Path) 
     assert not marker.exists()
 
 
-def test_terminal_ctrl_c_reaches_a_supervised_program_once(tree: Path, home: Path) -> None:
+def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) -> None:
     """When python-sb stays as a parent (here: audit mode), Ctrl-C typed on the terminal reaches
-    the program once: the terminal signals the whole process group, so the supervisor must not
-    forward it a second time."""
+    the program (the terminal signals the whole process group), the program's handler decides,
+    and python-sb ends with the program's status. (That the supervisor does not forward it a
+    second time cannot be observed reliably: a duplicate SIGINT arriving within microseconds is
+    merged with the first by the kernel and by CPython's signal handling.)"""
 
     import pty
     import select
