@@ -29,6 +29,18 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _SENT_BY_PROCESS = {0, -1, -6}  # SI_USER, SI_QUEUE, SI_TKILL
 
 
+#: ``si_code`` of a signal the kernel generated itself (a terminal's Ctrl-C, hang-up).
+SI_KERNEL = 0x80
+
+
+def should_forward(si_code: int, si_pid: int, child: int) -> bool:
+    """Forward a signal to the child only when a process sent it to python-sb (``kill``), not the
+    child itself; a terminal's signal (``SI_KERNEL``) already reached the child's process group.
+    """
+
+    return si_code in _SENT_BY_PROCESS and si_pid != child
+
+
 def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     pid = os.fork()
     if pid:
@@ -79,7 +91,7 @@ def supervise(
                 done, wait_status = os.waitpid(pid, os.WNOHANG)
                 if done == pid:
                     status = _status(wait_status)
-            elif info.si_code in _SENT_BY_PROCESS and info.si_pid != pid:
+            elif should_forward(info.si_code, info.si_pid, pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, info.si_signo)
     finally:

@@ -101,3 +101,12 @@ def test_exec_failure_is_reported(tmp_path: Path) -> None:
     assert proc.returncode == 127
     assert "cannot start the sandboxed program" in proc.stderr
     assert os.path.exists(tmp_path / "status.cleanup")
+
+
+def test_forwarding_decision() -> None:
+    from pysandboxes.launch.supervisor import SI_KERNEL, should_forward
+
+    assert should_forward(0, 1234, 999)  # kill(2) from another process: SI_USER
+    assert should_forward(-1, 1234, 999)  # sigqueue: SI_QUEUE
+    assert not should_forward(SI_KERNEL, 0, 999)  # the terminal: the child got it too
+    assert not should_forward(0, 999, 999)  # the child signalling its parent
