@@ -50,7 +50,7 @@ class Frames(NamedTuple):
 
     caller_is_program: Callable[[tuple[str, ...]], bool]
     caller_file: Callable[[tuple[str, ...]], str | None]
-    first_files: Callable[[int], tuple[str, ...]]
+    first_codes: Callable[[int], tuple[tuple[str, str], ...]]
     library_names: Callable[[], tuple[str, ...]]
     guard_in_chain: Callable[[Any], bool]
     is_library_file: Callable[[str], bool]
@@ -152,18 +152,20 @@ def make_frames(
             if not nested:
                 del busy[ident]
 
-    def first_files(count: int) -> tuple[str, ...]:
-        """The files of the first ``count`` frames outside the guard, innermost first."""
+    def first_codes(count: int) -> tuple[tuple[str, str], ...]:
+        """``(file, function)`` of the first ``count`` frames outside the guard, innermost
+        first."""
 
         ident = get_ident()
         nested = ident in busy
         busy[ident] = 1
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         try:
             frame: Any = getframe(1)
             while frame is not None and len_(found) < count:
                 if id_(frame.f_globals) not in guard_globals:
-                    found.append(frame.f_code.co_filename)
+                    code = frame.f_code
+                    found.append((code.co_filename, code.co_name))
                 frame = frame.f_back
         finally:
             if not nested:
@@ -215,7 +217,7 @@ def make_frames(
     return Frames(
         caller_is_program=caller_is_program,
         caller_file=caller_file,
-        first_files=first_files,
+        first_codes=first_codes,
         library_names=library_names,
         guard_in_chain=guard_in_chain,
         is_library_file=is_library_file,

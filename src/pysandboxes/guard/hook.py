@@ -182,7 +182,13 @@ def _special_handlers(
     len_ = kit.len
     caller_is_program = frames.caller_is_program
     caller_file = frames.caller_file
-    first_files = frames.first_files
+    first_codes = frames.first_codes
+    external = "<frozen importlib._bootstrap_external>"
+    import_compile = (
+        ("<frozen importlib._bootstrap>", "_call_with_frames_removed"),
+        (external, "source_to_code"),
+        (external, "get_code"),
+    )
     is_library_file = frames.is_library_file
     guard_in_chain = frames.guard_in_chain
     judge = call_judge.judge
@@ -240,13 +246,9 @@ def _special_handlers(
         if dynamic_allowed or get_ident() in busy:
             return
         # The import system compiling a module's source file: source_to_code called by
-        # get_code. (A direct call of source_to_code on a string has the program above it.)
-        files = first_files(2)
-        if (
-            len_(files) == 2
-            and files[0].startswith("<frozen importlib._bootstrap")
-            and files[1].startswith("<frozen importlib._bootstrap")
-        ):
+        # get_code, which read the file. (A direct call of source_to_code on a string has the
+        # program above it; a direct get_code compiles a real file, judged where it runs.)
+        if first_codes(3) == import_compile:
             return
         if caller_is_program(CODE_DEPUTIES):
             judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
