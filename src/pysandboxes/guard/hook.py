@@ -265,7 +265,10 @@ def _special_handlers(
         if get_ident() in busy:
             return
         module, name = args[0], args[1]
-        judge("pickle.loads", "deserialization", f"loading the global {module}.{name}")
+        if type_(module) is str_ and type_(name) is str_:
+            judge("pickle.loads", "deserialization", f"loading the global {module}.{name}")
+        else:
+            judge("pickle.loads", "deserialization", None)
 
     def on_mmap(args: tuple[Any, ...]) -> None:
         if args and args[0] != -1:

@@ -166,7 +166,7 @@ def make_net_handlers(
     str_, int_, tuple_, bytes_ = str, int, tuple, bytes
     frozenset_ = frozenset
     len_ = kit.len
-    isinstance_ = isinstance
+    mro_of = type.__dict__["__mro__"].__get__
     names_rules = frozenset_(row[3] for row in rows if row[2] == "name" and not row[0])
     pins: dict[Any, frozenset[str]] = {}  # ip key -> names it was resolved for
     # Address connections already allowed (socket type, host text, port, direction); emptied
@@ -302,8 +302,10 @@ def make_net_handlers(
             if fast_key in allowed_before:
                 return
         if type_(host) is not str_:
-            if isinstance_(host, str_):
-                host = str_.__str__(host)
+            for base in mro_of(type_(host)):  # not isinstance(): no program code in the hook
+                if base is str_:
+                    host = str_.__str__(host)
+                    break
             else:
                 return
         proto = proto_of(sock)

@@ -58,7 +58,6 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
     code_of = function_type.__dict__["__code__"].__get__
     member_type = type(OSError.__dict__["errno"])  # types.MemberDescriptorType
     pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
-    isinstance_ = isinstance
 
     def pathlib_text(obj: Any) -> str | None:
         """The cached text of a genuine ``pathlib`` path, else ``None``."""
@@ -101,12 +100,15 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
             return FD
         if kind is dir_entry:
             return text_of(fspath(obj))
-        if isinstance_(obj, str_):
-            return str_exact(obj)
-        if isinstance_(obj, bytes_):
-            return decode(bytes_exact(obj), encoding, "surrogateescape")
-        if isinstance_(obj, int_):
-            return FD
+        # Subclasses, found through the MRO: isinstance() could call a program-defined
+        # __class__ property inside the hook.
+        for base in mro_of(kind):  # identity: "in" could call a metaclass __eq__
+            if base is str_:
+                return str_exact(obj)
+            if base is bytes_:
+                return decode(bytes_exact(obj), encoding, "surrogateescape")
+            if base is int_:
+                return FD
         return pathlib_text(obj)
 
     def resolve(path: str, base: str | None) -> str:
