@@ -183,6 +183,7 @@ def _special_handlers(
     caller_is_program = frames.caller_is_program
     caller_file = frames.caller_file
     first_codes = frames.first_codes
+    dir_entry = os.DirEntry
     external = "<frozen importlib._bootstrap_external>"
     import_compile = (
         ("<frozen importlib._bootstrap>", "_call_with_frames_removed"),
@@ -328,7 +329,13 @@ def _special_handlers(
             base = resolve(text, None)
         keep = []
         for item in found:
-            name = text_of(item if type_(item) in (str_, bytes_) else item.name)
+            kind = type_(item)
+            if kind is str_ or kind is bytes_:
+                name = text_of(item)
+            elif kind is dir_entry:
+                name = text_of(item.name)
+            else:
+                name = None
             if type_(name) is not str_:
                 keep.append(item)
                 continue
