@@ -578,3 +578,18 @@ def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) ->
     assert sent, text
     assert "count 1" in text, text
     assert os.waitstatus_to_exitcode(status) == 0, text
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) -> None:
+    """The REPL keeps working after a refusal: multi-line input, errors, a refused import."""
+
+    if not _guard_ready():
+        pytest.skip("pysandboxes.guard.arm is not built yet")
+    (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
+    session = "x = 6 * 7\nif x:\n    print('block', x)\n\nimport socket\n1 / 0\nprint('end')\n"
+    result = run_sb([f"--os-sandbox={provider}", "-i"], cwd=tree, env=base_env(home), input=session)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "block 42\nend\n"
+    assert "Module named 'socket' is not allowed by a rule" in result.stderr
+    assert "ZeroDivisionError" in result.stderr

@@ -646,7 +646,64 @@ def _interact(banner: str) -> None:
                 raise EOFError
             return line.rstrip("\n")
 
-    Console(sys.modules["__main__"].__dict__).interact(banner=banner, exitmsg="")
+        # Errors are printed by sys.excepthook (by default CPython's own, in C) rather than by
+        # the traceback module, which walks every frame in Python: the armed guard refuses
+        # reading its own frames, where a refusal was raised.
+        def showtraceback(self) -> None:
+            etype, value, tb = sys.exc_info()
+            if etype is None or value is None:
+                return
+            tb = tb.tb_next if tb is not None else None  # the console's own exec() frame
+            value.__traceback__ = tb
+            sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+            sys.excepthook(etype, value, tb)
+
+        def showsyntaxerror(self, filename: str | None = None) -> None:
+            etype, value, _tb = sys.exc_info()
+            if etype is None or value is None:
+                return
+            value.__traceback__ = None  # where it was compiled is the console's business
+            sys.last_type, sys.last_value, sys.last_traceback = etype, value, None
+            sys.excepthook(etype, value, None)
+
+    console = Console(sys.modules["__main__"].__dict__)
+    console.compile = _console_compile  # type: ignore[assignment]
+    console.interact(banner=banner, exitmsg="")
+
+
+#: compile() flags: keep an indented block open until a blank line; report incomplete input.
+_DONT_IMPLY_DEDENT = 0x200
+_ALLOW_INCOMPLETE_INPUT = 0x4000
+
+
+def _console_compile(
+    source: str, filename: str = "<console>", symbol: str = "single"
+) -> CodeType | None:
+    """The console's compiler: a code object, ``None`` while the input is incomplete.
+
+    In place of ``codeop``, whose warning filters look ``warnings`` up in ``sys.modules``, where
+    the armed guard may have taken it out (it judges the program's own ``import warnings``).
+    """
+
+    if all(not line.strip() or line.lstrip().startswith("#") for line in source.split("\n")):
+        source = "pass"  # blank lines and comments only: nothing to run
+    flags = _DONT_IMPLY_DEDENT | _ALLOW_INCOMPLETE_INPUT
+    try:
+        code: CodeType = compile(source, filename, symbol, flags)
+    except SyntaxError:
+        pass
+    else:
+        return code
+    try:  # one more line could complete it (an open block waits for a blank line)
+        compile(source + "\n", filename, symbol, flags)
+    except SyntaxError as exc:
+        if "incomplete input" in str(exc):
+            return None
+    else:
+        return None
+    # A plain error: compile again without the "incomplete" allowance, for CPython's message.
+    final: CodeType = compile(source, filename, symbol, _DONT_IMPLY_DEDENT)
+    return final
 
 
 def scrub_initial_environment() -> str | None:
