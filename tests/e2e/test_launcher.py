@@ -593,3 +593,37 @@ def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) ->
     assert result.stdout == "block 42\nend\n"
     assert "Module named 'socket' is not allowed by a rule" in result.stderr
     assert "ZeroDivisionError" in result.stderr
+
+
+def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> None:
+    """The REPL on a terminal keeps readline's line editing with the guard armed."""
+
+    import pty
+    import select
+    import time
+
+    if not _guard_ready():
+        pytest.skip("pysandboxes.guard.arm is not built yet")
+    (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
+    pid, master = pty.fork()
+    if pid == 0:
+        os.chdir(tree)
+        os.execve(PYTHON_SB, [PYTHON_SB], {**base_env(home), "TERM": "xterm"})
+    output = b""
+    # Two left-arrow keys move the cursor before "2": the line becomes print(132).
+    keys = [b"print(12)\x1b[D\x1b[D3\n", b"exit()\n"]
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if keys and output.count(b"[sb] >>> ") > 2 - len(keys):
+            os.write(master, keys.pop(0))
+    os.waitpid(pid, 0)
+    assert b"\r\n132\r\n" in output, output
