@@ -20,9 +20,13 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
 
 from pysandboxes.providers.base import Prepared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: ``si_code`` values of a signal sent by a process (kill, sigqueue, tkill).
@@ -61,6 +65,18 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     raise AssertionError("unreachable")
 
 
+def _forward_with_handlers(child: list[int]) -> dict[int, Any]:
+    """Install handlers that send SIGINT/SIGTERM/SIGHUP on to the child (``child[0]`` once it
+    exists); the previous handlers, to put back. Exec resets them in the child itself."""
+
+    def forward(signum: int, _frame: object) -> None:
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child[0], signum)
+
+    return {signum: signal.signal(signum, forward) for signum in FORWARDED}
+
+
 def _status(wait_status: int) -> int:
     """``subprocess``-style status: the exit code, or minus the signal number."""
 
@@ -74,17 +90,32 @@ def supervise(
     *,
     on_start: Callable[[], None] | None = None,
     on_exit: Sequence[Callable[[int | None], None]] = (),
+    portable: bool | None = None,
 ) -> int:
     """Run ``prepared`` as a child and return python-sb's exit status (never returns when the
-    child died by a signal: python-sb then dies by the same signal, after every cleanup)."""
+    child died by a signal: python-sb then dies by the same signal, after every cleanup).
 
-    watched = {*FORWARDED, signal.SIGCHLD}
+    ``portable`` (default: where ``signal.sigwaitinfo`` is missing, as on macOS) waits with
+    signal handlers instead; they cannot tell a terminal's signal from a ``kill``, so every
+    SIGINT/SIGTERM/SIGHUP is forwarded (a duplicate of a terminal's signal is usually merged
+    with the original by the kernel).
+    """
+
+    if portable is None:
+        portable = not hasattr(signal, "sigwaitinfo")
+    watched = set() if portable else {*FORWARDED, signal.SIGCHLD}
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     status: int | None = None
+    child: list[int] = []
+    previous = _forward_with_handlers(child) if portable else {}
     try:
         pid = _spawn(prepared, old_mask)
+        child.append(pid)
         if on_start is not None:
             on_start()
+        if portable:
+            _, wait_status = os.waitpid(pid, 0)  # the handlers run while it waits (PEP 475)
+            status = _status(wait_status)
         while status is None:
             info = signal.sigwaitinfo(watched)
             if info.si_signo == signal.SIGCHLD:
@@ -95,6 +126,8 @@ def supervise(
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, info.si_signo)
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         for callback in on_exit:
             try:
                 callback(status)

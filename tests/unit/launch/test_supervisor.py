@@ -28,14 +28,16 @@ DRIVER = textwrap.dedent(
     def on_exit(status):
         with open(marker, "w") as handle:
             handle.write(repr(status))
-    sys.exit(supervise(prepared, on_exit=[on_exit]))
+    portable = os.environ.get("PORTABLE") == "1"
+    sys.exit(supervise(prepared, on_exit=[on_exit], portable=portable))
     """
 )
 
 
-def drive(tmp_path: Path, program: str) -> subprocess.Popen[str]:
+def drive(tmp_path: Path, program: str, *, portable: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(tmp_path / "status"), program],
+        env={**os.environ, "PORTABLE": "1" if portable else "0"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -51,10 +53,11 @@ def test_exit_status_passes_through(tmp_path: Path) -> None:
     assert (tmp_path / "status.cleanup").exists()
 
 
+@pytest.mark.parametrize("portable", [False, True], ids=["sigwaitinfo", "portable"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
-def test_signal_forwarded_and_death_reproduced(tmp_path: Path, signum: int) -> None:
+def test_signal_forwarded_and_death_reproduced(tmp_path: Path, signum: int, portable: bool) -> None:
     program = "import time; print('ready', flush=True); time.sleep(60)"
-    proc = drive(tmp_path, program)
+    proc = drive(tmp_path, program, portable=portable)
     assert proc.stdout is not None
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(signum)
