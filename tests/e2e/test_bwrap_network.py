@@ -7,17 +7,18 @@ import os
 import signal
 import socket
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_unshare_e2e import provider_ok
+from tests.e2e.test_unshare_e2e import processes_with, provider_ok, wait_gone
 from tests.helpers import PYTHON_SB, base_env, require_tool
 
 PROGRAM = """
 import os, signal, socket, sys, time
 def on_term(signum, frame):
-    print("caught", signum, flush=True)
+    os.write(1, b"caught %d\\n" % signum)
     sys.exit(3)
 signal.signal(signal.SIGTERM, on_term)
 mode = sys.argv[1]
@@ -160,13 +161,22 @@ def test_helpers_end_when_python_sb_is_killed(
 ) -> None:
     provider_ok(provider)
     project, env, helper_tmp = setup
-    proc = start(provider, project, env, "--net=ALLOW|TCP|127.0.0.1|9|OUT", "wait")
+    marker = f"marker-{uuid.uuid4().hex}"
+    proc = start(
+        provider,
+        project,
+        env,
+        "--net=ALLOW|TCP|127.0.0.1|9|OUT",
+        f"--env=PYSB_TEST_MARKER={marker}",
+        "wait",
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline() == "ready\n"
-    assert helpers_of(helper_tmp)
+    assert helpers_of(helper_tmp) and processes_with(marker)
     proc.kill()  # no cleanup code of python-sb runs
     proc.wait(timeout=30)
     assert wait_no_helpers(helper_tmp) == []
+    assert wait_gone(marker) == []  # nor does the sandboxed program survive it
 
 
 def test_sigterm_reaches_the_program_with_network(

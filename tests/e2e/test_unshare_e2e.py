@@ -19,7 +19,7 @@ from tests.helpers import PYTHON_SB, base_env, require, run_sb
 PROGRAM = """
 import os, signal, sys, time
 def on_term(signum, frame):
-    print("caught", signum, flush=True)
+    os.write(1, b"caught %d\\n" % signum)
     sys.exit(3)
 signal.signal(signal.SIGTERM, on_term)
 print("ready", os.getpid(), flush=True)

@@ -144,6 +144,7 @@ class Spec:
         self.cwd = next(it)
         self.join_user = next(it)
         self.join_net = next(it)
+        self.parent_pid = int(next(it) or 0)
         self.uid = int(next(it))
         self.gid = int(next(it))
         self.seccomp = bytes.fromhex(next(it))
@@ -470,6 +471,11 @@ def run_init(spec: Spec, status_w: int) -> None:
 
 def main() -> None:
     spec = read_spec(int(sys.argv[1]))
+    # Die with the parent (bubblewrap's --die-with-parent): python-sb supervising a run with a
+    # network, or whatever exec'd python-sb. init and the program follow (PID namespace).
+    sc("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    if spec.parent_pid and os.getppid() != spec.parent_pid:
+        os._exit(1)  # the supervisor died before the line above
     if not spec.join_net:
         # Extension modules load from the interpreter's lib-dynload: import them while the host
         # tree is still the root.

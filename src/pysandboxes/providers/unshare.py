@@ -46,6 +46,7 @@ def encode_spec(
     seccomp: bytes,
     join_user: str = "",
     join_net: str = "",
+    parent_pid: int = 0,
 ) -> bytes:
     """The setup step's input: NUL-separated tokens, read by ``_ns_init.Spec``."""
 
@@ -55,6 +56,7 @@ def encode_spec(
         launch.cwd,
         join_user,
         join_net,
+        str(parent_pid),
         str(os.getuid()),
         str(os.getgid()),
         seccomp.hex(),
@@ -115,6 +117,8 @@ class UnshareProvider:
                 seccomp=seccomp or b"",
                 join_user=network.join_user if network else "",
                 join_net=network.join_net if network else "",
+                # With a network python-sb stays as the supervising parent.
+                parent_pid=os.getpid() if network else 0,
             )
             spec_fd = _ns_common.data_fd(spec, "unshare-spec")
         except BaseException:
