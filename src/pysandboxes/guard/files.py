@@ -19,7 +19,6 @@ check and the cache's next answer) and in learning/audit mode.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -79,6 +78,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     """
 
     from pysandboxes.policy.decide import glob_regex
+
+    if policy.ignore:
+        import re  # only for ignore= globs
 
     rows: list[Row] = []
 

@@ -21,7 +21,6 @@ Raw and packet sockets, and families other than IPv4, IPv6 and Unix, are refused
 from __future__ import annotations
 
 import _socket
-import ipaddress
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -46,6 +45,8 @@ def build_rules(policy: Policy) -> tuple[NetRow, ...]:
         elif rule.is_name:
             kind, name = "name", rule.host.lower().removesuffix(".")
         else:
+            import ipaddress  # only for address rules
+
             net = ipaddress.ip_network(rule.host, strict=False)
             if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96:
                 mapped = int(net.network_address)

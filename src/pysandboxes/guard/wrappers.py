@@ -21,7 +21,6 @@ content of an ignored file is refused by the ``open`` event whatever function as
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Generator
@@ -196,8 +195,10 @@ def hide(fn: Callable[..., Any], kit: Kit) -> Callable[[tuple[Any, ...], dict[st
 
 def _named(wrapper: Callable[..., Any], original: Any) -> Callable[..., Any]:
     for attr in ("__name__", "__qualname__", "__doc__"):
-        with contextlib.suppress(AttributeError, TypeError):
+        try:  # noqa: SIM105  (no contextlib import on the start-up path)
             setattr(wrapper, attr, getattr(original, attr))
+        except (AttributeError, TypeError):
+            pass
     wrapper.__module__ = getattr(original, "__module__", None) or "os"
     return wrapper
 
