@@ -63,11 +63,13 @@ def make_frames(
     path_roots: tuple[str, ...],
     guard_globals: frozenset[int],
     busy: dict[int, int],
+    program_code: tuple[str, ...] = (),
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
     (to name a module after its file); ``guard_globals``: ``id()`` of the guard modules'
-    globals (a frame running guard code has one of them as ``f_globals``)."""
+    globals (a frame running guard code has one of them as ``f_globals``); ``program_code``:
+    directories and files of the program's own code, which is never library code."""
 
     getframe = kit.getframe
     get_ident = kit.get_ident
@@ -82,15 +84,31 @@ def make_frames(
         return any_(("/" + d) in filename for d in deputies)
 
     roots = tuple(r.rstrip("/") + "/" for r in lib_roots)
+    program_dirs = tuple(p.rstrip("/") + "/" for p in program_code if p.rstrip("/"))
+    program_files = frozenset(program_code)
     by_length = kit.sorted((r.rstrip("/") + "/" for r in path_roots), key=len_, reverse=True)
     paths = tuple(by_length)
     library_cache: dict[str, bool] = {}
     module_cache: dict[str, str | None] = {}
 
+    def longest(filename: str, prefixes: tuple[str, ...]) -> int:
+        best = 0
+        for prefix in prefixes:
+            if len_(prefix) > best and filename.startswith(prefix):
+                best = len_(prefix)
+        return best
+
     def is_library_file(filename: str) -> bool:
+        """Below a library root, unless a *longer* program root holds it (a skill installed
+        in site-packages and run with ``-m``; a program directory that merely contains the
+        interpreter, as ``~`` holds ``~/.pyenv``, does not count)."""
+
         found = library_cache.get(filename)
         if found is None:
-            found = filename.startswith("<frozen ") or filename.startswith(roots)
+            found = filename.startswith("<frozen ") or (
+                filename not in program_files
+                and longest(filename, roots) > longest(filename, program_dirs)
+            )
             if len_(library_cache) > 4096:
                 library_cache.clear()
             library_cache[filename] = found

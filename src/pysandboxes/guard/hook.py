@@ -41,6 +41,33 @@ from pysandboxes.runtime import RunContext
 Handler = Callable[[tuple[Any, ...]], None]
 
 
+def _program_code(context: RunContext) -> tuple[str, ...]:
+    """Where the program's own code lives, even inside the interpreter's directories.
+
+    A script's directory; for ``-m``, the directory of the target's top-level package (or its
+    module file): a skill installed in site-packages and run with ``-m`` is the program, so its
+    ``eval`` and its imports are judged as the program's.
+    """
+
+    found: list[str] = []
+    if context.program_kind == "script" and context.program:
+        script = os.path.abspath(context.program)
+        found += [os.path.dirname(script), os.path.dirname(os.path.realpath(script))]
+    elif context.program_kind == "module" and context.program:
+        from _frozen_importlib_external import PathFinder
+
+        top = context.program.partition(".")[0]
+        try:
+            spec = PathFinder.find_spec(top, [context.cwd or os.getcwd(), *sys.path])
+        except (ImportError, ValueError, OSError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            found += list(spec.submodule_search_locations)
+        elif spec is not None and spec.origin:
+            found.append(spec.origin)
+    return tuple(dict.fromkeys(p for p in found if p))
+
+
 def _roots(
     context: RunContext, guard_dir: str, stdlib_dir: str
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -84,6 +111,8 @@ def install(policy: Policy, context: RunContext) -> None:
     table = files.build_table(policy, context, lib_roots)
     net_rows = network.build_rules(policy)
     everything, names = imports.allowed_names(policy)
+    if context.program_kind == "module" and context.program:
+        names = names | {context.program.partition(".")[0]}  # the program's own package
     threads_or_processes = any(
         rule.action == "ALLOW"
         and (
@@ -105,7 +134,7 @@ def install(policy: Policy, context: RunContext) -> None:
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
-    frames = make_frames(kit, lib_roots, path_roots, guard_globals, busy)
+    frames = make_frames(kit, lib_roots, path_roots, guard_globals, busy, _program_code(context))
     call_judge = make_call_judge(policy, reporter, frames)
     file_handlers = files.make_file_handlers(
         table,

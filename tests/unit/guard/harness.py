@@ -70,6 +70,7 @@ def run_armed(
     denials_file: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 30,
+    context_overrides: dict[str, Any] | None = None,
 ) -> Armed:
     read_fd = write_fd = -1
     if mode != "enforce":
@@ -84,6 +85,7 @@ def run_armed(
         "prefixes": [],
         "record_fd": write_fd,
         "denials_file": str(denials_file) if denials_file else None,
+        **(context_overrides or {}),
     }
     spec = {
         "rules": rules,

@@ -87,3 +87,39 @@ for source in ("eval('1')", "exec('x = 1')", "compile('1', 's', 'eval')"):
 def test_dynamic_code_granted(tmp_path: Path) -> None:
     result = run_armed("print(eval('6*7'))\n", "python-api=ALLOW:dynamic-code\n", tmp_path)
     assert result.lines == ["42"], result.stderr
+
+
+def test_module_program_installed_with_the_libraries_is_the_program(tmp_path: Path) -> None:
+    """``python-sb -m skillpkg`` where skillpkg sits in site-packages: its code is the
+    program's (its eval is judged), while a library next to it stays a library."""
+
+    import os
+    import sys
+
+    site = tmp_path / "site"
+    (site / "skillpkg").mkdir(parents=True)
+    (site / "skillpkg" / "__init__.py").write_text("def main():\n    return eval('6*7')\n")
+    (site / "libpkg.py").write_text("def helper():\n    return eval('6*7')\n")
+    code = """
+import libpkg, skillpkg
+print("library", libpkg.helper())
+try:
+    skillpkg.main()
+    print("program ran")
+except PermissionError as exc:
+    print("program refused", exc.denial.detail)
+"""
+    result = run_armed(
+        code,
+        "python-import=libpkg\n",
+        tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        context_overrides={
+            "program_kind": "module",
+            "program": "skillpkg",
+            "prefixes": [str(site), sys.prefix, sys.base_prefix],
+        },
+    )
+    assert result.lines == ["library 42", "program refused dynamic-code"], (
+        result.stdout + result.stderr
+    )
