@@ -231,7 +231,13 @@ def _special_handlers(
     getcwd = kit.getcwd
     show = reporter.show_path
     traceback_type = type(_traceback())
-    frame_of_tb = traceback_type.__dict__["tb_frame"].__get__
+    generator_type = type(_generator())
+    coroutine_type = type(_coroutine())
+    frame_getters = {
+        (traceback_type, "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
+        (generator_type, "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
+        (coroutine_type, "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
+    }
     category_of = {entry.function: entry.category for entry in calls_module.REGISTRY}
 
     def refuse_frame(detail: str) -> None:
@@ -244,16 +250,18 @@ def _special_handlers(
         name = args[1]
         if type_(name) is not str_ or name not in RESTRICTED_ATTRIBUTES:
             return
-        if name in FRAME_ATTRIBUTES and name == "tb_frame" and not introspection_allowed:
-            obj = args[0]
-            if type_(obj) is traceback_type:
+        if name in FRAME_ATTRIBUTES and not introspection_allowed:
+            # Whoever asks (a library too): never hand out a frame of the guard, or one that
+            # the guard's frames called.
+            getter = frame_getters.get((type_(args[0]), name))
+            if getter is not None:
                 busy[ident] = 1
                 try:
-                    frame = frame_of_tb(obj)
+                    frame = getter(args[0])
                 finally:
                     del busy[ident]
-                if guard_in_chain(frame):
-                    refuse_frame("a traceback frame of the guard")
+                if frame is not None and guard_in_chain(frame):
+                    refuse_frame("a frame of the guard")
                     return
         if introspection_allowed:
             return
@@ -391,3 +399,16 @@ def _traceback() -> Any:
         raise RuntimeError
     except RuntimeError as exc:
         return exc.__traceback__
+
+
+def _generator() -> Any:
+    yield None
+
+
+def _coroutine() -> Any:
+    async def probe() -> None:
+        return None
+
+    coroutine = probe()
+    coroutine.close()
+    return coroutine
