@@ -64,6 +64,7 @@ def make_frames(
     guard_globals: frozenset[int],
     busy: dict[int, int],
     program_code: tuple[str, ...] = (),
+    guard_dir: str = "",
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
@@ -84,6 +85,7 @@ def make_frames(
         return any_(("/" + d) in filename for d in deputies)
 
     roots = tuple(r.rstrip("/") + "/" for r in lib_roots)
+    guard_prefix = guard_dir.rstrip("/") + "/guard/" if guard_dir else "\0"
     program_dirs = tuple(p.rstrip("/") + "/" for p in program_code if p.rstrip("/"))
     program_files = frozenset(program_code)
     by_length = kit.sorted((r.rstrip("/") + "/" for r in path_roots), key=len_, reverse=True)
@@ -137,12 +139,22 @@ def make_frames(
         module_cache[filename] = name
         return name
 
+    def is_guard_frame(frame: Any) -> bool:
+        """Guard code: the guard's globals *and* a code object from the guard's files (the
+        program could run its own code with a guard module's dict as globals; it cannot make
+        a code object with a guard file name without compile or code.replace, both refused).
+        Busy must be set (reading ``f_code`` raises an event)."""
+
+        return id_(frame.f_globals) in guard_globals and frame.f_code.co_filename.startswith(
+            guard_prefix
+        )
+
     def outside_guard(deputies: tuple[str, ...]) -> Any:
         """The first frame that is neither the guard's nor a deputy's (busy must be set)."""
 
         frame: Any = getframe(1)
         while frame is not None:
-            if id_(frame.f_globals) in guard_globals:
+            if is_guard_frame(frame):
                 frame = frame.f_back
                 continue
             if deputies:
@@ -181,7 +193,7 @@ def make_frames(
         try:
             frame: Any = getframe(1)
             while frame is not None and len_(found) < count:
-                if id_(frame.f_globals) not in guard_globals:
+                if not is_guard_frame(frame):
                     code = frame.f_code
                     found.append((code.co_filename, code.co_name))
                 frame = frame.f_back
@@ -204,7 +216,7 @@ def make_frames(
         try:
             frame: Any = getframe(1)
             while frame is not None:
-                if id_(frame.f_globals) in guard_globals:
+                if is_guard_frame(frame):
                     frame = frame.f_back
                     continue
                 code = frame.f_code

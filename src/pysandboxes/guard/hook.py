@@ -134,7 +134,9 @@ def install(policy: Policy, context: RunContext) -> None:
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
-    frames = make_frames(kit, lib_roots, path_roots, guard_globals, busy, _program_code(context))
+    frames = make_frames(
+        kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
+    )
     call_judge = make_call_judge(policy, reporter, frames)
     file_handlers = files.make_file_handlers(
         table,
