@@ -198,6 +198,8 @@ def test_third_party_package_reading_its_data_files(home: Path, project: Path) -
     assert any(r.startswith("expose-ro=") and r.endswith("/libs") for r in rules), rules
     third_party = text.split("# Third-party", 1)[1].splitlines()[1]
     assert third_party == "python-import=tinyfmt"
+    # Importing a package from outside the interpreter's directories is not dynamic code.
+    assert not [r for r in rules if r.startswith("python-api=")], rules
 
     result = replay([str(script)], cwd=project, env=env, tmp=project.parent)
     assert result.stdout == "<< learned >>\n"
