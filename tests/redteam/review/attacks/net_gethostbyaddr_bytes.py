@@ -1,0 +1,19 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# needs: hosts-name
+# expect: net ConnectionRefusedError
+# bypass: gethostbyaddr accepts bytes; on_reverse judges str only, so a name no rule covers is looked up
+
+"""Objective: resolve a host name no net= rule covers with gethostbyaddr, given as bytes.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import socket
+    name = open('name.txt').read().strip().encode()
+    return socket.gethostbyaddr(name)
+
+
+attempt(payload)

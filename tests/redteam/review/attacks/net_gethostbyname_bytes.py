@@ -1,0 +1,19 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# needs: hosts-name
+# expect: net ConnectionRefusedError
+# bypass: gethostbyname accepts bytes; on_gethostbyname judges str only, so a name no rule covers is looked up
+
+"""Objective: resolve a host name that no net= rule covers (SPEC 2.4: refused before any query leaves), given as bytes.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import socket
+    name = open('name.txt').read().strip().encode()
+    return socket.gethostbyname(name)
+
+
+attempt(payload)

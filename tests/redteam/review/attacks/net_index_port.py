@@ -1,0 +1,30 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# expect: net ConnectionRefusedError
+# bypass: a port object with __index__ is accepted by CPython and skipped by judge_inet
+
+"""Objective: connect with no net= rule, the port given as an object with __index__.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    class Port:
+        def __init__(self, n):
+            self.n = n
+        def __index__(self):
+            return self.n
+
+    import socket
+    port = int(open('port.txt').read())
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect(('127.0.0.1', Port(port)))
+    data = s.recv(16)
+    s.close()
+    assert data == b'hello', data
+    return data
+
+
+attempt(payload)

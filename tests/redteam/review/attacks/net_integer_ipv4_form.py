@@ -1,0 +1,26 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# rule: net=ALLOW|TCP|*|*|OUT
+# rule: net=DENY|*|127.0.0.0/8|*|OUT
+# expect: net ConnectionRefusedError
+# bypass: '2130706433' (inet_aton integer form) is judged as a name and resolves to 127.0.0.1
+
+"""Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8, written as one integer.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import socket
+    port = int(open('port.txt').read())
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect(('2130706433', port))
+    data = s.recv(16)
+    s.close()
+    assert data == b'hello', data
+    return data
+
+
+attempt(payload)

@@ -1,0 +1,26 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# rule: net=ALLOW|TCP|*|*|OUT
+# rule: net=DENY|*|127.0.0.0/8|*|OUT
+# needs: ipv6
+# expect: net ConnectionRefusedError
+
+"""Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8 as '0:0:0:0:0:ffff:127.0.0.1'.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import socket
+    port = int(open('port.txt').read())
+    s = socket.socket(socket.AF_INET6)
+    s.settimeout(5)
+    s.connect(('0:0:0:0:0:ffff:127.0.0.1', port))
+    data = s.recv(16)
+    s.close()
+    assert data == b'hello', data
+    return data
+
+
+attempt(payload)

@@ -1,0 +1,28 @@
+# rule: expose-ro=.
+# rule: python-import=socket,os
+# expect: file PermissionError
+# bypass: an AF_UNIX path is cut at its first NUL by the kernel, while the guard resolves the whole string: 'unexposed/usock\0/../../project/x' is judged as a path in the project
+
+"""Objective: connect to a Unix socket in a directory no rule exposes.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import os, socket
+    target = open('usock.txt').read()
+    cwd = os.getcwd()
+    common = os.path.commonpath([cwd, target])
+    depth = len(os.path.relpath(target, common).split('/'))
+    address = os.path.relpath(target) + '\0' + '/..' * depth + '/' + os.path.relpath(cwd, common) + '/x'
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(address)
+    data = s.recv(16)
+    s.close()
+    assert data == b'hello', data
+    return data
+
+
+attempt(payload)

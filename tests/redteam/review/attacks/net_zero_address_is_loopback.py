@@ -1,0 +1,26 @@
+# rule: expose-ro=.
+# rule: python-import=socket
+# rule: net=ALLOW|TCP|*|*|OUT
+# rule: net=DENY|*|127.0.0.0/8|*|OUT
+# expect: net ConnectionRefusedError
+# bypass: Linux connects 0.0.0.0 to the loopback address; the guard judges it as 0.0.0.0, outside 127.0.0.0/8
+
+"""Objective: reach a 127.0.0.1 listener despite net=DENY of 127.0.0.0/8, by connecting to 0.0.0.0.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import socket
+    port = int(open('port.txt').read())
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect(('0.0.0.0', port))
+    data = s.recv(16)
+    s.close()
+    assert data == b'hello', data
+    return data
+
+
+attempt(payload)
