@@ -416,3 +416,24 @@ def test_a_distribution_prefix_grants_only_its_python_directories() -> None:
     grants = default_grants(["/usr"])
     assert "/usr" not in grants
     assert f"/usr/lib/python{sys.version_info[0]}.{sys.version_info[1]}" in grants
+
+
+def test_context_of_a_run_from_the_environment(tree: dict[str, Path]) -> None:
+    venv = tree["proj"] / ".venv"
+    venv.mkdir()
+    ctx = LearnContext.for_run(
+        cwd=str(tree["proj"]),
+        environ={
+            "HOME": str(tree["home"]),
+            "VIRTUAL_ENV": str(venv),
+            "TMPDIR": str(tree["hosttmp"]),
+            "REPORT": "x",
+        },
+        private_tmp=str(tree["hosttmp/private"]),
+    )
+    assert ctx.host_env == frozenset({"HOME", "VIRTUAL_ENV", "TMPDIR", "REPORT"})
+    assert written_form(str(venv / "share" / "x"), ctx) == ("${VIRTUAL_ENV}", "share/x")
+    assert written_form(str(tree["proj"] / "data"), ctx) == (".", "data")
+    assert written_form(str(tree["hosttmp"] / "job"), ctx) == ("${TMPDIR:-/tmp}", "job")
+    low, high = ctx.ephemeral_ports
+    assert 0 < low < high <= 65535
