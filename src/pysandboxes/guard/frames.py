@@ -40,7 +40,6 @@ CODE_DEPUTIES = (
     "profile.py",
     "trace.py",
     "doctest.py",
-    "inspect.py",
     "pickle.py",
 )
 

@@ -276,6 +276,18 @@ def _special_handlers(
         if args[1] == "__code__" and caller_is_program(CODE_DEPUTIES):
             judge("object.__setattr__", "introspection", "assigning '__code__'")
 
+    def program_only(function: str, detail: str) -> Handler:
+        """Introspection that libraries do for themselves (``types.coroutine`` rebuilds a code
+        object): judged when the program is the caller."""
+
+        def handler(args: tuple[Any, ...]) -> None:
+            if introspection_allowed or get_ident() in busy:
+                return
+            if caller_is_program(CODE_DEPUTIES):
+                judge(function, "introspection", detail)
+
+        return handler
+
     def on_getframe(args: tuple[Any, ...]) -> None:
         if get_ident() in busy or introspection_allowed or not args:
             return
@@ -385,6 +397,8 @@ def _special_handlers(
     return {
         "object.__getattr__": on_getattr,
         "object.__setattr__": on_setattr,
+        "code.__new__": program_only("types.CodeType", "building a code object"),
+        "function.__new__": program_only("types.FunctionType", "building a function"),
         "sys._getframe": on_getframe,
         "compile": on_compile,
         "marshal.loads": on_marshal,

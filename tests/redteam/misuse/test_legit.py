@@ -41,3 +41,19 @@ def test_everyday_program_runs(world: dict[str, Path]) -> None:  # noqa: F811
     assert lines["env"] == "granted"
     assert lines["fallback"] == "ok"
     assert lines["done"] == "ok"
+
+
+def test_standard_library_tour(world: dict[str, Path]) -> None:  # noqa: F811
+    """Everyday standard-library use with every import allowed: logging (frames), warnings,
+    argparse, strptime (a C-level import), dataclasses and enum (generated code), typing,
+    inspect.signature, unittest.mock, traceback formatting, zoneinfo, tempfile, pathlib."""
+
+    project = world["project"]
+    shutil.copy(LEGIT / "stdlib_tour.py", project / "stdlib_tour.py")
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=*\n")
+    result = run_sb(
+        ["--os-sandbox=subprocess", "stdlib_tour.py"], cwd=project, env=base_env(world["home"])
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "tour done"
+    assert "tour <module> logging works" in result.stderr
