@@ -627,3 +627,48 @@ def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> N
             os.write(master, keys.pop(0))
     os.waitpid(pid, 0)
     assert b"\r\n132\r\n" in output, output
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_repl_uses_ipython_when_installed_and_allowed(
+    tree: Path, home: Path, provider: str
+) -> None:
+    """IPython is optional (``pip install pysandboxes[ipython]``): skipped when absent."""
+
+    import importlib.util
+    import pty
+    import select
+    import time
+
+    if importlib.util.find_spec("IPython") is None:
+        pytest.skip("IPython is not installed (optional extra: pysandboxes[ipython])")
+    (tree / ".py-sandboxes").write_text("py-sandbox=false\nenv=PYTHONPATH=${PYTHONPATH}\n")
+    env = {**base_env(home), "TERM": "dumb"}
+    if "PYTHONPATH" in os.environ:  # IPython installed outside the environment of the tests
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    pid, master = pty.fork()
+    if pid == 0:
+        os.chdir(tree)
+        os.execve(PYTHON_SB, [PYTHON_SB, f"--os-sandbox={provider}"], env)
+    output = b""
+    keys = [b"print(6 * 7)\r", b"exit\r"]
+    deadline = time.time() + 40
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if keys and output.count(b"[sb] In [") > 2 - len(keys):
+            os.write(master, keys.pop(0))
+    if keys:  # no IPython prompt came: do not leave the session behind
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))  # colours
+    assert "sandboxed session" in text and "[sb] In [1]" in text and "\n42" in text, text
