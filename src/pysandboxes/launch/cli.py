@@ -205,8 +205,8 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
         raise ConfigError([ConfigProblem("<arg>", "--learn and --audit cannot be combined")])
     rule_file = find_rule_file(cmd.config, cmd.kind, cmd.target, cwd)
     exists = os.path.isfile(rule_file)
-    if cmd.config is not None and not exists and os.path.exists(rule_file):
-        problem = ConfigProblem(rule_file, "--pysandboxes-config names something not a file")
+    if not exists and os.path.exists(rule_file):
+        problem = ConfigProblem(rule_file, "the rule file is not a regular file")
         raise ConfigError([problem])
     rules = list(cmd.rules)
     if cmd.learn is not None:

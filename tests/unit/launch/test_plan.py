@@ -47,3 +47,11 @@ def test_learning_ignores_the_kernel_provider(tmp_path: Path) -> None:
     (tmp_path / ".py-sandboxes").write_text("os-sandbox=bwrap\n")
     assert plan_run(parse(["-c", "1"]), str(tmp_path)).provider_name == "bwrap"
     assert plan_run(parse(["--audit", "-c", "1"]), str(tmp_path)).provider_name == "subprocess"
+
+
+def test_rule_file_that_is_a_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").mkdir()
+    with pytest.raises(ConfigError, match="not a regular file"):
+        plan_run(parse(["-c", "1"]), str(tmp_path))
+    with pytest.raises(ConfigError, match="not a regular file"):
+        plan_run(parse([f"--pysandboxes-config={tmp_path}", "-c", "1"]), str(tmp_path))
