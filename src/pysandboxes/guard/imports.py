@@ -79,6 +79,12 @@ class StashFinder:
         def take(name: str) -> Any:
             module = stash.pop(name)
             specs[name] = getattr(module, "__spec__", None)
+            # Aliases the module registered for itself come back with it: "os.path" is
+            # posixpath, not a submodule the import system could find under "os".
+            prefix = name + "."
+            for key in [k for k in stash if k.startswith(prefix)]:
+                if getattr(stash[key], "__name__", key) != key:
+                    sys.modules[key] = stash.pop(key)
             return module
 
         def restore(module: Any) -> None:

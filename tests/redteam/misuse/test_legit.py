@@ -57,3 +57,29 @@ def test_standard_library_tour(world: dict[str, Path]) -> None:  # noqa: F811
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == "tour done"
     assert "tour <module> logging works" in result.stderr
+
+
+def test_third_party_packages(world: dict[str, Path]) -> None:  # noqa: F811
+    """Packages from the site-packages in use (hypothesis, pygments, packaging) keep working:
+    their own imports, generated code and introspection are theirs."""
+
+    import importlib.util
+
+    from tests.helpers import require
+
+    require(importlib.util.find_spec("hypothesis"), "hypothesis is not installed")
+    require(importlib.util.find_spec("pygments"), "pygments is not installed")
+    project = world["project"]
+    shutil.copy(LEGIT / "third_party.py", project / "third_party.py")
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\npython-import=hypothesis,pygments,packaging,pluggy,typing_extensions,"
+        "sortedcontainers,iniconfig\n"
+    )
+    result = run_sb(
+        ["--os-sandbox=subprocess", "third_party.py"],
+        cwd=project,
+        env=base_env(world["home"]),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == ["True", "True", "third-party done"]
