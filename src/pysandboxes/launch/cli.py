@@ -500,7 +500,9 @@ def _launch(
     from pysandboxes.providers.base import Launch
 
     words = [*cmd.python_words, *cmd.args]
-    payload = encode_run(fields, words, _context_json(context) + "\n" + plan.policy.to_json())
+    # The policy and the run context are for the guard: a run without it does not encode them.
+    data = _context_json(context) + "\n" + plan.policy.to_json() if fields["arm"] == "1" else ""
+    payload = encode_run(fields, words, data)
     fd = _policy_fd(payload)
     options = list(cmd.python_options)
     if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
