@@ -30,14 +30,18 @@ from pysandboxes.runtime import RunContext
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
 #: Certificate stores readable by default (SPEC §3.1), where they exist on Linux distributions.
+#: Certificates only: ``/etc/ssl/private`` (private keys) is not among them.
 CERTIFICATE_STORES = (
-    "/etc/ssl",
-    "/etc/pki",
+    "/etc/ssl/certs",
+    "/etc/ssl/cert.pem",
+    "/etc/pki/tls/certs",
+    "/etc/pki/tls/cert.pem",
+    "/etc/pki/ca-trust",
     "/etc/ca-certificates",
     "/usr/share/ca-certificates",
     "/usr/local/share/ca-certificates",
-    "/usr/lib/ssl",
-    "/etc/pki/tls",
+    "/usr/lib/ssl/certs",
+    "/usr/lib/ssl/cert.pem",
 )
 #: Time-zone data (``zoneinfo``, ``time.localtime``): public, readable by default.
 TIMEZONE_DATA = ("/etc/localtime", "/usr/share/zoneinfo")

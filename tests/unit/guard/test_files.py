@@ -207,3 +207,21 @@ print("refused seen", "refused" in found)
     result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
     assert "leaked []" in result.lines, result.stdout + result.stderr
     assert "refused seen True" in result.lines  # the collector did run inside the hook
+
+
+def test_certificates_readable_private_keys_not(tmp_path: Path) -> None:
+    code = """
+import os
+for path in ("/etc/ssl/certs", "/etc/ssl/private"):
+    try:
+        os.listdir(path)
+        print(path, "listed")
+    except PermissionError:
+        print(path, "refused")
+    except FileNotFoundError:
+        print(path, "missing")
+"""
+    result = run_armed(code, "python-import=os\n", tmp_path)
+    out = dict(line.rsplit(" ", 1) for line in result.lines)
+    assert out["/etc/ssl/certs"] in ("listed", "missing")
+    assert out["/etc/ssl/private"] in ("refused", "missing")
