@@ -43,8 +43,23 @@ CERTIFICATE_STORES = (
     "/usr/lib/ssl/certs",
     "/usr/lib/ssl/cert.pem",
 )
-#: Time-zone data (``zoneinfo``, ``time.localtime``): public, readable by default.
-TIMEZONE_DATA = ("/etc/localtime", "/usr/share/zoneinfo")
+#: Public system data the standard library reads with ``open`` (``zoneinfo``, ``mimetypes``
+#: -- whose ``guess_type`` fails when one of its files exists but cannot be read --,
+#: ``platform.freedesktop_os_release``): readable by default.
+TIMEZONE_DATA = (
+    "/etc/localtime",
+    "/usr/share/zoneinfo",
+    "/etc/mime.types",
+    "/etc/httpd/mime.types",
+    "/etc/httpd/conf/mime.types",
+    "/etc/apache/mime.types",
+    "/etc/apache2/mime.types",
+    "/usr/local/etc/httpd/conf/mime.types",
+    "/usr/local/lib/netscape/mime.types",
+    "/usr/local/etc/mime.types",
+    "/etc/os-release",
+    "/usr/lib/os-release",
+)
 DEVICES_RW = ("/dev/null", "/dev/zero")
 DEVICES_RO = ("/dev/urandom", "/dev/random")
 

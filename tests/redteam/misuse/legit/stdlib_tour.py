@@ -30,4 +30,7 @@ print(xml.etree.ElementTree.fromstring("<a><b/></a>").tag, email.message.EmailMe
 print(copy.deepcopy({"a": [1]}), pprint.pformat({"b": 2}), shlex.split("a 'b c'"))
 with tempfile.TemporaryDirectory() as d:
     pathlib.Path(d, "f").write_text("x"); print(sorted(p.name for p in pathlib.Path(d).iterdir()))
+import mimetypes, platform, ssl
+print(mimetypes.guess_type("a.txt")[0], platform.system() != "")
+print("ssl", ssl.create_default_context().cert_store_stats()["x509_ca"] >= 0)
 print("tour done")
