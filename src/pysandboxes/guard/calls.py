@@ -200,6 +200,8 @@ REGISTRY: tuple[Sensitive, ...] = (
 )
 
 #: The restricted attribute reads (``object.__getattr__`` event) judged as introspection.
+#: CPython 3.11 raises no event for ``f_locals``, ``f_globals``, ``f_back``, ``__globals__``,
+#: ``__closure__``: what they reach is kept free of guard state (docs/python-layer.md).
 RESTRICTED_ATTRIBUTES = frozenset(
     {
         "__code__",
@@ -211,9 +213,6 @@ RESTRICTED_ATTRIBUTES = frozenset(
         "ag_code",
         "ag_frame",
         "tb_frame",
-        "f_locals",
-        "f_globals",
-        "f_builtins",
     }
 )
 #: Attributes that hand out a frame: refused for anyone when that frame's chain runs guard code.
