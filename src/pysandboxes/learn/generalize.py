@@ -29,10 +29,11 @@ How each kind is generalised (docs/learning.md says the same for users):
 - **Modules**: top-level names, in three commented groups: modules that reach outside the
   interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
   and the rest (third-party packages and the program's own modules).
-- **Environment**: ``env=NAME=${NAME}`` for each variable read, those that were not set during
-  the run in a commented group of their own (``TMPDIR``, ``TEMP`` and ``TMP`` excepted: the
-  launcher points ``TMPDIR`` at the private temp directory; ``PYTHON*`` variables, which act on
-  the interpreter before the Python layer is armed, are left to the user with a warning).
+- **Environment**: ``env=NAME=${NAME}`` for each variable read; one that was not set during the
+  run is written commented out, for the reviewer, and not granted. ``TMPDIR``, ``TEMP`` and
+  ``TMP`` are never learned (the launcher points ``TMPDIR`` at the private temp directory);
+  ``PYTHON*`` variables, which act on the interpreter before the Python layer is armed, are left
+  to the user with a warning.
 - **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
   category, which would grant more than the run used).
 - **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
@@ -157,6 +158,7 @@ class LearnContext:
     ephemeral_ports: tuple[int, int] = (32768, 60999)
     existing: Policy | None = None
     host_env: frozenset[str] | None = None  # variable names set when learning; None: unknown
+    existing_lines: frozenset[str] = frozenset()  # the output file's lines, stripped
 
     @classmethod
     def for_run(
@@ -169,6 +171,7 @@ class LearnContext:
         prefixes: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
         existing: Policy | None = None,
+        existing_text: str = "",
     ) -> LearnContext:
         """The context of a run on this machine, with this interpreter's default grants."""
 
@@ -186,6 +189,7 @@ class LearnContext:
             ephemeral_ports=ephemeral_port_range(),
             existing=existing,
             host_env=frozenset(env),
+            existing_lines=frozenset(line.strip() for line in existing_text.splitlines()),
         )
 
 
@@ -788,13 +792,18 @@ def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> N
             unset.append(name)
             continue
         learned.add("environment", "env", f"{name}=${{{name}}}")
-    if unset:
+    # Not granted: the run never received a value, so nothing it did depends on one. Written as
+    # comments for the reviewer (a library probing AWS_SECRET_ACCESS_KEY would otherwise be
+    # handed the secret on the next machine that has it), once per file.
+    fresh = [name for name in unset if f"# env={name}=${{{name}}}" not in ctx.existing_lines]
+    if fresh:
         learned.note(
             "environment",
-            "Read by the program (or a library) but not set during learning: passed when set.",
+            "Read by the program (or a library) but not set while learning, so not granted;",
         )
-        for name in unset:
-            learned.add("environment", "env", f"{name}=${{{name}}}")
+        learned.note("environment", "uncomment a line to pass that variable when it is set:")
+        for name in fresh:
+            learned.note("environment", f"env={name}=${{{name}}}")
 
 
 # -- sensitive calls ------------------------------------------------------------------------------

@@ -240,7 +240,7 @@ class LearningSession:
             self._say(str(exc))
             self._give_back(learned, "it was not changed; the learned rules are:")
             return
-        learned = self._generalize(existing)
+        learned = self._generalize(existing, _read_text(self.output))
         for warning in learned.warnings:
             self._say(f"{self._label()}: {warning}")
         if learned.empty:
@@ -261,8 +261,9 @@ class LearningSession:
             f"{saved}{ended}. They grant what this run did: review them before relying on them."
         )
 
-    def _generalize(self, existing: Policy | None) -> Learned:
+    def _generalize(self, existing: Policy | None, existing_text: str = "") -> Learned:
         ctx = LearnContext.for_run(
+            existing_text=existing_text,
             cwd=self.cwd,
             program_kind=self.program_kind,
             program=self.program,
@@ -418,6 +419,14 @@ def describe(denial: Denial) -> list[str]:
     else:
         lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
     return lines
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 def _size(path: str | None) -> int:

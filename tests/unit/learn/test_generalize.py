@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -292,9 +293,15 @@ def test_environment(tree: dict[str, Path]) -> None:
     learned = generalize(rec, context(tree, existing=existing, host_env=host))
     assert learned.sections["environment"] == [
         "env=REPORT_TITLE=${REPORT_TITLE}",
-        "# Read by the program (or a library) but not set during learning: passed when set.",
-        "env=OPTIONAL=${OPTIONAL}",
+        "# Read by the program (or a library) but not set while learning, so not granted;",
+        "# uncomment a line to pass that variable when it is set:",
+        "# env=OPTIONAL=${OPTIONAL}",
     ]
+    assert ("env", "OPTIONAL=${OPTIONAL}") not in learned.rules
+    # Already written (commented) in the file: not again.
+    ctx = context(tree, existing=existing, host_env=host)
+    ctx = dataclasses.replace(ctx, existing_lines=frozenset({"# env=OPTIONAL=${OPTIONAL}"}))
+    assert generalize(rec, ctx).sections["environment"] == ["env=REPORT_TITLE=${REPORT_TITLE}"]
     assert len(learned.warnings) == 3
     assert "PYTHONPATH" in learned.warnings[-1]
 

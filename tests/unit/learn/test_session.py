@@ -32,7 +32,13 @@ def session(
         program_kind="code",
         program=None,
         denials_file=None,
-        environ={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin"},
+        environ={
+            "HOME": str(tmp_path / "home"),
+            "PATH": "/usr/bin",
+            "SEEN": "1",
+            "KEEP": "1",
+            "REPORT": "r",
+        },
         stderr=err,
     )
     args.update(kw)
@@ -73,7 +79,7 @@ def test_records_reach_an_existing_rule_file_after_sigkill(tmp_path: Path) -> No
     assert "python-import=csv" in added
     assert "python-import=json" not in added  # already granted by the file
     assert "expose-ro=./data" in added
-    assert "env=REPORT=${REPORT}" in added  # the unterminated last line counts too
+    assert "env=REPORT=${REPORT}" in added.splitlines()  # the unterminated last line counts
     assert learn.backup is not None
     assert Path(learn.backup).read_text() == REVIEWED
     # The parser reads the block back as learned rules.
