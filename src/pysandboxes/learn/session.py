@@ -310,8 +310,8 @@ class LearningSession:
             self._append_denials(denials)
 
     def _env_denials(self, known: set[str]) -> list[Denial]:
-        """Variables the program read that the rules do not pass (the guard does not judge the
-        environment: the launcher builds it, SPEC §3.4)."""
+        """Variables the program read, set in python-sb's environment, that the rules do not
+        pass (the guard does not judge the environment: the launcher builds it, SPEC §3.4)."""
 
         from pysandboxes.learn.generalize import LAUNCHER_VARIABLES
         from pysandboxes.policy.decide import build_environment
@@ -319,8 +319,8 @@ class LearningSession:
         out: list[Denial] = []
         for access in self.recording.of_type(EnvAccess):
             name = access.name
-            if name in known or name in LAUNCHER_VARIABLES:
-                continue
+            if name in known or name in LAUNCHER_VARIABLES or name not in self.environ:
+                continue  # an unset variable: withholding it changes nothing
             known.add(name)
             if name in build_environment(self.policy, {name: "x"}):
                 continue

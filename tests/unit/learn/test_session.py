@@ -241,7 +241,7 @@ def test_audit_env_reads_not_passed_and_denials_already_appended_by_the_guard(
         program_kind="code",
         program=None,
         denials_file=str(denials),
-        environ={},
+        environ={"GRANTED": "1", "WANTED": "1", "SECRET_KEY": "s", "TMPDIR": "/tmp"},
         stderr=err,
     )
     sock = {
@@ -258,7 +258,7 @@ def test_audit_env_reads_not_passed_and_denials_already_appended_by_the_guard(
         # The guard appends to --denials itself, and records the same denial.
         f"open({str(denials)!r}, 'a').write(json.dumps(d) + '\\n')\n"
         "out.write(json.dumps({'kind': 'import', 'name': 'socket', 'denial': d}) + '\\n')\n"
-        "for name in ('GRANTED', 'WANTED', 'SECRET_KEY', 'TMPDIR'):\n"
+        "for name in ('GRANTED', 'WANTED', 'SECRET_KEY', 'TMPDIR', 'UNSET_PROBE'):\n"
         "    out.write(json.dumps({'kind': 'env', 'name': name}) + '\\n')\n",
     )
     audit.start()
