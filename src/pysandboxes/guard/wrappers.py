@@ -163,8 +163,20 @@ _CALL_WRAPPED = (
 )
 
 
-def hide(fn: Callable[..., Any], kit: Kit) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-    """``call(args, kwargs)`` running ``fn``, which is kept in a suspended generator only."""
+Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def hide(
+    fn: Callable[..., Any], kit: Kit, before: Before
+) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
+    arguments) then ``fn``, both kept in a suspended generator only.
+
+    Keeping the event inside the generator matters as much as hiding ``fn``: a closure cell
+    can be *written* without an audit event, so a wrapper holding ``sys.audit`` in a cell
+    could be disarmed by replacing it. The exception of a refusal leaves without its traceback
+    (which would lead to the generator's frame).
+    """
 
     base = BaseException
 
@@ -172,11 +184,14 @@ def hide(fn: Callable[..., Any], kit: Kit) -> Callable[[tuple[Any, ...], dict[st
         outcome: Any = None
         while True:
             request: Any = yield outcome
+            args: Any = None
+            kwargs: Any = None
             try:
-                outcome = (True, fn(*request[0], **request[1]))
+                args, kwargs = before(request[0], request[1])
+                outcome = (True, fn(*args, **kwargs))
             except base as exc:
                 outcome = (False, exc.with_traceback(None))
-            request = None
+            request = args = kwargs = None
 
     generator = holder()
     generator.send(None)
@@ -203,11 +218,16 @@ def _named(wrapper: Callable[..., Any], original: Any) -> Callable[..., Any]:
     return wrapper
 
 
-def _call_wrapper(
-    function: str, call: Callable[..., Any], audit: Callable[..., None]
-) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+def _announce(function: str, audit: Callable[..., None]) -> Before:
+    def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         audit("pysandboxes.call", function)
+        return args, kwargs
+
+    return before
+
+
+def _wrapper(call: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         return call(args, kwargs)
 
     return wrapper
@@ -239,8 +259,8 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
         original = getattr(module, attr, None) if module is not None else None
         if original is None:
             continue
-        wrapper = _named(_call_wrapper(function, hide(original, kit), audit), original)
-        replacements[id(original)] = (original, wrapper)
+        call = hide(original, kit, _announce(function, audit))
+        replacements[id(original)] = (original, _named(_wrapper(call), original))
     _wrap_reload(kit, replacements)
     _wrap_file_creation(kit, replacements)
     _replace_everywhere(replacements, modules)
@@ -253,46 +273,48 @@ def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
     original = getattr(importlib, "reload", None)
     if original is None:
         return
-    wrapper = _named(_call_wrapper("importlib.reload", hide(original, kit), kit.audit), original)
-    replacements[id(original)] = (original, wrapper)
+    call = hide(original, kit, _announce("importlib.reload", kit.audit))
+    replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     audit = kit.audit
     fspath = kit.fspath
+    encoding = kit.fs_encoding
     posix = sys.modules["posix"]
+    int_, str_, bytes_, type_ = int, str, bytes, type
+
+    def announce_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        path = args[0] if args else kwargs.get("path")
+        dir_fd = kwargs.get("dir_fd")
+        audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
+        return args, kwargs
+
     for name in ("mkfifo", "mknod"):
         original = getattr(posix, name, None)
-        if original is None:
-            continue
-        call = hide(original, kit)
+        if original is not None:
+            call = hide(original, kit, announce_creation)
+            replacements[id(original)] = (original, _named(_wrapper(call), original))
 
-        def creator(
-            path: Any, *args: Any, __call: Any = call, dir_fd: Any = None, **kwargs: Any
-        ) -> Any:
-            audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
-            if dir_fd is not None:
-                kwargs["dir_fd"] = dir_fd
-            return __call((path, *args), kwargs)
+    def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``open(path, flags, dir_fd=N)`` with a relative path becomes
+        ``open("/proc/self/fd/N/path", flags)``: the ``open`` event has no ``dir_fd``."""
 
-        replacements[id(original)] = (original, _named(creator, original))
+        dir_fd = kwargs.get("dir_fd")
+        if dir_fd is None or not args:
+            return args, kwargs
+        text = fspath(args[0])
+        if type_(text) is bytes_:
+            text = text.decode(encoding, "surrogateescape")
+        if type_(text) is str_ and not text.startswith("/"):
+            kwargs = {k: v for k, v in kwargs.items() if k != "dir_fd"}
+            path = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + text
+            args = (path, *args[1:])
+        return args, kwargs
+
     original_open = posix.open
-    call_open = hide(original_open, kit)
-    int_ = int
-
-    def open_(path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
-        if dir_fd is not None:
-            text = fspath(path)
-            if isinstance(text, bytes):
-                text = text.decode(kit.fs_encoding, "surrogateescape")
-            if isinstance(text, str) and not text.startswith("/"):
-                path = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + text
-                dir_fd = None
-        if dir_fd is None:
-            return call_open((path, flags, mode), {})  # type: ignore[no-any-return]
-        return call_open((path, flags, mode), {"dir_fd": dir_fd})  # type: ignore[no-any-return]
-
-    replacements[id(original_open)] = (original_open, _named(open_, original_open))
+    call_open = hide(original_open, kit, rewrite_dir_fd)
+    replacements[id(original_open)] = (original_open, _named(_wrapper(call_open), original_open))
 
 
 class FilteredScandir:
