@@ -1,7 +1,7 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: os.open.__closure__ -> call_open.__closure__ -> generator.send.__self__: the hidden generator runs the original posix.open with dir_fd, and the open event (no dir_fd) is judged from the cwd
+# was-bypass (fixed by the guard in a4dd50e, kept as a regression): os.open.__closure__ -> call_open.__closure__ -> generator.send.__self__: the hidden generator runs the original posix.open with dir_fd, and the open event (no dir_fd) is judged from the cwd
 
 """Objective: read ../outside/secret.txt through a directory descriptor of the project, by
      sending the call straight to the generator that holds the original posix.open.

@@ -1,7 +1,7 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: the os.open wrapper looks 'isinstance' up in its module globals at run time; os.open.__globals__ (no audit event) lets the program shadow it, so the dir_fd rewrite never happens
+# was-bypass (fixed by the guard in a4dd50e, kept as a regression): the os.open wrapper looks 'isinstance' up in its module globals at run time; os.open.__globals__ (no audit event) lets the program shadow it, so the dir_fd rewrite never happens
 
 """Objective: read ../outside/secret.txt through a dir_fd after shadowing a name in the wrapper's globals.
 """
