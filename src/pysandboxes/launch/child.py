@@ -90,27 +90,50 @@ def _read_fd(fd: int) -> bytes:
 # -- temporary directory -------------------------------------------------------------------------
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
 def remove_tree(path: str) -> None:
     """Remove ``path`` and everything below it, never following symlinks; errors are ignored.
 
-    Written with ``os`` alone: at interpreter exit the guard would judge a late ``import shutil``
-    as the program's import.
+    The stale-directory sweep runs this with the user's full rights on a directory a
+    sandboxed program could write, so the walk goes by directory descriptors opened with
+    ``O_NOFOLLOW``: swapping a subdirectory for a symlink while it runs cannot send it outside.
+    Written with ``os`` alone: at interpreter exit the guard would judge a late
+    ``import shutil`` as the program's import.
     """
 
+    parent, name = os.path.split(os.path.abspath(path))
     try:
-        entries = list(os.scandir(path))
+        parent_fd = os.open(parent, _DIR_FLAGS)
     except OSError:
-        entries = []
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                remove_tree(entry.path)
-            else:
-                os.unlink(entry.path)
+        return
+    try:
+        _remove_entry(parent_fd, name)
+    finally:
+        os.close(parent_fd)
+
+
+def _remove_entry(parent_fd: int, name: str) -> None:
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError:  # not a directory (or a symlink to one): unlink the name itself
+        try:  # noqa: SIM105 (contextlib would be one more import in every child)
+            os.unlink(name, dir_fd=parent_fd)
         except OSError:
             pass
-    try:  # noqa: SIM105 (contextlib would be one more import in every child)
-        os.rmdir(path)
+        return
+    try:
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in entries]
+        for child in names:
+            _remove_entry(fd, child)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:  # noqa: SIM105
+        os.rmdir(name, dir_fd=parent_fd)
     except OSError:
         pass
 

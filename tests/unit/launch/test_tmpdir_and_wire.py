@@ -60,6 +60,24 @@ def test_remove_tree_ignores_missing(tmp_path: Path) -> None:
     remove_tree(str(tmp_path / "nothing-here"))  # no exception
 
 
+def test_remove_tree_never_leaves_the_tree(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "precious").write_text("x")
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "f").write_text("x")
+    (tree / "a" / "to-dir").symlink_to(outside)
+    (tree / "a" / "to-file").symlink_to(outside / "sub" / "precious")
+    (tree / "a" / "dangling").symlink_to(tmp_path / "nowhere")
+    link_top = tmp_path / "link-top"
+    link_top.symlink_to(outside)
+    remove_tree(str(tree))
+    remove_tree(str(link_top))  # a symlink given as the tree: the link goes, not its target
+    assert not tree.exists() and not link_top.is_symlink()
+    assert (outside / "sub" / "precious").read_text() == "x"
+
+
 @pytest.mark.parametrize("args", [[], [""], ["a", "", "b"], ["--args--", "x\x1fy", "é", "\udcff"]])
 def test_wire_round_trip(args: list[str]) -> None:
     fields = {"kind": "stdin", "program": "", "tmpdir": "/t", "n_words": "0"}
