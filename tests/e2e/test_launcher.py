@@ -672,3 +672,26 @@ def test_repl_uses_ipython_when_installed_and_allowed(
 
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))  # colours
     assert "sandboxed session" in text and "[sb] In [1]" in text and "\n42" in text, text
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_tmpdir_removed_with_the_python_layer_on(tree: Path, home: Path, provider: str) -> None:
+    """The clean-up at exit runs inside the sandbox: the guard must let it empty the directory."""
+
+    if not _guard_ready():
+        pytest.skip("pysandboxes.guard.arm is not built yet")
+    (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\npython-import=os\n")
+    base = tree / "tmpbase"
+    base.mkdir()
+    code = (
+        "import os\nt = os.environ['TMPDIR']\nos.mkdir(t + '/d')\n"
+        "open(t + '/d/f', 'w').write('x')\nprint(t)\n"
+    )
+    result = run_sb(
+        [f"--os-sandbox={provider}", "-c", code],
+        cwd=tree,
+        env=base_env(home, {"TMPDIR": str(base)}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert os.path.dirname(result.stdout.strip()) == str(base)
+    assert list(base.iterdir()) == []
