@@ -400,7 +400,7 @@ def run(cmd: CommandLine) -> int:
         arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
         fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
         if name == "none":
-            from pysandboxes.launch.child import run_in_process
+            from pysandboxes.launch.inprocess import run_in_process
 
             _state.program_started = True
             return run_in_process(
