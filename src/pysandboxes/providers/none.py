@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from pysandboxes.policy.model import Policy
 
-#: Options the in-process run applies itself (see pysandboxes.launch.child.run_in_process).
+#: Options the in-process run applies itself (see pysandboxes.launch.inprocess.run_in_process).
 IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})
 
 
