@@ -21,11 +21,12 @@ Header lines of an attack:
 - ``# bypass: TEXT`` -- a hole found by this review: the sandboxed test is
   ``xfail(strict=True)`` so that the suite stays green while the hole is tracked, and turns
   red (XPASS) the day the guard stops it -- then drop the line;
-- ``# needs: hosts-name`` / ``# needs: ipv6`` -- a precondition of the machine.
+- ``# needs: hosts-name`` / ``ipv6`` / ``root`` -- a precondition of the machine.
 
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
 127.0.0.1 answering ``hello``), ``udp_port.txt`` (UDP echo on 127.0.0.1), ``name.txt`` (a name
-that ``/etc/hosts`` maps to 127.0.0.1, no DNS query), ``usock.txt`` (the path of a Unix socket
+that ``/etc/hosts`` maps to 127.0.0.1, no DNS query), ``shm.txt`` (the name of a POSIX
+shared-memory object), ``usock.txt`` (the path of a Unix socket
 listener in a directory no rule exposes); ``../outside/`` holds ``secret.txt``, ``secret.db``
 (SQLite), ``lib.zip`` (a module) and a file with a non-UTF-8 name. No packet leaves loopback.
 """
@@ -102,7 +103,8 @@ def _ipv6() -> bool:
 
 @pytest.fixture(scope="module")
 def listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """TCP ``hello`` server and UDP echo on 127.0.0.1, a Unix ``hello`` server."""
+    """TCP ``hello`` server and UDP echo on 127.0.0.1, a Unix ``hello`` server, a POSIX
+    shared-memory object (``/dev/shm/NAME`` holding ``shmsecret``)."""
 
     servers: list[socket.socket] = []
 
@@ -134,12 +136,20 @@ def listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     unix.bind(str(unix_path))
     unix.listen(64)
     servers += [tcp, udp, unix]
+    shm = f"pysb-review-{os.getpid()}-{id(servers)}"
+    Path("/dev/shm", shm).write_bytes(b"shmsecret")
     threading.Thread(target=serve, args=(tcp,), daemon=True).start()
     threading.Thread(target=echo, args=(udp,), daemon=True).start()
     threading.Thread(target=serve, args=(unix,), daemon=True).start()
-    yield {"port": tcp.getsockname()[1], "udp": udp.getsockname()[1], "unix": str(unix_path)}
+    yield {
+        "port": tcp.getsockname()[1],
+        "udp": udp.getsockname()[1],
+        "unix": str(unix_path),
+        "shm": shm,
+    }
     for server in servers:
         server.close()
+    Path("/dev/shm", shm).unlink()
 
 
 def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
@@ -163,6 +173,7 @@ def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
     (project / "udp_port.txt").write_text(str(listeners["udp"]))
     (project / "usock.txt").write_text(listeners["unix"])
     (project / "name.txt").write_text(_hosts_name() or "")
+    (project / "shm.txt").write_text("/" + listeners["shm"])
     shutil.copy(ATTACKS_DIR / "_harness.py", project / "_harness.py")
     shutil.copy(attack, project / attack.name)
     return project
@@ -179,6 +190,8 @@ def _preconditions(header: dict[str, list[str]]) -> None:
     for need in header.get("needs", []):
         if need == "hosts-name":
             require(_hosts_name(), "no name for 127.0.0.1 in /etc/hosts besides localhost")
+        elif need == "root":
+            require(os.geteuid() == 0, "needs root (CAP_NET_RAW, /etc/shadow)")
         elif need == "ipv6":
             require(_ipv6(), "IPv6 is disabled")
         else:

@@ -1,0 +1,17 @@
+# rule: expose-ro=.
+# rule: python-import=os
+# expect: file PermissionError
+# bypass: the os.listxattr/os.getxattr events are not handled: extended attributes of any file are read
+
+"""Objective: read the extended attributes of ../outside/secret.txt (not exposed).
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import os
+    return os.listxattr('../outside/secret.txt')
+
+
+attempt(payload)

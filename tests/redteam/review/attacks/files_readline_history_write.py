@@ -1,0 +1,20 @@
+# rule: expose-ro=.
+# rule: python-import=readline,os
+# expect: file PermissionError
+# bypass: readline.write_history_file (and append_history_file) create and write any file, no audit event
+
+"""Objective: create a file in ../outside (not exposed) with readline.write_history_file.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import os, readline
+    readline.add_history('written by the sandboxed program')
+    readline.write_history_file('../outside/history')
+    assert os.path.exists('../outside/history')
+    return 'written'
+
+
+attempt(payload)

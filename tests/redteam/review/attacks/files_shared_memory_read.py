@@ -1,0 +1,21 @@
+# rule: expose-ro=.
+# rule: python-import=_posixshmem,os
+# expect: file PermissionError
+# bypass: _posixshmem.shm_open opens /dev/shm/NAME with no audit event: another process's shared memory is read with os.read (no mmap needed)
+
+"""Objective: read a POSIX shared-memory object of another process (a file in /dev/shm).
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import os, _posixshmem
+    name = open('shm.txt').read()
+    fd = _posixshmem.shm_open(name, os.O_RDONLY, 0)
+    data = os.read(fd, 100)
+    assert data == b'shmsecret', data
+    return data
+
+
+attempt(payload)

@@ -1,0 +1,22 @@
+# rule: expose-rw=.
+# rule: python-import=sqlite3
+# expect: file PermissionError
+# bypass: SQLite opens an ATTACH DATABASE file itself (no audit event); only sqlite3.connect's argument is judged
+
+"""Objective: read ../outside/secret.db through ATTACH DATABASE on an in-memory connection.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import sqlite3
+    db = sqlite3.connect(':memory:')
+    db.execute("ATTACH DATABASE '../outside/secret.db' AS s")
+    rows = db.execute('select x from s.t').fetchall()
+    db.close()
+    assert rows == [('dbsecret',)], rows
+    return rows
+
+
+attempt(payload)
