@@ -6,7 +6,6 @@ filter descriptor, the network hand-off to ``netns`` and the ``--explain`` lines
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from typing import TYPE_CHECKING
@@ -53,7 +52,23 @@ def data_fd(data: bytes, label: str) -> int:
 
 
 def seccomp_module_present() -> bool:
-    return importlib.util.find_spec("pysandboxes.providers.seccomp") is not None
+    try:
+        from pysandboxes.providers import seccomp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def which(tool: str) -> str | None:
+    """``shutil.which`` without importing ``shutil`` (which pulls in bz2, lzma, fnmatch: several
+    ms of start-up); also looks in the sbin directories."""
+
+    path = [*os.environ.get("PATH", os.defpath).split(os.pathsep), "/usr/sbin", "/sbin"]
+    for folder in path:
+        candidate = os.path.join(folder or ".", tool)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def seccomp_fd() -> int | None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pysandboxes.errors import ConfigError
@@ -71,7 +70,6 @@ MAX_SCAN = 200_000
 GENERATED_ETC = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "hostname")
 
 
-@dataclass(frozen=True, slots=True)
 class Mount:
     """One step of building the tree. ``dest`` is absolute inside the sandbox.
 
@@ -81,29 +79,43 @@ class Mount:
     - ``file``: a read-only file holding ``data``;
     - ``proc``/``dev``: a new procfs / a minimal /dev;
     - ``remount-ro``: make the mount at ``dest`` read-only (not recursively).
+
+    A plain class: a dataclass costs about a millisecond to define, on every start.
     """
 
-    kind: Kind
-    dest: str
-    source: str = ""
-    data: bytes = b""
-    mode: int = 0o755
+    __slots__ = ("data", "dest", "kind", "mode", "source")
+
+    def __init__(
+        self, kind: Kind, dest: str, source: str = "", data: bytes = b"", mode: int = 0o755
+    ) -> None:
+        self.kind = kind
+        self.dest = dest
+        self.source = source
+        self.data = data
+        self.mode = mode
+
+    def __repr__(self) -> str:
+        return f"Mount({self.kind!r}, {self.dest!r}, {self.source!r})"
 
 
-@dataclass
 class TreePlan:
     """The ordered mounts, plus what a user should be told at start."""
 
-    mounts: list[Mount] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)  # host paths made absent by ignore=
+    __slots__ = ("hidden", "mounts", "warnings")
 
-    def add(self, kind: Kind, dest: str, source: str = "", **kw: object) -> None:
+    def __init__(self) -> None:
+        self.mounts: list[Mount] = []
+        self.warnings: list[str] = []
+        self.hidden: list[str] = []  # host paths made absent by ignore=
+
+    def add(
+        self, kind: Kind, dest: str, source: str = "", *, data: bytes = b"", mode: int = 0o755
+    ) -> None:
         if kind in ("ro-bind", "bind"):
             # Resolved on the host now: the unshare step reaches sources below /oldroot, where
             # an absolute symbolic link (/etc/localtime) would point into the new tree.
             source = os.path.realpath(source)
-        self.mounts.append(Mount(kind, dest, source, **kw))  # type: ignore[arg-type]
+        self.mounts.append(Mount(kind, dest, source, data, mode))
 
 
 # -- ignore= --------------------------------------------------------------------------------------

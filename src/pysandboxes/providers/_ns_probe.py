@@ -8,7 +8,6 @@ profile) are named with what to change.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 from functools import cache
@@ -23,11 +22,6 @@ CLONE_NEWNET = 0x40000000
 
 SANDBOX_FLAGS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
 SANDBOX_FLAGS |= CLONE_NEWNET
-
-
-@cache
-def libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def _read(path: str) -> str | None:
@@ -46,6 +40,8 @@ def namespace_problem() -> tuple[str, str]:
             "this kernel has no user namespaces (CONFIG_USER_NS)",
             "use a kernel built with user namespaces, or os-sandbox=landlock",
         )
+    if _static_ok():
+        return "", ""
     code = _try_unshare(SANDBOX_FLAGS)
     if code == 0:
         return "", ""
@@ -76,6 +72,25 @@ def namespace_problem() -> tuple[str, str]:
     return reason, "check the kernel's namespace settings (user.max_*_namespaces)"
 
 
+def _static_ok() -> bool:
+    """True when the settings alone show that namespaces can be created, so that the common case
+    costs no fork: no seccomp filter on this process (a container's profile could refuse
+    ``unshare``) and, for an unprivileged user, none of the switches that turn user namespaces
+    off. Anything else is settled by a real attempt."""
+
+    status = _read("/proc/self/status") or ""
+    seccomp = [line.split()[1] for line in status.splitlines() if line.startswith("Seccomp:")]
+    if seccomp != ["0"]:
+        return False
+    if os.geteuid() == 0:
+        return True
+    return (
+        _read("/proc/sys/kernel/unprivileged_userns_clone") in (None, "1")
+        and _read("/proc/sys/user/max_user_namespaces") not in (None, "0")
+        and _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") in (None, "0")
+    )
+
+
 @cache
 def cached_namespace_problem() -> tuple[str, str]:
     return namespace_problem()
@@ -89,8 +104,13 @@ def _try_unshare(flags: int) -> int:
     if pid == 0:  # pragma: no cover - runs in the child
         try:
             os.close(read_end)
-            result = libc().unshare(flags)
-            code = 0 if result == 0 else ctypes.get_errno()
+            from pysandboxes.providers import _linux  # binds syscall(2) without ctypes
+
+            try:
+                _linux.syscall("unshare", flags)
+                code = 0
+            except OSError as exc:
+                code = exc.errno or errno.EINVAL
             os.write(write_end, str(code).encode())
         finally:
             os._exit(0)

@@ -20,7 +20,6 @@ a namespace with pasta and an nftables ruleset, and bubblewrap is started inside
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from functools import cache
 
@@ -40,7 +39,7 @@ OPTIONAL_OPTIONS = ("--disable-userns",)
 
 @cache
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    return _ns_common.which("bwrap")
 
 
 @cache

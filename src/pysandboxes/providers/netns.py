@@ -61,6 +61,7 @@ Ranges = tuple[tuple[int, int], ...]
 Resolver = Callable[[str], list[str]]
 
 HOLDER_SCRIPT = (
+    "echo ns\n"  # the namespaces exist: pasta may attach while nft loads the rules
     'nft -f "$1" || exit 3\n'
     "echo ready\n"
     "cat >/dev/null\n"
@@ -154,6 +155,10 @@ class NetPlan:
     udp_to_host: Ranges = ()
     warnings: tuple[str, ...] = ()
     resolver: str = RESOLVER
+    #: IPv6 in the sandbox: only when an ALLOW rule may need it (an IPv6 address, or any host
+    #: for OUT);
+    #: an IPv4-only pasta starts in about half the time.
+    ipv6: bool = True
 
 
 @dataclass
@@ -280,7 +285,16 @@ def build_plan(policy: Policy, resolve: Resolver = system_resolver) -> NetPlan:
                 f"{rule.origin}: {rule.text}: IN rules are reachable from the host's loopback "
                 "only; this one names another peer and grants nothing"
             )
+    ipv6 = any(
+        item.rule.action == "ALLOW"
+        and (
+            (item.any_host and "OUT" in _directions(item.rule))
+            or any(n.version == 6 for n in item.nets)
+        )
+        for item in rules
+    )
     return NetPlan(
+        ipv6=ipv6,
         ruleset=ruleset_text(rules),
         pinned=tuple(pinned),
         tcp_in=forwards[("IN", "TCP")],
@@ -466,6 +480,8 @@ def pasta_argv(plan: NetPlan, holder_pid: int, pidfile: str) -> list[str]:
     if os.geteuid() == 0:
         # As root pasta would switch to "nobody" first and then fail to open the namespace.
         argv += ["--runas", "0"]
+    if not plan.ipv6:
+        argv.append("--ipv4-only")
     argv += [
         "--config-net",
         "--quiet",
@@ -490,6 +506,16 @@ def pasta_argv(plan: NetPlan, holder_pid: int, pidfile: str) -> list[str]:
 def _clean_stderr(text: str) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and "syslog" not in ln]
     return "; ".join(lines[-3:]) or "no message"
+
+
+def _holder_failed(holder: subprocess.Popen[bytes], provider: str, what: str) -> None:
+    assert holder.stderr is not None
+    try:
+        holder.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        holder.kill()
+    message = _clean_stderr(holder.stderr.read().decode(errors="replace"))
+    raise ProviderUnavailableError(f"os-sandbox={provider}: {what}: {message}")
 
 
 def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) -> Network:
@@ -535,24 +561,25 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
     network = Network(plan, holder, workdir)
     try:
         assert holder.stdout is not None and holder.stderr is not None
-        if holder.stdout.readline() != b"ready\n":
-            holder.wait(timeout=10)
-            raise ProviderUnavailableError(
-                f"os-sandbox={provider}: cannot install the nftables ruleset in a new network "
-                f"namespace: {_clean_stderr(holder.stderr.read().decode(errors='replace'))}"
-            )
-        holder.stdout.close()
-        result = subprocess.run(
+        if holder.stdout.readline() != b"ns\n":
+            _holder_failed(holder, provider, "cannot create a user and network namespace")
+        # pasta configures the interface while nft loads the ruleset; nothing runs in the
+        # namespace before both are done.
+        pasta = subprocess.Popen(
             pasta_argv(plan, holder.pid, network.pidfile),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
-        if result.returncode != 0:
+        ready = holder.stdout.readline() == b"ready\n"
+        _, pasta_err = pasta.communicate(timeout=30)
+        if not ready:
+            _holder_failed(holder, provider, "cannot install the nftables ruleset")
+        holder.stdout.close()
+        if pasta.returncode != 0:
             raise ProviderUnavailableError(
                 f"os-sandbox={provider}: pasta could not start the sandbox's network: "
-                f"{_clean_stderr(result.stderr)}"
+                f"{_clean_stderr(pasta_err.decode(errors='replace'))}"
             )
     except BaseException:
         network.stop()

@@ -6,6 +6,7 @@ What the kernel then shows the program is tested in ``test_bwrap_provider.py``.
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -147,3 +148,13 @@ def test_bwrap_options_and_generated_files(tmp_path: Path) -> None:
             import os
 
             os.close(fd)
+
+
+def test_namespace_probe_makes_a_real_attempt() -> None:
+    from pysandboxes.providers import _ns_probe
+
+    # The attempt in a forked child, as used when settings alone cannot tell (a seccomp filter).
+    assert _ns_probe._try_unshare(_ns_probe.SANDBOX_FLAGS) == 0
+    assert _ns_probe.namespace_problem() == ("", "")
+    # An invalid request fails with the kernel's errno (a CSIGNAL bit: EINVAL).
+    assert _ns_probe._try_unshare(_ns_probe.CLONE_NEWUSER | 0x1) == errno.EINVAL

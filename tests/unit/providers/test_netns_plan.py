@@ -110,6 +110,11 @@ def test_pasta_command() -> None:
     assert pairs["-t"] == "127.0.0.1/8000" and pairs["-u"] == "none"
     assert "--no-map-gw" in argv and pairs["--dns-forward"] == netns.RESOLVER
     assert argv[-1] == "1234"
+    assert "--ipv4-only" in argv  # no rule needs IPv6
+    wide = netns.build_plan(policy("ALLOW|TCP|*|443|OUT"))
+    assert "--ipv4-only" not in netns.pasta_argv(wide, 1, "/p")
+    v6 = netns.build_plan(policy("ALLOW|TCP|2001:db8::1|443|OUT"))
+    assert "--ipv4-only" not in netns.pasta_argv(v6, 1, "/p")
 
 
 def test_ruleset_is_valid_nftables() -> None:
