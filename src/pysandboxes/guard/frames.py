@@ -25,7 +25,13 @@ from typing import Any, NamedTuple
 from pysandboxes.guard.kit import Kit
 
 #: Deputies of the import system (their caller is the importer).
-IMPORT_DEPUTIES = ("<frozen importlib.", "<frozen zipimport>", "importlib/__init__.py")
+IMPORT_DEPUTIES = (
+    "<frozen importlib.",
+    "<frozen zipimport>",
+    "<frozen runpy>",  # frozen in 3.11
+    "importlib/__init__.py",
+    "runpy.py",
+)
 #: Deputies that run source or hand out frames for their caller.
 CODE_DEPUTIES = (
     "<frozen importlib.",
@@ -34,6 +40,7 @@ CODE_DEPUTIES = (
     "codeop.py",
     "timeit.py",
     "runpy.py",
+    "<frozen runpy>",
     "pdb.py",
     "bdb.py",
     "cProfile.py",
