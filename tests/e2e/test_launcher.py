@@ -64,6 +64,11 @@ def tree(project: Path) -> Path:
         archive.writestr("__main__.py", SHOW)
     (project / "fail.py").write_text("def inner():\n    1 / 0\n\n\ninner()\n")
     (project / "bad.py").write_text("x = (\n")
+    (project / "failpkg").mkdir()
+    (project / "failpkg" / "__init__.py").write_text("")
+    failing = "def run():\n    raise ValueError('in -m')\n\n\nrun()\n"
+    (project / "failpkg" / "__main__.py").write_text(failing)
+    (project / "emptydir").mkdir()
     (project / "rules.py-sandboxes").write_text("py-sandbox=false\n")
     return project
 
@@ -154,6 +159,8 @@ def test_none_refuses_startup_options(tree: Path, home: Path) -> None:
         ["-m", "no_such_module_here"],
         ["no_such_script.py"],
         ["bad.py"],
+        ["-m", "failpkg"],
+        ["emptydir"],
         ["-c", "x = ("],
         ["-c", "import bad"],
     ],
