@@ -10,13 +10,21 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from pysandboxes.errors import ConfigError
-from pysandboxes.policy.model import Policy
+from pysandboxes.errors import ConfigError, ConfigProblem
+from pysandboxes.policy.model import Origin, Policy
 
 if TYPE_CHECKING:
     from pysandboxes.providers.netns import Network
 
 DEFAULT_HOSTNAME = "python-sb"
+
+
+def rule_error(origin: Origin, text: str, message: str) -> ConfigError:
+    """A ``ConfigError`` located at a rule: ``.py-sandboxes(3): net=...: message``."""
+
+    return ConfigError([ConfigProblem(str(origin), f"{text}: {message}", origin.sort_key)])
+
+
 _HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
@@ -28,9 +36,10 @@ def hostname(policy: Policy, provider: str) -> str:
         return DEFAULT_HOSTNAME
     value = line.value.strip()
     if not _HOSTNAME.match(value):
-        raise ConfigError(
-            f"{line.origin}: {line.text}: a host name is 1-63 letters, digits or '-', "
-            "not starting or ending with '-'"
+        raise rule_error(
+            line.origin,
+            line.text,
+            "a host name is 1-63 letters, digits or '-', not starting or ending with '-'",
         )
     return value
 

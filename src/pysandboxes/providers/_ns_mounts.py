@@ -335,6 +335,12 @@ def build_plan(
     return plan
 
 
+def _rule_error(rule: PathRule, message: str) -> ConfigError:
+    from pysandboxes.providers._ns_common import rule_error
+
+    return rule_error(rule.origin, rule.text, message)
+
+
 def _covered(mount: Mount, path: str) -> bool:
     """Whether ``path`` exists in the tree once ``mount`` is made (a bind holds what the host
     holds below it; a tmpfs or a created directory holds only itself)."""
@@ -354,7 +360,7 @@ def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
     by_path: dict[str, tuple[bool, PathRule]] = {}
     for path, rw, rule in exposures:
         if not os.path.isabs(path):
-            raise ConfigError(f"{rule.origin}: {rule.text}: exposed paths must be absolute")
+            raise _rule_error(rule, "exposed paths must be absolute")
         previous = by_path.get(path)
         by_path[path] = (rw or (previous[0] if previous else False), rule)
     ordered = sorted(by_path, key=lambda p: (p.rstrip("/").count("/"), p))
@@ -366,7 +372,7 @@ def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
             plan.warnings.append(f"{rule.origin}: {rule.text}: {path} does not exist, skipped")
             continue
         if path == "/" and rw:
-            raise ConfigError(f"{rule.origin}: {rule.text}: exposing / read-write is refused")
+            raise _rule_error(rule, "exposing / read-write is refused")
         hidden: list[str] = []
         if matcher:
             deeper = [p for p in ordered if p != path and _under(p, path)]
@@ -397,7 +403,7 @@ def _rebuild(plan: TreePlan, directory: str, rw: bool, hidden: list[str], rule: 
     try:
         names = sorted(os.listdir(directory))
     except OSError as exc:
-        raise ConfigError(f"{rule.origin}: {rule.text}: cannot list {directory}: {exc}") from None
+        raise _rule_error(rule, f"cannot list {directory}: {exc}") from None
     for name in names:
         entry = os.path.join(directory, name)
         if entry in hidden:

@@ -30,7 +30,7 @@ from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
-INSTALL_HINT = "apt-get install bubblewrap (Fedora: dnf install bubblewrap)"
+INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
 REQUIRED_OPTIONS = ("--ro-bind-data", "--perms", "--die-with-parent", "--new-session", "--seccomp")
 #: Used when present: ``--disable-userns`` came with 0.8.

@@ -41,8 +41,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.errors import ProviderUnavailableError
 from pysandboxes.policy.model import NetRule, Policy
+from pysandboxes.providers._ns_common import rule_error
 
 if TYPE_CHECKING:
     import ipaddress
@@ -194,9 +195,10 @@ def _expand(
         if not addresses:
             if rule.action == "DENY":
                 # A DENY that cannot be enforced stops the run (DESIGN decision 6).
-                raise ConfigError(
-                    f"{rule.origin}: {rule.text}: cannot resolve {rule.host} ({problem}); "
-                    "a DENY rule must be enforceable"
+                raise rule_error(
+                    rule.origin,
+                    rule.text,
+                    f"cannot resolve {rule.host} ({problem}); a DENY rule must be enforceable",
                 )
             warnings.append(
                 f"{rule.origin}: {rule.text}: {rule.host} does not resolve ({problem}); "
@@ -260,9 +262,11 @@ def build_plan(policy: Policy, resolve: Resolver = system_resolver) -> NetPlan:
                         or (direction == "OUT" and _any_loop(item))
                     )
                 ):
-                    raise ConfigError(
-                        f"{rule.origin}: {rule.text}: name the ports; each one is forwarded "
-                        "to or from the host's loopback by pasta (all 65535 cannot be)"
+                    raise rule_error(
+                        rule.origin,
+                        rule.text,
+                        "name the ports; each one is forwarded to or from the host's loopback "
+                        "by pasta (all 65535 cannot be)",
                     )
             denied = _loopback_ports(rules, "DENY", direction, proto)
             result = subtract(allowed, denied)
