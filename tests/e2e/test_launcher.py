@@ -28,6 +28,7 @@ SHOW = textwrap.dedent(
         "argv": sys.argv,
         "orig_argv": sys.orig_argv,
         "path0": sys.path[0],
+        "path": sys.path,
         "file": globals().get("__file__"),
         "name": __name__,
         "spec": getattr(__spec__, "name", None),
