@@ -22,7 +22,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, NamedTuple
 
-from pysandboxes.guard.kit import Kit
+from pysandboxes.guard.kit import Kit, make_busy
 
 #: Deputies of the import system (their caller is the importer).
 IMPORT_DEPUTIES = (
@@ -79,7 +79,7 @@ def make_frames(
     directories and files of the program's own code, which is never library code."""
 
     getframe = kit.getframe
-    get_ident = kit.get_ident
+    enter, leave = make_busy(kit, busy)
     id_ = id
     len_ = kit.len
     any_ = any
@@ -178,23 +178,18 @@ def make_frames(
         return None
 
     def caller_file(deputies: tuple[str, ...]) -> str | None:
-        ident = get_ident()
-        nested = ident in busy
-        busy[ident] = 1
+        state = enter()
         try:
             frame = outside_guard(deputies)
             return None if frame is None else frame.f_code.co_filename  # type: ignore[no-any-return]
         finally:
-            if not nested:
-                del busy[ident]
+            leave(state)
 
     def first_codes(count: int) -> tuple[tuple[str, str], ...]:
         """``(file, function)`` of the first ``count`` frames outside the guard, innermost
         first."""
 
-        ident = get_ident()
-        nested = ident in busy
-        busy[ident] = 1
+        state = enter()
         found: list[tuple[str, str]] = []
         try:
             frame: Any = getframe(1)
@@ -204,8 +199,7 @@ def make_frames(
                     found.append((code.co_filename, code.co_name))
                 frame = frame.f_back
         finally:
-            if not nested:
-                del busy[ident]
+            leave(state)
         return tuple_(found)
 
     def caller_is_program(deputies: tuple[str, ...]) -> bool:
@@ -215,9 +209,7 @@ def make_frames(
     def library_names() -> tuple[str, ...]:
         """Dotted names of the library functions between the event and the program."""
 
-        ident = get_ident()
-        nested = ident in busy
-        busy[ident] = 1
+        state = enter()
         names: list[str] = []
         try:
             frame: Any = getframe(1)
@@ -237,8 +229,7 @@ def make_frames(
                     names.append(module + "." + qualname)
                 frame = frame.f_back
         finally:
-            if not nested:
-                del busy[ident]
+            leave(state)
         return tuple_(names)
 
     def guard_in_chain(frame: Any) -> bool:

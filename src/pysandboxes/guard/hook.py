@@ -33,7 +33,7 @@ from pysandboxes.guard import files, imports, network, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
-from pysandboxes.guard.kit import capture
+from pysandboxes.guard.kit import capture, make_busy
 from pysandboxes.guard.paths import FD, make_path_tools
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
@@ -205,6 +205,7 @@ def _special_handlers(
     dynamic_allowed: bool,
 ) -> dict[str, Handler]:
     get_ident = kit.get_ident
+    enter, leave = make_busy(kit, busy)
     type_ = kit.type
     list_ = list
     str_ = str
@@ -257,11 +258,11 @@ def _special_handlers(
             # the guard's frames called.
             getter = frame_getters.get((type_(args[0]), name))
             if getter is not None:
-                busy[ident] = 1
+                state = enter()
                 try:
                     frame = getter(args[0])
                 finally:
-                    del busy[ident]
+                    leave(state)
                 if frame is not None and guard_in_chain(frame):
                     refuse_frame("a frame of the guard")
                     return

@@ -17,6 +17,7 @@ from __future__ import annotations
 import _json
 import _thread
 import errno as _errno
+import gc
 import posix
 import sys
 from collections.abc import Callable
@@ -59,6 +60,9 @@ class Kit(NamedTuple):
     int_from_bytes: Callable[..., int]
     eacces: int
     enoent: int
+    gc_isenabled: Callable[[], bool]
+    gc_disable: Callable[[], None]
+    gc_enable: Callable[[], None]
 
 
 def capture() -> Kit:
@@ -98,4 +102,41 @@ def capture() -> Kit:
         int_from_bytes=int.from_bytes,
         eacces=_errno.EACCES,
         enoent=_errno.ENOENT,
+        gc_isenabled=gc.isenabled,
+        gc_disable=gc.disable,
+        gc_enable=gc.enable,
     )
+
+
+Busy = tuple[int, bool, bool]
+
+
+def make_busy(kit: Kit, busy: dict[int, int]) -> tuple[Callable[[], Busy], Callable[[Busy], None]]:
+    """``enter()``/``leave(state)`` around the guard's own work that raises nested events.
+
+    While a thread is busy, the hook lets the events the guard itself causes through (reading
+    ``f_code``, its own ``sys._getframe``, its own DNS query). No program code may run then: a
+    ``__del__`` or weak-reference callback started by the cyclic garbage collector would run
+    with the busy mark set, so the collector is paused for the duration (and restored).
+    """
+
+    get_ident = kit.get_ident
+    isenabled, disable, enable = kit.gc_isenabled, kit.gc_disable, kit.gc_enable
+
+    def enter() -> Busy:
+        was = isenabled()
+        if was:
+            disable()
+        ident = get_ident()
+        nested = ident in busy
+        busy[ident] = 1
+        return ident, nested, was
+
+    def leave(state: Busy) -> None:
+        ident, nested, was = state
+        if not nested:
+            del busy[ident]
+        if was:
+            enable()
+
+    return enter, leave

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
-from pysandboxes.guard.kit import Kit
+from pysandboxes.guard.kit import Kit, make_busy
 from pysandboxes.policy.model import Policy
 
 # (is_deny, proto, kind, name, version, network, mask, ports, direction, text, origin)
@@ -157,6 +157,7 @@ def make_net_handlers(
     recording = reporter.recording
     type_ = kit.type
     get_ident = kit.get_ident
+    enter, leave = make_busy(kit, busy)
     getaddrinfo = _socket.getaddrinfo
     family_of = _socket.socket.__dict__["family"].__get__
     type_of = _socket.socket.__dict__["type"].__get__
@@ -269,16 +270,13 @@ def make_net_handlers(
             return
         if name not in names_rules:
             return  # allowed by a "*" host: the addresses are judged when used
-        ident = get_ident()
-        nested = ident in busy
-        busy[ident] = 1
+        state = enter()
         try:
             answers = getaddrinfo(name, port, family, stype)
         except OSError:
             return  # the program's own lookup fails the same way
         finally:
-            if not nested:
-                del busy[ident]
+            leave(state)
         for answer in answers:
             address: Any = answer[4]
             key = ip_key(address[0])
