@@ -26,6 +26,7 @@ from functools import cache
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
+from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
@@ -79,6 +80,12 @@ def mount_options(plan: TreePlan) -> tuple[list[str], list[int]]:
             args += ["--symlink", mount.source, dest]
         elif kind == "proc":
             args += ["--proc", dest]
+            # bubblewrap 0.8 leaves these writable, and uid 0 in the sandbox is the host's uid 0
+            # when python-sb runs as root: host-wide sysctls would be writable. Cover them with
+            # the host's entries, read-only.
+            for name in PROC_READ_ONLY:
+                if os.path.exists(f"/proc/{name}"):
+                    args += ["--ro-bind", f"/proc/{name}", f"{dest}/{name}"]
         elif kind == "dev":
             args += ["--dev", dest]
         elif kind == "remount-ro":

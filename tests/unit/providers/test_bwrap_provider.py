@@ -42,6 +42,9 @@ out["write_rules"] = t(lambda: open("out/.py-sandboxes", "a") and None)
 out["hidden_host"] = t(lambda: os.stat(sys.argv[1]) and None)
 out["etc_shadow"] = t(lambda: os.stat("/etc/shadow") and None)
 out["write_usr"] = t(lambda: open("/usr/pysb-probe", "w") and None)
+# Opened for writing only (nothing written): host-wide sysctls must stay out of reach.
+out["proc_sys"] = t(lambda: os.close(os.open("/proc/sys/vm/drop_caches", os.O_WRONLY)))
+out["proc_sysrq"] = t(lambda: os.close(os.open("/proc/sysrq-trigger", os.O_WRONLY)))
 out["tmp"] = sorted(os.listdir("/tmp"))
 out["tmpdir_write"] = t(lambda: open(os.path.join(sys.argv[2], "t"), "w").write("t") and None)
 out["pid"] = os.getpid()
@@ -188,6 +191,10 @@ def check_isolation(provider: str, tmp_path: Path) -> None:
     assert got["hidden_host"] == "ENOENT"
     assert got["etc_shadow"] == "ENOENT"
     assert got["write_usr"] == "EROFS"
+    if os.geteuid() == 0:  # the control: root on the host may open them
+        assert host["proc_sys"] == "ok"
+    assert got["proc_sys"] in ("EROFS", "EACCES")
+    assert got["proc_sysrq"] in ("EROFS", "EACCES", "ENOENT")
     assert got["tmpdir_write"] == "ok" and (paths["tmpdir"] / "t").read_text() == "t"
     assert got["pid"] <= 3  # its own PID namespace
     assert got["ppid_visible"] == "ENOENT"
