@@ -26,9 +26,10 @@ Header lines of an attack:
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
 127.0.0.1 answering ``hello``), ``udp_port.txt`` (UDP echo on 127.0.0.1), ``name.txt`` (a name
 that ``/etc/hosts`` maps to 127.0.0.1, no DNS query), ``shm.txt`` (the name of a POSIX
-shared-memory object), ``usock.txt`` (the path of a Unix socket
-listener in a directory no rule exposes); ``../outside/`` holds ``secret.txt``, ``secret.db``
-(SQLite), ``lib.zip`` (a module) and a file with a non-UTF-8 name. No packet leaves loopback.
+shared-memory object), ``victim_pid.txt`` (a ``sleep`` process of the test), ``usock.txt``
+(the path of a Unix socket listener in a directory no rule exposes); ``../outside/`` holds
+``secret.txt``, ``secret.db`` (SQLite), ``lib.zip`` (a module) and a file with a non-UTF-8
+name. No packet leaves loopback.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import subprocess
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -136,6 +138,7 @@ def listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     unix.bind(str(unix_path))
     unix.listen(64)
     servers += [tcp, udp, unix]
+    victim = subprocess.Popen(["sleep", "300"])  # another process, for process-control attacks
     shm = f"pysb-review-{os.getpid()}-{id(servers)}"
     Path("/dev/shm", shm).write_bytes(b"shmsecret")
     threading.Thread(target=serve, args=(tcp,), daemon=True).start()
@@ -146,7 +149,10 @@ def listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
         "udp": udp.getsockname()[1],
         "unix": str(unix_path),
         "shm": shm,
+        "victim": victim.pid,
     }
+    victim.kill()
+    victim.wait()
     for server in servers:
         server.close()
     Path("/dev/shm", shm).unlink()
@@ -174,16 +180,20 @@ def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
     (project / "usock.txt").write_text(listeners["unix"])
     (project / "name.txt").write_text(_hosts_name() or "")
     (project / "shm.txt").write_text("/" + listeners["shm"])
+    (project / "victim_pid.txt").write_text(str(listeners["victim"]))
     shutil.copy(ATTACKS_DIR / "_harness.py", project / "_harness.py")
     shutil.copy(attack, project / attack.name)
     return project
 
 
 def _report(stdout: str) -> dict[str, Any]:
+    """The last ``RESULT`` line (an attack at shutdown reports after the harness)."""
+
+    found: dict[str, Any] = {"result": "no report"}
     for line in stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])  # type: ignore[no-any-return]
-    return {"result": "no report"}
+            found = json.loads(line[len("RESULT ") :])
+    return found
 
 
 def _preconditions(header: dict[str, list[str]]) -> None:
