@@ -15,10 +15,12 @@ private stash, and a finder at the front of ``sys.meta_path`` hands back the *sa
 object once an import of it has been judged and allowed (so ``io``, ``os``... keep their
 identity). Removing that finder only means a fresh copy is loaded -- after the same judgement.
 
-Loading a forbidden module by hand (``spec_from_file_location`` + ``exec_module``, or ``exec``
-of its code object) never raises ``import`` for it, but its body runs through the ``exec``
-event: module code of a library file whose top-level name was never allowed nor imported by
-a library is refused there. Module code from a *writable* file outside the interpreter, the
+``importlib.import_module`` raises no ``import`` event for the module itself, and loading a
+module by hand (``spec_from_file_location`` + ``exec_module``, ``runpy``, ``exec`` of its code
+object) neither; but every module body runs through the ``exec`` event: module code of a
+library file is judged there by the same rule (the first frame outside the import machinery
+decides), so what no ``import`` event announced is judged all the same -- and a forged
+``import`` event can allow nothing. Module code from a *writable* file outside the interpreter, the
 program's directories and ``sys.path`` (a file written at run time, say in the temporary
 directory) is dynamic code.
 
@@ -158,8 +160,6 @@ def make_import_handlers(
     len_ = kit.len
     str_ = str
     code_type = type(make_import_handlers.__code__)
-    legit: set[str] = set(ALWAYS_ALLOWED) | set(names)
-    legit.update(n.partition(".")[0] for n in sys.modules)
     roots = tuple(r.rstrip("/") + "/" for r in code_roots if r)
 
     def refuse_import(top: str, detail: str | None = None) -> None:
@@ -205,7 +205,6 @@ def make_import_handlers(
             )
             return
         if everything or top in names or top in ALWAYS_ALLOWED:
-            legit.add(top)
             if recording and filename is None and top not in ALWAYS_ALLOWED:
                 importer = caller_file(IMPORT_DEPUTIES)
                 if importer is None or not is_library_file(importer):
@@ -213,10 +212,8 @@ def make_import_handlers(
             return
         importer = caller_file(IMPORT_DEPUTIES)
         if importer is not None and is_library_file(importer):
-            legit.add(top)
             return
         refuse_import(top)
-        legit.add(top)  # learn/audit: the import goes on
 
     def on_exec(args: tuple[Any, ...]) -> None:
         code: Any = args[0] if args else None
@@ -228,12 +225,16 @@ def make_import_handlers(
             if module is None:
                 return
             top = module.partition(".")[0]
-            if everything or top in legit:
+            if everything or top in names or top in ALWAYS_ALLOWED:
                 return
+            # Whose import is this? Not always announced by an "import" event
+            # (importlib.import_module raises none for the module itself; loading by hand
+            # with spec_from_file_location or runpy neither): the first frame outside the
+            # import machinery and runpy decides, as for the event.
             importer = caller_file(IMPORT_DEPUTIES)
             if importer is not None and is_library_file(importer):
-                return  # imported for a library under another name (a vendored module...)
-            refuse_import(top, "module code run by hand")
+                return  # a library's own import (or runpy started by the launcher for -m)
+            refuse_import(top, "module code run by the program")
             return
         if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):
             return
