@@ -424,8 +424,9 @@ def lock_down(spec: Spec) -> None:
         del keep
 
 
-def run_init(spec: Spec, status_w: int) -> None:
-    """PID 1 of the sandbox."""
+def run_init(spec: Spec, status_w: int, *, execs: bool) -> None:
+    """PID 1 of the sandbox. Returns only in the program's process, when ``execs`` is false
+    (the caller then execs the program itself)."""
 
     try:  # noqa: SIM105
         sc("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
@@ -452,6 +453,8 @@ def run_init(spec: Spec, status_w: int) -> None:
         except OSError as exc:
             die(f"cannot enter {spec.cwd}: {exc.strerror}")
         lock_down(spec)
+        if not execs:
+            return
         try:
             os.execve(spec.argv[0], spec.argv, spec.env)
         except OSError as exc:
@@ -469,13 +472,16 @@ def run_init(spec: Spec, status_w: int) -> None:
             os._exit(0)
 
 
-def main() -> None:
-    spec = read_spec(int(sys.argv[1]))
-    # Die with the parent (bubblewrap's --die-with-parent): python-sb supervising a run with a
-    # network, or whatever exec'd python-sb. init and the program follow (PID namespace).
-    sc("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
-    if spec.parent_pid and os.getppid() != spec.parent_pid:
-        os._exit(1)  # the supervisor died before the line above
+def start(spec: Spec, *, execs: bool) -> None:
+    """Create the sandbox and become its *outer* process (which never returns). With ``execs``
+    false this returns in the program's process, locked down, for the caller to exec."""
+
+    if spec.parent_pid:
+        # Supervised by python-sb (a network run, learning): die with it. init and the
+        # program follow (PID namespace).
+        sc("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        if os.getppid() != spec.parent_pid:
+            os._exit(1)  # the supervisor died before the line above
     if not spec.join_net:
         # Extension modules load from the interpreter's lib-dynload: import them while the host
         # tree is still the root.
@@ -489,8 +495,8 @@ def main() -> None:
         os.close(status_r)
         # The forwarded signals stay blocked in init until it knows the program's PID: one sent
         # meanwhile waits, and then reaches the program.
-        run_init(spec, status_w)
-        os._exit(1)
+        run_init(spec, status_w, execs=execs)
+        return  # the program's process (execs false); init and a failed exec never get here
     os.close(status_w)
     forward_to(pid)
     data = b""
@@ -512,6 +518,24 @@ def main() -> None:
         end_like(int.from_bytes(data, "little"))
     # init ended without a report: it failed while building the sandbox (message on stderr).
     end_like(init_status)
+
+
+def enter_in_process(data: bytes, prepared_in: int) -> None:
+    """``Prepared.pre_exec`` form: python-sb's own process becomes *outer* and the caller execs
+    the interpreter in the program's process, saving the setup step's interpreter start.
+
+    ``prepared_in`` is the PID that prepared the run: another PID here means a supervising
+    python-sb forked this process, which must then die with it.
+    """
+
+    spec = Spec(data)
+    if os.getpid() != prepared_in:
+        spec.parent_pid = prepared_in
+    start(spec, execs=False)
+
+
+def main() -> None:
+    start(read_spec(int(sys.argv[1])), execs=True)
 
 
 if __name__ == "__main__":

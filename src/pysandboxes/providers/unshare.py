@@ -13,6 +13,7 @@ Requirements: user namespaces, and Linux >= 5.12 (``mount_setattr``).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -120,7 +121,7 @@ class UnshareProvider:
                 # With a network python-sb stays as the supervising parent.
                 parent_pid=os.getpid() if network else 0,
             )
-            spec_fd = _ns_common.data_fd(spec, "unshare-spec")
+            spec_fd = _ns_common.data_fd(spec, "unshare-spec") if network else -1
         except BaseException:
             if network:
                 network.stop()
@@ -130,16 +131,26 @@ class UnshareProvider:
             warnings.append(
                 "os-sandbox=unshare: the seccomp filter module is not available; running without it"
             )
-        prepared = Prepared(
+        if network is None:
+            # No helper to supervise: python-sb itself becomes the sandbox's outer process
+            # (pre_exec) and execs the interpreter in the program's process.
+            from pysandboxes.providers import _ns_init
+
+            return Prepared(
+                argv=list(launch.child_argv),
+                env=dict(launch.env),
+                pass_fds=tuple(launch.pass_fds),
+                pre_exec=[functools.partial(_ns_init.enter_in_process, spec, os.getpid())],
+                warnings=warnings,
+            )
+        return Prepared(
             argv=[sys.executable, "-I", "-S", INIT, str(spec_fd)],
             env=dict(launch.env),
             pass_fds=(*launch.pass_fds, spec_fd),
             warnings=warnings,
+            needs_parent=True,
+            cleanup=[network.stop],
         )
-        if network:
-            prepared.needs_parent = True
-            prepared.cleanup.append(network.stop)
-        return prepared
 
     def explain(self, policy: Policy) -> Sequence[str]:
         return _ns_common.explain_lines(policy, self.name)

@@ -113,23 +113,61 @@ def run_in(
     )
     prepared: Prepared = impl.prepare(launch)
     try:
-        return subprocess.run(
-            prepared.argv,
-            env=prepared.env,
-            pass_fds=prepared.pass_fds,
-            preexec_fn=(lambda: [f() for f in prepared.pre_exec]) if prepared.pre_exec else None,
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        return launch_like_python_sb(prepared, input=input, timeout=timeout)
     finally:
         for fd in prepared.pass_fds:
             if fd not in launch.pass_fds:
                 os.close(fd)
         for step in prepared.cleanup:
             step()
+
+
+def launch_like_python_sb(
+    prepared: Prepared, *, input: str | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """What the launcher does: fork, run ``pre_exec`` in the child, ``execve``. (Not
+    ``subprocess``: a ``pre_exec`` may turn the forked process into the sandbox's waiting
+    parent, which ``subprocess``'s ``preexec_fn`` does not allow.)"""
+
+    import tempfile
+    import time
+
+    with (
+        tempfile.TemporaryFile() as stdin,
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+    ):
+        stdin.write((input or "").encode())
+        stdin.seek(0)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.dup2(stdin.fileno(), 0)
+                os.dup2(stdout.fileno(), 1)
+                os.dup2(stderr.fileno(), 2)
+                for fd in prepared.pass_fds:
+                    os.set_inheritable(fd, True)
+                for step in prepared.pre_exec:
+                    step()
+                os.execve(prepared.argv[0], prepared.argv, prepared.env)
+            finally:
+                os._exit(127)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(prepared.argv, timeout)
+            time.sleep(0.01)
+        stdout.seek(0)
+        stderr.seek(0)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        return subprocess.CompletedProcess(
+            prepared.argv, code, stdout.read().decode(), stderr.read().decode()
+        )
 
 
 def isolation_policy(paths: dict[str, Path]) -> Policy:
