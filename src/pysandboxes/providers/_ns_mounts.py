@@ -40,25 +40,22 @@ Kind = Literal["ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "de
 #: Top-level system entries mounted read-only (or recreated as the same symlink).
 SYSTEM_TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
-#: /etc entries a Python program commonly needs (dynamic loader, time zone, certificates, MIME
-#: types, alternatives that /usr/bin links point to). Missing ones are skipped.
+#: /etc entries a Python program commonly needs (dynamic loader cache, time zone, certificates,
+#: alternatives that /usr/bin links point to). Missing ones are skipped. Each is one more mount
+#: at every start, so the list is short.
 SYSTEM_ETC = (
     "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
     "localtime",
     "ssl",
     "ca-certificates",
-    "ca-certificates.conf",
     "pki",
     "crypto-policies",
     "alternatives",
-    "mime.types",
-    "gai.conf",
-    "host.conf",
-    "protocols",
-    "services",
 )
+
+#: Name-service files added when the sandbox has a network (``net=`` rules): address selection,
+#: resolver options, protocol and service names (``getaddrinfo(host, "https")``).
+NETWORK_ETC = ("gai.conf", "host.conf", "protocols", "services")
 
 #: Device nodes bound into the private /dev (the unshare provider; bwrap's --dev has the same).
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -290,7 +287,7 @@ def build_plan(
     plan.add("dev", "/dev")
     plan.add("tmpfs", "/tmp", mode=0o1777)
     plan.add("dir", "/etc")
-    for name in SYSTEM_ETC:
+    for name in (*SYSTEM_ETC, *(NETWORK_ETC if resolver else ())):
         host = "/etc/" + name
         if os.path.exists(host):  # a dangling link is left out
             plan.add("ro-bind", host, host)
