@@ -266,3 +266,45 @@ def test_sandboxed(attack: Path, tmp_path: Path, listeners: dict[str, Any]) -> N
     assert report["denials"][0]["kind"] == kind, report["denials"]
     assert report["denials"][0]["target"], report["denials"]
     assert any(d["kind"] == kind for d in logged), logged
+
+
+LEGIT_DIR = Path(__file__).parent / "legit"
+LEGIT = sorted(LEGIT_DIR.glob("*.py"))
+
+
+def _legit_params() -> list[Any]:
+    params = []
+    for path in LEGIT:
+        marks = []
+        for line in path.read_text().splitlines():
+            if line.startswith("# false-positive: "):
+                reason = "FALSE POSITIVE: " + line[len("# false-positive: ") :]
+                marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+        params.append(pytest.param(path, id=path.stem, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("program", _legit_params())
+def test_legit(program: Path, tmp_path: Path, listeners: dict[str, Any]) -> None:
+    """A legitimate program under the rules of its header runs to its end (prints LEGIT DONE)."""
+
+    project = _make_world(tmp_path, program, listeners)
+    rules = [
+        line[len("# rule: ") :]
+        for line in program.read_text().splitlines()
+        if line.startswith("# rule: ")
+    ]
+    rule_file = project / ".py-sandboxes"
+    rule_file.write_text("\n".join([*rules, ""]))
+    env = base_env(tmp_path / "home")
+    control = run_python([program.name], cwd=project, env=env, timeout=30)
+    assert "LEGIT DONE" in control.stdout, control.stderr
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--pysandboxes-config={rule_file}", program.name],
+        cwd=project,
+        env=env,
+        timeout=30,
+    )
+    assert "LEGIT DONE" in result.stdout and result.returncode == 0, (
+        f"{program.name}:\n{result.stdout}\n{result.stderr}"
+    )
