@@ -53,3 +53,31 @@ def test_sigterm_ends_the_sandbox_and_leaves_no_process(project: Path, home: Pat
     proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGTERM
     assert wait_gone(marker) == []
+
+
+@pytest.mark.parametrize("provider", ["bwrap", "unshare"])
+def test_python_layer_and_kernel_layer_together(project: Path, home: Path, provider: str) -> None:
+    """With the Python layer on (the default), the guarded child starts inside the namespace
+    sandbox: it refuses by rule, and the kernel layer holds what the guard would not see."""
+
+    provider_ok(provider)
+    (project / ".py-sandboxes").write_text(f"expose-ro={project}\npython-import=*\n")
+    (project / "prog.py").write_text(
+        "import os, socket, sys\n"
+        "from pysandboxes import sandbox_denials\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', 9))\n"
+        "except OSError as exc:\n"
+        "    print('refused', [d.kind for d in sandbox_denials(exc)])\n"
+        "print('pid', os.getpid(), 'hidden', os.path.exists(sys.argv[1]))\n"
+        "sys.exit(6)\n"
+    )
+    result = run_sb(
+        [f"--os-sandbox={provider}", "prog.py", str(home)],
+        cwd=project,
+        env=base_env(home),
+        timeout=60,
+    )
+    assert result.returncode == 6, result.stderr
+    assert "refused ['net']" in result.stdout
+    assert "pid 2 hidden False" in result.stdout  # own PID namespace; HOME is not in the tree
