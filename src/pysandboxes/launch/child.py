@@ -90,17 +90,49 @@ def _read_fd(fd: int) -> bytes:
 # -- temporary directory -------------------------------------------------------------------------
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
-
-
 def remove_tree(path: str) -> None:
     """Remove ``path`` and everything below it, never following symlinks; errors are ignored.
 
-    The stale-directory sweep runs this with the user's full rights on a directory a
-    sandboxed program could write, so the walk goes by directory descriptors opened with
-    ``O_NOFOLLOW``: swapping a subdirectory for a symlink while it runs cannot send it outside.
-    Written with ``os`` alone: at interpreter exit the guard would judge a late
-    ``import shutil`` as the program's import.
+    The child's clean-up at exit: every operation names an absolute path inside the private
+    temporary directory, so that the guard judges (and learning records) exactly that, which
+    the defaults grant. Written with ``os`` alone: at interpreter exit the guard would judge a
+    late ``import shutil`` as the program's import. The parent, which runs with the user's
+    full rights, uses :func:`remove_tree_safely` instead.
+    """
+
+    if os.path.islink(path):
+        try:  # noqa: SIM105
+            os.unlink(path)
+        except OSError:
+            pass
+        return
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+    try:  # noqa: SIM105 (contextlib would be one more import in every child)
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
+def remove_tree_safely(path: str) -> None:
+    """:func:`remove_tree` for python-sb's own process (the stale sweep, the supervisor).
+
+    It runs with the user's full rights on a directory a sandboxed program could write, so the
+    walk goes by directory descriptors opened with ``O_NOFOLLOW``: swapping a subdirectory for
+    a symlink while it runs cannot send it outside. Errors are ignored.
     """
 
     parent, name = os.path.split(os.path.abspath(path))
@@ -118,7 +150,7 @@ def _remove_entry(parent_fd: int, name: str) -> None:
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
     except OSError:  # not a directory (or a symlink to one): unlink the name itself
-        try:  # noqa: SIM105 (contextlib would be one more import in every child)
+        try:  # noqa: SIM105
             os.unlink(name, dir_fd=parent_fd)
         except OSError:
             pass

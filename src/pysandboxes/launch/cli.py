@@ -533,12 +533,12 @@ def _launch(
 
 
 def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
-    from pysandboxes.launch.child import remove_tree
+    from pysandboxes.launch.child import remove_tree_safely
     from pysandboxes.launch.supervisor import supervise
 
     def remove_tmpdir(_status: int | None) -> None:
-        if context.tmpdir:
-            remove_tree(context.tmpdir)
+        if context.tmpdir:  # written by the program: walked without following symlinks
+            remove_tree_safely(context.tmpdir)
 
     on_exit = [session.finish] if session is not None else []
     on_exit.append(remove_tmpdir)

@@ -84,8 +84,8 @@ def sweep(base: str) -> list[str]:
             continue
         if _alive(pid):
             continue
-        from pysandboxes.launch.child import remove_tree
+        from pysandboxes.launch.child import remove_tree_safely
 
-        remove_tree(entry.path)
+        remove_tree_safely(entry.path)
         removed.append(entry.path)
     return removed
