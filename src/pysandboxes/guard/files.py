@@ -227,6 +227,7 @@ def make_file_handlers(
     use_cache: bool,
     denials_token: str | None,
     kit_type: Callable[[object], type],
+    launcher_call: Callable[[], bool] = lambda: False,
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring)."""
 
@@ -270,6 +271,9 @@ def make_file_handlers(
         # The import system tries to cache bytecode next to every module it compiles, and
         # shrugs off the refusal: not worth a --denials line or a learned rule.
         quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
+        # python-sb's own launcher code (the clean-up of the temp directory at exit) is
+        # refused like anything else, but it is not the program: not reported, not learned.
+        quiet = quiet or launcher_call()
         shown = show(resolved)
         if code == IGNORED:
             rule, origin = ignore_rule_of(resolved)

@@ -138,6 +138,13 @@ def install(policy: Policy, context: RunContext) -> None:
         kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
     )
     call_judge = make_call_judge(policy, reporter, frames)
+    launcher_prefix = guard_dir.rstrip("/") + "/launch/"
+    caller_file = frames.caller_file
+
+    def launcher_call() -> bool:
+        caller = caller_file(())
+        return caller is not None and caller.startswith(launcher_prefix)
+
     file_handlers = files.make_file_handlers(
         table,
         tools,
@@ -145,6 +152,7 @@ def install(policy: Policy, context: RunContext) -> None:
         use_cache=not threads_or_processes,
         denials_token=denials_token,
         kit_type=kit.type,
+        launcher_call=launcher_call,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")

@@ -234,7 +234,7 @@ def make_import_handlers(
             importer = caller_file(IMPORT_DEPUTIES)
             if importer is not None and is_library_file(importer):
                 return  # a library's own import (or runpy started by the launcher for -m)
-            refuse_import(top, "module code run by the program")
+            refuse_import(top)  # the same denial as the import event's (reported once)
             return
         if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):
             return

@@ -250,6 +250,7 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
 
     import _posixsubprocess  # noqa: F401  (wrapped now, so that no later import is unwrapped)
     import faulthandler  # noqa: F401
+    import importlib  # noqa: F401  (for reload; small, and most programs load it anyway)
 
     audit = kit.audit
     modules = [m for m in list(sys.modules.values()) if m is not None]
