@@ -8,15 +8,35 @@ rules.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from pysandboxes.errors import _Record
 
-Mode = Literal["enforce", "learn", "audit"]
-ProgramKind = Literal["script", "module", "code", "stdin", "repl"]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Mode: TypeAlias = Literal["enforce", "learn", "audit"]
+    ProgramKind: TypeAlias = Literal["script", "module", "code", "stdin", "repl"]
+else:  # plain ``str`` at run time: this module is on the child's start-up path
+    Mode = ProgramKind = str
+
+_set = object.__setattr__
+
+#: RunContext fields and their defaults, in constructor order.
+_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("mode", "enforce"),
+    ("provider", "subprocess"),
+    ("cwd", "/"),
+    ("tmpdir", None),
+    ("program_kind", "script"),
+    ("program", None),
+    ("python", ""),
+    ("prefixes", ()),
+    ("record_fd", -1),
+    ("denials_file", None),
+)
 
 
-@dataclass(frozen=True, slots=True)
-class RunContext:
+class RunContext(_Record):
     """One run, as the child sees it.
 
     - ``mode``: ``enforce`` refuses; ``learn`` allows and records every access; ``audit`` allows
@@ -31,19 +51,30 @@ class RunContext:
       (readable by default, SPEC §3.1), computed by the parent.
     """
 
-    mode: Mode = "enforce"
-    provider: str = "subprocess"
-    cwd: str = "/"
-    tmpdir: str | None = None
-    program_kind: ProgramKind = "script"
-    program: str | None = None
-    python: str = ""
-    prefixes: tuple[str, ...] = ()
-    record_fd: int = -1
-    denials_file: str | None = None
+    __slots__ = tuple(sorted(name for name, _ in _DEFAULTS))
+    _fields = tuple(name for name, _ in _DEFAULTS)
+
+    mode: Mode
+    provider: str
+    cwd: str
+    tmpdir: str | None
+    program_kind: ProgramKind
+    program: str | None
+    python: str
+    prefixes: tuple[str, ...]
+    record_fd: int
+    denials_file: str | None
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(self._fields)
+        if unknown:
+            raise TypeError(f"RunContext() got unexpected fields: {', '.join(sorted(unknown))}")
+        for name, default in _DEFAULTS:
+            _set(self, name, values.get(name, default))
+        _set(self, "prefixes", tuple(self.prefixes))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = _Record.to_dict(self)
         data["prefixes"] = list(self.prefixes)
         return data
 

@@ -21,7 +21,6 @@ At the end:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fnmatch
 import json
 import os
@@ -226,7 +225,7 @@ class LearningSession:
             name: tuple(rule for rule in getattr(loaded, name) if own(rule.origin))
             for name in _RULE_FIELDS
         }
-        return dataclasses.replace(loaded, **kept)  # type: ignore[arg-type]
+        return loaded.replace(**kept)
 
     def _finish_learning(self, status: int | None) -> None:
         from pysandboxes.learn.writer import write_learned

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, fields, is_dataclass
-from dataclasses import replace as _dc_replace
 
 from pysandboxes.errors import _Record
 
@@ -300,32 +298,67 @@ class IncludeInfo(_Record):
         _set(self, "status", status)
 
 
-@dataclass(frozen=True)
-class Policy:
+#: Policy fields and their defaults, in constructor order (tuples are immutable, so shared).
+_POLICY_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("py_sandbox", Setting(True)),
+    ("os_sandbox", Setting("subprocess")),
+    ("learn", Setting(None)),  # str path, or None
+    ("lock", None),  # the ``learn=false`` line that locks the configuration
+    ("env", ()),
+    ("unenv", ()),
+    ("expose_ro", ()),
+    ("expose_rw", ()),
+    ("ignore", ()),
+    ("python_import", ()),
+    ("python_api", ()),
+    ("net", ()),
+    ("eval_rules", ()),  # every eval-* line; evalguard interprets them
+    ("provider_params", ()),  # "<provider>.<param>" lines
+    ("rule_files", ()),  # every loaded rule file (absolute), protected from writes
+    ("main_file", None),  # the rule file that was located (may not exist: learning)
+    ("includes", ()),
+    ("lines", ()),  # every rule line, in load order, for --explain
+    ("warnings", ()),
+)
+
+
+class Policy(_Record):
     """The effective rules of one run. Immutable; build it with ``pysandboxes.policy.load_policy``.
 
     List keys are tuples of typed rules, in file order (order never changes a decision).
+    A hand-written record, like the rule classes, so that the start-up path does not import
+    ``dataclasses``; fields are keyword arguments with the defaults of ``_POLICY_DEFAULTS``.
     """
 
-    py_sandbox: Setting = field(default_factory=lambda: Setting(True))
-    os_sandbox: Setting = field(default_factory=lambda: Setting("subprocess"))
-    learn: Setting = field(default_factory=lambda: Setting(None))  # str path, or None
-    lock: Origin | None = None  # the ``learn=false`` line that locks the configuration
-    env: tuple[EnvRule, ...] = ()
-    unenv: tuple[NameRule, ...] = ()
-    expose_ro: tuple[PathRule, ...] = ()
-    expose_rw: tuple[PathRule, ...] = ()
-    ignore: tuple[PathRule, ...] = ()
-    python_import: tuple[NameRule, ...] = ()
-    python_api: tuple[ApiRule, ...] = ()
-    net: tuple[NetRule, ...] = ()
-    eval_rules: tuple[RuleLine, ...] = ()  # every eval-* line; evalguard interprets them
-    provider_params: tuple[RuleLine, ...] = ()  # "<provider>.<param>" lines
-    rule_files: tuple[str, ...] = ()  # every loaded rule file (absolute), protected from writes
-    main_file: str | None = None  # the rule file that was located (may not exist: learning)
-    includes: tuple[IncludeInfo, ...] = ()
-    lines: tuple[RuleLine, ...] = ()  # every rule line, in load order, for --explain
-    warnings: tuple[str, ...] = ()
+    __slots__ = tuple(sorted(name for name, _ in _POLICY_DEFAULTS))
+    _fields = tuple(name for name, _ in _POLICY_DEFAULTS)
+
+    py_sandbox: Setting
+    os_sandbox: Setting
+    learn: Setting
+    lock: Origin | None
+    env: tuple[EnvRule, ...]
+    unenv: tuple[NameRule, ...]
+    expose_ro: tuple[PathRule, ...]
+    expose_rw: tuple[PathRule, ...]
+    ignore: tuple[PathRule, ...]
+    python_import: tuple[NameRule, ...]
+    python_api: tuple[ApiRule, ...]
+    net: tuple[NetRule, ...]
+    eval_rules: tuple[RuleLine, ...]
+    provider_params: tuple[RuleLine, ...]
+    rule_files: tuple[str, ...]
+    main_file: str | None
+    includes: tuple[IncludeInfo, ...]
+    lines: tuple[RuleLine, ...]
+    warnings: tuple[str, ...]
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(self._fields)
+        if unknown:
+            raise TypeError(f"Policy() got unexpected fields: {', '.join(sorted(unknown))}")
+        for name, default in _POLICY_DEFAULTS:
+            _set(self, name, values.get(name, default))
 
     # -- convenience ---------------------------------------------------------------------------
 
@@ -345,10 +378,9 @@ class Policy:
         return any(rule.name == "*" for rule in self.python_import)
 
     def replace(self, **changes: Any) -> Policy:
-        """A copy with some fields changed. Prefer this to ``dataclasses.replace``: ``Policy``
-        may stop being a dataclass (``dataclasses`` costs start-up time)."""
+        """A copy with some fields changed."""
 
-        return _dc_replace(self, **changes)
+        return _Record.replace(self, **changes)
 
     # -- wire format ---------------------------------------------------------------------------
 
@@ -361,15 +393,13 @@ class Policy:
 
 
 # -- JSON encoding --------------------------------------------------------------------------------
-# Each dataclass is encoded as a dict of its fields; tuples become lists. Decoding is driven by
+# Each record is encoded as a dict of its fields; tuples become lists. Decoding is driven by
 # the field types declared above, so adding a field needs no change here.
 
 
 def _encode(value: Any) -> Any:
     if isinstance(value, _Record):
         return {name: _encode(getattr(value, name)) for name in value._fields}
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, (tuple, list)):
         return [_encode(v) for v in value]
     return value
