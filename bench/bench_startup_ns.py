@@ -13,11 +13,14 @@ provider's.
 
 from __future__ import annotations
 
+import statistics
+import subprocess
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cases import PYTHON_SB, CommandCase
+from cases import PYTHON3, PYTHON_SB, CommandCase
 
 NET_RULE = "--net=ALLOW|TCP|127.0.0.1|5432|OUT"
 
@@ -38,7 +41,62 @@ def _command(provider: str, *extra: str) -> Callable[[Path], list[str]]:
 
 SUBPROCESS = _command("subprocess")
 
+#: The provider's own work inside python-sb, in a fresh interpreter that has loaded what the
+#: launcher loads: import, availability, prepare (mount plan; with a net= rule also the holder,
+#: nftables and pasta, stopped again afterwards). Less sensitive to a loaded machine than whole
+#: commands. (The unshare namespaces and mounts are made later, in pre_exec: not counted here.)
+_IN_PROCESS = textwrap.dedent(
+    """
+    import sys, time
+    import pysandboxes.launch.cli
+    from pysandboxes.policy import load_policy
+    from pysandboxes.providers.base import Launch
+    from pysandboxes.runtime import RunContext
+    workdir = sys.argv[2]
+    rules = [("py-sandbox", "false")] + ([("net", sys.argv[3])] if len(sys.argv) > 3 else [])
+    policy = load_policy(workdir + "/.py-sandboxes", cli_rules=rules)
+    context = RunContext(tmpdir=workdir, prefixes=(sys.prefix, sys.base_prefix),
+                         python=sys.executable)
+    launch = Launch(policy=policy, context=context, child_argv=(sys.executable, "-c", "pass"),
+                    env={}, cwd=workdir)
+    start = time.perf_counter()
+    from pysandboxes.providers import get_provider
+    provider = get_provider(sys.argv[1])
+    provider.availability()
+    prepared = provider.prepare(launch)
+    print((time.perf_counter() - start) * 1000)
+    for step in prepared.cleanup:
+        step()
+    """
+)
+
+
+def _in_process(provider: str, *net: str) -> Callable[[Path, int], dict[str, Any]]:
+    def measure(workdir: Path, runs: int) -> dict[str, Any]:
+        times = []
+        for _ in range(runs):
+            out = subprocess.run(
+                [PYTHON3, "-c", _IN_PROCESS, provider, str(workdir), *net],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            times.append(float(out.stdout.split()[-1]))
+        label = " with a net= rule" if net else ""
+        return {
+            "name": f"{provider}: provider work inside python-sb{label} (median)",
+            "kind": "value",
+            "value": round(statistics.median(times), 2),
+            "unit": "ms",
+        }
+
+    return measure
+
+
 CASES: list[Any] = [
+    _in_process("bwrap"),
+    _in_process("unshare"),
+    _in_process("bwrap", NET_RULE.split("=", 1)[1]),
     CommandCase("subprocess vs python3", SUBPROCESS),
     CommandCase("bwrap vs python3", _command("bwrap")),
     CommandCase("unshare vs python3", _command("unshare")),
