@@ -142,7 +142,7 @@ REGISTRY: tuple[Sensitive, ...] = (
         "_thread.start_new_thread",
         "threads",
         (_CALL,),
-        ("threading.Thread.start", "_thread.start_new"),
+        ("threading.Thread.start", "_thread.start_new", "_thread.start_joinable_thread"),
         True,
     ),
     Sensitive("_thread.interrupt_main", "threads", (_CALL,), (), True),

@@ -51,6 +51,11 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "tests/redteam/misuse/attacks/threads_start.py",
     ),
     Wrapper(
+        "_thread.start_joinable_thread",
+        "what threading uses from Python 3.13",
+        "tests/redteam/misuse/attacks/threads_start.py",
+    ),
+    Wrapper(
         "_thread.start_new",
         "alias of start_new_thread (a separate object)",
         "tests/unit/guard/test_wrappers.py::test_thread_aliases_wrapped",
@@ -129,6 +134,7 @@ _CALL_WRAPPED = (
     ("_posixsubprocess", "fork_exec", "_posixsubprocess.fork_exec"),
     ("_thread", "start_new_thread", "_thread.start_new_thread"),
     ("_thread", "start_new", "_thread.start_new_thread"),
+    ("_thread", "start_joinable_thread", "_thread.start_new_thread"),  # threading, 3.13+
     ("_thread", "interrupt_main", "_thread.interrupt_main"),
     ("_thread", "stack_size", "_thread.stack_size"),
     *(
