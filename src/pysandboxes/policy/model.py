@@ -13,7 +13,6 @@ This module is imported by the child before the program runs: standard library o
 
 from __future__ import annotations
 
-import json
 import os
 
 from pysandboxes.errors import _Record
@@ -385,10 +384,14 @@ class Policy(_Record):
     # -- wire format ---------------------------------------------------------------------------
 
     def to_json(self) -> str:
+        import json  # only when the guard will read the policy: json pulls re (start-up time)
+
         return json.dumps(_encode(self), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Policy:
+        import json
+
         return _decode_policy(json.loads(text))
 
 

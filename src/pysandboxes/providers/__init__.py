@@ -5,11 +5,9 @@ Each provider is one module exposing ``PROVIDER`` (see :mod:`pysandboxes.provide
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
 from pysandboxes.errors import ConfigError
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: ``typing`` costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
     from pysandboxes.providers.base import ProviderImpl
 
@@ -31,7 +29,8 @@ def get_provider(name: str) -> ProviderImpl:
     if module_name is None:
         raise ConfigError(f"unknown os-sandbox provider {name!r} (one of: {', '.join(MODULES)})")
     try:
-        module = importlib.import_module(f"{__name__}.{module_name}")
+        # __import__ rather than importlib.import_module: importing importlib costs start-up time.
+        module = __import__(f"{__name__}.{module_name}", fromlist=("PROVIDER",))
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{module_name}":
             raise
