@@ -2,8 +2,9 @@
 
 Targets (issue 4): open+read of a small file and a TCP connect to loopback <= 1.3x, os.stat
 <= 1.1x. Also measured: import of an allowed module (removed from sys.modules each time),
-getaddrinfo('localhost'), and os.stat when ignore= rules are present (the only case where
-python-sb wraps os.stat).
+getaddrinfo('localhost'), os.stat when ignore= rules are present (the only case where
+python-sb wraps os.stat), and the start-up cost of arming the layer (python-sb with and
+without it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import socket
 import threading
 from pathlib import Path
 
-from cases import SnippetCase
+from cases import PYTHON_SB, CommandCase, SnippetCase
 
 _PORT_FILE = "port.txt"
 
@@ -51,7 +52,17 @@ def _with_ignore(workdir: Path) -> list[str]:
     return ["--os-sandbox=subprocess", f"--pysandboxes-config={workdir / 'ignore.py-sandboxes'}"]
 
 
-CASES = [
+CASES: list[CommandCase | SnippetCase] = [
+    CommandCase(
+        name="guard: start-up, Python layer on vs off",
+        command=lambda w: [PYTHON_SB, "--os-sandbox=subprocess", str(w / "hello.py")],
+        baseline=lambda w: [
+            PYTHON_SB,
+            "--os-sandbox=subprocess",
+            "--py-sandbox=false",
+            str(w / "hello.py"),
+        ],
+    ),
     SnippetCase(
         name="guard: open+read small file",
         init="",

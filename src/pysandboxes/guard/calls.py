@@ -19,11 +19,16 @@ category, and the two lines that would allow it (the function alone, or its cate
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import API, Reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, Frames
 from pysandboxes.policy.model import API_CATEGORIES, Policy
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 
 class Sensitive(NamedTuple):
@@ -219,7 +224,8 @@ RESTRICTED_ATTRIBUTES = frozenset(
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 
 
-Decision = tuple[bool, str | None, str | None]  # (allowed, rule text, origin)
+if TYPE_CHECKING:
+    Decision = tuple[bool, str | None, str | None]  # (allowed, rule text, origin)
 
 
 def precompute(policy: Policy) -> tuple[dict[str, Decision], dict[str, Decision]]:

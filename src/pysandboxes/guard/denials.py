@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple, NoReturn
 
 from pysandboxes.errors import (
     Denial,
@@ -31,6 +30,12 @@ from pysandboxes.errors import (
 )
 from pysandboxes.guard.kit import Kit
 from pysandboxes.runtime import RunContext
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple, NoReturn
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 #: ``exc_kind`` values of ``refuse``.
 PERMISSION, NOT_FOUND, CONNECTION, MODULE, API = range(5)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def install_recorder(record: Callable[[tuple[tuple[str, Any], ...]], None]) -> None:

@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 import pysandboxes
 from pysandboxes.guard import calls as calls_module
@@ -38,7 +37,12 @@ from pysandboxes.guard.paths import FD, make_path_tools
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
-Handler = Callable[[tuple[Any, ...]], None]
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
+    Handler = Callable[[tuple[Any, ...]], None]
 
 
 def _program_code(context: RunContext) -> tuple[str, ...]:

@@ -34,13 +34,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.calls import CallJudge
 from pysandboxes.guard.denials import MODULE, Reporter
 from pysandboxes.guard.frames import IMPORT_DEPUTIES, Frames
 from pysandboxes.guard.kit import Kit
 from pysandboxes.policy.model import Policy
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 ALWAYS_ALLOWED = frozenset(
     {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}

@@ -21,10 +21,15 @@ import gc
 import posix
 import sys
 from collections.abc import Callable
-from types import FrameType
-from typing import Any, NamedTuple
 
 from pysandboxes.errors import Denial
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 
 class Kit(NamedTuple):

@@ -22,14 +22,20 @@ from __future__ import annotations
 
 import _socket
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
 from pysandboxes.policy.model import Policy
 
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
+
 # (is_deny, proto, kind, name, version, network, mask, ports, direction, text, origin)
-NetRow = tuple[bool, str, str, str, int, int, int, Any, str, str, str]
+if TYPE_CHECKING:
+    NetRow = tuple[bool, str, str, str, int, int, int, Any, str, str, str]
 
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
@@ -73,7 +79,8 @@ def build_rules(policy: Policy) -> tuple[NetRow, ...]:
     return tuple(rows)
 
 
-Matcher = Callable[[str, Any, Any, Any, str], tuple[bool, str | None, str | None]]
+if TYPE_CHECKING:
+    Matcher = Callable[[str, Any, Any, Any, str], tuple[bool, str | None, str | None]]
 
 
 def make_matcher(rows: tuple[NetRow, ...]) -> Matcher:

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import posix
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.kit import Kit
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 #: ``text_of`` answer for a file descriptor (an ``int``: already opened, already judged).
 FD = 1

@@ -24,9 +24,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Generator
-from typing import Any, NamedTuple
 
 from pysandboxes.guard.kit import Kit
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from pysandboxes.guard.record import NamedTuple
 
 
 class Wrapper(NamedTuple):
@@ -169,7 +174,8 @@ _CALL_WRAPPED = (
 )
 
 
-Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+if TYPE_CHECKING:
+    Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
 
 
 def hide(
