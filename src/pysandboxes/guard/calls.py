@@ -122,6 +122,12 @@ REGISTRY: tuple[Sensitive, ...] = (
     Sensitive("os.abort", "process-control", (_CALL,), (), True),
     Sensitive("signal.alarm", "process-control", (_CALL,), (), True),
     Sensitive("signal.setitimer", "process-control", (_CALL,), (), True),
+    # Another process's scheduling or a signal through a pidfd: CPython 3.11 raises no event.
+    Sensitive("os.setpriority", "process-control", (_CALL,), (), True),
+    Sensitive("os.sched_setaffinity", "process-control", (_CALL,), (), True),
+    Sensitive("os.sched_setscheduler", "process-control", (_CALL,), (), True),
+    Sensitive("os.sched_setparam", "process-control", (_CALL,), (), True),
+    Sensitive("signal.pidfd_send_signal", "process-control", (_CALL,), (), True),
     # privileges
     *(
         Sensitive("os." + name, "privileges", (_CALL,), (), True)
@@ -142,6 +148,7 @@ REGISTRY: tuple[Sensitive, ...] = (
             "setns",
         )
     ),
+    Sensitive("socket.sethostname", "privileges", ("socket.sethostname",)),
     # threads
     Sensitive(
         "_thread.start_new_thread",

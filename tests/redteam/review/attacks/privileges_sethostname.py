@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # needs: root
 # expect: api PermissionError
-# bypass: the socket.sethostname audit event is not handled and not in the registry: a root program without privileges changes the host name of the host (the attack sets the current name again: no change)
 
 """Objective: call sethostname without the privileges right (same name: harmless).
 """
