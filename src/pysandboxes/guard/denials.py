@@ -229,7 +229,13 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
             record(fields)
 
     def raise_it(exc: BaseException) -> NoReturn:
-        raise exc
+        try:
+            raise exc
+        finally:
+            # No reference cycle (this frame -> exc -> traceback -> this frame): a refusal
+            # the guard drops must not leave the guard's frames to the garbage collector
+            # (gc.garbage under DEBUG_SAVEALL hands them to the program).
+            del exc
 
     return Reporter(
         refuse=refuse,

@@ -66,6 +66,8 @@ class Frames(NamedTuple):
     guard_in_chain: Callable[[Any], bool]
     is_library_file: Callable[[str], bool]
     module_of_file: Callable[[str], str | None]
+    guard_running: Callable[[Any], bool]
+    cut_guard_tail: Callable[[Any], None]
 
 
 def make_frames(
@@ -246,7 +248,50 @@ def make_frames(
             frame = frame.f_back
         return False
 
+    frame_type = type(getframe(0))
+    frame_clear = frame_type.clear
+    traceback_type = type(_traceback())
+    tb_frame = traceback_type.__dict__["tb_frame"].__get__
+    tb_next = traceback_type.__dict__["tb_next"].__get__
+    set_tb_next = traceback_type.__dict__["tb_next"].__set__
+    generator_flags = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+    def guard_running(frame: Any) -> bool:
+        """Whether ``frame`` or one of its callers is a guard frame still in use: running, or a
+        suspended generator (the wrappers keep the originals in one). A *finished* guard frame
+        (the hook's, left in a refusal's traceback) is cleared on the spot and does not count:
+        it holds nothing any more. Busy must be set (``f_code`` raises an event)."""
+
+        while frame is not None:
+            if id_(frame.f_globals) in guard_globals:
+                if frame.f_code.co_flags & generator_flags:
+                    return True
+                try:
+                    frame_clear(frame)  # refused for a frame that is running (any thread)
+                except RuntimeError:
+                    return True
+            frame = frame.f_back
+        return False
+
+    def cut_guard_tail(tb: Any) -> None:
+        """Cut ``tb``'s chain before its first guard frame that follows a frame of the program
+        or a library: a refusal's traceback then ends at the line that did the refused
+        operation (SPEC §1), as for an error raised by a C function. Busy must be set."""
+
+        if id_(tb_frame(tb).f_globals) in guard_globals:
+            return
+        while True:
+            following = tb_next(tb)
+            if following is None:
+                return
+            if id_(tb_frame(following).f_globals) in guard_globals:
+                set_tb_next(tb, None)
+                return
+            tb = following
+
     return Frames(
+        guard_running=guard_running,
+        cut_guard_tail=cut_guard_tail,
         caller_is_program=caller_is_program,
         caller_file=caller_file,
         first_codes=first_codes,
@@ -258,3 +303,10 @@ def make_frames(
 
 
 __all__ = ["CODE_DEPUTIES", "IMPORT_DEPUTIES", "FrameType", "Frames", "make_frames"]
+
+
+def _traceback() -> Any:
+    try:
+        raise RuntimeError
+    except RuntimeError as exc:
+        return exc.__traceback__

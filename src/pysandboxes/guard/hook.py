@@ -196,14 +196,79 @@ def install(policy: Policy, context: RunContext) -> None:
             dynamic_allowed,
         )
     )
-    get = dispatch.get
+    import _functools  # type: ignore[import-not-found]  # functools.partial, without functools
 
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        handler = get(event)
-        if handler is not None:
-            handler(args)
+    # The hook is a C partial over a function that receives its state as arguments: on a
+    # refusal those arguments are deleted before the exception leaves, so the hook's frame (the
+    # one guard frame a refusal's traceback must pass through) holds nothing but the event,
+    # its arguments and the refusal (see _hook_body).
+    sys.addaudithook(_functools.partial(_hook_body, dispatch.get, _make_strip(kit, busy)))
 
-    sys.addaudithook(hook)
+
+def _hook_body(
+    get: Callable[[str], Any],
+    strip: Callable[[BaseException], BaseException],
+    event: str,
+    args: tuple[Any, ...],
+) -> None:
+    """The audit hook (through a partial holding ``get`` and ``strip``).
+
+    A refusal raised by a handler is caught here and leaves without the handlers' frames:
+    ``strip`` clears them and drops the traceback, and the names that lead to the guard's
+    state are deleted before the exception is raised again. What can be reached from the
+    refusal (``gc.garbage`` with ``DEBUG_SAVEALL``, ``frame.f_locals``, neither audited) is then
+    this frame alone, holding ``event``, ``args`` and ``refusal``.
+    """
+
+    handler = get(event)
+    if handler is None:
+        return
+    try:
+        handler(args)
+        return
+    except BaseException as caught:  # every exception leaves the same way
+        refusal = strip(caught)
+    del get, strip, handler
+    raise refusal
+
+
+def _make_strip(kit: Any, busy: dict[int, int]) -> Callable[[BaseException], BaseException]:
+    """``strip(exc)``: clear the frames of ``exc``'s traceback below the hook's own, and return
+    ``exc`` without traceback, context or cause (the hook raises it again: the program's
+    current exception becomes its context as for any raise)."""
+
+    enter, leave = make_busy(kit, busy)
+    traceback_type = type(_traceback())
+    tb_frame = traceback_type.__dict__["tb_frame"].__get__
+    tb_next = traceback_type.__dict__["tb_next"].__get__
+    frame_clear = type(sys._getframe()).clear
+    set_traceback = BaseException.__dict__["__traceback__"].__set__
+    get_traceback = BaseException.__dict__["__traceback__"].__get__
+    set_context = BaseException.__dict__["__context__"].__set__
+    set_cause = BaseException.__dict__["__cause__"].__set__
+    generator_flags = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+    def strip(exc: BaseException) -> BaseException:
+        state = enter()
+        try:
+            tb = get_traceback(exc)
+            tb = tb_next(tb) if tb is not None else None  # the first entry is the hook's frame
+            while tb is not None:
+                frame = tb_frame(tb)
+                if not frame.f_code.co_flags & generator_flags:
+                    try:  # noqa: SIM105
+                        frame_clear(frame)
+                    except RuntimeError:  # still running (cannot happen below the hook)
+                        pass
+                tb = tb_next(tb)
+            set_traceback(exc, None)
+            set_context(exc, None)
+            set_cause(exc, None)
+        finally:
+            leave(state)
+        return exc
+
+    return strip
 
 
 def _special_handlers(
@@ -236,6 +301,8 @@ def _special_handlers(
     )
     is_library_file = frames.is_library_file
     guard_in_chain = frames.guard_in_chain
+    guard_running = frames.guard_running
+    cut_guard_tail = frames.cut_guard_tail
     judge = call_judge.judge
     allowed = call_judge.allowed
     introspection_allowed = allowed("object.__getattr__")
@@ -273,9 +340,12 @@ def _special_handlers(
                 state = enter()
                 try:
                     frame = getter(args[0])
+                    if name == "tb_frame":
+                        cut_guard_tail(args[0])
+                    running = frame is not None and guard_running(frame)
                 finally:
                     leave(state)
-                if frame is not None and guard_in_chain(frame):
+                if running:
                     refuse_frame("a frame of the guard")
                     return
         if introspection_allowed:

@@ -1,10 +1,12 @@
 # rule: expose-ro=.
 # rule: python-import=traceback
-# expect: api RuleApiPermissionError
+# expect: file RulePermissionError
 
 """Objective: take the guard's frames from a refusal's traceback and poison its state.
 
-Under python-sb with the rules above: refused with RuleApiPermissionError (a 'api' denial).
+Under python-sb with the rules above: a refusal's traceback ends at the program's line (the
+guard's frames are cut from it, and cleared), so the state is untouched and the second open is
+refused with RulePermissionError (a 'file' denial).
 """
 from _harness import attempt
 

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: CRITICAL total disarm with no right at all: gc (built-in, no import rule) .set_debug(DEBUG_SAVEALL) is not audited, so the frames of a collected refusal traceback land in gc.garbage; frame.f_locals is not audited either, and the hook frame's free variable 'get' is dispatch.get: get.__self__.clear() removes every handler (files, network, imports, calls)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, reached
      through the guard's own frames left in gc.garbage.

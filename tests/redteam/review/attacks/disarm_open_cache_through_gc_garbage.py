@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: as disarm_dispatch_through_gc_garbage, through on_open's frame: its f_locals hold the open cache (a dict): an entry for the secret's path makes the next open of that text allowed without judging
 
 """Objective: read ../outside/secret.txt after planting an entry in the guard's open cache.
 """
