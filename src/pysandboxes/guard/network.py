@@ -164,24 +164,35 @@ def make_net_handlers(
     recording = reporter.recording
     type_ = kit.type
     get_ident = kit.get_ident
+    str_exact = kit.str_exact
+    bytes_exact = kit.bytes_exact
+    decode = kit.decode
     enter, leave = make_busy(kit, busy)
     getaddrinfo = _socket.getaddrinfo
     family_of = _socket.socket.__dict__["family"].__get__
     type_of = _socket.socket.__dict__["type"].__get__
     af_inet, af_inet6, af_unix = _socket.AF_INET, _socket.AF_INET6, _socket.AF_UNIX
     sock_stream, sock_dgram = _socket.SOCK_STREAM, _socket.SOCK_DGRAM
-    sock_raw = _socket.SOCK_RAW
-    ai_passive = _socket.AI_PASSIVE
-    str_, int_, tuple_, bytes_ = str, int, tuple, bytes
+    sock_seqpacket = _socket.SOCK_SEQPACKET
+    type_flags = getattr(_socket, "SOCK_NONBLOCK", 0) | getattr(_socket, "SOCK_CLOEXEC", 0)
+    tcp_protos = (-1, 0, _socket.IPPROTO_TCP)
+    udp_protos = (-1, 0, _socket.IPPROTO_UDP)
+    unix_types = (sock_stream, sock_dgram, sock_seqpacket)
+    ai_numerichost = _socket.AI_NUMERICHOST
+    str_, int_, tuple_, bytes_, bytearray_ = str, int, tuple, bytes, bytearray
+    int_index = int.__index__  # the value of an int (subclass) object, no program code
+    tuple_len = tuple.__len__
+    tuple_item = tuple.__getitem__
     frozenset_ = frozenset
     len_ = kit.len
     mro_of = type.__dict__["__mro__"].__get__
     names_rules = frozenset_(row[3] for row in rows if row[2] == "name" and not row[0])
     pins: dict[Any, frozenset[str]] = {}  # ip key -> names it was resolved for
-    # Address connections already allowed (socket type, host text, port, direction); emptied
-    # whenever a pin changes (a pinned name may make a DENY name rule apply to an address).
-    allowed_before: set[tuple[int, str, int, str]] = set()
-    literal_hosts: set[str] = set(_LOCAL_NAMES)  # no query leaves for these names
+    # Address connections already allowed (family, socket type, host text, port, direction);
+    # emptied whenever a pin changes (a pinned name may make a DENY name rule apply).
+    allowed_before: set[tuple[int, int, str, int, str]] = set()
+    literal_hosts: set[str] = set(_LOCAL_NAMES) | {"<broadcast>"}  # no query leaves for these
+    mutable = object()  # exact_text's answer for a bytearray
 
     inet_ntop = _socket.inet_ntop
     to_bytes = int.to_bytes
@@ -200,6 +211,77 @@ def make_net_handlers(
             return "UDP"
         return "*"
 
+    def exact(obj: Any) -> Any:
+        """An exact ``str``/``bytes`` with the data of a str or bytes (subclass) object, the
+        ``mutable`` marker for a bytearray, else ``None``. Subclasses are found through the
+        MRO by identity and copied with the C methods: no program code runs."""
+
+        kind = type_(obj)
+        if kind is str_ or kind is bytes_:
+            return obj
+        for base in mro_of(kind):
+            if base is str_:
+                return str_exact(obj)
+            if base is bytes_:
+                return bytes_exact(obj)
+            if base is bytearray_:
+                return mutable
+        return None
+
+    def is_tuple(obj: Any) -> bool:
+        kind = type_(obj)
+        if kind is tuple_:
+            return True
+        return any(base is tuple_ for base in mro_of(kind))
+
+    def host_text(obj: Any) -> str | None:
+        """The ASCII text CPython resolves for a host object, or ``None`` (refused: a bytearray
+        could change between CPython's copy and this judgment; a non-ASCII name would need the
+        ``idna`` codec, Python code the program can replace)."""
+
+        value = exact(obj)
+        if type_(value) is bytes_:
+            if not value.isascii():
+                return None
+            value = decode(value, "ascii")
+        if type_(value) is not str_ or not value.isascii() or "\0" in value:
+            return None
+        return value  # type: ignore[no-any-return]
+
+    def port_number(obj: Any) -> int | None:
+        """The port CPython uses (its ``i`` format): an int, bool or int subclass by value;
+        anything else (an ``__index__`` object) is ``None``: its method would have to run
+        inside the hook, and could answer differently the second time."""
+
+        kind = type_(obj)
+        if kind is int_:
+            return obj  # type: ignore[no-any-return]
+        for base in mro_of(kind):
+            if base is int_:
+                return int_index(obj)
+        return None
+
+    def lookup(host: str, family: int, flags: int) -> list[Any] | None:
+        """The guard's own ``getaddrinfo`` (the same hints as CPython's ``setipaddr``): the
+        address keys, or ``None`` when it fails. ``host`` goes as bytes: a ``str`` would pass
+        through the ``idna`` codec, Python code the program could have replaced."""
+
+        state = enter()
+        try:
+            answers = getaddrinfo(host.encode("ascii"), None, family, 0, 0, flags)
+        except (OSError, UnicodeError, ValueError):
+            return None
+        finally:
+            leave(state)
+        keys = []
+        for answer in answers:
+            sockaddr: Any = answer[4]
+            key = ip_key(sockaddr[0])
+            if key is None:
+                return None
+            keys.append(key)
+        return keys
+
     def refuse_net(
         proto: str,
         host: str | None,
@@ -209,6 +291,7 @@ def make_net_handlers(
         rule: str | None,
         origin: str | None,
         ip: str,
+        reason: str | None = None,
     ) -> None:
         port_text = "*" if port is None else int_.__repr__(port)
         target = "[" + shown + "]:" + port_text
@@ -221,9 +304,11 @@ def make_net_handlers(
             ("port", port),
             ("dir", direction),
         )
-        if rule is not None:
+        suggestion = None
+        if reason is not None:
+            message = f"{verb}{target} DENIED: {reason}"
+        elif rule is not None:
             message = f"{verb}{target} DENIED by explicit rule '{rule}' from {origin}"
-            suggestion = None
         else:
             message = f"{verb}{target} DENIED: no net= rule allows it"
             suggestion = (
@@ -241,6 +326,9 @@ def make_net_handlers(
         )
 
     def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> None:
+        if direction == "OUT" and key[1] == 0:
+            # Linux connects (and sends) to the unspecified address 0.0.0.0 / :: on loopback.
+            key = (4, 0x7F000001) if key[0] == 4 else (6, 1)
         names = pins.get(key, ()) if host is None else (host,)
         allowed, rule, origin = match(proto, names, key, port, direction)
         if allowed and not recording:
@@ -261,96 +349,182 @@ def make_net_handlers(
             return
         refuse_net(proto, host, ip, port, direction, rule, origin, ip)
 
-    def judge_name(
-        proto: str, name: str, port: Any, direction: str, family: int, stype: int
-    ) -> None:
-        """A host name: refused before any query unless a rule can allow it; pinned."""
+    def pin(name: str, keys: list[Any]) -> None:
+        if name not in names_rules:
+            return  # no rule names it: a pin would change no decision
+        for key in keys:
+            known = pins.get(key)
+            if len_(pins) > 4096:
+                pins.clear()
+            pins[key] = frozenset_((name,)) if known is None else known | frozenset_((name,))
+        allowed_before.clear()
+
+    def judge_name(proto: str, name: str, port: Any, direction: str, family: int) -> None:
+        """A host name looked up by the program: refused before any query unless a rule can
+        allow it; a name that a host-name rule covers is resolved here, judged and pinned."""
 
         name = name.lower()
         if name.endswith("."):
             name = name[:-1]
         if name in _LOCAL_NAMES:
-            return
+            return  # no query leaves; the addresses are judged where they are used
         allowed, rule, origin = match(proto, (name,), None, port, direction)
         if not allowed:
             refuse_net(proto, name, name, port, direction, rule, origin, "")
             return
         if name not in names_rules:
             return  # allowed by a "*" host: the addresses are judged when used
-        state = enter()
-        try:
-            answers = getaddrinfo(name, port, family, stype)
-        except OSError:
+        keys = lookup(name, family, 0)
+        if keys is None:
             return  # the program's own lookup fails the same way
-        finally:
-            leave(state)
-        for answer in answers:
-            address: Any = answer[4]
-            key = ip_key(address[0])
-            if key is None:
-                continue
+        for key in keys:
             judge_address(proto, name, key, port, direction)
-            known = pins.get(key)
-            if len_(pins) > 4096:
-                pins.clear()
-            pins[key] = frozenset_((name,)) if known is None else known | frozenset_((name,))
-            allowed_before.clear()
+        pin(name, keys)
+
+    def judge_host(proto: str, host: str, port: int, direction: str, family: int) -> None:
+        """A host that is not an address literal, in connect, bind, sendto or sendmsg.
+
+        CPython has already resolved it (``setipaddr``, before the audit event) and will use
+        that answer: the guard resolves it the same way and judges *every* answer, so a DENY
+        of any address the name stands for wins. A numeric form that ``inet_pton`` does not
+        read (``127.1``, ``2130706433``, ``0x7f.0.0.01``) is an address, judged as such.
+        """
+
+        keys = lookup(host, family, ai_numerichost)
+        if keys is not None:
+            for key in keys:
+                judge_address(proto, None, key, port, direction)
+            return
+        name = host.lower()
+        if name.endswith("."):
+            name = name[:-1]
+        if name not in _LOCAL_NAMES:  # ``localhost``: judged by its addresses alone
+            allowed, rule, origin = match(proto, (name,), None, port, direction)
+            if not allowed:
+                refuse_net(proto, name, name, port, direction, rule, origin, "")
+                return
+        keys = lookup(host, family, 0)
+        if not keys:
+            refuse_net(
+                proto,
+                name,
+                name,
+                port,
+                direction,
+                None,
+                None,
+                "",
+                "the guard could not resolve the name to check the addresses it stands for",
+            )
+            return
+        for key in keys:
+            judge_address(proto, name, key, port, direction)
+        pin(name, keys)
 
     def judge_inet(sock: Any, address: Any, direction: str) -> None:
-        if type_(address) is not tuple_ or len_(address) < 2:
-            return  # CPython rejects it before any packet
-        host, port = address[0], address[1]
-        if type_(port) is not int_:
+        family = family_of(sock)
+        stype = type_of(sock)
+        proto = proto_of(sock)
+        if not is_tuple(address) or tuple_len(address) < 2:
+            refuse_net(
+                proto, None, "?", None, direction, None, None, "", "the address is not a tuple"
+            )
             return
+        host_obj, port_obj = tuple_item(address, 0), tuple_item(address, 1)
         fast_key = None
-        if type_(host) is str_:  # exact types only: hashing runs no program code
-            fast_key = (type_of(sock), host, port, direction)
+        if type_(host_obj) is str_ and type_(port_obj) is int_:
+            fast_key = (family, stype, host_obj, port_obj, direction)
             if fast_key in allowed_before:
                 return
-        if type_(host) is not str_:
-            for base in mro_of(type_(host)):  # not isinstance(): no program code in the hook
-                if base is str_:
-                    host = str_.__str__(host)
-                    break
-            else:
-                return
-        proto = proto_of(sock)
-        key = (
-            ip_key(host)
-            if host not in ("", "<broadcast>")
-            else ((4, 0) if host == "" else (4, 0xFFFFFFFF))
-        )
-        if key is not None:
-            judge_address(proto, None, key, port, direction)
-            if fast_key is not None and not recording:
-                if len_(allowed_before) > 1024:
-                    allowed_before.clear()
-                allowed_before.add(fast_key)  # judge_address returned: allowed
+        host = host_text(host_obj)
+        port = port_number(port_obj)
+        if host is None:
+            refuse_net(
+                proto,
+                None,
+                "?",
+                port,
+                direction,
+                None,
+                None,
+                "",
+                "the host is neither a str nor bytes, or not ASCII (resolve a non-ASCII name "
+                "with socket.getaddrinfo first)",
+            )
             return
-        judge_name(proto, host, port, direction, family_of(sock), type_of(sock))
+        if port is None:
+            refuse_net(
+                proto,
+                None,
+                host,
+                None,
+                direction,
+                None,
+                None,
+                "",
+                "the port is not an int",
+            )
+            return
+        if host == "":
+            key = (4, 0) if family == af_inet else (6, 0)
+        elif host == "<broadcast>":
+            key = (4, 0xFFFFFFFF)
+        elif host.startswith("["):
+            key = None  # not an address for CPython: a name
+        else:
+            key = ip_key(host)
+        if key is None:
+            judge_host(proto, host, port, direction, family)
+            return
+        judge_address(proto, None, key, port, direction)
+        if fast_key is not None and not recording:
+            if len_(allowed_before) > 1024:
+                allowed_before.clear()
+            allowed_before.add(fast_key)  # judge_address returned: allowed
+
+    def refuse_unix(target: str, message: str) -> None:
+        fields = (("kind", "file"), ("op", "write"), ("path", target))
+        refuse("file", target, None, None, None, "unix", message, PERMISSION, None, fields)
+
+    def judge_unix(address: Any) -> None:
+        value = exact(address)
+        if value is None or value is mutable:
+            refuse_unix(
+                "?",
+                "Connection to an AF_UNIX socket DENIED: python-sb judges str and bytes paths only",
+            )
+            return
+        nul = "\0" if type_(value) is str_ else b"\0"
+        if value[:1] == nul:
+            refuse_unix(
+                "@" + (value[1:] if type_(value) is str_ else "abstract"),
+                "Connection to an abstract AF_UNIX socket DENIED: it has no path that "
+                "the file rules could expose",
+            )
+            return
+        cut = value.find(nul)
+        if cut >= 0:
+            value = value[:cut]  # the kernel reads the path up to its first NUL
+        judge_file(value, True, -1)
 
     def judge_sock(sock: Any, address: Any, direction: str) -> None:
         family = family_of(sock)
         if family in (af_inet, af_inet6):
             judge_inet(sock, address, direction)
         elif family == af_unix:
-            if type_(address) in (str_, bytes_) and address[:1] in ("\0", b"\0"):
-                fields = (("kind", "file"), ("op", "write"), ("path", "@abstract"))
-                refuse(
-                    "file",
-                    "@" + (address[1:] if type_(address) is str_ else "abstract"),
-                    None,
-                    None,
-                    None,
-                    "unix",
-                    "Connection to an abstract AF_UNIX socket DENIED: it has no path that "
-                    "the file rules could expose",
-                    PERMISSION,
-                    None,
-                    fields,
-                )
-                return
-            judge_file(address, True, -1)
+            judge_unix(address)
+        else:
+            refuse_net(
+                "*",
+                None,
+                "family " + int_.__repr__(family),
+                None,
+                direction,
+                None,
+                None,
+                "",
+                "the Python layer allows IPv4, IPv6 and Unix sockets only",
+            )
 
     def on_connect(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "OUT")
@@ -364,60 +538,121 @@ def make_net_handlers(
 
     def on_new(args: tuple[Any, ...]) -> None:
         family, stype = args[1], args[2]
-        if type_(family) is not int_ or family == -1:
-            return
-        if family not in (af_inet, af_inet6, af_unix) or (
-            type_(stype) is int_ and stype & 0xF == sock_raw
-        ):
-            refuse(
-                "net",
-                "socket family " + int_.__repr__(family),
-                None,
-                None,
-                None,
-                "socket",
-                "Creating a raw, packet or non-IP socket DENIED: the Python layer allows "
-                "IPv4, IPv6 and Unix sockets only",
-                CONNECTION,
+        proto = args[3] if len_(args) > 3 else -1
+        if type_(family) is not int_ or type_(stype) is not int_ or type_(proto) is not int_:
+            return  # CPython passes C ints ("Oiii")
+        if family == -1:
+            return  # fileno= given: a descriptor that exists already, detected after this
+        kind = sock_stream if stype == -1 else stype & ~type_flags
+        if family in (af_inet, af_inet6):
+            allowed = (kind == sock_stream and proto in tcp_protos) or (
+                kind == sock_dgram and proto in udp_protos
             )
+        elif family == af_unix:
+            allowed = kind in unix_types
+        else:
+            allowed = False
+        if allowed:
+            return
+        refuse(
+            "net",
+            "socket family "
+            + int_.__repr__(family)
+            + " type "
+            + int_.__repr__(stype)
+            + " proto "
+            + int_.__repr__(proto),
+            None,
+            None,
+            None,
+            "socket",
+            "Creating a raw, packet or non-IP socket DENIED: the Python layer allows "
+            "IPv4, IPv6 and Unix sockets only",
+            CONNECTION,
+        )
+
+    def lookup_text(obj: Any) -> str | None:
+        """The text of a host given to a lookup function (str, bytes or a subclass)."""
+
+        value = exact(obj)
+        if type_(value) is bytes_:
+            return decode(value, "ascii", "surrogateescape")  # type: ignore[no-any-return]
+        if type_(value) is str_:
+            return value  # type: ignore[no-any-return]
+        return None
+
+    def is_numeric(host: str, family: int) -> bool:
+        """An address CPython resolves without a query (a literal, or an ``inet_aton`` form)."""
+
+        if ip_key(host) is not None:
+            return True
+        return host.isascii() and lookup(host, family, ai_numerichost) is not None
+
+    def refuse_mutable_lookup() -> None:
+        refuse_net(
+            "*",
+            None,
+            "?",
+            None,
+            "OUT",
+            None,
+            None,
+            "",
+            "a host given as a bytearray (python-sb judges str and bytes hosts only)",
+        )
 
     def on_getaddrinfo(args: tuple[Any, ...]) -> None:
-        host = args[0]
-        if type_(host) is bytes_:
-            host = host.decode("ascii", "replace")
-        if type_(host) is not str_ or host == "" or host in literal_hosts:
-            return
         if get_ident() in busy:
             return
-        if ip_key(host) is not None:
+        host = lookup_text(args[0])
+        if host is None or host == "" or host in literal_hosts:
+            return  # None: no host (CPython refuses any other type before the event)
+        family = args[2] if len_(args) > 2 and type_(args[2]) is int_ else 0
+        if is_numeric(host, family):
             if len_(literal_hosts) < 256:
                 literal_hosts.add(host)  # an address: no query leaves, connect judges it
             return
         port = args[1] if type_(args[1]) is int_ else None
         stype = args[3] if len_(args) > 3 and type_(args[3]) is int_ else 0
-        flags = args[5] if len_(args) > 5 and type_(args[5]) is int_ else 0
-        family = args[2] if len_(args) > 2 and type_(args[2]) is int_ else 0
         proto = "TCP" if stype == sock_stream else "UDP" if stype == sock_dgram else "*"
-        direction = "IN" if flags & ai_passive else "OUT"
-        judge_name(proto, host, port, direction, family, stype)
+        judge_name(proto, host, port, "OUT", family)
 
     def on_gethostbyname(args: tuple[Any, ...]) -> None:
-        host = args[0]
-        if type_(host) is str_ and ip_key(host) is None and host:
-            judge_name("*", host, None, "OUT", 0, 0)
+        if get_ident() in busy or not args:
+            return
+        if exact(args[0]) is mutable:
+            refuse_mutable_lookup()
+            return
+        host = lookup_text(args[0])
+        if host is None or host == "" or host in literal_hosts or is_numeric(host, af_inet):
+            return
+        judge_name("*", host, None, "OUT", 0)
 
     def on_reverse(args: tuple[Any, ...]) -> None:
+        if get_ident() in busy or not args:
+            return
         address = args[0]
-        host = address[0] if type_(address) is tuple_ and address else address
-        if type_(host) is not str_:
+        if is_tuple(address):  # getnameinfo: a sockaddr tuple, its host numeric only
+            if tuple_len(address) < 1:
+                return
+            address = tuple_item(address, 0)
+        if exact(address) is mutable:
+            refuse_mutable_lookup()
+            return
+        host = lookup_text(address)
+        if host is None:
             return
         key = ip_key(host)
-        if key is None:
-            judge_name("*", host, None, "OUT", 0, 0)
+        keys = [key] if key is not None else None
+        if keys is None and host.isascii():
+            keys = lookup(host, 0, ai_numerichost)
+        if keys is None:
+            judge_name("*", host, None, "OUT", 0)  # gethostbyaddr of a name: a forward query
             return
-        allowed, rule, origin = match("*", pins.get(key, ()), key, None, "OUT")
-        if not allowed:
-            refuse_net("*", None, text_ip(key), None, "OUT", rule, origin, text_ip(key))
+        for key in keys:
+            allowed, rule, origin = match("*", pins.get(key, ()), key, None, "OUT")
+            if not allowed:
+                refuse_net("*", None, text_ip(key), None, "OUT", rule, origin, text_ip(key))
 
     handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
         "socket.connect": on_connect,

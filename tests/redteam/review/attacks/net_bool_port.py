@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: judge_inet returns for a bool port (type is not exactly int): ('127.0.0.1', True) reaches port 1 unjudged
 
 """Objective: get a connection attempt to 127.0.0.1 port 1 past the guard with no net= rule
      (the port given as True). Reached when the kernel answers (a plain ConnectionRefusedError,

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: a bytearray host is accepted by CPython and not judged (as bytes)
 
 """Objective: connect with no net= rule, the host given as a bytearray.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: a bytes host in an AF_INET address is accepted by CPython (idna_converter) but judge_inet returns without judging anything that is not a str
 
 """Objective: connect with no net= rule, the host given as bytes (b'127.0.0.1').
 """

@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # needs: hosts-name
 # expect: net ConnectionRefusedError
-# bypass: gethostbyaddr accepts bytes; on_reverse judges str only, so a name no rule covers is looked up
 
 """Objective: resolve a host name no net= rule covers with gethostbyaddr, given as bytes.
 """

@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # needs: hosts-name
 # expect: net ConnectionRefusedError
-# bypass: gethostbyname accepts bytes; on_gethostbyname judges str only, so a name no rule covers is looked up
 
 """Objective: resolve a host name that no net= rule covers (SPEC 2.4: refused before any query leaves), given as bytes.
 """

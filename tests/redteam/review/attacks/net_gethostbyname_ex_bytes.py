@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # needs: hosts-name
 # expect: net ConnectionRefusedError
-# bypass: gethostbyname_ex accepts bytes; not judged
 
 """Objective: resolve a host name no net= rule covers with gethostbyname_ex, given as bytes.
 """

@@ -3,7 +3,6 @@
 # rule: net=ALLOW|TCP|*|*|OUT
 # rule: net=DENY|*|127.0.0.0/8|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: '0x7f.0.0.01' (inet_aton hex/octal form) is judged as a name and resolves to 127.0.0.1
 
 """Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8, written with hex and octal parts.
 """

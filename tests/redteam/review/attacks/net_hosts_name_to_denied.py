@@ -4,7 +4,6 @@
 # rule: net=DENY|*|127.0.0.0/8|*|OUT
 # needs: hosts-name
 # expect: net ConnectionRefusedError
-# bypass: a name allowed only by a * host rule is not resolved by the guard; connect((name, port)) lets the C resolver pick 127.0.0.1 and no address rule is applied (SPEC 2.4's intranet example)
 
 """Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8, through a host name from /etc/hosts.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: a port object with __index__ is accepted by CPython and skipped by judge_inet
 
 """Objective: connect with no net= rule, the port given as an object with __index__.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: judge_inet returns when type(port) is not exactly int; CPython's 'i' format accepts an int subclass
 
 """Objective: connect with no net= rule, the port given as an int subclass.
 """

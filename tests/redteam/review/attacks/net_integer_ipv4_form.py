@@ -3,7 +3,6 @@
 # rule: net=ALLOW|TCP|*|*|OUT
 # rule: net=DENY|*|127.0.0.0/8|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: '2130706433' (inet_aton integer form) is judged as a name and resolves to 127.0.0.1
 
 """Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8, written as one integer.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: connect(('localhost', port)) is never judged: judge_name returns early for _LOCAL_NAMES and no address check follows
 
 """Objective: reach a loopback listener with no net= rule at all, by connecting to the *name* 'localhost'.
 """

@@ -3,7 +3,6 @@
 # rule: net=ALLOW|TCP|*|*|OUT
 # rule: net=DENY|*|127.0.0.0/8|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: '127.1' is not an address for inet_pton, so it is judged as a host name (allowed by the * rule) and never as an address, but the C resolver maps it to 127.0.0.1
 
 """Objective: reach 127.0.0.1 despite net=DENY of 127.0.0.0/8, written in the short form '127.1'.
 """

@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # needs: root
 # expect: net ConnectionRefusedError
-# bypass: on_new refuses SOCK_RAW only; Linux turns (AF_INET, SOCK_PACKET=10) into an AF_PACKET socket: raw link-layer frames, past every net= rule
 
 """Objective: create a packet socket (its kernel domain is AF_PACKET, 17). Nothing is sent.
 """

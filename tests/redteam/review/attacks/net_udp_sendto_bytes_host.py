@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: net ConnectionRefusedError
-# bypass: sendto((b'127.0.0.1', port)) -- bytes host, not judged (same hole as connect)
 
 """Objective: send a UDP datagram with no net= rule and get the echo back, the host given as bytes.
 """

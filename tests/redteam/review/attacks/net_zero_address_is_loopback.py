@@ -3,7 +3,6 @@
 # rule: net=ALLOW|TCP|*|*|OUT
 # rule: net=DENY|*|127.0.0.0/8|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: Linux connects 0.0.0.0 to the loopback address; the guard judges it as 0.0.0.0, outside 127.0.0.0/8
 
 """Objective: reach a 127.0.0.1 listener despite net=DENY of 127.0.0.0/8, by connecting to 0.0.0.0.
 """
