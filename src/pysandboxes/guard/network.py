@@ -7,15 +7,40 @@ matching ALLOW, else refused -- and the unit tests check that both agree. Addres
 with ``_socket.inet_pton`` (an IPv4-mapped IPv6 address is judged as IPv4).
 
 Host names: a name that no ``net=`` line can allow (no rule for that name, no ``*`` host) is
-refused *before* any query leaves (``getaddrinfo``, ``gethostbyname``, a name in ``connect``).
-A name allowed by a host-name rule is resolved by the guard itself when the program resolves
+refused *before* any query leaves (``getaddrinfo``, ``gethostbyname``, ``gethostbyaddr``). A
+name allowed by a host-name rule is resolved by the guard itself when the program resolves
 it; the answers are checked and *pinned*: a later connection to one of those addresses is
 judged as that name, any other address by the address rules alone, so a second lookup cannot
-swap in another address. ``localhost`` resolves without a query and is always allowed to;
-its addresses are judged by the address rules.
+swap in another address. ``localhost`` resolves without a query: the lookup is let through,
+its addresses are judged where they are used.
 
-AF_UNIX addresses are paths: they are judged by the file rules (connect and bind write).
-Raw and packet sockets, and families other than IPv4, IPv6 and Unix, are refused.
+A name in ``connect``/``bind``/``sendto``/``sendmsg`` itself: CPython resolves it *before*
+the audit event (``getsockaddrarg``) and connects to that answer, which the hook cannot see or
+replace. The guard judges the name (refused when no rule can allow it), resolves it the same
+way (``getaddrinfo`` with the socket's family) and judges *every* answer by the address rules:
+a DENY of any address the name stands for wins, and a name allowed only by a ``*`` rule still
+meets ``net=DENY|*|10.0.0.0/8|*|OUT``. Limits, both from CPython's order: the program's own
+query has left when the hook runs (an uncovered name in ``connect`` leaks that one query, then
+is refused), and a DNS server that answers the two queries differently (rebinding) is not
+caught -- programs that resolve first (``socket.create_connection``, ``asyncio``, ``urllib``,
+``http.client``, ``requests``) connect to the judged numeric address and are not exposed.
+
+What CPython accepts is judged as CPython reads it: hosts as ``str``, ``bytes`` or their
+subclasses (copied with the C methods, no program code), ports as an ``int``, ``bool`` or int
+subclass by value; a numeric form ``inet_pton`` does not read (``127.1``, ``2130706433``,
+``0x7f.0.0.01``: ``getaddrinfo`` with ``AI_NUMERICHOST``) is an address; ``""``, ``0.0.0.0``
+and ``::`` are judged as the loopback address for ``OUT`` (where Linux sends them). Refused
+rather than judged: a ``bytearray`` host (it could change between CPython's copy and the
+judgment), a port given as an ``__index__`` object (its method would run inside the hook), a
+non-ASCII host in ``connect`` (it needs the ``idna`` codec, Python code: resolve it with
+``getaddrinfo`` first). The guard never hands a ``str`` to ``getaddrinfo`` for the same reason.
+
+AF_UNIX addresses are paths: they are judged by the file rules (connect and bind write), up to
+the first NUL (where the kernel stops reading). Sockets: IPv4/IPv6 ``SOCK_STREAM`` (TCP) and
+``SOCK_DGRAM`` (UDP) and Unix stream, datagram and seqpacket sockets only: raw, packet
+(``SOCK_PACKET``), ICMP, SCTP and other families are refused at creation, and any address
+operation on a socket of another family. ``listen`` on an unbound socket (which the kernel
+binds to a free port on every interface) raises no audit event in CPython 3.11: not judged.
 """
 
 from __future__ import annotations
