@@ -290,15 +290,38 @@ def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
+def exact_path(kit: Kit, path: Any) -> Any:
+    """``path`` as an exact ``str`` or ``bytes``, ``__fspath__`` called once (``None`` and
+    descriptors unchanged): what a wrapper judges and then passes on, so that a ``str``
+    subclass or a path-like object answering differently each time decides nothing."""
+
+    if path is None or kit.type(path) is int:
+        return path
+    try:
+        text = kit.fspath(path)
+    except TypeError:
+        return path  # a descriptor (int subclass) or an error of the real function's own
+    try:
+        return kit.str_exact(text)
+    except TypeError:
+        return kit.bytes_exact(text)
+
+
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     audit = kit.audit
     fspath = kit.fspath
     encoding = kit.fs_encoding
     posix = sys.modules["posix"]
-    int_, str_, bytes_, type_ = int, str, bytes, type
+    int_, str_, type_ = int, str, type
 
     def announce_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        path = args[0] if args else kwargs.get("path")
+        # The object judged is the object used: an exact str/bytes made once.
+        if args:
+            path = exact_path(kit, args[0])
+            args = (path, *args[1:])
+        else:
+            path = exact_path(kit, kwargs.get("path"))
+            kwargs = {**kwargs, "path": path}
         dir_fd = kwargs.get("dir_fd")
         audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
         return args, kwargs
@@ -309,21 +332,36 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
             call = hide(original, kit, announce_creation)
             replacements[id(original)] = (original, _named(_wrapper(call), original))
 
+    str_exact, bytes_exact = kit.str_exact, kit.bytes_exact
+
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``open(path, flags, dir_fd=N)`` with a relative path becomes
-        ``open("/proc/self/fd/N/path", flags)``: the ``open`` event has no ``dir_fd``."""
+        ``open("/proc/self/fd/N/path", flags)``: the ``open`` event has no ``dir_fd``.
 
-        dir_fd = kwargs.get("dir_fd")
-        if dir_fd is None or not args:
+        The path is converted once (``__fspath__`` called once) to an exact ``str``/``bytes``
+        and that object is what ``posix.open`` gets: a ``str`` subclass whose methods lie, or
+        a path-like object answering differently the second time, decides nothing.
+        """
+
+        if args:
+            raw, rest = args[0], args[1:]
+        elif "path" in kwargs:
+            raw, rest = kwargs["path"], ()
+            kwargs = {k: v for k, v in kwargs.items() if k != "path"}
+        else:
             return args, kwargs
-        text = fspath(args[0])
-        if type_(text) is bytes_:
-            text = text.decode(encoding, "surrogateescape")
-        if type_(text) is str_ and not text.startswith("/"):
-            kwargs = {k: v for k, v in kwargs.items() if k != "dir_fd"}
-            path = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + text
-            args = (path, *args[1:])
-        return args, kwargs
+        text = fspath(raw)
+        try:
+            text = str_exact(text)
+        except TypeError:
+            text = bytes_exact(text)  # not str: bytes, or posix.open's own TypeError
+        dir_fd = kwargs.get("dir_fd")
+        if dir_fd is not None:
+            decoded = text if type_(text) is str_ else text.decode(encoding, "surrogateescape")
+            if not decoded.startswith("/"):
+                kwargs = {k: v for k, v in kwargs.items() if k != "dir_fd"}
+                text = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + decoded
+        return (text, *rest), kwargs
 
     original_open = posix.open
     call_open = hide(original_open, kit, rewrite_dir_fd)
@@ -360,10 +398,12 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     listdir, scandir = os.listdir, os.scandir
 
     def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
+        path = exact_path(kit, path)
         audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
         return stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
 
     def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
+        path = exact_path(kit, path)
         audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
         return lstat(path, dir_fd=dir_fd)
 
@@ -375,6 +415,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
         effective_ids: bool = False,
         follow_symlinks: bool = True,
     ) -> bool:
+        path = exact_path(kit, path)
         try:
             audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
         except FileNotFoundError:
@@ -384,11 +425,13 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
         )
 
     def listdir_(path: Any = None) -> list[Any]:
+        path = exact_path(kit, path)
         names = listdir(path) if path is not None else listdir()
         audit("pysandboxes.filter", "." if path is None else path, names)
         return names
 
     def scandir_(path: Any = None) -> FilteredScandir:
+        path = exact_path(kit, path)
         with scandir(path) if path is not None else scandir() as found:
             entries = list(found)
         audit("pysandboxes.filter", "." if path is None else path, entries)

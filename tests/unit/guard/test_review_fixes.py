@@ -49,3 +49,43 @@ def test_refusal_traceback_holds_no_guard_state(tmp_path: Path) -> None:
     # The hook's own frame may be collected: it holds the event, its arguments and the refusal.
     assert set(eval(out["LOCALS"])) <= {"event", "args", "refusal"}, out["LOCALS"]
     assert out["AGAIN"] == "RulePermissionError", result.stdout + result.stderr
+
+
+LYING_PATHS = """
+import os
+class Lying(str):
+    def startswith(self, *args):
+        return True
+class Twice:
+    calls = 0
+    def __fspath__(self):
+        Twice.calls += 1
+        return 'data.txt' if Twice.calls == 1 else '../outside.txt'
+d = os.open('.', os.O_RDONLY)
+for name, path in (("lying", Lying('../outside.txt')), ("twice", Twice())):
+    try:
+        fd = os.open(path, os.O_RDONLY, dir_fd=d)
+        print(name, os.read(fd, 100).decode().strip())
+    except PermissionError as exc:
+        print(name, type(exc).__name__)
+try:
+    os.mkfifo(Twice(), dir_fd=d)
+    print("fifo made")
+except OSError as exc:
+    print("fifo", type(exc).__name__)
+"""
+
+
+def test_wrapped_paths_are_converted_once(tmp_path: Path) -> None:
+    """Item 4: the os.open (dir_fd) and mkfifo wrappers judge and use one exact str."""
+
+    (tmp_path / "outside.txt").write_text("secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data.txt").write_text("data\n")
+    result = run_armed(LYING_PATHS, "expose-ro=.\npython-import=os\n", project)
+    out = dict(line.split(" ", 1) for line in result.lines)
+    assert out["lying"] == "RulePermissionError", result.stdout + result.stderr
+    assert out["twice"] == "data", result.stdout + result.stderr  # the first answer, used
+    assert out["fifo"] == "RulePermissionError", result.stdout + result.stderr
+    assert not (tmp_path / "outside.txt").is_fifo()

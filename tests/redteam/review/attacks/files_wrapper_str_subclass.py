@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: the os.open wrapper calls text.startswith() on a str subclass: one that answers True keeps dir_fd, and the open event is judged from the cwd
 
 """Objective: read ../outside/secret.txt through a dir_fd, the path a str subclass whose startswith lies.
 """
