@@ -449,6 +449,24 @@ def make_file_handlers(
 
         return handler
 
+    def metadata_writer(fd_index: int) -> Callable[..., None]:
+        """chmod, chown, utime, setxattr, removexattr: on a descriptor too (``os.fchmod``,
+        ``os.utime(fd)``...), judged as a write of the file it is open on (the kernel lets
+        the owner change a file's metadata through a read-only descriptor)."""
+
+        def handler(args: tuple[Any, ...]) -> None:
+            obj = args[0]
+            if type_(obj) is int_ or text_of(obj) is FD:
+                path = fd_path(int_.__index__(obj))
+                # Pipes, sockets and anonymous inodes have no path; a memfd is the program's.
+                if path is not None and not path.startswith("/memfd:"):
+                    judge_text(path, None, True)
+                return
+            dir_fd = args[fd_index] if fd_index >= 0 and len_(args) > fd_index else -1
+            judge(obj, True, dir_fd)
+
+        return handler
+
     def on_rename(args: tuple[Any, ...]) -> None:
         invalidate()
         judge(args[0], True, args[2])
@@ -527,11 +545,11 @@ def make_file_handlers(
         "os.link": on_link,
         "os.symlink": on_symlink,
         "os.truncate": writer(0, -1, False),
-        "os.utime": writer(0, 3, False),
-        "os.chmod": writer(0, 2, False),
-        "os.chown": writer(0, 3, False),
-        "os.setxattr": writer(0, -1, False),
-        "os.removexattr": writer(0, -1, False),
+        "os.utime": metadata_writer(3),
+        "os.chmod": metadata_writer(2),
+        "os.chown": metadata_writer(3),
+        "os.setxattr": metadata_writer(-1),
+        "os.removexattr": metadata_writer(-1),
         "os.chdir": on_chdir,
         "sqlite3.connect": on_sqlite,
         "pysandboxes.mknod": writer(0, 1, True),

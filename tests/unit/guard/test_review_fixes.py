@@ -89,3 +89,47 @@ def test_wrapped_paths_are_converted_once(tmp_path: Path) -> None:
     assert out["twice"] == "data", result.stdout + result.stderr  # the first answer, used
     assert out["fifo"] == "RulePermissionError", result.stdout + result.stderr
     assert not (tmp_path / "outside.txt").is_fifo()
+
+
+DESCRIPTOR_METADATA = """
+import os
+fd = os.open('data.txt', os.O_RDONLY)
+for name, call in (
+    ("fchmod", lambda: os.fchmod(fd, 0o600)),
+    ("chmod", lambda: os.chmod(fd, 0o600)),
+    ("futime", lambda: os.utime(fd, (0, 0))),
+    ("fchown", lambda: os.fchown(fd, -1, -1)),
+):
+    try:
+        call()
+        print(name, "ran")
+    except PermissionError as exc:
+        print(name, type(exc).__name__)
+r, w = os.pipe()
+os.fchmod(r, 0o600)  # a pipe has no path: nothing to judge
+tmp = os.open(os.environ.get('TMPDIR', '.') + '/w.txt', os.O_CREAT | os.O_WRONLY)
+os.fchmod(tmp, 0o600)
+print("writable", oct(os.stat(tmp).st_mode & 0o777))
+"""
+
+
+def test_metadata_writes_through_descriptors(tmp_path: Path) -> None:
+    """Item 3: chmod/chown/utime on a descriptor are writes of its file."""
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data.txt").write_text("data\n")
+    (project / "data.txt").chmod(0o644)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    result = run_armed(
+        DESCRIPTOR_METADATA,
+        f"expose-ro=.\nexpose-rw={scratch}\npython-import=os\n",
+        project,
+        env={"TMPDIR": str(scratch)},
+    )
+    out = dict(line.split(" ", 1) for line in result.lines)
+    for name in ("fchmod", "chmod", "futime", "fchown"):
+        assert out[name] == "RulePermissionError", (name, result.stdout + result.stderr)
+    assert out["writable"] == "0o600", result.stdout + result.stderr
+    assert (project / "data.txt").stat().st_mode & 0o777 == 0o644

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: os.chmod/chown/utime (and setxattr) on a file descriptor are not judged (text_of gives FD): a file exposed read-only -- or any default grant, the interpreter included -- opened for reading can have its mode, owner and times changed
 
 """Objective: change the mode of data.txt, exposed read-only, through a read-only descriptor.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: os.utime on a descriptor of a read-only file is not judged (as files_fchmod_readonly)
 
 """Objective: change the times of data.txt, exposed read-only, through a read-only descriptor.
 """
