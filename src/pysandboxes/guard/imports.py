@@ -195,7 +195,9 @@ def make_import_handlers(
                 "native",
                 f"loading a compiled extension from '{filename}'",
             )
-        if top in WRAPPED_MODULES and name not in stash and filename is None:
+        # A fresh copy of a wrapped module (after ``del sys.modules[...]``, or an extension's
+        # shared object loaded again) would carry the unwrapped functions.
+        if top in WRAPPED_MODULES and name not in stash:
             refuse(
                 "import",
                 name,
@@ -252,4 +254,26 @@ def make_import_handlers(
             "directories and sys.path (code written at run time)",
         )
 
-    return ImportHandlers(handlers={"import": on_import, "exec": on_exec})
+    def on_create_builtin(args: tuple[Any, ...]) -> None:
+        name = args[0] if args else None
+        if type_(name) is str_ and name in WRAPPED_MODULES:
+            refuse(
+                "import",
+                name,
+                None,
+                None,
+                None,
+                "wrapped",
+                f"Creating a fresh '{name}' module DENIED: python-sb wraps its functions, and a "
+                "fresh copy would not be wrapped",
+                MODULE,
+                name,
+            )
+
+    return ImportHandlers(
+        handlers={
+            "import": on_import,
+            "exec": on_exec,
+            "pysandboxes.create_builtin": on_create_builtin,
+        }
+    )

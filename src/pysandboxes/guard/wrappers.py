@@ -276,9 +276,40 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
         replacements[id(original)] = (original, _named(_wrapper(call), original))
     _wrap_reload(kit, replacements)
     _wrap_file_creation(kit, replacements)
+    _wrap_create_builtin(kit, replacements)
     _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
+
+
+def _wrap_create_builtin(kit: Kit, replacements: dict[int, Any]) -> None:
+    """``_imp.create_builtin(spec)`` builds a *fresh* built-in module (a ``posix`` whose
+    functions are not wrapped) and raises no audit event: announce the name
+    (``pysandboxes.create_builtin``, refused for the wrapped modules) and hand CPython a new
+    spec holding that name only, so that a spec whose ``name`` answers twice decides nothing."""
+
+    import _imp
+    from _frozen_importlib import BuiltinImporter, ModuleSpec
+
+    audit = kit.audit
+    str_ = str
+
+    def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        spec = args[0] if args else kwargs.get("spec")
+        name = getattr(spec, "name", None)
+        for base in type.__dict__["__mro__"].__get__(type(name)):
+            if base is str_:
+                name = str_.__str__(name)
+                break
+        else:
+            raise TypeError("create_builtin() needs a spec with a str name")
+        audit("pysandboxes.create_builtin", name)
+        fresh = ModuleSpec(name, BuiltinImporter, origin="built-in")  # type: ignore[arg-type]
+        return (fresh,), {}
+
+    original = _imp.create_builtin
+    call = hide(original, kit, announce)
+    replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
 def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
-# expect: file PermissionError
-# bypass: _imp (a built-in module, never stashed, importable without a rule) .create_builtin(posix spec) returns a fresh posix module whose functions are not wrapped, without any import event
+# expect: import ModuleNotFoundError
 
 """Objective: read ../outside/secret.txt through a dir_fd with the open of a fresh, unwrapped posix module.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
-# expect: api PermissionError
-# bypass: _imp.create_builtin(posix spec) gives a fresh posix whose umask/setuid/chroot/setsid/nice/abort/unshare/setns are not wrapped
+# expect: import ModuleNotFoundError
 
 """Objective: call umask (privileges) without the right, through a fresh posix module.
 """
