@@ -56,6 +56,11 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "tests/redteam/misuse/attacks/threads_start.py",
     ),
     Wrapper(
+        "_imp.create_builtin",
+        "builds a fresh built-in module (an unwrapped posix) without an audit event",
+        "tests/redteam/review/attacks/files_fresh_posix_module.py",
+    ),
+    Wrapper(
         "_thread.start_joinable_thread",
         "what threading uses from Python 3.13",
         "tests/redteam/misuse/attacks/threads_start.py",
