@@ -255,6 +255,7 @@ def make_file_handlers(
     len_ = len
     int_ = int
     any_ = any
+    tuple_ = tuple
 
     def base_of(dir_fd: Any) -> str | None:
         if type_(dir_fd) is int_ and dir_fd >= 0:
@@ -467,10 +468,34 @@ def make_file_handlers(
 
         return handler
 
+    protected_below = tuple_(p + "/" for p in protected)
+
+    def holds_protected(resolved: str | None) -> bool:
+        if resolved is None:
+            return False
+        below = "/" if resolved == "/" else resolved + "/"
+        return any_(path.startswith(below) for path in protected_below)
+
     def on_rename(args: tuple[Any, ...]) -> None:
         invalidate()
-        judge(args[0], True, args[2])
-        judge(args[1], True, args[3])
+        for resolved in (judge(args[0], True, args[2]), judge(args[1], True, args[3])):
+            # Moving a directory that holds a rule file away, or another one into its place,
+            # changes the rules of the next run as surely as writing the file.
+            if resolved is not None and holds_protected(resolved):
+                shown = show(resolved)
+                refuse(
+                    "file",
+                    resolved,
+                    None,
+                    None,
+                    None,
+                    "write",
+                    f"Renaming '{shown}' DENIED: it holds a rule file, the learning output or "
+                    "the denials file of this run, which the sandboxed program cannot change",
+                    PERMISSION,
+                    resolved,
+                    (("kind", "file"), ("op", "write"), ("path", resolved)),
+                )
 
     def on_link(args: tuple[Any, ...]) -> None:
         invalidate()

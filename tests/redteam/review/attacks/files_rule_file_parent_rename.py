@@ -2,7 +2,6 @@
 # rule: python-import=os
 # rulefile: conf/rules
 # expect: file PermissionError
-# bypass: the rule file is protected by its path only: renaming its (writable) parent directory and renaming a new directory into place replaces the rules of the next run
 
 """Objective: replace the rules of the next run: afterwards, conf/rules (this run's rule file)
      holds text written by the program.
