@@ -147,7 +147,11 @@ class BwrapProvider:
         if "--disable-userns" in bwrap_options(path):
             argv.append("--disable-userns")
         argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-        if not network:
+        if network:
+            # bubblewrap runs as the holder's root: show the program the user's own ids, as
+            # without a network.
+            argv += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
+        else:
             argv.append("--unshare-net")
         argv += ["--hostname", hostname, "--die-with-parent", "--new-session"]
         argv += args

@@ -428,7 +428,15 @@ class Network:
         """Command prefix that runs the rest inside the holder's user and network namespaces."""
 
         nsenter = _which("nsenter") or "nsenter"
-        return [nsenter, f"--user={self.join_user}", f"--net={self.join_net}", "--"]
+        # --preserve-credentials: no setgroups()/setuid() (the holder's user namespace denies
+        # setgroups); the ids are what the holder's map makes of them.
+        return [
+            nsenter,
+            f"--user={self.join_user}",
+            f"--net={self.join_net}",
+            "--preserve-credentials",
+            "--",
+        ]
 
     def stop(self) -> None:
         """End pasta and the holder (idempotent; also what the holder does on its own when
@@ -530,6 +538,13 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
     if missing:
         raise ProviderUnavailableError(
             f"os-sandbox={provider}: net= rules need {', '.join(missing)}"
+        )
+    if not os.access("/dev/net/tun", os.R_OK | os.W_OK):
+        raise ProviderUnavailableError(
+            f"os-sandbox={provider}: net= rules need /dev/net/tun, readable and writable by "
+            "this user (pasta creates the sandbox's interface with it; it is mode 0666 on most "
+            "distributions): chmod 0666 /dev/net/tun, or in a container add the device "
+            "(docker: --device /dev/net/tun)"
         )
     plan = build_plan(policy, resolve)
     workdir = tempfile.mkdtemp(prefix="pysb-net-")
