@@ -19,11 +19,14 @@ the audit event (``getsockaddrarg``) and connects to that answer, which the hook
 replace. The guard judges the name (refused when no rule can allow it), resolves it the same
 way (``getaddrinfo`` with the socket's family) and judges *every* answer by the address rules:
 a DENY of any address the name stands for wins, and a name allowed only by a ``*`` rule still
-meets ``net=DENY|*|10.0.0.0/8|*|OUT``. Limits, both from CPython's order: the program's own
-query has left when the hook runs (an uncovered name in ``connect`` leaks that one query, then
-is refused), and a DNS server that answers the two queries differently (rebinding) is not
-caught -- programs that resolve first (``socket.create_connection``, ``asyncio``, ``urllib``,
-``http.client``, ``requests``) connect to the judged numeric address and are not exposed.
+meets ``net=DENY|*|10.0.0.0/8|*|OUT``. The guard's answer need not be the one CPython uses (a
+DNS server may answer two queries differently: rebinding), so a name allowed only by a ``*``
+host is refused in these calls whenever a DENY rule applies (SPEC §2.4's intranet example);
+programs that resolve first (``socket.create_connection``, ``asyncio``, ``urllib``,
+``http.client``, ``requests``) connect to a numeric address, judged exactly, and are not
+affected. A name a host-name rule allows is trusted as far as that rule. Limit from CPython's
+order: the program's own query has left when the hook runs (an uncovered name in ``connect``
+leaks that one query, then is refused).
 
 What CPython accepts is judged as CPython reads it: hosts as ``str``, ``bytes`` or their
 subclasses (copied with the C methods, no program code), ports as an ``int``, ``bool`` or int
@@ -212,6 +215,7 @@ def make_net_handlers(
     len_ = kit.len
     mro_of = type.__dict__["__mro__"].__get__
     names_rules = frozenset_(row[3] for row in rows if row[2] == "name" and not row[0])
+    deny_rows = tuple_((row[1], row[7], row[8]) for row in rows if row[0])
     pins: dict[Any, frozenset[str]] = {}  # ip key -> names it was resolved for
     # Address connections already allowed (family, socket type, host text, port, direction);
     # emptied whenever a pin changes (a pinned name may make a DENY name rule apply).
@@ -413,6 +417,12 @@ def make_net_handlers(
         that answer: the guard resolves it the same way and judges *every* answer, so a DENY
         of any address the name stands for wins. A numeric form that ``inet_pton`` does not
         read (``127.1``, ``2130706433``, ``0x7f.0.0.01``) is an address, judged as such.
+
+        The guard's answer need not be CPython's (a DNS server may answer two queries
+        differently): where that could matter -- a name no host-name rule names, allowed by a
+        ``*`` host, while a DENY rule applies to this protocol, port and direction -- the name
+        is refused unless it is ``localhost``; resolving first (``getaddrinfo``, as
+        ``socket.create_connection`` does) gives an address that is judged exactly.
         """
 
         keys = lookup(host, family, ai_numerichost)
@@ -444,7 +454,39 @@ def make_net_handlers(
             return
         for key in keys:
             judge_address(proto, name, key, port, direction)
+        if (
+            name not in _LOCAL_NAMES
+            and name not in names_rules
+            and deny_applies(proto, port, direction)
+        ):
+            refuse_net(
+                proto,
+                name,
+                name,
+                port,
+                direction,
+                None,
+                None,
+                "",
+                "a name allowed only by a '*' host is resolved inside the call, where python-sb "
+                "cannot pin the address, and a DENY rule applies; resolve it first with "
+                "socket.getaddrinfo (socket.create_connection does) and use the address",
+            )
+            return
         pin(name, keys)
+
+    def deny_applies(proto: str, port: int, direction: str) -> bool:
+        """Whether some DENY rule covers this protocol, port and direction (any host)."""
+
+        for rproto, ports, rdir in deny_rows:
+            if rproto != "*" and proto != "*" and rproto != proto:
+                continue
+            if rdir != "*" and rdir != direction:
+                continue
+            if ports is not None and not any(lo <= port <= hi for lo, hi in ports):
+                continue
+            return True
+        return False
 
     def judge_inet(sock: Any, address: Any, direction: str) -> None:
         family = family_of(sock)

@@ -369,3 +369,39 @@ attempt("unexposed bytes", unix(b"../outside/sock\\0/../../project/x"))
         ["unexposed", "refused", "RulePermissionError"],
         ["unexposed", "bytes", "refused"],
     ], result.stdout + result.stderr
+
+
+def test_star_name_in_connect_is_refused_where_a_deny_applies(
+    tmp_path: Path, listener: int
+) -> None:
+    """CPython resolves a name in ``connect`` before the audit event: the guard cannot pin the
+    address used. A name allowed only by ``*`` is refused there when a DENY rule could apply;
+    ``create_connection`` (resolve, then connect to the address) is judged exactly and works;
+    without a DENY rule, or with a host-name rule, the name connects."""
+
+    name = _hosts_name()
+    require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
+    port = listener
+    code = (
+        PROBE
+        + f"""
+attempt("connect", connect({name!r}, {port}))
+attempt("create_connection", lambda: socket.create_connection(({name!r}, {port}), 5).close())
+attempt("localhost", connect("localhost", {port}))
+"""
+    )
+    deny = "python-import=*\nnet=ALLOW|TCP|*|*|OUT\nnet=DENY|*|10.0.0.0/8|*|OUT\n"
+    refused = run_armed(code, deny, tmp_path)
+    assert refused.lines == [
+        f"connect refused RuleConnectionRefusedError [{name}]:{port} None",
+        "create_connection ok",
+        "localhost ok",
+    ], refused.stdout + refused.stderr
+    for rules in (
+        "python-import=*\nnet=ALLOW|TCP|*|*|OUT\n",
+        deny + f"net=ALLOW|TCP|{name}|*|OUT\n",
+    ):
+        allowed = run_armed(code, rules, tmp_path)
+        assert allowed.lines == ["connect ok", "create_connection ok", "localhost ok"], (
+            rules + allowed.stdout + allowed.stderr
+        )
