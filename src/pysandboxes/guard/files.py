@@ -256,6 +256,9 @@ def make_file_handlers(
     int_ = int
     any_ = any
     tuple_ = tuple
+    bytearray_ = bytearray
+    hexdigits = frozenset(b"0123456789abcdefABCDEF")
+    bytes_ = bytes
 
     def base_of(dir_fd: Any) -> str | None:
         if type_(dir_fd) is int_ and dir_fd >= 0:
@@ -548,10 +551,31 @@ def make_file_handlers(
             if uri.startswith("//"):
                 uri = uri[2:]
                 uri = uri[uri.find("/") :] if "/" in uri else ""
+            uri = unquote(uri)  # SQLite decodes %XX escapes in the path of a URI
             if uri in ("", ":memory:"):
                 return
             judge_text(uri, None, True)
         judge_text(text, None, True)
+
+    def unquote(text: str) -> str:
+        if "%" not in text:
+            return text
+        raw = text.encode("utf-8", "surrogateescape")
+        out = bytearray_()
+        i, n = 0, len_(raw)
+        while i < n:
+            byte = raw[i]
+            if byte == 0x25 and i + 2 < n and raw[i + 1] in hexdigits and raw[i + 2] in hexdigits:
+                out.append(int_(raw[i + 1 : i + 3], 16))
+                i += 3
+                continue
+            out.append(byte)
+            i += 1
+        return bytes_(out).decode("utf-8", "surrogateescape")
+
+    def on_xattr_read(args: tuple[Any, ...]) -> None:
+        obj = args[0] if args else None
+        judge("." if obj is None else obj, False, -1)  # attributes are content too
 
     def is_ignored(path: str) -> bool:
         return has_ignore and access(path)[0] == IGNORED
@@ -576,6 +600,8 @@ def make_file_handlers(
         "os.setxattr": metadata_writer(-1),
         "os.removexattr": metadata_writer(-1),
         "os.chdir": on_chdir,
+        "os.getxattr": on_xattr_read,
+        "os.listxattr": on_xattr_read,
         "sqlite3.connect": on_sqlite,
         "pysandboxes.mknod": writer(0, 1, True),
     }

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: the os.listxattr/os.getxattr events are not handled: extended attributes of any file are read
 
 """Objective: read the extended attributes of ../outside/secret.txt (not exposed).
 """

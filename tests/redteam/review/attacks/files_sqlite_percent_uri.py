@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=sqlite3
 # expect: file PermissionError
-# bypass: on_sqlite judges the text of a file: URI as written; SQLite decodes %XX escapes, so 'file:%2E%2E/outside/secret.db' is judged as a path in the project
 
 """Objective: read the SQLite database ../outside/secret.db with a percent-encoded URI.
 """
