@@ -34,7 +34,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType, TracebackType
-    from typing import Any
+    from typing import Any, NoReturn
 
 FORMAT = "pysb-run-1"
 ARGS_MARK = "--args--"
@@ -431,6 +431,59 @@ def run_program(program: Program) -> None:
             flush_std()
 
 
+def _system_exit_status(exc: SystemExit) -> int:
+    """The status CPython ends with for an uncaught ``SystemExit`` (printing a non-int code)."""
+
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if -(2**63) <= code < 2**63 else 0xFF  # C exit() of a C long
+    try:
+        text = str(code) + "\n"
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+        else:
+            os.write(2, text.encode(errors="backslashreplace"))
+    except Exception:  # a program may have closed or replaced its streams
+        pass
+    return 1
+
+
+def end_guarded(exc: BaseException | None, atexit: Any) -> NoReturn:
+    """End the process the way CPython would, without its finalization.
+
+    CPython clears the audit hooks *before* it destroys modules, the codec registry and what
+    they hold: a ``__del__`` running then (an object given to ``_codecs.register``, a global of
+    ``__main__``) would run with no guard at all. So the end is done here, still guarded: wait
+    for non-daemon threads, run the ``atexit`` handlers, flush the standard streams, and
+    ``os._exit`` with the status CPython would have used (0; the ``SystemExit`` code; 1 after an
+    uncaught exception, whose traceback is already printed; death by SIGINT after an uncaught
+    ``KeyboardInterrupt``).
+    """
+
+    if exc is None:
+        status = 0
+    elif isinstance(exc, SystemExit):
+        status = _system_exit_status(exc)
+    else:
+        status = 1
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:  # noqa: SIM105 (no contextlib import in the child)
+            threading._shutdown()  # type: ignore[attr-defined]
+        except BaseException:
+            pass
+    atexit._run_exitfuncs()
+    flush_std()
+    if isinstance(exc, KeyboardInterrupt):
+        import _signal  # type: ignore[import-not-found]
+
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        _signal.raise_signal(_signal.SIGINT)
+    os._exit(status)
+
+
 def flush_std() -> None:
     """What CPython writes out after running a file, before the ``-i`` REPL starts."""
 
@@ -575,6 +628,8 @@ def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
 def main(fd: int, src_dir: str) -> None:
     """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
 
+    import atexit  # built-in, for end_guarded; imported before the guard is armed
+
     fields, args, policy_json = decode_run(_read_fd(fd))
     saved_path = sys.path[:]
     tmpdir = fields.get("tmpdir", "")
@@ -612,7 +667,14 @@ def main(fd: int, src_dir: str) -> None:
             return
         interactive_setup(fields)
         return
-    run_program(program)
+    if sys.flags.inspect:  # -i: the REPL follows, and ends as CPython ends it
+        run_program(program)
+        return
+    try:
+        run_program(program)
+    except BaseException as exc:
+        end_guarded(exc, atexit)
+    end_guarded(None, atexit)
 
 
 # The names it defines live in __main__ until the program's namespace replaces them; nothing

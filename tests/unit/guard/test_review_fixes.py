@@ -3,8 +3,12 @@ the guard armed in a fresh interpreter (:func:`tests.unit.guard.harness.run_arme
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
+import pytest
+
+from tests.helpers import base_env, run_python, run_sb
 from tests.unit.guard.harness import run_armed
 
 GUARD_FRAMES = """
@@ -133,3 +137,69 @@ def test_metadata_writes_through_descriptors(tmp_path: Path) -> None:
         assert out[name] == "RulePermissionError", (name, result.stdout + result.stderr)
     assert out["writable"] == "0o600", result.stdout + result.stderr
     assert (project / "data.txt").stat().st_mode & 0o777 == 0o644
+
+
+SHUTDOWN = """
+import atexit, sys
+class Late:
+    def __del__(self, open=open, print=print, OSError=OSError):
+        try:
+            print("late read", open("../outside.txt").read().strip(), flush=True)
+        except OSError:
+            print("late refused", flush=True)
+keep = Late()  # a global of __main__: destroyed at finalization
+def at_exit():
+    try:
+        open("../outside.txt")
+        print("atexit read", flush=True)
+    except OSError as exc:
+        print("atexit", type(exc).__name__, flush=True)
+atexit.register(at_exit)
+print("out", end="")  # flushed at the end
+how = sys.argv[1]
+if how == "str":
+    sys.exit("bye")
+if how == "int":
+    sys.exit(300)
+if how == "none":
+    raise SystemExit
+if how == "error":
+    raise ValueError("boom")
+if how == "interrupt":
+    raise KeyboardInterrupt
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "status"),
+    [
+        ("end", 0),
+        ("str", 1),
+        ("int", 300 & 0xFF),
+        ("none", 0),
+        ("error", 1),
+        ("interrupt", -signal.SIGINT),
+    ],
+)
+def test_shutdown_stays_guarded(tmp_path: Path, how: str, status: int) -> None:
+    """Item 2 (through the real python-sb): atexit handlers run guarded, no __del__ runs after
+    the audit hooks are gone (CPython's finalization is not reached), and the exit status,
+    stderr text and flushed output are CPython's."""
+
+    (tmp_path / "outside.txt").write_text("secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "prog.py").write_text(SHUTDOWN)
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=atexit\n")
+    env = base_env(tmp_path)
+    control = run_python(["prog.py", how], cwd=project, env=env, timeout=30)
+    result = run_sb(["--os-sandbox=subprocess", "prog.py", how], cwd=project, env=env, timeout=30)
+    assert control.returncode == status and "late read secret" in control.stdout
+    assert result.returncode == status, result.stdout + result.stderr
+    assert result.stdout.startswith("out"), result.stdout
+    assert "atexit RulePermissionError" in result.stdout, result.stdout
+    assert "late read" not in result.stdout, result.stdout
+    if how == "str":
+        assert result.stderr.endswith("bye\n") and control.stderr.endswith("bye\n")
+    if how == "error":
+        assert result.stderr.rstrip().endswith("ValueError: boom"), result.stderr

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: absent
-# bypass: the interpreter clears its audit hooks during finalization, then destroys the codec search functions (and other interpreter-level state): a __del__ of an object registered with _codecs.register (a built-in module: no import rule) runs with no guard at all -- any file, socket or call
 
 """Objective: read ../outside/secret.txt from a __del__ that runs while the interpreter shuts
      down. The payload only arms it and reports 'failed'; the __del__ prints a final RESULT line
