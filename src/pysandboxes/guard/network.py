@@ -214,13 +214,14 @@ def make_net_handlers(
     frozenset_ = frozenset
     len_ = kit.len
     mro_of = type.__dict__["__mro__"].__get__
-    names_rules = frozenset_(row[3] for row in rows if row[2] == "name" and not row[0])
+    names_rules = frozenset_(row[3] for row in rows if row[2] == "name")  # ALLOW or DENY
     deny_rows = tuple_((row[1], row[7], row[8]) for row in rows if row[0])
     pins: dict[Any, frozenset[str]] = {}  # ip key -> names it was resolved for
     # Address connections already allowed (family, socket type, host text, port, direction);
     # emptied whenever a pin changes (a pinned name may make a DENY name rule apply).
     allowed_before: set[tuple[int, int, str, int, str]] = set()
-    literal_hosts: set[str] = set(_LOCAL_NAMES) | {"<broadcast>"}  # no query leaves for these
+    # Hosts no query leaves for, and that no host-name rule names (those are resolved, pinned).
+    literal_hosts: set[str] = (set(_LOCAL_NAMES) - names_rules) | {"<broadcast>"}
     mutable = object()  # exact_text's answer for a bytearray
 
     inet_ntop = _socket.inet_ntop
@@ -396,13 +397,15 @@ def make_net_handlers(
         if name.endswith("."):
             name = name[:-1]
         if name in _LOCAL_NAMES:
-            return  # no query leaves; the addresses are judged where they are used
-        allowed, rule, origin = match(proto, (name,), None, port, direction)
-        if not allowed:
-            refuse_net(proto, name, name, port, direction, rule, origin, "")
-            return
-        if name not in names_rules:
-            return  # allowed by a "*" host: the addresses are judged when used
+            if name not in names_rules:
+                return  # no query leaves; the addresses are judged where they are used
+        else:
+            allowed, rule, origin = match(proto, (name,), None, port, direction)
+            if not allowed:
+                refuse_net(proto, name, name, port, direction, rule, origin, "")
+                return
+            if name not in names_rules:
+                return  # allowed by a "*" host: the addresses are judged when used
         keys = lookup(name, family, 0)
         if keys is None:
             return  # the program's own lookup fails the same way

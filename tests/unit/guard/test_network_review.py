@@ -405,3 +405,23 @@ attempt("localhost", connect("localhost", {port}))
         assert allowed.lines == ["connect ok", "create_connection ok", "localhost ok"], (
             rules + allowed.stdout + allowed.stderr
         )
+
+
+def test_localhost_name_rules_apply_to_its_addresses(tmp_path: Path, listener: int) -> None:
+    """``localhost`` needs no query, but a host-name rule naming it is still resolved and
+    pinned: ``ALLOW localhost`` lets ``create_connection('localhost')`` in, ``DENY localhost``
+    keeps it out (it used to be skipped both ways)."""
+
+    port = listener
+    code = PROBE + (
+        f"attempt('cc', lambda: socket.create_connection(('localhost', {port}), 5).close())\n"
+        f"attempt('direct', connect('localhost', {port}))\n"
+    )
+    allowed = run_armed(code, "python-import=*\nnet=ALLOW|TCP|localhost|*|OUT\n", tmp_path)
+    assert allowed.lines == ["cc ok", "direct ok"], allowed.stdout + allowed.stderr
+    deny = "net=DENY|*|localhost|*|OUT"
+    denied = run_armed(code, f"python-import=*\nnet=ALLOW|TCP|*|*|OUT\n{deny}\n", tmp_path)
+    assert denied.lines == [
+        f"cc refused RuleConnectionRefusedError [127.0.0.1]:{port} {deny}",
+        f"direct refused RuleConnectionRefusedError [127.0.0.1]:{port} {deny}",
+    ], denied.stdout + denied.stderr
