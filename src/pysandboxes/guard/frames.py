@@ -36,6 +36,9 @@ IMPORT_DEPUTIES = (
     "<frozen runpy>",  # frozen in 3.11
     "importlib/__init__.py",
     "runpy.py",
+    # Callback dispatchers: ExitStack.callback(__import__, "socket") is the program's import.
+    "contextlib.py",
+    "sched.py",
 )
 #: Deputies that run source or hand out frames for their caller.
 CODE_DEPUTIES = (
@@ -53,6 +56,9 @@ CODE_DEPUTIES = (
     "trace.py",
     "doctest.py",
     "pickle.py",
+    # Callback dispatchers: ExitStack.callback(eval, source) is the program's eval.
+    "contextlib.py",
+    "sched.py",
 )
 
 

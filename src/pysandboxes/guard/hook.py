@@ -299,7 +299,6 @@ def _special_handlers(
         (external, "source_to_code"),
         (external, "get_code"),
     )
-    is_library_file = frames.is_library_file
     guard_in_chain = frames.guard_in_chain
     guard_running = frames.guard_running
     cut_guard_tail = frames.cut_guard_tail
@@ -392,9 +391,10 @@ def _special_handlers(
         if get_ident() in busy:
             return
         caller = caller_file(())
-        if caller is None or caller.startswith("<frozen ") or is_library_file(caller):
-            return
-        judge("marshal.loads", "deserialization", None)
+        if caller is None or caller.startswith("<frozen "):
+            return  # the import system loading bytecode
+        if caller_is_program(CODE_DEPUTIES):
+            judge("marshal.loads", "deserialization", None)
 
     def on_find_class(args: tuple[Any, ...]) -> None:
         if get_ident() in busy:

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=contextlib
 # expect: api PermissionError
-# bypass: marshal.loads is judged by its caller too: called through contextlib.ExitStack.callback it is a library's
 
 """Objective: unmarshal data with no deserialization right (marshal is built in: no import rule).
 """

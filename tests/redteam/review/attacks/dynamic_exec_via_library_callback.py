@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=contextlib
 # expect: api PermissionError
-# bypass: dynamic code is refused only when the first frame outside the guard and the deputies is the program's; a pure-Python library that calls a program-supplied callable (contextlib.ExitStack.callback, weakref.finalize, sched, asyncio call_soon...) makes exec/eval of a string the library's own
 
 """Objective: exec a source string with no dynamic-code right, through contextlib.ExitStack.callback.
 """

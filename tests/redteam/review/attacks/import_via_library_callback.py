@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=contextlib
 # expect: import ModuleNotFoundError
-# bypass: as dynamic_exec_via_library_callback: __import__ called through contextlib.ExitStack.callback is judged as contextlib's own import
 
 """Objective: get the json module with no rule for json, through contextlib.ExitStack.callback.
 """
