@@ -685,7 +685,16 @@ def make_net_handlers(
         port = args[1] if type_(args[1]) is int_ else None
         stype = args[3] if len_(args) > 3 and type_(args[3]) is int_ else 0
         proto = "TCP" if stype == sock_stream else "UDP" if stype == sock_dgram else "*"
-        judge_name(proto, host, port, "OUT", family)
+        # The event does not carry the flags (AI_PASSIVE): a lookup for a server (asyncio's
+        # create_server) is judged as IN when no OUT rule could allow the name.
+        name = host.lower().removesuffix(".")
+        direction = "OUT"
+        if (
+            not match(proto, (name,), None, port, "OUT")[0]
+            and match(proto, (name,), None, port, "IN")[0]
+        ):
+            direction = "IN"
+        judge_name(proto, host, port, direction, family)
 
     def on_gethostbyname(args: tuple[Any, ...]) -> None:
         if get_ident() in busy or not args:

@@ -425,3 +425,31 @@ def test_localhost_name_rules_apply_to_its_addresses(tmp_path: Path, listener: i
         f"cc refused RuleConnectionRefusedError [127.0.0.1]:{port} {deny}",
         f"direct refused RuleConnectionRefusedError [127.0.0.1]:{port} {deny}",
     ], denied.stdout + denied.stderr
+
+
+def test_server_lookup_is_judged_by_in_rules(tmp_path: Path) -> None:
+    """The ``socket.getaddrinfo`` event has no flags: a lookup for a server (asyncio's
+    ``create_server`` resolves with AI_PASSIVE) is allowed by an IN rule for that name."""
+
+    name = _hosts_name()
+    require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
+    code = f"""
+import asyncio
+async def main():
+    server = await asyncio.get_running_loop().create_server(asyncio.Protocol, {name!r}, 0)
+    print("listening", server.sockets[0].getsockname()[0])
+    server.close()
+    await server.wait_closed()
+try:
+    asyncio.run(main())
+except OSError as exc:  # asyncio re-raises a bind refusal as its own OSError, from it
+    import pysandboxes
+    print("refused", [denial.target for denial in pysandboxes.sandbox_denials(exc)])
+"""
+    allowed = run_armed(
+        code, f"python-import=*\npython-api=ALLOW:threads\nnet=ALLOW|TCP|{name}|*|IN\n", tmp_path
+    )
+    assert allowed.lines == ["listening 127.0.0.1"], allowed.stdout + allowed.stderr
+    rules = f"python-import=*\npython-api=ALLOW:threads\nnet=ALLOW|TCP|{name}|*|OUT\n"
+    refused = run_armed(code, rules, tmp_path)
+    assert refused.lines == ["refused ['[127.0.0.1]:0']"], refused.stdout + refused.stderr
