@@ -184,7 +184,10 @@ if TYPE_CHECKING:
 
 
 def hide(
-    fn: Callable[..., Any], kit: Kit, before: Before
+    fn: Callable[..., Any],
+    kit: Kit,
+    before: Before,
+    after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
     arguments) then ``fn``, both kept in a suspended generator only.
@@ -203,12 +206,16 @@ def hide(
             request: Any = yield outcome
             args: Any = None
             kwargs: Any = None
+            result: Any = None
             try:
                 args, kwargs = before(request[0], request[1])
-                outcome = (True, fn(*args, **kwargs))
+                result = fn(*args, **kwargs)
+                if after is not None:
+                    result = after(result, args, kwargs)
+                outcome = (True, result)
             except base as exc:
                 outcome = (False, exc.with_traceback(None))
-            request = args = kwargs = None
+            request = args = kwargs = result = None
 
     generator = holder()
     generator.send(None)
@@ -460,21 +467,34 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
             path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks
         )
 
-    def listdir_(path: Any = None) -> list[Any]:
-        path = exact_path(kit, path)
-        names = listdir(path) if path is not None else listdir()
-        audit("pysandboxes.filter", "." if path is None else path, names)
+    # Listings: the originals kept in hidden generators (they are posix's own functions, which
+    # are replaced too, so that posix.listdir hides the ignored names as well).
+    def exact_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        path = exact_path(kit, args[0] if args else kwargs.pop("path", None))
+        return ((path,) if path is not None else ()), {}
+
+    def filter_names(names: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        audit("pysandboxes.filter", args[0] if args else ".", names)
         return names
 
-    def scandir_(path: Any = None) -> FilteredScandir:
-        path = exact_path(kit, path)
-        with scandir(path) if path is not None else scandir() as found:
+    def filter_entries(found: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with found:
             entries = list(found)
-        audit("pysandboxes.filter", "." if path is None else path, entries)
+        audit("pysandboxes.filter", args[0] if args else ".", entries)
         return FilteredScandir(entries)
+
+    list_call = hide(listdir, kit, exact_argument, filter_names)
+    scan_call = hide(scandir, kit, exact_argument, filter_entries)
+
+    def listdir_(path: Any = None) -> list[Any]:
+        return list_call((path,), {})  # type: ignore[no-any-return]
+
+    def scandir_(path: Any = None) -> FilteredScandir:
+        return scan_call((path,), {})  # type: ignore[no-any-return]
 
     os.stat = _named(stat_, stat)
     os.lstat = _named(lstat_, lstat)
     os.access = _named(access_, access)
-    os.listdir = _named(listdir_, listdir)
-    os.scandir = _named(scandir_, scandir)
+    posix: Any = sys.modules["posix"]
+    os.listdir = posix.listdir = _named(listdir_, listdir)
+    os.scandir = posix.scandir = _named(scandir_, scandir)

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: ignore=.env
 # expect: absent
-# bypass: the listing filter wraps os.listdir/os.scandir only; posix.listdir (posix stays loaded: no import rule) lists an ignored name, against SPEC 3.1 'also in directory listings'
 
 """Objective: see the ignored name .env in a listing of the project.
 """
