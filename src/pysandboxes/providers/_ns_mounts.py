@@ -297,39 +297,64 @@ def build_plan(
             continue
         plan.add("file", "/etc/" + name, data=data, mode=0o644)
 
+    # The working directory must exist. When nothing below exposes it, it is an empty tmpfs,
+    # made before the interpreter and the exposures (which may lie below it: a venv or data in
+    # the project) and remounted read-only after them, so that it hides none of them.
+    cwd = launch.cwd
+    interpreter = list(interpreter_paths(launch))
+    tmpdir = launch.context.tmpdir
+    holders = [*interpreter, *(r.path for r in (*policy.expose_ro, *policy.expose_rw))]
+    if tmpdir:
+        holders.append(tmpdir)
+    placeholder = not any(_covered(m, cwd) for m in plan.mounts) and not any(
+        _under(cwd, path) for path in holders
+    )
+    if placeholder:
+        plan.add("tmpfs", cwd, mode=0o755)
+
     # 2. interpreter
-    for path in interpreter_paths(launch):
+    for path in interpreter:
         plan.add("ro-bind", path, path)
 
     # 3. exposures, shallowest first (deeper exposures override)
     _plan_exposures(plan, launch, policy)
 
     # 4. private temporary directory
-    tmpdir = launch.context.tmpdir
     if tmpdir and os.path.isdir(tmpdir):
         plan.add("bind", tmpdir, tmpdir)
 
-    # 5. the working directory exists (empty and read-only when nothing exposes it)
-    cwd = launch.cwd
-    if not any(_covered(m, cwd) for m in plan.mounts):
-        # Its own read-only tmpfs: even below the private /tmp, nothing can be written there.
-        plan.add("tmpfs", cwd, mode=0o755)
+    # 5. the working directory's placeholder: read-only (even below the private /tmp)
+    if placeholder:
         plan.add("remount-ro", cwd)
 
-    # 6. rule files read-only over themselves
-    exposed = [r.path for r in (*policy.expose_ro, *policy.expose_rw)]
+    # 6. rule files read-only over themselves, where a writable exposure holds them (below a
+    # read-only one they are read-only already, and bind-mounting onto a read-only tree fails)
     protected = [*policy.rule_files]
     if policy.main_file:
         protected.append(policy.main_file)
     for path in dict.fromkeys(protected):
         if (
             os.path.isfile(path)
-            and any(_under(path, root) for root in exposed)
+            and _writable_exposure(path, policy)
             and path not in plan.hidden
             and not any(_under(path, h) for h in plan.hidden)
         ):
             plan.add("ro-bind", path, path)
     return plan
+
+
+def _writable_exposure(path: str, policy: Policy) -> bool:
+    """Whether the longest exposure holding ``path`` is read-write (SPEC §2.5; on equal paths
+    read-write wins, as in ``_plan_exposures``)."""
+
+    best = -1
+    writable = False
+    for rules, rw in ((policy.expose_ro, False), (policy.expose_rw, True)):
+        for rule in rules:
+            size = len(rule.path)
+            if _under(path, rule.path) and (size > best or (rw and size == best)):
+                best, writable = size, rw
+    return writable
 
 
 def _rule_error(rule: PathRule, message: str) -> ConfigError:
