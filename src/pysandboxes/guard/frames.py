@@ -40,6 +40,9 @@ IMPORT_DEPUTIES = (
     "contextlib.py",
     "sched.py",
 )
+#: Deputies only for what they hand to ``importlib.import_module`` (their own lazy imports,
+#: such as pkgutil's ``import re``, are theirs): ``pkgutil.resolve_name("json")``.
+NAME_DEPUTIES = ("pkgutil.py",)
 #: Deputies that run source or hand out frames for their caller.
 CODE_DEPUTIES = (
     "<frozen importlib.",
@@ -73,6 +76,7 @@ class Frames(NamedTuple):
     is_library_file: Callable[[str], bool]
     module_of_file: Callable[[str], str | None]
     guard_running: Callable[[Any], bool]
+    statement_importer: Callable[[tuple[str, ...]], str | None]
     cut_guard_tail: Callable[[Any], None]
 
 
@@ -172,6 +176,7 @@ def make_frames(
         """The first frame that is neither the guard's nor a deputy's (busy must be set)."""
 
         frame: Any = getframe(1)
+        inner = ""  # the file of the previous frame met (innermost first)
         while frame is not None:
             if is_guard_frame(frame):
                 frame = frame.f_back
@@ -183,8 +188,16 @@ def make_frames(
                 if (
                     code.co_name != "<module>"
                     and is_library_file(filename)
-                    and is_deputy(filename, deputies)
+                    and (
+                        is_deputy(filename, deputies)
+                        or (
+                            deputies is IMPORT_DEPUTIES
+                            and inner.endswith("/importlib/__init__.py")
+                            and is_deputy(filename, NAME_DEPUTIES)
+                        )
+                    )
                 ):
+                    inner = filename
                     frame = frame.f_back
                     continue
             return frame
@@ -195,6 +208,26 @@ def make_frames(
         try:
             frame = outside_guard(deputies)
             return None if frame is None else frame.f_code.co_filename  # type: ignore[no-any-return]
+        finally:
+            leave(state)
+
+    def statement_importer(deputies: tuple[str, ...]) -> str | None:
+        """The importer's file, for an import of a module that may already be loaded; ``None``
+        when that import is not the program's to judge: source text run by a library
+        (``exec`` of generated code: a ``<string>`` frame whose globals are not ``__main__``'s;
+        the program itself cannot run source text without the ``dynamic-code`` right)."""
+
+        state = enter()
+        try:
+            frame = outside_guard(deputies)
+            if frame is None:
+                return None
+            filename: str = frame.f_code.co_filename
+            if filename.startswith("<") and not filename.startswith("<frozen "):
+                name = frame.f_globals.get("__name__")
+                if name != "__main__":
+                    return None
+            return filename
         finally:
             leave(state)
 
@@ -280,23 +313,29 @@ def make_frames(
         return False
 
     def cut_guard_tail(tb: Any) -> None:
-        """Cut ``tb``'s chain before its first guard frame that follows a frame of the program
-        or a library: a refusal's traceback then ends at the line that did the refused
-        operation (SPEC §1), as for an error raised by a C function. Busy must be set."""
+        """Splice the guard's frames out of ``tb``'s chain after its first entry that is not the
+        guard's: a refusal's traceback then ends at the line that did the refused operation
+        (SPEC §1), as for an error raised by a C function, and an error raised through a
+        wrapper (``__import__``) shows the program's and the library's frames only. Busy must
+        be set."""
 
         if id_(tb_frame(tb).f_globals) in guard_globals:
             return
         while True:
             following = tb_next(tb)
+            skipped = False
+            while following is not None and id_(tb_frame(following).f_globals) in guard_globals:
+                following = tb_next(following)
+                skipped = True
+            if skipped:
+                set_tb_next(tb, following)
             if following is None:
-                return
-            if id_(tb_frame(following).f_globals) in guard_globals:
-                set_tb_next(tb, None)
                 return
             tb = following
 
     return Frames(
         guard_running=guard_running,
+        statement_importer=statement_importer,
         cut_guard_tail=cut_guard_tail,
         caller_is_program=caller_is_program,
         caller_file=caller_file,

@@ -166,6 +166,7 @@ def install(policy: Policy, context: RunContext) -> None:
     stash = imports.stash_modules(everything, names, imports.WRAPPED_MODULES)
     if stash:
         sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec))
+    imports.install_import_check(kit, everything, names)
     import_handlers = imports.make_import_handlers(
         everything,
         names,

@@ -101,12 +101,16 @@ class StashFinder:
 
         self._stash = stash
         self._spec_type = spec_type
+        self._audit = sys.audit
         self._loader = _StashLoader(take, restore)
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         module = self._stash.get(name)
         if module is None:
             return None
+        # importlib.import_module raises no ``import`` event, and a stashed module runs no
+        # code (no ``exec`` event): the import is judged here.
+        self._audit("pysandboxes.import", name)
         original = getattr(module, "__spec__", None)
         is_package = hasattr(module, "__path__")
         spec = self._spec_type(name, self._loader, is_package=is_package)
@@ -254,6 +258,22 @@ def make_import_handlers(
             "directories and sys.path (code written at run time)",
         )
 
+    def on_statement(args: tuple[Any, ...]) -> None:
+        """``pysandboxes.import``: an import of a module that may already be loaded (an
+        ``import`` statement through ``builtins.__import__``, the stash finder): no ``import``
+        event announces it, the importer is judged here."""
+
+        name: Any = args[0] if args else None
+        if type_(name) is not str_:
+            return
+        top = name.partition(".")[0]
+        if everything or top in names or top in ALWAYS_ALLOWED:
+            return
+        importer = frames.statement_importer(IMPORT_DEPUTIES)
+        if importer is None or is_library_file(importer):
+            return
+        refuse_import(top)
+
     def on_create_builtin(args: tuple[Any, ...]) -> None:
         name = args[0] if args else None
         if type_(name) is str_ and name in WRAPPED_MODULES:
@@ -275,5 +295,62 @@ def make_import_handlers(
             "import": on_import,
             "exec": on_exec,
             "pysandboxes.create_builtin": on_create_builtin,
+            "pysandboxes.import": on_statement,
         }
     )
+
+
+def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> None:
+    """Put a checking ``builtins.__import__`` in place (SPEC §3.3).
+
+    The ``import`` event fires only for a module missing from ``sys.modules``: once a library
+    has loaded ``os`` for itself, the program's ``import os`` would be judged by nothing. Every
+    import statement calls ``builtins.__import__``; for a top-level name that no rule allows
+    (a set lookup: allowed names cost nothing more), it raises ``pysandboxes.import`` and the
+    hook judges the importer. Relative imports stay within the importer's own package. C code
+    importing for itself (``PyImport_Import``: ``_io`` for ``open_code``, ``_strptime``...)
+    passes a list as ``fromlist`` and is left to the ``import`` event, as before.
+    A guardrail, like the rest of the layer: a program that puts another ``__import__`` in
+    ``builtins`` only loses this check, not the ``import`` and ``exec`` events.
+    """
+
+    if everything:
+        return
+    import builtins
+
+    original = builtins.__import__
+    audit = kit.audit
+    # C built-in modules are left out, as from the stash (see the module docstring).
+    allowed = names | ALWAYS_ALLOWED | frozenset(sys.builtin_module_names)
+    type_ = kit.type
+    str_ = str
+    list_ = list
+    # Compiled with the import system's file name, in globals of its own: the frame is then
+    # the import machinery's for everyone (a deputy for the guard's caller rule, removed from
+    # ImportError tracebacks by CPython, not a guard frame that module code run by the import
+    # would find among its callers). Compiled now, before the hook exists.
+    namespace: dict[str, Any] = {
+        "original": original,
+        "audit": audit,
+        "allowed": allowed,
+        "type_": type_,
+        "str_": str_,
+        "list_": list_,
+        "__builtins__": {},
+    }
+    exec(compile(_IMPORT_SOURCE, "<frozen importlib._bootstrap>", "exec"), namespace)
+    checked = namespace["__import__"]
+    checked.__doc__ = original.__doc__
+    builtins.__import__ = checked
+
+
+_IMPORT_SOURCE = """
+def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+    if (
+        level == 0
+        and type_(fromlist) is not list_
+        and (type_(name) is not str_ or name.partition(".")[0] not in allowed)
+    ):
+        audit("pysandboxes.import", name)
+    return original(name, globals, locals, fromlist, level)
+"""

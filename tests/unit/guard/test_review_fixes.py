@@ -203,3 +203,36 @@ def test_shutdown_stays_guarded(tmp_path: Path, how: str, status: int) -> None:
         assert result.stderr.endswith("bye\n") and control.stderr.endswith("bye\n")
     if how == "error":
         assert result.stderr.rstrip().endswith("ValueError: boom"), result.stderr
+
+
+LOADED_IMPORTS = """
+import pathlib, importlib, pkgutil  # pathlib loads os, fnmatch... for itself
+def attempt(name, how):
+    try:
+        how()
+        print(name, "imported")
+    except ModuleNotFoundError as exc:
+        print(name, type(exc).__name__, exc.name)
+attempt("os", lambda: __import__("os"))
+attempt("fnmatch", lambda: __import__("fnmatch"))
+def from_statement():
+    from os import path  # noqa
+attempt("statement", from_statement)
+attempt("import_module", lambda: importlib.import_module("json"))
+attempt("resolve_name", lambda: pkgutil.resolve_name("json"))
+print("pathlib works", pathlib.Path("a", "b").as_posix())
+"""
+
+
+def test_imports_of_loaded_modules_are_judged(tmp_path: Path) -> None:
+    """Item 7: a module a library (or the launcher) loaded is judged when the program imports
+    it: import statements, importlib.import_module of a stashed module, pkgutil.resolve_name."""
+
+    result = run_armed(LOADED_IMPORTS, "python-import=pathlib,importlib,pkgutil\n", tmp_path)
+    out = dict(line.split(" ", 1) for line in result.lines)
+    assert out["os"] == "RuleModuleNotFoundError os", result.stdout + result.stderr
+    assert out["fnmatch"] == "RuleModuleNotFoundError fnmatch", result.stdout
+    assert out["statement"] == "RuleModuleNotFoundError os", result.stdout
+    assert out["import_module"] == "RuleModuleNotFoundError json", result.stdout
+    assert out["resolve_name"] == "RuleModuleNotFoundError json", result.stdout
+    assert out["pathlib"] == "works a/b", result.stdout

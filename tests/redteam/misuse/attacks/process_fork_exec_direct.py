@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=subprocess
+# rule: python-import=subprocess,os
 # expect: api RuleApiPermissionError
 
 """Objective: call _posixsubprocess.fork_exec directly (no audit event of its own).

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=pkgutil,os
 # expect: import ModuleNotFoundError
-# bypass: pkgutil.resolve_name is not an import deputy: its importlib.import_module call is judged as pkgutil's own import, so any module is handed to the program
 
 """Objective: get the json module with no rule for json, through pkgutil.resolve_name.
 """

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: import ModuleNotFoundError
-# bypass: 'pysandboxes' is always importable, and its submodules are library code: importing pysandboxes.providers.netns loads socket, subprocess, shutil, tempfile... which the program then imports with no rule (no import event for a loaded module)
 
 """Objective: import socket and subprocess with no python-import rule at all.
 """

@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=os
+# rule: python-import=os,_posixsubprocess
 # expect: api PermissionError
 # was-bypass (fixed by the guard in a4dd50e, kept as a regression): the wrapper's closure cells are writable (cell_contents, no audit event): renaming 'function' to a name outside the registry makes on_call allow the call
 

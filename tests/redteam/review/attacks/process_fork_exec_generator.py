@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=os
+# rule: python-import=os,_posixsubprocess
 # expect: api PermissionError
 # was-bypass (fixed by the guard in a4dd50e, kept as a regression): _posixsubprocess.fork_exec's wrapper keeps the original in a generator, but generator.send is in the wrapper's closure (__closure__, no audit event): send.__self__.send(...) runs fork_exec with no pysandboxes.call event
 
