@@ -16,12 +16,10 @@ imports nothing of the package, and nothing heavier than ``os`` and ``sys``. It 
 ``pysandboxes.launch.inprocess`` reuses its pieces to run a program in python-sb's own process
 for ``os-sandbox=none``.
 
-Wire format (parent -> child): ``SIZE LF header json``. The header (``SIZE`` bytes) is a list
-of NUL-separated strings: ``FORMAT``, then ``name``/``value`` pairs, then the program arguments
-after the marker ``--args--``. It is decoded without the ``json`` module (which would pull ``re``
-into every run). The JSON part (the RunContext on one line, then the policy) is only decoded when
-the guard is armed.
-Never a pickle (DESIGN decision 1).
+The wire format is described in ``pysandboxes.launch.wire`` (the parent's half, which also
+builds the bootstrap). The header is split here without any module; the guard's part (the
+RunContext and the policy as plain data, ``marshal``-encoded) is decoded only when the guard is
+armed, and checked to hold nothing but plain data. Never a pickle (DESIGN decision 1).
 """
 
 from __future__ import annotations
@@ -36,7 +34,8 @@ if TYPE_CHECKING:
     from types import CodeType, TracebackType
     from typing import Any, NoReturn
 
-FORMAT = "pysb-run-1"
+#: Must match ``pysandboxes.launch.wire.FORMAT`` (not imported: see the module docstring).
+FORMAT = "pysb-run-2"
 ARGS_MARK = "--args--"
 
 #: Files whose frames are the launcher's, stripped from the program's tracebacks.
@@ -46,23 +45,8 @@ _LAUNCHER_FILES = {__file__, *(__file__.replace("child.py", f) for f in ("cli.py
 # -- wire format -----------------------------------------------------------------------------------
 
 
-def encode_run(fields: dict[str, str], args: list[str], policy_json: str) -> bytes:
-    """The bytes the parent writes for the child (see the module docstring)."""
-
-    items = [FORMAT]
-    for key, value in fields.items():
-        items += [key, value]
-    items.append(ARGS_MARK)
-    items += args
-    for item in items:
-        if "\0" in item:
-            raise ValueError(f"NUL character in launch data: {item[:40]!r}")
-    header = "\0".join(items).encode("utf-8", "surrogateescape")
-    return b"%d\n" % len(header) + header + policy_json.encode()
-
-
 def decode_run(data: bytes) -> tuple[dict[str, str], list[str], bytes]:
-    """Inverse of :func:`encode_run`: (fields, program args, JSON bytes)."""
+    """Inverse of ``wire.encode_run``: (fields, program args, guard data)."""
 
     size, _, rest = data.partition(b"\n")
     end = int(size)
@@ -97,7 +81,7 @@ def remove_tree(path: str) -> None:
     temporary directory, so that the guard judges (and learning records) exactly that, which
     the defaults grant. Written with ``os`` alone: at interpreter exit the guard would judge a
     late ``import shutil`` as the program's import. The parent, which runs with the user's
-    full rights, uses :func:`remove_tree_safely` instead.
+    full rights, uses ``tmpdir.remove_tree_safely`` instead.
     """
 
     if os.path.islink(path):
@@ -120,52 +104,6 @@ def remove_tree(path: str) -> None:
             pass
     try:  # noqa: SIM105 (contextlib would be one more import in every child)
         os.rmdir(path)
-    except OSError:
-        pass
-
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
-
-
-def remove_tree_safely(path: str) -> None:
-    """:func:`remove_tree` for python-sb's own process (the stale sweep, the supervisor).
-
-    It runs with the user's full rights on a directory a sandboxed program could write, so the
-    walk goes by directory descriptors opened with ``O_NOFOLLOW``: swapping a subdirectory for
-    a symlink while it runs cannot send it outside. Errors are ignored.
-    """
-
-    parent, name = os.path.split(os.path.abspath(path))
-    try:
-        parent_fd = os.open(parent, _DIR_FLAGS)
-    except OSError:
-        return
-    try:
-        _remove_entry(parent_fd, name)
-    finally:
-        os.close(parent_fd)
-
-
-def _remove_entry(parent_fd: int, name: str) -> None:
-    try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-    except OSError:  # not a directory (or a symlink to one): unlink the name itself
-        try:  # noqa: SIM105
-            os.unlink(name, dir_fd=parent_fd)
-        except OSError:
-            pass
-        return
-    try:
-        with os.scandir(fd) as entries:
-            names = [entry.name for entry in entries]
-        for child in names:
-            _remove_entry(fd, child)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    try:  # noqa: SIM105
-        os.rmdir(name, dir_fd=parent_fd)
     except OSError:
         pass
 
@@ -592,14 +530,62 @@ def _check_own_package(src_dir: str) -> None:
         raise SystemExit(2)
 
 
-def arm_guard(policy_json: bytes, src_dir: str, runtime_fields: dict[str, str]) -> None:
+#: The only types the guard's data may hold (``wire.guard_data``): plain data, no code.
+_PLAIN = (str, int, bool, type(None))
+
+
+def plain_data(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is made of dicts (with ``str`` keys), lists, ``str``, ``int``, ``bool``
+    and ``None`` only, nested at most 32 deep.
+
+    ``marshal`` can also encode code objects (which it never runs on decoding, but which a
+    policy has no use for) and other types: the child refuses anything but plain data so that
+    the hand-over stays data whatever bytes it is given.
+    """
+
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth > 32:
+        return False
+    if kind is list:
+        return all(plain_data(item, depth + 1) for item in value)  # type: ignore[attr-defined]
+    if kind is dict:
+        return all(
+            type(key) is str and plain_data(item, depth + 1)
+            for key, item in value.items()  # type: ignore[attr-defined]
+        )
+    return False
+
+
+def decode_guard_data(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (RunContext fields, policy data) pair of ``wire.guard_data``; ``RuntimeError`` when
+    the bytes are not that."""
+
+    import marshal
+
+    try:
+        value = marshal.loads(data)
+    except (EOFError, ValueError, TypeError) as exc:
+        raise RuntimeError(f"python-sb: unreadable launch data ({exc})") from None
+    if not (
+        type(value) is list
+        and len(value) == 2
+        and type(value[0]) is dict
+        and type(value[1]) is dict
+        and plain_data(value)
+    ):
+        raise RuntimeError("python-sb: launch data that is not plain data")
+    return value[0], value[1]
+
+
+def arm_guard(data: bytes, src_dir: str) -> None:
     """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
 
     Called with ``sys.path`` set to :func:`trusted_path`.
     """
 
-    import json
-
+    context_data, policy_data = decode_guard_data(data)
     if "pysandboxes" in sys.modules:
         _check_own_package(src_dir)
     from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
@@ -607,10 +593,7 @@ def arm_guard(policy_json: bytes, src_dir: str, runtime_fields: dict[str, str]) 
     from pysandboxes.runtime import RunContext
 
     _check_own_package(src_dir)
-    context_json, _, policy_text = policy_json.partition(b"\n")
-    context = RunContext.from_dict(json.loads(context_json))
-    policy = Policy.from_json(policy_text.decode())
-    arm(policy, context)
+    arm(Policy.from_data(policy_data), RunContext.from_dict(context_data))
 
 
 def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
@@ -630,7 +613,7 @@ def main(fd: int, src_dir: str) -> None:
 
     import atexit  # built-in, for end_guarded; imported before the guard is armed
 
-    fields, args, policy_json = decode_run(_read_fd(fd))
+    fields, args, guard_data = decode_run(_read_fd(fd))
     saved_path = sys.path[:]
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:
@@ -649,7 +632,7 @@ def main(fd: int, src_dir: str) -> None:
     sys.path[:] = trusted_path(src_dir)
     load_error = load_program(program)
     if fields.get("arm") == "1":
-        arm_guard(policy_json, src_dir, fields)
+        arm_guard(guard_data, src_dir)
     set_path0(program, isolated=isolated, saved_path=saved_path)
     program.prepare_main()
     if fields.get("inspect_prompt") == "1":
@@ -675,24 +658,3 @@ def main(fd: int, src_dir: str) -> None:
     except BaseException as exc:
         end_guarded(exc, atexit)
     end_guarded(None, atexit)
-
-
-# The names it defines live in __main__ until the program's namespace replaces them; nothing
-# follows the call, so clearing that namespace under the running bootstrap is harmless.
-BOOTSTRAP = (
-    "def _pysb(path, fd, src):\n"
-    "    from _frozen_importlib_external import spec_from_file_location\n"
-    "    from _frozen_importlib import module_from_spec\n"
-    "    spec = spec_from_file_location('pysandboxes_child', path)\n"
-    "    module = module_from_spec(spec)\n"
-    "    spec.loader.exec_module(module)\n"
-    "    module.main(fd, src)\n"
-    "_pysb({path!r}, {fd}, {src!r})\n"
-)
-
-
-def bootstrap_code(fd: int) -> str:
-    """The ``-c`` code that loads this file by path and hands it descriptor ``fd``."""
-
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return BOOTSTRAP.format(path=os.path.abspath(__file__), fd=fd, src=src)

@@ -413,9 +413,7 @@ def run(cmd: CommandLine) -> int:
             )
         return _launch(plan, cmd, provider, context, env, fields, session)
     except BaseException:
-        from pysandboxes.launch.child import remove_tree
-
-        remove_tree(tmpdir)
+        tmp.remove_tree_safely(tmpdir)
         raise
 
 
@@ -496,12 +494,12 @@ def _launch(
 ) -> int:
     """Exec the sandboxed interpreter, or supervise it when a parent must stay."""
 
-    from pysandboxes.launch.child import bootstrap_code, encode_run
+    from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
     from pysandboxes.providers.base import Launch
 
     words = [*cmd.python_words, *cmd.args]
     # The policy and the run context are for the guard: a run without it does not encode them.
-    data = _context_json(context) + "\n" + plan.policy.to_json() if fields["arm"] == "1" else ""
+    data = guard_data(context, plan.policy) if fields["arm"] == "1" else b""
     payload = encode_run(fields, words, data)
     fd = _policy_fd(payload)
     options = list(cmd.python_options)
@@ -533,8 +531,8 @@ def _launch(
 
 
 def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
-    from pysandboxes.launch.child import remove_tree_safely
     from pysandboxes.launch.supervisor import supervise
+    from pysandboxes.launch.tmpdir import remove_tree_safely
 
     def remove_tmpdir(_status: int | None) -> None:
         if context.tmpdir:  # written by the program: walked without following symlinks
@@ -547,9 +545,3 @@ def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
         on_start=session.start if session is not None else None,
         on_exit=on_exit,
     )
-
-
-def _context_json(context: RunContext) -> str:
-    import json
-
-    return json.dumps(context.to_dict(), separators=(",", ":"))

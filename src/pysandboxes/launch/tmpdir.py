@@ -84,8 +84,54 @@ def sweep(base: str) -> list[str]:
             continue
         if _alive(pid):
             continue
-        from pysandboxes.launch.child import remove_tree_safely
-
         remove_tree_safely(entry.path)
         removed.append(entry.path)
     return removed
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
+def remove_tree_safely(path: str) -> None:
+    """Remove ``path`` and everything below it, for python-sb's own process (the stale sweep,
+    the supervisor, a launch that fails); errors are ignored.
+
+    It runs with the user's full rights on a directory a sandboxed program could write, so the
+    walk goes by directory descriptors opened with ``O_NOFOLLOW``: swapping a subdirectory for
+    a symlink while it runs cannot send it outside. (The child's own clean-up at exit is
+    ``child.remove_tree``.)
+    """
+
+    parent, name = os.path.split(os.path.abspath(path))
+    try:
+        parent_fd = os.open(parent, _DIR_FLAGS)
+    except OSError:
+        return
+    try:
+        _remove_entry(parent_fd, name)
+    finally:
+        os.close(parent_fd)
+
+
+def _remove_entry(parent_fd: int, name: str) -> None:
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError:  # not a directory (or a symlink to one): unlink the name itself
+        try:  # noqa: SIM105
+            os.unlink(name, dir_fd=parent_fd)
+        except OSError:
+            pass
+        return
+    try:
+        with os.scandir(fd) as entries:
+            names = [entry.name for entry in entries]
+        for child in names:
+            _remove_entry(fd, child)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:  # noqa: SIM105
+        os.rmdir(name, dir_fd=parent_fd)
+    except OSError:
+        pass

@@ -5,8 +5,10 @@ Python layer (``guard``), every kernel provider and the tools (``--explain``, le
 this object; nothing downstream re-interprets rule text. Every rule keeps its :class:`Origin`
 so that any message naming a rule can name where it was written.
 
-The policy crosses to the sandboxed child as JSON (:meth:`Policy.to_json` /
-:meth:`Policy.from_json`), never as a pickle.
+The policy crosses to the sandboxed child as plain data (:meth:`Policy.to_data` /
+:meth:`Policy.from_data`: dicts, lists, strings, numbers, booleans, ``None``), encoded with
+``marshal`` by the launcher, never as a pickle; :meth:`Policy.to_json` gives the same data as
+JSON for tools and tests.
 
 This module is imported by the child before the program runs: standard library only, cheap.
 """
@@ -383,19 +385,35 @@ class Policy(_Record):
 
     # -- wire format ---------------------------------------------------------------------------
 
-    def to_json(self) -> str:
-        import json  # only when the guard will read the policy: json pulls re (start-up time)
+    def to_data(self) -> dict[str, Any]:
+        """The policy as plain data: dicts, lists, ``str``, ``int``, ``bool`` and ``None``.
 
-        return json.dumps(_encode(self), separators=(",", ":"))
+        What crosses to the child (``marshal``-encoded, see ``pysandboxes.launch.wire``) and
+        what :meth:`to_json` writes. Never a pickle: decoding runs no code.
+        """
+
+        data: dict[str, Any] = _encode(self)
+        return data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Policy:
+        """Inverse of :meth:`to_data`."""
+
+        return _decode_policy(data)
+
+    def to_json(self) -> str:
+        import json  # not on the start-up path: json pulls re (several milliseconds)
+
+        return json.dumps(self.to_data(), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Policy:
         import json
 
-        return _decode_policy(json.loads(text))
+        return cls.from_data(json.loads(text))
 
 
-# -- JSON encoding --------------------------------------------------------------------------------
+# -- plain-data encoding ---------------------------------------------------------------------------
 # Each record is encoded as a dict of its fields; tuples become lists. Decoding is driven by
 # the field types declared above, so adding a field needs no change here.
 

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pysandboxes.launch import tmpdir
-from pysandboxes.launch.child import decode_run, encode_run, remove_tree
+from pysandboxes.launch import child, tmpdir, wire
+from pysandboxes.launch.child import decode_guard_data, decode_run, plain_data, remove_tree
+from pysandboxes.launch.wire import encode_run, guard_data
+from pysandboxes.policy import parse_text
+from pysandboxes.runtime import RunContext
 
 
 def test_create_is_private_and_named_by_pid(tmp_path: Path) -> None:
@@ -81,12 +84,81 @@ def test_remove_tree_never_leaves_the_tree(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [[], [""], ["a", "", "b"], ["--args--", "x\x1fy", "é", "\udcff"]])
 def test_wire_round_trip(args: list[str]) -> None:
     fields = {"kind": "stdin", "program": "", "tmpdir": "/t", "n_words": "0"}
-    data = encode_run(fields, args, '{"x":1}\n{"policy":true}')
+    data = encode_run(fields, args, b"\x00\n{guard data}")
     got_fields, got_args, rest = decode_run(data)
     assert got_fields == fields and got_args == args
-    assert rest == b'{"x":1}\n{"policy":true}'
+    assert rest == b"\x00\n{guard data}"
 
 
 def test_wire_refuses_nul() -> None:
     with pytest.raises(ValueError, match="NUL"):
-        encode_run({"kind": "code"}, ["a\0b"], "")
+        encode_run({"kind": "code"}, ["a\0b"], b"")
+
+
+def test_both_halves_name_the_same_format() -> None:
+    assert wire.FORMAT == child.FORMAT and wire.ARGS_MARK == child.ARGS_MARK
+    assert os.path.samefile(wire.CHILD_FILE, child.__file__)
+
+
+RICH_RULES = """\
+py-sandbox=true
+os-sandbox=subprocess
+expose-ro=/usr/share
+expose-rw={rw}
+ignore=*.pyc
+env=LANG=${LANG}
+env=PAT_*=${PAT_*}
+unenv=SECRET
+python-import=json
+python-api=ALLOW:threads
+net=ALLOW|TCP|example.org|443|OUT
+net=DENY|*|10.0.0.0/8|*|*
+eval-max-nodes=100
+"""
+
+
+def test_guard_data_round_trip(tmp_path: Path) -> None:
+    policy = parse_text(RICH_RULES.replace("{rw}", str(tmp_path)), "/r/.py-sandboxes")
+    assert policy.net and policy.env and policy.ignore and policy.eval_rules
+    context = RunContext(
+        mode="audit",
+        tmpdir="/tmp/pysb-1-x",
+        program="/p/a.py",
+        prefixes=("/usr", "/venv"),
+        record_fd=7,
+        denials_file="/d.jsonl",
+    )
+    context_data, policy_data = decode_guard_data(guard_data(context, policy))
+    assert type(policy).from_data(policy_data) == policy
+    assert RunContext.from_dict(context_data) == context
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        (1, 2),
+        {1: "x"},
+        [b"bytes"],
+        [1.5],
+        {"code": compile("pass", "x", "exec")},
+        [frozenset()],
+        [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+    ],
+)
+def test_guard_data_refuses_anything_but_plain_data(value: object) -> None:
+    import marshal
+
+    assert not plain_data(value)
+    with pytest.raises(RuntimeError, match="not plain data"):
+        decode_guard_data(marshal.dumps([{}, {"x": value}], 4))
+
+
+def test_guard_data_refuses_garbage() -> None:
+    import marshal
+
+    with pytest.raises(RuntimeError, match="unreadable launch data"):
+        decode_guard_data(b"\xff\x00garbage")
+    with pytest.raises(RuntimeError, match="not plain data"):
+        decode_guard_data(marshal.dumps(None, 4))
+    with pytest.raises(RuntimeError, match="not plain data"):
+        decode_guard_data(marshal.dumps([{}, {}, {}], 4))
