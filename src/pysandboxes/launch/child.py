@@ -22,13 +22,13 @@ RunContext and the policy as plain data, ``marshal``-encoded) is decoded only wh
 armed, and checked to hold nothing but plain data. Never a pickle (DESIGN decision 1).
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
 # Not ``typing.TYPE_CHECKING``: importing ``typing`` would cost every child more than all of this
 # bootstrap (it pulls ``re``, ``functools``, ``collections``...). Type checkers know the name.
+# No ``from __future__ import annotations`` either (one more module to load in every child):
+# annotations naming these types are strings.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType, TracebackType
@@ -124,7 +124,7 @@ def register_tmpdir_cleanup(tmpdir: str) -> None:
 # -- tracebacks ----------------------------------------------------------------------------------
 
 
-def _strip(tb: TracebackType | None) -> TracebackType | None:
+def _strip(tb: "TracebackType | None") -> "TracebackType | None":
     """Drop the launcher's leading frames from ``tb`` (the program's frames stay).
 
     Only leading frames: the guard refuses reading its own frames (``tb_frame``), so frames
@@ -145,11 +145,11 @@ class _SilentOnce:
     REPL); this hook keeps CPython from printing it a second time.
     """
 
-    def __init__(self, previous: Any, tb: TracebackType | None) -> None:
+    def __init__(self, previous: "Any", tb: "TracebackType | None") -> None:
         self.previous = previous
         self.tb = tb
 
-    def __call__(self, etype: type[BaseException], value: BaseException, tb: Any) -> None:
+    def __call__(self, etype: type[BaseException], value: BaseException, tb: "Any") -> None:
         sys.excepthook = self.previous
         sys.last_traceback = self.tb
         value.__traceback__ = self.tb
@@ -178,7 +178,7 @@ def report_uncaught(exc: BaseException) -> None:
 # -- the program ---------------------------------------------------------------------------------
 
 
-def _fresh_main() -> dict[str, Any]:
+def _fresh_main() -> "dict[str, Any]":
     """A clean ``__main__`` namespace, as CPython has before the program runs."""
 
     import builtins
@@ -388,7 +388,7 @@ def _system_exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def end_guarded(exc: BaseException | None, atexit: Any) -> NoReturn:
+def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
     """End the process the way CPython would, without its finalization.
 
     CPython clears the audit hooks *before* it destroys modules, the codec registry and what
@@ -484,7 +484,7 @@ def start_ipython(fields: dict[str, str]) -> None:
     from traitlets.config import Config  # type: ignore[import-not-found]
 
     class SandboxPrompts(Prompts):  # type: ignore[misc]
-        def in_prompt_tokens(self) -> list[tuple[Any, str]]:
+        def in_prompt_tokens(self) -> "list[tuple[Any, str]]":
             return [(Token.Prompt, "[sb] "), *super().in_prompt_tokens()]
 
     config = Config()
@@ -558,7 +558,7 @@ def plain_data(value: object, depth: int = 0) -> bool:
     return False
 
 
-def decode_guard_data(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+def decode_guard_data(data: bytes) -> "tuple[dict[str, Any], dict[str, Any]]":
     """The (RunContext fields, policy data) pair of ``wire.guard_data``; ``RuntimeError`` when
     the bytes are not that."""
 
