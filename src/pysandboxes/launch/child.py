@@ -136,6 +136,62 @@ def _strip(tb: "TracebackType | None") -> "TracebackType | None":
     return tb
 
 
+#: The ``pysandboxes`` package directory: frames of its code are python-sb's, not the program's.
+_PACKAGE_PREFIX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _not_programs(tb: "TracebackType", import_code: object) -> bool:
+    """Whether the frame of ``tb`` is python-sb's rather than the program's: code of the
+    ``pysandboxes`` package, or the installed ``builtins.__import__`` when it is Python code
+    (the Python layer's import check, which sits where CPython's C import function would be,
+    and so shows no frame in a plain traceback). A frame that cannot be read (the guard
+    refuses its own running frames) is the guard's."""
+
+    try:
+        code = tb.tb_frame.f_code
+    except Exception:
+        return True
+    return code is import_code or code.co_filename.startswith(_PACKAGE_PREFIX)
+
+
+def _programs_frames(tb: "TracebackType | None", import_code: object) -> "TracebackType | None":
+    """``tb`` without the entries of python-sb's own frames (see :func:`_not_programs`);
+    the chain is relinked in place (``tb_next`` is writable)."""
+
+    while tb is not None and _not_programs(tb, import_code):
+        tb = tb.tb_next
+    entry = tb
+    while entry is not None:
+        following = entry.tb_next
+        while following is not None and _not_programs(following, import_code):
+            following = following.tb_next
+        if entry.tb_next is not following:
+            entry.tb_next = following
+        entry = following
+    return tb
+
+
+def _program_traceback(exc: BaseException) -> "TracebackType | None":
+    """``exc``'s traceback as CPython would show it for the program alone: without the
+    launcher's leading frames, nor, anywhere in it or in the exceptions it chains
+    (``__cause__``, ``__context__``), frames of python-sb's code. (SPEC §1.)"""
+
+    import builtins
+
+    import_code = getattr(builtins.__import__, "__code__", None)
+    tb = _programs_frames(_strip(exc.__traceback__), import_code)
+    seen = {id(exc)}
+    chained = [exc.__cause__, exc.__context__]
+    while chained:
+        other = chained.pop()
+        if other is None or id(other) in seen:
+            continue
+        seen.add(id(other))
+        other.__traceback__ = _programs_frames(_strip(other.__traceback__), import_code)
+        chained += [other.__cause__, other.__context__]
+    return tb
+
+
 class _SilentOnce:
     """An ``excepthook`` that prints nothing once, then puts the previous hook back.
 
@@ -156,12 +212,13 @@ class _SilentOnce:
 
 
 def report_uncaught(exc: BaseException) -> None:
-    """Print ``exc`` as CPython would, through the current ``sys.excepthook``, minus our frames.
+    """Print ``exc`` as CPython would, through the current ``sys.excepthook``, minus our frames
+    (:func:`_program_traceback`).
 
     Afterwards the caller re-raises ``exc``; see :class:`_SilentOnce`.
     """
 
-    tb = _strip(exc.__traceback__)
+    tb = _program_traceback(exc)
     exc.__traceback__ = tb
     sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
     hook = sys.excepthook
