@@ -17,6 +17,7 @@ left to remove the directory afterwards, so two mechanisms share the job:
 from __future__ import annotations
 
 import os
+import stat
 
 PREFIX = "pysb-"
 
@@ -68,24 +69,23 @@ def sweep(base: str) -> list[str]:
     removed: list[str] = []
     uid = os.getuid()
     me = os.getpid()
-    try:
-        entries = list(os.scandir(base))
+    try:  # names only, filtered before any other work: /tmp may hold thousands of entries
+        names = [name for name in os.listdir(base) if name.startswith(PREFIX)]
     except OSError:
         return removed
-    for entry in entries:
-        pid = _pid_of(entry.name)
+    for name in names:
+        pid = _pid_of(name)
         if pid is None or pid == me:
             continue
+        path = os.path.join(base, name)
         try:
-            info = entry.stat(follow_symlinks=False)
-            if not entry.is_dir(follow_symlinks=False) or info.st_uid != uid:
-                continue
+            info = os.lstat(path)
         except OSError:
             continue
-        if _alive(pid):
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or _alive(pid):
             continue
-        remove_tree_safely(entry.path)
-        removed.append(entry.path)
+        remove_tree_safely(path)
+        removed.append(path)
     return removed
 
 
