@@ -165,7 +165,7 @@ def install(policy: Policy, context: RunContext) -> None:
 
     stash = imports.stash_modules(everything, names, imports.WRAPPED_MODULES)
     if stash:
-        sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec))
+        sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec, kit))
     imports.install_import_check(kit, everything, names)
     import_handlers = imports.make_import_handlers(
         everything,

@@ -66,53 +66,75 @@ def allowed_names(policy: Policy) -> tuple[bool, frozenset[str]]:
 class _StashLoader:
     """Hands back a module taken out of ``sys.modules`` at arm time (same object)."""
 
-    def __init__(self, take: Callable[[str], Any], restore: Callable[[Any], None]) -> None:
-        self._take = take
-        self._restore = restore
+    def __init__(self, stash_call: Callable[..., Any]) -> None:
+        self._call = stash_call
 
     def create_module(self, spec: Any) -> Any:
-        return self._take(spec.name)
+        return self._call(("take", spec.name), {})
 
     def exec_module(self, module: Any) -> None:
-        self._restore(module)
+        self._call(("restore", module), {})
 
 
 class StashFinder:
-    """The ``sys.meta_path`` finder of the stash (see the module docstring)."""
+    """The ``sys.meta_path`` finder of the stash (see the module docstring).
 
-    def __init__(self, stash: dict[str, Any], spec_type: Any) -> None:
-        specs: dict[str, Any] = {}
+    The finder is in the program's reach (``sys.meta_path[0]``), so the stash is not: it lives
+    only in the frame of the suspended generator of :func:`pysandboxes.guard.wrappers.hide`
+    (``gi_frame`` and ``gc`` walks are refused), and every operation that hands out a module
+    raises ``pysandboxes.import`` first -- a program calling ``find_spec`` or
+    ``create_module`` itself gets the same judgement as an import.
+    """
 
-        def take(name: str) -> Any:
-            module = stash.pop(name)
-            specs[name] = getattr(module, "__spec__", None)
-            # Aliases the module registered for itself come back with it: "os.path" is
-            # posixpath, not a submodule the import system could find under "os".
-            prefix = name + "."
-            for key in [k for k in stash if k.startswith(prefix)]:
-                if getattr(stash[key], "__name__", key) != key:
-                    sys.modules[key] = stash.pop(key)
-            return module
+    def __init__(self, stash: dict[str, Any], spec_type: Any, kit: Kit) -> None:
+        from pysandboxes.guard.wrappers import hide
 
-        def restore(module: Any) -> None:
-            spec = specs.pop(module.__name__, None)
-            if spec is not None:
-                module.__spec__ = spec
+        specs: dict[Any, Any] = {}
+        audit = kit.audit
+        type_ = kit.type
+        str_ = str
 
-        self._stash = stash
+        def operate(op: str, value: Any) -> Any:
+            if op == "find":
+                if type_(value) is not str_:
+                    return None
+                module = stash.get(value)
+                if module is None:
+                    return None
+                # importlib.import_module raises no ``import`` event, and a stashed module
+                # runs no code (no ``exec`` event): the import is judged here.
+                audit("pysandboxes.import", value)
+                original = getattr(module, "__spec__", None)
+                return hasattr(module, "__path__"), original
+            if op == "take":
+                if type_(value) is not str_ or value not in stash:
+                    raise ImportError(f"no stashed module named {value!r}")
+                audit("pysandboxes.import", value)
+                module = stash.pop(value)
+                specs[value] = getattr(module, "__spec__", None)
+                # Aliases the module registered for itself come back with it: "os.path" is
+                # posixpath, not a submodule the import system could find under "os".
+                prefix = value + "."
+                for key in [k for k in stash if k.startswith(prefix)]:
+                    if getattr(stash[key], "__name__", key) != key:
+                        sys.modules[key] = stash.pop(key)
+                return module
+            if op == "restore":
+                spec = specs.pop(getattr(value, "__name__", None), None)
+                if spec is not None:
+                    value.__spec__ = spec
+            return None
+
+        call = hide(operate, kit, lambda args, kwargs: (args, kwargs))
+        self._call = call
         self._spec_type = spec_type
-        self._audit = sys.audit
-        self._loader = _StashLoader(take, restore)
+        self._loader = _StashLoader(call)
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        module = self._stash.get(name)
-        if module is None:
+        found = self._call(("find", name), {})
+        if found is None:
             return None
-        # importlib.import_module raises no ``import`` event, and a stashed module runs no
-        # code (no ``exec`` event): the import is judged here.
-        self._audit("pysandboxes.import", name)
-        original = getattr(module, "__spec__", None)
-        is_package = hasattr(module, "__path__")
+        is_package, original = found
         spec = self._spec_type(name, self._loader, is_package=is_package)
         if original is not None:
             spec.origin = original.origin

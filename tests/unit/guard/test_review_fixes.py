@@ -236,3 +236,30 @@ def test_imports_of_loaded_modules_are_judged(tmp_path: Path) -> None:
     assert out["import_module"] == "RuleModuleNotFoundError json", result.stdout
     assert out["resolve_name"] == "RuleModuleNotFoundError json", result.stdout
     assert out["pathlib"] == "works a/b", result.stdout
+
+
+STASH = """
+import sys
+finder = next(f for f in sys.meta_path if type(f).__name__ == "StashFinder")
+print("attributes", sorted(k for k in vars(finder) if "stash" in k))
+for name, how in (
+    ("find_spec", lambda: finder.find_spec("os")),
+    ("create_module", lambda: finder._loader.create_module(type("S", (), {"name": "os"}))),
+    ("call", lambda: finder._call(("take", "os"), {})),
+):
+    try:
+        print(name, "got", how())
+    except ModuleNotFoundError as exc:
+        print(name, type(exc).__name__, exc.name)
+"""
+
+
+def test_stash_is_out_of_reach(tmp_path: Path) -> None:
+    """The stash finder (in the program's reach on sys.meta_path) hands out no module without
+    the import judgement: modules the launcher loaded stay out of reach (found with item 7)."""
+
+    result = run_armed(STASH, "expose-ro=.\n", tmp_path)
+    out = dict(line.split(" ", 1) for line in result.lines)
+    assert out["attributes"] == "[]", result.stdout + result.stderr
+    for name in ("find_spec", "create_module", "call"):
+        assert out[name] == "RuleModuleNotFoundError os", (name, result.stdout + result.stderr)
