@@ -262,6 +262,9 @@ def test_repl_on_a_terminal(tree: Path, home: Path, provider: str) -> None:
     import pty
     import select
 
+    # The native REPL: with the Python layer on and no python-import rule for it, IPython is
+    # not permitted even when installed (test_repl_uses_ipython_when_installed_and_allowed).
+    (tree / ".py-sandboxes").write_text("py-sandbox=true\nenv=LANG=${LANG}\n")
     pid, master = pty.fork()
     if pid == 0:  # the child: python-sb with the pty as its terminal
         os.chdir(tree)

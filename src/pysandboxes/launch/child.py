@@ -537,12 +537,16 @@ def start_ipython(fields: dict[str, str]) -> None:
     """Run IPython in ``__main__`` with the sandbox banner and prompts."""
 
     from IPython import start_ipython as _start  # type: ignore[import-not-found]
-    from IPython.terminal.prompts import Prompts, Token  # type: ignore[import-not-found]
+    from IPython.terminal.prompts import (  # type: ignore[import-not-found,attr-defined,unused-ignore]
+        Prompts,
+        Token,
+    )
     from traitlets.config import Config  # type: ignore[import-not-found]
 
     class SandboxPrompts(Prompts):  # type: ignore[misc]
         def in_prompt_tokens(self) -> "list[tuple[Any, str]]":
-            return [(Token.Prompt, "[sb] "), *super().in_prompt_tokens()]
+            own = super().in_prompt_tokens()  # type: ignore[no-untyped-call,unused-ignore]
+            return [(Token.Prompt, "[sb] "), *own]
 
     config = Config()
     config.TerminalInteractiveShell.banner1 = fields.get("banner", "")
