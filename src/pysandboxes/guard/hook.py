@@ -416,6 +416,8 @@ def _special_handlers(
             return
         category = category_of.get(function)
         if category is None:
+            if function == "gc.set_debug" and not introspection_allowed:
+                judge(function, "introspection", "gc.set_debug(DEBUG_SAVEALL): gc.garbage")
             return
         judge(function, category, None)
 

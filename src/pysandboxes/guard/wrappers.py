@@ -289,9 +289,33 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
     _wrap_reload(kit, replacements)
     _wrap_file_creation(kit, replacements)
     _wrap_create_builtin(kit, replacements)
+    _wrap_gc_debug(kit, replacements)
     _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
+
+
+def _wrap_gc_debug(kit: Kit, replacements: dict[int, Any]) -> None:
+    """``gc.set_debug`` with ``DEBUG_SAVEALL`` (no audit event) puts every object the collector
+    frees into ``gc.garbage``, a list the program reads: frames and tracebacks it never held,
+    with no ``gc.get_objects``-style event. Introspection, judged when the flag is asked for."""
+
+    import gc
+
+    original = gc.set_debug
+    audit = kit.audit
+    saveall = gc.DEBUG_SAVEALL
+    index = int.__index__
+
+    def announce_debug(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        flags = args[0] if args else kwargs.get("flags", 0)
+        flags = index(flags)  # read once: an int subclass cannot answer twice
+        if flags & saveall:
+            audit("pysandboxes.call", "gc.set_debug")
+        return (flags,), {}
+
+    call = hide(original, kit, announce_debug)
+    replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
 def _wrap_create_builtin(kit: Kit, replacements: dict[int, Any]) -> None:

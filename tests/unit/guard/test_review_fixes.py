@@ -46,7 +46,11 @@ def test_refusal_traceback_holds_no_guard_state(tmp_path: Path) -> None:
     """Item 1: the frames a refusal leaves behind (gc.garbage under DEBUG_SAVEALL, no audit
     event) hold no guard state, and the traceback ends at the program's line (SPEC §1)."""
 
-    result = run_armed(GUARD_FRAMES, "expose-ro=.\npython-import=traceback\n", tmp_path)
+    result = run_armed(
+        GUARD_FRAMES,
+        "expose-ro=.\npython-import=traceback\npython-api=ALLOW:gc.set_debug\n",
+        tmp_path,
+    )
     out = dict(line.split(" ", 1) for line in result.lines)
     assert out["TB"] == "<module>|fail", result.stdout + result.stderr
     assert out["TEXT"] == "False", result.stdout
@@ -263,3 +267,27 @@ def test_stash_is_out_of_reach(tmp_path: Path) -> None:
     assert out["attributes"] == "[]", result.stdout + result.stderr
     for name in ("find_spec", "create_module", "call"):
         assert out[name] == "RuleModuleNotFoundError os", (name, result.stdout + result.stderr)
+
+
+GC_DEBUG = """
+import gc
+gc.set_debug(gc.DEBUG_STATS)
+gc.set_debug(0)
+print("stats ok")
+try:
+    gc.set_debug(gc.DEBUG_LEAK)  # includes DEBUG_SAVEALL
+    print("saveall ran")
+except PermissionError as exc:
+    print("saveall", type(exc).__name__, exc.denial.detail)
+"""
+
+
+def test_gc_saveall_is_introspection(tmp_path: Path) -> None:
+    """Item 1: gc.set_debug(DEBUG_SAVEALL) (gc.garbage collects what the program never held)
+    needs the introspection right; other debug flags do not."""
+
+    result = run_armed(GC_DEBUG, "expose-ro=.\n", tmp_path)
+    assert result.lines[0] == "stats ok", result.stdout + result.stderr
+    assert result.lines[1].startswith("saveall RuleApiPermissionError"), result.stdout
+    granted = run_armed(GC_DEBUG, "expose-ro=.\npython-api=ALLOW:introspection\n", tmp_path)
+    assert granted.lines[1] == "saveall ran", granted.stdout + granted.stderr

@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-api=ALLOW:gc.set_debug
 # expect: file PermissionError
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, reached

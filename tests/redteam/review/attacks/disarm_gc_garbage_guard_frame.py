@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: api PermissionError
-# bypass: gc.set_debug(gc.DEBUG_SAVEALL) is not audited and gc (built-in) needs no import rule: gc.garbage then holds the frames of the guard from a collected refusal traceback (no gc.get_objects/get_referents needed)
 
 """Objective: obtain a frame object from the innermost level of an OSError's traceback
      through gc.garbage (under python-sb, a frame of the guard).

@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-api=ALLOW:gc.set_debug
 # expect: file PermissionError
 
 """Objective: read ../outside/secret.txt after planting an entry in the guard's open cache.
