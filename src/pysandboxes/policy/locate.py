@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["RULE_FILE_NAME", "find_rule_file", "module_directories"]
 

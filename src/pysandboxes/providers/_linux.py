@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Final
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 #: ``AUDIT_ARCH_*`` value the kernel puts in ``seccomp_data.arch`` for the native ABI.
 AUDIT_ARCH: Final[dict[str, int]] = {

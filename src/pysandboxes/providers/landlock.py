@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Final
 
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy.model import NetRule, Policy
 from pysandboxes.providers import _linux
 from pysandboxes.providers.base import Availability, Launch, Prepared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Final
 
 # -- rights (linux/landlock.h) --------------------------------------------------------------------
 

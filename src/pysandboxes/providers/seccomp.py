@@ -28,10 +28,13 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Sequence
-from typing import Final
 
 from pysandboxes.providers import _linux
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Final
 
 #: Denied system calls (``EPERM``) and why no sandboxed Python program needs them.
 DENIED: Final[tuple[tuple[str, str], ...]] = (
