@@ -37,6 +37,9 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
+# A current pip writes a python-sb entry script that does not import re (older ones did: several
+# milliseconds of every run's start-up).
+.venv/bin/python -m pip install -q --disable-pip-version-check -U 'pip>=25'
 if [ "$dev" = 1 ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 else
