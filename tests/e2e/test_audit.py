@@ -85,28 +85,30 @@ def test_audit_names_a_deny_of_the_user_profile_and_offers_no_line(
 ) -> None:
     profile = home / ".config" / "py-sandboxes" / "user-py-sandboxes.profile"
     profile.parent.mkdir(parents=True)
-    profile.write_text("net=DENY|*|10.0.0.0/8|*|OUT\n")
+    # Audit enforces nothing: the connection is really attempted, so it goes to a closed
+    # loopback port (never to an address off this machine).
+    profile.write_text("net=DENY|*|127.0.0.0/8|*|OUT\n")
     (project / ".py-sandboxes").write_text(
         'include "~/.config/py-sandboxes/user-py-sandboxes.profile"\n'
-        "python-import=socket\nnet=ALLOW|*|*|*|OUT\n"
+        "expose-ro=.\npython-import=socket\nnet=ALLOW|*|*|*|OUT\n"
     )
     code = (
         "import socket\n"
         "s = socket.socket()\n"
         "s.settimeout(0.2)\n"
-        "print('tried', s.connect_ex(('10.255.255.1', 80)) is not None)\n"
+        "print('tried', s.connect_ex(('127.0.0.2', 9)) is not None)\n"
     )
     denials = project / "denials.jsonl"
     audit = run_sb(["--audit", f"--denials={denials}", "-c", code], cwd=project, env=base_env(home))
     assert audit.returncode == 0, audit.stderr
     assert audit.stdout == "tried True\n"  # not refused: audit enforces nothing
     expected = (
-        "refused by 'net=DENY|*|10.0.0.0/8|*|OUT' from "
+        "refused by 'net=DENY|*|127.0.0.0/8|*|OUT' from "
         "~/.config/py-sandboxes/user-py-sandboxes.profile(1)"
     )
     assert expected in audit.stderr
     assert "no rule line can allow it" in audit.stderr
     records = [json.loads(line) for line in denials.read_text().splitlines()]
     assert [(r["kind"], r["rule"], r["suggestion"]) for r in records] == [
-        ("net", "net=DENY|*|10.0.0.0/8|*|OUT", None)
+        ("net", "net=DENY|*|127.0.0.0/8|*|OUT", None)
     ]
