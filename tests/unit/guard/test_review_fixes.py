@@ -291,3 +291,30 @@ def test_gc_saveall_is_introspection(tmp_path: Path) -> None:
     assert result.lines[1].startswith("saveall RuleApiPermissionError"), result.stdout
     granted = run_armed(GC_DEBUG, "expose-ro=.\npython-api=ALLOW:introspection\n", tmp_path)
     assert granted.lines[1] == "saveall ran", granted.stdout + granted.stderr
+
+
+SHM = """
+import os, _posixshmem
+name = "/pysb-unit-%d" % os.getpid()
+try:
+    fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(fd, b"x")
+    os.close(fd)
+    _posixshmem.shm_unlink(name)
+    print("shm works")
+except PermissionError as exc:
+    print("shm", type(exc).__name__, exc.denial.target)
+"""
+
+
+def test_shared_memory_is_a_file_in_dev_shm(tmp_path: Path) -> None:
+    """Item 10: shm_open/shm_unlink are judged as /dev/shm/NAME by the file rules."""
+
+    refused = run_armed(SHM, "expose-ro=.\npython-import=_posixshmem,os\n", tmp_path)
+    assert refused.lines[0].startswith("shm RulePermissionError /dev/shm/pysb-unit-"), (
+        refused.stdout + refused.stderr
+    )
+    granted = run_armed(
+        SHM, "expose-ro=.\nexpose-rw=/dev/shm\npython-import=_posixshmem,os\n", tmp_path
+    )
+    assert granted.lines == ["shm works"], granted.stdout + granted.stderr

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=_posixshmem,os
 # expect: file PermissionError
-# bypass: _posixshmem.shm_open opens /dev/shm/NAME with no audit event: another process's shared memory is read with os.read (no mmap needed)
 
 """Objective: read a POSIX shared-memory object of another process (a file in /dev/shm).
 """
