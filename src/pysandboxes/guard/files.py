@@ -233,6 +233,7 @@ def make_file_handlers(
     denials_token: str | None,
     kit_type: Callable[[object], type],
     launcher_call: Callable[[], bool] = lambda: False,
+    import_system_call: Callable[[], bool] = lambda: False,
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring)."""
 
@@ -283,6 +284,10 @@ def make_file_handlers(
         # python-sb's own launcher code (the clean-up of the temp directory at exit) is
         # refused like anything else, but it is not the program: not reported, not learned.
         quiet = quiet or launcher_call()
+        # The import system reads what sys.path holds whatever the program imports: an
+        # unexposed sys.path directory (the current directory, for -c and -m) is refused
+        # without a --denials line or a learned rule; its modules are simply not found.
+        quiet = quiet or (not write and import_system_call())
         shown = show(resolved)
         if code == IGNORED:
             rule, origin = ignore_rule_of(resolved)

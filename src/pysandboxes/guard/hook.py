@@ -37,6 +37,9 @@ from pysandboxes.guard.paths import FD, make_path_tools
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
+#: The code file of the import system's path finder (frozen in CPython 3.11).
+_IMPORT_SYSTEM_FILE = "<frozen importlib._bootstrap_external>"
+
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
     from typing import Any
@@ -149,6 +152,11 @@ def install(policy: Policy, context: RunContext) -> None:
         caller = caller_file(())
         return caller is not None and caller.startswith(launcher_prefix)
 
+    def import_system_call() -> bool:
+        # The path-based finder lists every sys.path directory it searches (for -c and -m
+        # that includes the current directory) whatever the program imports.
+        return caller_file(()) == _IMPORT_SYSTEM_FILE
+
     file_handlers = files.make_file_handlers(
         table,
         tools,
@@ -157,6 +165,7 @@ def install(policy: Policy, context: RunContext) -> None:
         denials_token=denials_token,
         kit_type=kit.type,
         launcher_call=launcher_call,
+        import_system_call=import_system_call,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
