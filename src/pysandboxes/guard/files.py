@@ -244,6 +244,8 @@ def make_file_handlers(
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
+    learning = recording and not reporter.auditing
+    listing = [False]  # set while a directory listing is judged (only changes reporting)
     show = reporter.show_path
     protected = table.protected
     trusted = table.trusted
@@ -284,10 +286,11 @@ def make_file_handlers(
         # python-sb's own launcher code (the clean-up of the temp directory at exit) is
         # refused like anything else, but it is not the program: not reported, not learned.
         quiet = quiet or launcher_call()
-        # The import system reads what sys.path holds whatever the program imports: an
-        # unexposed sys.path directory (the current directory, for -c and -m) is refused
-        # without a --denials line or a learned rule; its modules are simply not found.
-        quiet = quiet or (not write and import_system_call())
+        # The path finder lists every sys.path directory it searches whatever the program
+        # imports: an unexposed one (the current directory, for -c and -m) is refused without
+        # a --denials line or an audit report; its modules are simply not found. Learning still
+        # records it: a directory the program put on sys.path must be readable to import from.
+        quiet = quiet or (listing[0] and not learning and import_system_call())
         shown = show(resolved)
         if code == IGNORED:
             rule, origin = ignore_rule_of(resolved)
@@ -447,7 +450,11 @@ def make_file_handlers(
         obj = args[0] if args else None
         if obj is None:
             obj = "."
-        judge(obj, False, -1)
+        listing[0] = True
+        try:
+            judge(obj, False, -1)
+        finally:
+            listing[0] = False
 
     def writer(path_index: int, fd_index: int, changes_tree: bool) -> Callable[..., None]:
         def handler(args: tuple[Any, ...]) -> None:
