@@ -39,11 +39,6 @@ except PermissionError as exc:
     assert allowed.lines == ["set"], allowed.stdout + allowed.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="registry entries only: CPython 3.11 raises no event for these functions and "
-    "guard/wrappers.py (another owner) does not wrap them yet",
-)
 def test_scheduling_and_pidfd_signals_are_process_control(tmp_path: Path) -> None:
     """``os.setpriority``, ``os.sched_set*`` and ``signal.pidfd_send_signal`` act on another
     process like ``os.kill``: refused without ``process-control`` (here on the program itself,

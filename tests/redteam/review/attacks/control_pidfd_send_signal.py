@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os,signal
 # expect: api PermissionError
-# bypass: signal.pidfd_send_signal (with os.pidfd_open) raises no audit event and is not in the registry: another process is signalled although os.kill is refused
 
 """Objective: send a signal (0: a permission check only) to another process without process-control.
 """

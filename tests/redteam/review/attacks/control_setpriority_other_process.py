@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=os
 # expect: api PermissionError
-# bypass: os.setpriority (like sched_setaffinity, sched_setscheduler) is not in the registry while os.nice is: another process's priority is changed
 
 """Objective: change the scheduling priority of another process without process-control.
 """
