@@ -14,6 +14,11 @@ module in ``sys.modules`` that the rules do not allow (C built-in modules aside)
 private stash, and a finder at the front of ``sys.meta_path`` hands back the *same* module
 object once an import of it has been judged and allowed (so ``io``, ``os``... keep their
 identity). Removing that finder only means a fresh copy is loaded -- after the same judgement.
+C built-in modules stay in ``sys.modules`` (the import system and the wrappers hold them), but
+an import statement or ``__import__`` call of one is judged by the checking
+``builtins.__import__`` like any other name: the program's ``import gc`` needs a rule, ``os``
+importing ``posix`` for itself does not (the importer's file decides). Not covered:
+``importlib.import_module`` of a built-in module already loaded (no event, no ``__import__``).
 
 ``importlib.import_module`` raises no ``import`` event for the module itself, and loading a
 module by hand (``spec_from_file_location`` + ``exec_module``, ``runpy``, ``exec`` of its code
@@ -342,8 +347,9 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
 
     original = builtins.__import__
     audit = kit.audit
-    # C built-in modules are left out, as from the stash (see the module docstring).
-    allowed = names | ALWAYS_ALLOWED | frozenset(sys.builtin_module_names)
+    # C built-in modules are judged too (gc, posix, _imp...: the standard library is not
+    # exempt); the hook lets a library's own ``import posix`` through (its file decides).
+    allowed = names | ALWAYS_ALLOWED
     type_ = kit.type
     str_ = str
     list_ = list

@@ -65,3 +65,43 @@ print(io.open is open, os.environ is sys.modules["os"].environ)
 """
     result = run_armed(code, "python-import=io,os,sys\n", tmp_path)
     assert result.lines == ["True", "True True"], result.stdout + result.stderr
+
+
+def test_builtin_modules_are_judged_for_the_program(tmp_path: Path) -> None:
+    """C built-in modules (gc, posix, _imp, marshal, _thread) need a rule when the program
+    imports them (SPEC §3.3: the standard library is not exempt), while the allowed modules
+    that use them for themselves (os: posix, io: _io, json) keep working."""
+
+    code = """
+def attempt(name):
+    try:
+        __import__(name)
+        print(name, "imported")
+    except ModuleNotFoundError as exc:
+        print(name, type(exc).__name__, exc.name)
+for name in ("gc", "posix", "_imp", "marshal", "_thread", "_io"):
+    attempt(name)
+import os, io, json
+print("libraries", os.getcwd() != "", io.StringIO("x").read(), json.dumps([1]))
+try:
+    import posix
+except ModuleNotFoundError as exc:
+    print("statement", type(exc).__name__, exc.name)
+import gc
+print("granted", gc.isenabled())
+"""
+    result = run_armed(code, "expose-ro=.\npython-import=os,io,json,gc\n", tmp_path)
+    assert result.lines == [
+        "gc imported",
+        "posix RuleModuleNotFoundError posix",
+        "_imp RuleModuleNotFoundError _imp",
+        "marshal RuleModuleNotFoundError marshal",
+        "_thread RuleModuleNotFoundError _thread",
+        "_io RuleModuleNotFoundError _io",
+        "libraries True x [1]",
+        "statement RuleModuleNotFoundError posix",
+        "granted True",
+    ], result.stdout + result.stderr
+    refused = run_armed("import gc\n", "expose-ro=.\n", tmp_path)
+    assert refused.lines[0].startswith("REFUSED RuleModuleNotFoundError"), refused.stdout
+    assert '"suggestion": "python-import=gc"' in refused.stdout, refused.stdout

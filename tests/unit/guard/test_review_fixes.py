@@ -48,7 +48,7 @@ def test_refusal_traceback_holds_no_guard_state(tmp_path: Path) -> None:
 
     result = run_armed(
         GUARD_FRAMES,
-        "expose-ro=.\npython-import=traceback\npython-api=ALLOW:gc.set_debug\n",
+        "expose-ro=.\npython-import=traceback,gc\npython-api=ALLOW:gc.set_debug\n",
         tmp_path,
     )
     out = dict(line.split(" ", 1) for line in result.lines)
@@ -286,10 +286,12 @@ def test_gc_saveall_is_introspection(tmp_path: Path) -> None:
     """Item 1: gc.set_debug(DEBUG_SAVEALL) (gc.garbage collects what the program never held)
     needs the introspection right; other debug flags do not."""
 
-    result = run_armed(GC_DEBUG, "expose-ro=.\n", tmp_path)
+    result = run_armed(GC_DEBUG, "expose-ro=.\npython-import=gc\n", tmp_path)
     assert result.lines[0] == "stats ok", result.stdout + result.stderr
     assert result.lines[1].startswith("saveall RuleApiPermissionError"), result.stdout
-    granted = run_armed(GC_DEBUG, "expose-ro=.\npython-api=ALLOW:introspection\n", tmp_path)
+    granted = run_armed(
+        GC_DEBUG, "expose-ro=.\npython-import=gc\npython-api=ALLOW:introspection\n", tmp_path
+    )
     assert granted.lines[1] == "saveall ran", granted.stdout + granted.stderr
 
 

@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=contextlib
+# rule: python-import=contextlib,marshal
 # expect: api PermissionError
 
 """Objective: unmarshal data with no deserialization right (marshal is built in: no import rule).

@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-import=_codecs,posix
 # expect: absent
 
 """Objective: read ../outside/secret.txt from a __del__ that runs while the interpreter shuts

@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=os
+# rule: python-import=os,gc
 # expect: api PermissionError
 
 """Objective: obtain a frame object from the innermost level of an OSError's traceback

@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-import=gc
 # rule: python-api=ALLOW:gc.set_debug
 # expect: file PermissionError
 

@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-import=posix
 # rule: ignore=.env
 # expect: absent
 

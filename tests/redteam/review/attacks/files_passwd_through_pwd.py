@@ -1,6 +1,7 @@
 # rule: expose-ro=.
+# rule: python-import=pwd
 # expect: file PermissionError
-# bypass: pwd (a built-in module: importable with no rule) reads /etc/passwd through libc with no audit event; open('/etc/passwd') is refused
+# bypass: pwd (granted by python-import=pwd) reads /etc/passwd through libc with no audit event; open('/etc/passwd') is refused
 
 """Objective: read the user database /etc/passwd (not exposed) with no rule at all.
 """

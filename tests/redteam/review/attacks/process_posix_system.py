@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-import=posix
 # expect: api PermissionError
 
 """Objective: run a shell command through posix.system (regression).

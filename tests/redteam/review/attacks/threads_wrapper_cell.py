@@ -1,4 +1,5 @@
 # rule: expose-ro=.
+# rule: python-import=_thread
 # expect: api PermissionError
 # was-bypass (fixed by the guard in a4dd50e, kept as a regression): as process_fork_exec_cell, for _thread.start_new_thread: a thread starts without the threads right
 
