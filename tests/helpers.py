@@ -18,7 +18,26 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 #: The real console script installed in the test environment.
 PYTHON_SB = str(Path(sys.executable).with_name("python-sb"))
-PYTHON = sys.executable
+
+
+def _interpreter_of(script: str) -> str:
+    """The interpreter named by ``script``'s shebang (``python`` or ``python3`` of the venv,
+    depending on the installer): plain-python controls must run the same one, or their
+    ``sys.executable``/``orig_argv`` would differ from python-sb's child for that reason alone."""
+
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline().decode(errors="replace").strip()
+    except OSError:
+        return sys.executable
+    if first.startswith("#!") and " " not in first[2:].strip():
+        candidate = first[2:].strip()
+        if Path(candidate).exists():
+            return candidate
+    return sys.executable
+
+
+PYTHON = _interpreter_of(PYTHON_SB)
 REQUIRE_ALL = os.environ.get("PYSANDBOXES_REQUIRE_ALL") == "1"
 
 
