@@ -44,6 +44,34 @@ class Wrapper(NamedTuple):
 
 
 _PRIV = "tests/redteam/misuse/attacks/privileges_setuid.py"
+
+#: ``os`` functions (``posix`` attributes) that CPython 3.11 runs without an audit event and
+#: the registry (``calls.py``) judges: privileges, process control, scheduling.
+_OS_WRAPPED = (
+    "setuid",
+    "setgid",
+    "seteuid",
+    "setegid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "setgroups",
+    "initgroups",
+    "chroot",
+    "umask",
+    "unshare",
+    "setns",
+    "setsid",
+    "setpgid",
+    "setpgrp",
+    "nice",
+    "abort",
+    "setpriority",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+)
 WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper(
         "_posixsubprocess.fork_exec",
@@ -72,34 +100,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
     ),
     Wrapper("_thread.interrupt_main", "no audit event", "tests/unit/guard/test_wrappers.py"),
     Wrapper("_thread.stack_size", "no audit event", "tests/unit/guard/test_wrappers.py"),
-    *(
-        Wrapper("os." + name, "no audit event", _PRIV)
-        for name in (
-            "setuid",
-            "setgid",
-            "seteuid",
-            "setegid",
-            "setreuid",
-            "setregid",
-            "setresuid",
-            "setresgid",
-            "setgroups",
-            "initgroups",
-            "chroot",
-            "umask",
-            "unshare",
-            "setns",
-            "setsid",
-            "setpgid",
-            "setpgrp",
-            "nice",
-            "abort",
-            "setpriority",
-            "sched_setaffinity",
-            "sched_setscheduler",
-            "sched_setparam",
-        )
-    ),
+    *(Wrapper("os." + name, "no audit event", _PRIV) for name in _OS_WRAPPED),
     Wrapper(
         "signal.pidfd_send_signal",
         "no audit event (signals another process through a pidfd)",
@@ -156,34 +157,7 @@ _CALL_WRAPPED = (
     ("_thread", "start_joinable_thread", "_thread.start_new_thread"),  # threading, 3.13+
     ("_thread", "interrupt_main", "_thread.interrupt_main"),
     ("_thread", "stack_size", "_thread.stack_size"),
-    *(
-        ("posix", name, "os." + name)
-        for name in (
-            "setuid",
-            "setgid",
-            "seteuid",
-            "setegid",
-            "setreuid",
-            "setregid",
-            "setresuid",
-            "setresgid",
-            "setgroups",
-            "initgroups",
-            "chroot",
-            "umask",
-            "unshare",
-            "setns",
-            "setsid",
-            "setpgid",
-            "setpgrp",
-            "nice",
-            "abort",
-            "setpriority",
-            "sched_setaffinity",
-            "sched_setscheduler",
-            "sched_setparam",
-        )
-    ),
+    *(("posix", name, "os." + name) for name in _OS_WRAPPED),
     ("_signal", "pidfd_send_signal", "signal.pidfd_send_signal"),
     ("_signal", "alarm", "signal.alarm"),
     ("_signal", "setitimer", "signal.setitimer"),
