@@ -373,22 +373,25 @@ class _EnvTables:
     __slots__ = ("exact", "patterns", "unenv_exact", "unenv_match")
 
     def __init__(self, policy: Policy) -> None:
-        import re
-
         self.exact: dict[str, EnvRule] = {}
         for rule in policy.env:
             if not rule.is_pattern:
                 self.exact.setdefault(rule.name, rule)
-        self.patterns = [
-            (_star_regex(re, r.name), len(r.name) - r.name.count("*"), r)
-            for r in policy.env
-            if r.is_pattern
-        ]
         self.unenv_exact = frozenset(r.name for r in policy.unenv if "*" not in r.name)
-        unenv_patterns = [_star_pattern(re, r.name) for r in policy.unenv if "*" in r.name]
-        self.unenv_match = (
-            re.compile("|".join(unenv_patterns), re.S).fullmatch if unenv_patterns else None
-        )
+        self.patterns: list[tuple[Callable[[str], Any], int, EnvRule]] = []
+        self.unenv_match: Callable[[str], Any] | None = None
+        patterns = [r for r in policy.env if r.is_pattern]
+        unenv_patterns = [r.name for r in policy.unenv if "*" in r.name]
+        if not patterns and not unenv_patterns:
+            return  # no pattern: no ``re`` (it costs every run's start-up several ms)
+        import re
+
+        self.patterns = [
+            (_star_regex(re, r.name), len(r.name) - r.name.count("*"), r) for r in patterns
+        ]
+        if unenv_patterns:
+            joined = "|".join(_star_pattern(re, name) for name in unenv_patterns)
+            self.unenv_match = re.compile(joined, re.S).fullmatch
 
     def hidden(self, name: str) -> bool:
         return name in self.unenv_exact or (
