@@ -25,6 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Generator
 
+from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
@@ -45,32 +46,10 @@ class Wrapper(NamedTuple):
 
 _PRIV = "tests/redteam/misuse/attacks/privileges_setuid.py"
 
-#: ``os`` functions (``posix`` attributes) that CPython 3.11 runs without an audit event and
-#: the registry (``calls.py``) judges: privileges, process control, scheduling.
-_OS_WRAPPED = (
-    "setuid",
-    "setgid",
-    "seteuid",
-    "setegid",
-    "setreuid",
-    "setregid",
-    "setresuid",
-    "setresgid",
-    "setgroups",
-    "initgroups",
-    "chroot",
-    "umask",
-    "unshare",
-    "setns",
-    "setsid",
-    "setpgid",
-    "setpgrp",
-    "nice",
-    "abort",
-    "setpriority",
-    "sched_setaffinity",
-    "sched_setscheduler",
-    "sched_setparam",
+#: ``os`` functions (``posix`` attributes) that CPython 3.11 runs without an audit event: the
+#: registry's own ``wrapped`` entries (``calls.py``), so the two cannot drift apart.
+_OS_WRAPPED = tuple(
+    entry.function[3:] for entry in REGISTRY if entry.wrapped and entry.function.startswith("os.")
 )
 WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper(
