@@ -116,3 +116,20 @@ def run_python(
         timeout=timeout,
         check=False,
     )
+
+
+def loopback_host_name() -> str | None:
+    """A name ``/etc/hosts`` gives to 127.0.0.1 other than ``localhost`` (the red-team corpora's
+    host-name attacks need one that resolves without any DNS query), or ``None``."""
+
+    try:
+        text = Path("/etc/hosts").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        parts = line.split("#", 1)[0].split()
+        if len(parts) >= 2 and parts[0] == "127.0.0.1":
+            for name in parts[1:]:
+                if name not in ("localhost", "localhost.localdomain"):
+                    return name
+    return None

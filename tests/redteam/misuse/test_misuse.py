@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import base_env, require, run_python, run_sb
+from tests.helpers import base_env, loopback_host_name, require, run_python, run_sb
 
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 ATTACKS = sorted(p for p in ATTACKS_DIR.glob("*.py") if not p.name.startswith("_"))
@@ -44,20 +44,6 @@ def _header(path: Path) -> tuple[list[str], str]:
         elif line.startswith("# expect: "):
             expect = line[len("# expect: ") :]
     return rules, expect
-
-
-def _hosts_name() -> str | None:
-    try:
-        text = Path("/etc/hosts").read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        parts = line.split("#", 1)[0].split()
-        if len(parts) >= 2 and parts[0] == "127.0.0.1":
-            for name in parts[1:]:
-                if name not in ("localhost", "localhost.localdomain"):
-                    return name
-    return None
 
 
 def _serve_tcp(host: str) -> tuple[socket.socket, int]:
@@ -117,7 +103,7 @@ def world(tmp_path: Path, listeners: dict[str, object]) -> dict[str, Path]:
     (project / "port.txt").write_text(str(listeners["port"]))
     (project / "port2.txt").write_text(str(listeners["port2"]))
     (project / "udp_port.txt").write_text(str(listeners["udp"]))
-    (project / "name.txt").write_text(_hosts_name() or "")
+    (project / "name.txt").write_text(loopback_host_name() or "")
     (project / "payload.marshal").write_bytes(marshal.dumps(compile("1", "payload", "eval")))
     (outside / "sock").symlink_to(listeners["unix"])  # type: ignore[arg-type]
     shutil.copy(ATTACKS_DIR / "_harness.py", project / "_harness.py")
@@ -136,7 +122,7 @@ def test_attack(attack: Path, world: dict[str, Path]) -> None:
     rules, expect = _header(attack)
     assert rules and expect, f"{attack.name}: header needs '# rule:' and '# expect:' lines"
     if attack.stem == "net_name_not_covered":
-        require(_hosts_name(), "no host name for 127.0.0.1 in /etc/hosts besides localhost")
+        require(loopback_host_name(), "no host name for 127.0.0.1 in /etc/hosts besides localhost")
     if attack.stem == "net_mapped_ipv6":
         require(socket.has_ipv6 and os.path.exists("/proc/net/if_inet6"), "IPv6 is disabled")
     project = world["project"]

@@ -49,7 +49,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import base_env, require, run_python, run_sb
+from tests.helpers import base_env, loopback_host_name, require, run_python, run_sb
 
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 ATTACKS = sorted(p for p in ATTACKS_DIR.glob("*.py") if not p.name.startswith("_"))
@@ -83,20 +83,6 @@ def _params(kind: str) -> list[Any]:
             )
         params.append(pytest.param(path, id=path.stem, marks=marks))
     return params
-
-
-def _hosts_name() -> str | None:
-    try:
-        text = Path("/etc/hosts").read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        parts = line.split("#", 1)[0].split()
-        if len(parts) >= 2 and parts[0] == "127.0.0.1":
-            for name in parts[1:]:
-                if name not in ("localhost", "localhost.localdomain"):
-                    return name
-    return None
 
 
 def _ipv6() -> bool:
@@ -178,7 +164,7 @@ def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
     (project / "port.txt").write_text(str(listeners["port"]))
     (project / "udp_port.txt").write_text(str(listeners["udp"]))
     (project / "usock.txt").write_text(listeners["unix"])
-    (project / "name.txt").write_text(_hosts_name() or "")
+    (project / "name.txt").write_text(loopback_host_name() or "")
     (project / "shm.txt").write_text("/" + listeners["shm"])
     (project / "victim_pid.txt").write_text(str(listeners["victim"]))
     shutil.copy(ATTACKS_DIR / "_harness.py", project / "_harness.py")
@@ -199,7 +185,7 @@ def _report(stdout: str) -> dict[str, Any]:
 def _preconditions(header: dict[str, list[str]]) -> None:
     for need in header.get("needs", []):
         if need == "hosts-name":
-            require(_hosts_name(), "no name for 127.0.0.1 in /etc/hosts besides localhost")
+            require(loopback_host_name(), "no name for 127.0.0.1 in /etc/hosts besides localhost")
         elif need == "root":
             require(os.geteuid() == 0, "needs root (CAP_NET_RAW, /etc/shadow)")
         elif need == "ipv6":
