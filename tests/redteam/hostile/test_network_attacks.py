@@ -21,6 +21,7 @@ import pytest
 
 from pysandboxes.providers import get_provider
 from tests.helpers import base_env, require, run_python, run_sb
+from tests.redteam.hostile.harness import Listener
 
 NETNS_PROVIDERS = ["bwrap", "unshare"]
 
@@ -125,35 +126,10 @@ class UdpServer:
         self.sock.close()
 
 
-class TcpServer:
-    def __init__(self, banner: str, port: int = 0) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", port))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.banner = banner
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+def tcp_server(banner: str) -> Listener:
+    """A loopback TCP server on a free port that greets every client with ``banner``."""
 
-    @property
-    def port(self) -> int:
-        return int(self.sock.getsockname()[1])
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            with conn:
-                conn.sendall(self.banner.encode())
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
+    return Listener(socket.AF_INET, ("127.0.0.1", 0), banner)
 
 
 @pytest.fixture(params=NETNS_PROVIDERS)
@@ -201,7 +177,7 @@ def control(programs: Path, home: Path, program: str, *args: str) -> dict[str, A
 def test_udp_to_a_host_port_only_tcp_is_granted_for(
     provider: str, programs: Path, home: Path
 ) -> None:
-    tcp = TcpServer("granted")
+    tcp = tcp_server("granted")
     udp = UdpServer(port=tcp.port)  # same number, other protocol
     try:
         rules = [f"net=ALLOW|TCP|127.0.0.1|{tcp.port}|OUT"]
@@ -262,8 +238,8 @@ def test_reading_an_ignored_file(provider: str, programs: Path, home: Path, tmp_
 
 @pytest.mark.kernel
 def test_host_loopback_port_no_rule_grants(provider: str, programs: Path, home: Path) -> None:
-    granted = TcpServer("granted")
-    other = TcpServer("forbidden")
+    granted = tcp_server("granted")
+    other = tcp_server("forbidden")
     try:
         rules = [
             f"net=ALLOW|TCP|127.0.0.1|{granted.port}|OUT",
