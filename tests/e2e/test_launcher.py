@@ -15,11 +15,66 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import PYTHON, PYTHON_SB, base_env, run_python, run_sb
+
+
+def _pty_session(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    respond: Callable[[bytes], bytes | None],
+    timeout: float,
+) -> tuple[bytes, int]:
+    """Run ``argv`` on a new terminal; after each read, write what ``respond(output so far)``
+    returns (``None``: nothing). The output and the wait status; a session still running at
+    ``timeout`` is killed, never left behind."""
+
+    import pty
+    import select
+    import time
+
+    pid, master = pty.fork()
+    if pid == 0:  # the child: the command with the pty as its terminal
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    output = b""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        reply = respond(output)
+        if reply:
+            os.write(master, reply)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return output, status
+
+
+def _typing(keys: list[bytes], prompt: bytes) -> Callable[[bytes], bytes | None]:
+    """Type ``keys`` one by one, each after the next ``prompt`` appears."""
+
+    pending = list(keys)
+
+    def respond(output: bytes) -> bytes | None:
+        if pending and output.count(prompt) > len(keys) - len(pending):
+            return pending.pop(0)
+        return None
+
+    return respond
+
 
 SHOW = textwrap.dedent(
     """
@@ -259,31 +314,13 @@ def test_repl_banner_and_prompt_on_piped_stdin(tree: Path, home: Path, provider:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_repl_on_a_terminal(tree: Path, home: Path, provider: str) -> None:
-    import pty
-    import select
-
     # The native REPL: with the Python layer on and no python-import rule for it, IPython is
     # not permitted even when installed (test_repl_uses_ipython_when_installed_and_allowed).
     (tree / ".py-sandboxes").write_text("py-sandbox=true\nenv=LANG=${LANG}\n")
-    pid, master = pty.fork()
-    if pid == 0:  # the child: python-sb with the pty as its terminal
-        os.chdir(tree)
-        os.execve(PYTHON_SB, [PYTHON_SB, f"--os-sandbox={provider}"], base_env(home))
-    output = b""
-    os.write(master, b"print(6 * 7)\n")
-    os.write(master, b"raise SystemExit(5)\n")
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        output += chunk
-    _, status = os.waitpid(pid, 0)
+    keys = [b"print(6 * 7)\n", b"raise SystemExit(5)\n"]
+    output, status = _pty_session(
+        [PYTHON_SB, f"--os-sandbox={provider}"], tree, base_env(home), _typing(keys, b">>> "), 60
+    )
     text = output.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 5, text
     assert "sandboxed session" in text and "[sb] >>> " in text and "42" in text
@@ -554,10 +591,6 @@ def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) ->
     second time cannot be observed reliably: a duplicate SIGINT arriving within microseconds is
     merged with the first by the kernel and by CPython's signal handling.)"""
 
-    import pty
-    import select
-    import time
-
     program = tree / "count_sigint.py"
     program.write_text(
         "import signal, sys, time\n"
@@ -573,27 +606,17 @@ def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) ->
         "time.sleep(1.0)  # a forwarded duplicate would arrive now\n"
         "print('count', count, flush=True)\n"
     )
-    pid, master = pty.fork()
-    if pid == 0:
-        os.chdir(tree)
-        os.execve(PYTHON_SB, [PYTHON_SB, "--audit", str(program)], base_env(home))
-    output = b""
-    sent = False
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
+    sent: list[bool] = []
+
+    def interrupt(output: bytes) -> bytes | None:
         if not sent and b"ready" in output:
-            os.write(master, b"\x03")  # Ctrl-C, as typed
-            sent = True
-    _, status = os.waitpid(pid, 0)
+            sent.append(True)
+            return b"\x03"  # Ctrl-C, as typed
+        return None
+
+    output, status = _pty_session(
+        [PYTHON_SB, "--audit", str(program)], tree, base_env(home), interrupt, 60
+    )
     text = output.decode(errors="replace")
     assert sent, text
     assert "count 1" in text, text
@@ -618,34 +641,14 @@ def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) ->
 def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> None:
     """The REPL on a terminal keeps readline's line editing with the guard armed."""
 
-    import pty
-    import select
-    import time
-
     if not _guard_ready():
         pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
-    pid, master = pty.fork()
-    if pid == 0:
-        os.chdir(tree)
-        os.execve(PYTHON_SB, [PYTHON_SB], {**base_env(home), "TERM": "xterm"})
-    output = b""
     # Two left-arrow keys move the cursor before "2": the line becomes print(132).
     keys = [b"print(12)\x1b[D\x1b[D3\n", b"exit()\n"]
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if keys and output.count(b"[sb] >>> ") > 2 - len(keys):
-            os.write(master, keys.pop(0))
-    os.waitpid(pid, 0)
+    output, _status = _pty_session(
+        [PYTHON_SB], tree, {**base_env(home), "TERM": "xterm"}, _typing(keys, b"[sb] >>> "), 60
+    )
     assert b"\r\n132\r\n" in output, output
 
 
@@ -656,9 +659,6 @@ def test_repl_uses_ipython_when_installed_and_allowed(
     """IPython is optional (``pip install pysandboxes[ipython]``): skipped when absent."""
 
     import importlib.util
-    import pty
-    import select
-    import time
 
     if importlib.util.find_spec("IPython") is None:
         pytest.skip("IPython is not installed (optional extra: pysandboxes[ipython])")
@@ -666,28 +666,10 @@ def test_repl_uses_ipython_when_installed_and_allowed(
     env = {**base_env(home), "TERM": "dumb"}
     if "PYTHONPATH" in os.environ:  # IPython installed outside the environment of the tests
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    pid, master = pty.fork()
-    if pid == 0:
-        os.chdir(tree)
-        os.execve(PYTHON_SB, [PYTHON_SB, f"--os-sandbox={provider}"], env)
-    output = b""
     keys = [b"print(6 * 7)\r", b"exit\r"]
-    deadline = time.time() + 40
-    while time.time() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if keys and output.count(b"[sb] In [") > 2 - len(keys):
-            os.write(master, keys.pop(0))
-    if keys:  # no IPython prompt came: do not leave the session behind
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+    output, _status = _pty_session(
+        [PYTHON_SB, f"--os-sandbox={provider}"], tree, env, _typing(keys, b"[sb] In ["), 40
+    )
     import re
 
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))  # colours
