@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PYTHON, PYTHON_SB, base_env, run_python, run_sb
+from tests.helpers import PYTHON, PYTHON_SB, base_env, require, run_python, run_sb
 
 
 def _pty_session(
@@ -481,14 +481,6 @@ def test_tmpdir_private_and_removed(tree: Path, home: Path) -> None:
         assert not stale.exists()  # swept: its process is gone
 
 
-def _guard_ready() -> bool:
-    try:
-        from pysandboxes.guard import arm  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 GUARDED_FORMS: list[list[str]] = [
     ["sub/show.py", "a"],
     ["-m", "pkg", "1"],
@@ -506,8 +498,6 @@ def test_forms_with_the_python_layer_on(
     """The same comparison with the guard armed (the default): the launcher's work before the
     program (path set-up, runpy, reading the script) must not trip the Python layer."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(
         f"python-import=json\nexpose-ro={tree}\nenv=LANG=${{LANG}}\n"
     )
@@ -557,8 +547,6 @@ def test_denials_file_reaches_the_guard(tree: Path, home: Path, provider: str) -
     """--denials=FILE (relative to the current directory) is where the Python layer appends
     each refusal as one JSON line."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
     (tree / "out").mkdir()
     result = run_sb(
@@ -627,8 +615,6 @@ def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) ->
 def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) -> None:
     """The REPL keeps working after a refusal: multi-line input, errors, a refused import."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
     session = "x = 6 * 7\nif x:\n    print('block', x)\n\nimport socket\n1 / 0\nprint('end')\n"
     result = run_sb([f"--os-sandbox={provider}", "-i"], cwd=tree, env=base_env(home), input=session)
@@ -641,8 +627,6 @@ def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) ->
 def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> None:
     """The REPL on a terminal keeps readline's line editing with the guard armed."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
     # Two left-arrow keys move the cursor before "2": the line becomes print(132).
     keys = [b"print(12)\x1b[D\x1b[D3\n", b"exit()\n"]
@@ -656,12 +640,15 @@ def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> N
 def test_repl_uses_ipython_when_installed_and_allowed(
     tree: Path, home: Path, provider: str
 ) -> None:
-    """IPython is optional (``pip install pysandboxes[ipython]``): skipped when absent."""
+    """IPython is optional (``pip install pysandboxes[ipython]``); the dev extra installs it, so
+    CI runs this test (skipped elsewhere without it, with the reason)."""
 
     import importlib.util
 
-    if importlib.util.find_spec("IPython") is None:
-        pytest.skip("IPython is not installed (optional extra: pysandboxes[ipython])")
+    require(
+        importlib.util.find_spec("IPython") is not None,
+        "IPython is not installed (optional extra pysandboxes[ipython]; the dev extra has it)",
+    )
     (tree / ".py-sandboxes").write_text("py-sandbox=false\nenv=PYTHONPATH=${PYTHONPATH}\n")
     env = {**base_env(home), "TERM": "dumb"}
     if "PYTHONPATH" in os.environ:  # IPython installed outside the environment of the tests
@@ -680,8 +667,6 @@ def test_repl_uses_ipython_when_installed_and_allowed(
 def test_tmpdir_removed_with_the_python_layer_on(tree: Path, home: Path, provider: str) -> None:
     """The clean-up at exit runs inside the sandbox: the guard must let it empty the directory."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\npython-import=os\n")
     base = tree / "tmpbase"
     base.mkdir()

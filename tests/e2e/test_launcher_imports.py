@@ -11,8 +11,6 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import base_env, run_python, run_sb
 
 PLANTED = "open({marker!r}, 'w').write('planted module ran')\nfrom os import *\n"
@@ -21,14 +19,6 @@ PLANTED = "open({marker!r}, 'w').write('planted module ran')\nfrom os import *\n
 def plant(directory: Path, marker: Path) -> None:
     for name in ("runpy", "json", "zipfile", "atexit"):
         (directory / f"{name}.py").write_text(PLANTED.format(marker=str(marker)))
-
-
-def _guard_ready() -> bool:
-    try:
-        from pysandboxes.guard import arm  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def test_planted_stdlib_names_are_not_imported_by_the_launcher(project: Path, home: Path) -> None:
@@ -63,8 +53,6 @@ def test_planted_modules_do_not_replace_the_guard(project: Path, home: Path) -> 
     """With the Python layer on, the bootstrap imports json and python-sb's package before
     arming: neither may come from the current directory or a granted PYTHONPATH."""
 
-    if not _guard_ready():
-        pytest.skip("pysandboxes.guard.arm is not built yet")
     planted = project / "planted"
     (planted / "pysandboxes" / "guard").mkdir(parents=True)
     marker = project / "pwned"
