@@ -5,15 +5,14 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.helpers import require
-from tests.redteam.misuse.test_misuse import _hosts_name
+from tests.helpers import loopback_host_name, require
 from tests.unit.guard.harness import run_armed
 
 
 def test_names_are_checked_and_pinned(tmp_path: Path) -> None:
     """A host-name rule allows the addresses the guard saw that name resolve to, no others."""
 
-    name = _hosts_name()
+    name = loopback_host_name()
     require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

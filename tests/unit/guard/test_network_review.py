@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import require
-from tests.redteam.misuse.test_misuse import _hosts_name
+from tests.helpers import loopback_host_name, require
 from tests.unit.guard.harness import run_armed
 
 
@@ -187,7 +186,7 @@ attempt("udp bytes", udp)
 
 def _loopback_forms() -> list[str]:
     names = ["127.1", "2130706433", "0x7f.0.0.01", "0177.0.0.1", "0.0.0.0", "", "localhost"]
-    hosts_name = _hosts_name()
+    hosts_name = loopback_host_name()
     if hosts_name:
         names.append(hosts_name)
     return names
@@ -262,7 +261,7 @@ def test_lookups_of_bytes_and_subclass_names(tmp_path: Path) -> None:
     one); a bytearray is refused; a numeric form in ``gethostbyaddr`` meets the address
     rules."""
 
-    name = _hosts_name()
+    name = loopback_host_name()
     require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
     code = (
         PROBE
@@ -374,7 +373,7 @@ def test_star_name_in_connect_is_refused_where_a_deny_applies(
     ``create_connection`` (resolve, then connect to the address) is judged exactly and works;
     without a DENY rule, or with a host-name rule, the name connects."""
 
-    name = _hosts_name()
+    name = loopback_host_name()
     require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
     port = listener
     code = (
@@ -426,7 +425,7 @@ def test_server_lookup_is_judged_by_in_rules(tmp_path: Path) -> None:
     """The ``socket.getaddrinfo`` event has no flags: a lookup for a server (asyncio's
     ``create_server`` resolves with AI_PASSIVE) is allowed by an IN rule for that name."""
 
-    name = _hosts_name()
+    name = loopback_host_name()
     require(name, "no host name for 127.0.0.1 in /etc/hosts besides localhost")
     code = f"""
 import asyncio
