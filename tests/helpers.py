@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,56 @@ def loopback_host_name() -> str | None:
                 if name not in ("localhost", "localhost.localdomain"):
                     return name
     return None
+
+
+def pty_session(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    respond: Callable[[bytes], bytes | None],
+    timeout: float,
+) -> tuple[bytes, int]:
+    """Run ``argv`` on a new terminal; after each read, write what ``respond(output so far)``
+    returns (``None``: nothing). The output and the wait status; a session still running at
+    ``timeout`` is killed, never left behind."""
+
+    import pty
+    import select
+    import time
+
+    pid, master = pty.fork()
+    if pid == 0:  # the child: the command with the pty as its terminal
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    output = b""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        reply = respond(output)
+        if reply:
+            os.write(master, reply)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return output, status
+
+
+def typing_keys(keys: list[bytes], prompt: bytes) -> Callable[[bytes], bytes | None]:
+    """Type ``keys`` one by one, each after the next ``prompt`` appears."""
+
+    pending = list(keys)
+
+    def respond(output: bytes) -> bytes | None:
+        if pending and output.count(prompt) > len(keys) - len(pending):
+            return pending.pop(0)
+        return None
+
+    return respond

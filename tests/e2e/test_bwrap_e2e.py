@@ -1,20 +1,24 @@
-"""``python-sb --os-sandbox=bwrap`` end to end: statuses and signals as bubblewrap passes them.
+"""``python-sb --os-sandbox=bwrap`` end to end: statuses and signals.
 
-bubblewrap reports a program killed by signal N as exit status 128+N, and does not forward the
-signals it receives: a SIGTERM sent to python-sb (which became bwrap) ends bwrap with SIGTERM
-and the program with it (``--die-with-parent``). ``docs/providers/bwrap.md`` says so.
+bubblewrap forwards no signal, so python-sb stays as its parent and delivers them to the program
+(``providers/bwrap_signals.py``): a ``kill`` of python-sb reaches the program, Ctrl-C on the
+terminal reaches the program's process group, each compared with plain python3. bubblewrap
+reports a program killed by signal N as exit status 128+N (SPEC §1 accepts it).
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_unshare_e2e import processes_with, provider_ok, start, wait_gone, write_program
-from tests.helpers import base_env, run_sb
+from tests.helpers import PYTHON, PYTHON_SB, base_env, pty_session, run_sb
 
 
 @pytest.mark.parametrize("code", [0, 5])
@@ -41,18 +45,140 @@ def test_signal_death_is_128_plus_n(project: Path, home: Path) -> None:
     assert result.returncode == 128 + signal.SIGSEGV
 
 
-def test_sigterm_ends_the_sandbox_and_leaves_no_process(project: Path, home: Path) -> None:
+def test_sigterm_reaches_the_program(project: Path, home: Path) -> None:
+    provider_ok("bwrap")
+    write_program(project)
+    marker = f"marker-{uuid.uuid4().hex}"
+    proc = start("bwrap", project, home, "wait", marker=marker)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("ready 2")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert "caught 15" in out, err  # the program's own handler ran
+    assert proc.returncode == 3
+    assert wait_gone(marker) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1])
+def test_signal_without_a_handler_ends_the_program_like_python(
+    project: Path, home: Path, signum: int
+) -> None:
+    """The same ``kill`` to python3 and to python-sb: python3 dies by the signal, the program in
+    the sandbox too (reported as 128+N by bubblewrap); SIGINT is a KeyboardInterrupt in both."""
+
+    provider_ok("bwrap")
+    (project / ".py-sandboxes").write_text(f"expose-ro={project}\n")
+    program = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    results = []
+    for argv in ([PYTHON], [PYTHON_SB, "--os-sandbox=bwrap", "--py-sandbox=false"]):
+        proc = subprocess.Popen(
+            [*argv, "-c", program],
+            cwd=project,
+            env=base_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+        results.append((proc.returncode, "KeyboardInterrupt" in err))
+    assert results[0] == (-signum, signum == signal.SIGINT)
+    assert results[1] == (128 + signum, signum == signal.SIGINT)
+
+
+def test_sigkill_of_python_sb_leaves_no_process(project: Path, home: Path) -> None:
     provider_ok("bwrap")
     write_program(project)
     marker = f"marker-{uuid.uuid4().hex}"
     proc = start("bwrap", project, home, "wait", marker=marker)
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("ready")
-    assert processes_with(marker)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
-    assert proc.returncode == -signal.SIGTERM
+    assert processes_with(marker)  # control: the program runs and is visible from the host
+    proc.kill()  # python-sb runs no code of its own: --die-with-parent ends the sandbox
+    proc.wait(timeout=30)
     assert wait_gone(marker) == []
+
+
+COUNT_SIGINT = """
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGINT, lambda *a: os.write(1, b"parent got SIGINT\\n"))
+child = subprocess.Popen([sys.executable, "child.py"])
+time.sleep(0.5)
+print("ready", flush=True)
+child.wait(timeout=30)
+print("done", flush=True)
+"""
+CHILD = """
+import os, signal, time
+signal.signal(signal.SIGINT, lambda *a: (os.write(1, b"child got SIGINT\\n"), os._exit(0)))
+time.sleep(30)
+"""
+
+
+def test_terminal_ctrl_c_reaches_the_program_and_its_children(project: Path, home: Path) -> None:
+    """Ctrl-C typed on the terminal reaches the program and its children, as the terminal's
+    foreground job under python3, although ``--new-session`` took the program off the
+    terminal: python-sb, still in the foreground, sends it to the program's process group."""
+
+    provider_ok("bwrap")
+    (project / ".py-sandboxes").write_text(f"expose-ro={project}\n")
+    (project / "count.py").write_text(COUNT_SIGINT)
+    (project / "child.py").write_text(CHILD)
+    outputs = []
+    for argv in ([PYTHON], [PYTHON_SB, "--os-sandbox=bwrap", "--py-sandbox=false"]):
+        sent: list[bool] = []
+
+        def interrupt(output: bytes, sent: list[bool] = sent) -> bytes | None:
+            if not sent and b"ready" in output:
+                sent.append(True)
+                return b"\x03"  # Ctrl-C, as typed
+            return None
+
+        output, status = pty_session([*argv, "count.py"], project, base_env(home), interrupt, 60)
+        text = output.decode(errors="replace")
+        assert sent, text
+        assert os.waitstatus_to_exitcode(status) == 0, text
+        lines = text.replace("^C", "").splitlines()  # the terminal echoes Ctrl-C as ^C
+        outputs.append(sorted(line for line in lines if "got" in line or line == "done"))
+    assert outputs[0] == outputs[1] == ["child got SIGINT", "done", "parent got SIGINT"]
+
+
+def test_ctrl_c_in_the_repl_interrupts_and_the_session_goes_on(project: Path, home: Path) -> None:
+    provider_ok("bwrap")
+    (project / ".py-sandboxes").write_text(
+        f"expose-ro={project}\npython-import=time\nenv=LANG=${{LANG}}\n"
+    )
+    # (what must have appeared, what to type then): the prompt, the sleep running, the
+    # interruption reported with a new prompt, the next result.
+    steps = [
+        (b">>> ", b"import time; print('sleeping', flush=True); time.sleep(30)\n"),
+        (b"sleeping\r\n", b"\x03"),
+        (b"KeyboardInterrupt", b"print(6 * 7)\n"),
+        (b"42\r\n", b"raise SystemExit(7)\n"),
+    ]
+
+    def respond(output: bytes) -> bytes | None:
+        if steps and steps[0][0] in output:
+            _, keys = steps.pop(0)
+            if keys == b"\x03":
+                time.sleep(0.3)  # into the sleep
+            return keys
+        return None
+
+    # The Python layer on: the native REPL (IPython, installed here, is not allowed by a rule).
+    output, status = pty_session(
+        [PYTHON_SB, "--os-sandbox=bwrap"],
+        project,
+        base_env(home),
+        respond,
+        60,
+    )
+    text = output.decode(errors="replace")
+    assert "KeyboardInterrupt" in text, text
+    assert "42" in text, text
+    assert os.waitstatus_to_exitcode(status) == 7, text
 
 
 @pytest.mark.parametrize("provider", ["bwrap", "unshare"])

@@ -179,12 +179,13 @@ def test_helpers_end_when_python_sb_is_killed(
     assert wait_gone(marker) == []  # nor does the sandboxed program survive it
 
 
+@pytest.mark.parametrize("provider", ["bwrap", "unshare"])
 def test_sigterm_reaches_the_program_with_network(
-    setup: tuple[Path, dict[str, str], Path],
+    provider: str, setup: tuple[Path, dict[str, str], Path]
 ) -> None:
-    provider_ok("unshare")
+    provider_ok(provider)
     project, env, helper_tmp = setup
-    proc = start("unshare", project, env, "--net=ALLOW|TCP|127.0.0.1|9|OUT", "wait")
+    proc = start(provider, project, env, "--net=ALLOW|TCP|127.0.0.1|9|OUT", "wait")
     assert proc.stdout is not None
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(signal.SIGTERM)

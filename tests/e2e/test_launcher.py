@@ -15,66 +15,20 @@ import subprocess
 import sys
 import textwrap
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import PYTHON, PYTHON_SB, base_env, require, run_python, run_sb
-
-
-def _pty_session(
-    argv: list[str],
-    cwd: Path,
-    env: dict[str, str],
-    respond: Callable[[bytes], bytes | None],
-    timeout: float,
-) -> tuple[bytes, int]:
-    """Run ``argv`` on a new terminal; after each read, write what ``respond(output so far)``
-    returns (``None``: nothing). The output and the wait status; a session still running at
-    ``timeout`` is killed, never left behind."""
-
-    import pty
-    import select
-    import time
-
-    pid, master = pty.fork()
-    if pid == 0:  # the child: the command with the pty as its terminal
-        os.chdir(cwd)
-        os.execve(argv[0], argv, env)
-    output = b""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        reply = respond(output)
-        if reply:
-            os.write(master, reply)
-    else:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    return output, status
-
-
-def _typing(keys: list[bytes], prompt: bytes) -> Callable[[bytes], bytes | None]:
-    """Type ``keys`` one by one, each after the next ``prompt`` appears."""
-
-    pending = list(keys)
-
-    def respond(output: bytes) -> bytes | None:
-        if pending and output.count(prompt) > len(keys) - len(pending):
-            return pending.pop(0)
-        return None
-
-    return respond
-
+from tests.helpers import (
+    PYTHON,
+    PYTHON_SB,
+    base_env,
+    pty_session,
+    require,
+    run_python,
+    run_sb,
+    typing_keys,
+)
 
 SHOW = textwrap.dedent(
     """
@@ -323,8 +277,12 @@ def test_repl_on_a_terminal(tree: Path, home: Path, provider: str) -> None:
     # not permitted even when installed (test_repl_uses_ipython_when_installed_and_allowed).
     (tree / ".py-sandboxes").write_text("py-sandbox=true\nenv=LANG=${LANG}\n")
     keys = [b"print(6 * 7)\n", b"raise SystemExit(5)\n"]
-    output, status = _pty_session(
-        [PYTHON_SB, f"--os-sandbox={provider}"], tree, base_env(home), _typing(keys, b">>> "), 60
+    output, status = pty_session(
+        [PYTHON_SB, f"--os-sandbox={provider}"],
+        tree,
+        base_env(home),
+        typing_keys(keys, b">>> "),
+        60,
     )
     text = output.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 5, text
@@ -607,7 +565,7 @@ def test_terminal_ctrl_c_reaches_a_supervised_program(tree: Path, home: Path) ->
             return b"\x03"  # Ctrl-C, as typed
         return None
 
-    output, status = _pty_session(
+    output, status = pty_session(
         [PYTHON_SB, "--audit", str(program)], tree, base_env(home), interrupt, 60
     )
     text = output.decode(errors="replace")
@@ -635,8 +593,8 @@ def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> N
     (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
     # Two left-arrow keys move the cursor before "2": the line becomes print(132).
     keys = [b"print(12)\x1b[D\x1b[D3\n", b"exit()\n"]
-    output, _status = _pty_session(
-        [PYTHON_SB], tree, {**base_env(home), "TERM": "xterm"}, _typing(keys, b"[sb] >>> "), 60
+    output, _status = pty_session(
+        [PYTHON_SB], tree, {**base_env(home), "TERM": "xterm"}, typing_keys(keys, b"[sb] >>> "), 60
     )
     assert b"\r\n132\r\n" in output, output
 
@@ -659,8 +617,8 @@ def test_repl_uses_ipython_when_installed_and_allowed(
     if "PYTHONPATH" in os.environ:  # IPython installed outside the environment of the tests
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     keys = [b"print(6 * 7)\r", b"exit\r"]
-    output, _status = _pty_session(
-        [PYTHON_SB, f"--os-sandbox={provider}"], tree, env, _typing(keys, b"[sb] In ["), 40
+    output, _status = pty_session(
+        [PYTHON_SB, f"--os-sandbox={provider}"], tree, env, typing_keys(keys, b"[sb] In ["), 40
     )
     import re
 

@@ -1,6 +1,6 @@
 """``python-sb --os-sandbox=unshare`` end to end: statuses, signals, no process left behind.
 
-(``test_bwrap_e2e.py`` holds the same checks for bwrap, with bubblewrap's signal behaviour.)
+(``test_bwrap_e2e.py`` holds the same checks for bwrap, where python-sb delivers the signals.)
 """
 
 from __future__ import annotations

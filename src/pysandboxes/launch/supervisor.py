@@ -9,6 +9,9 @@ VM (``Prepared.needs_parent``). The supervisor then:
   sends (Ctrl-C, hang-up) already reaches the whole foreground process group, child included, so
   it is not sent a second time: signals are taken synchronously with ``sigwaitinfo`` and only
   those whose ``si_code`` says a process sent them are forwarded;
+- or, when the provider gives a ``relay`` (bubblewrap, which passes no signal on and puts the
+  program out of the terminal's reach), hands every watched signal to it, saying whether the
+  terminal or a process sent it;
 - waits, runs the cleanups and the ``on_exit`` callback (the learning session's ``finish``) on
   every exit path;
 - ends like the child: the same exit status, or death by the same signal.
@@ -65,16 +68,24 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     raise AssertionError("unreachable")
 
 
-def _forward_with_handlers(child: list[int]) -> dict[int, Any]:
+def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, Any]:
     """Install handlers that send SIGINT/SIGTERM/SIGHUP on to the child (``child[0]`` once it
-    exists); the previous handlers, to put back. Exec resets them in the child itself."""
+    exists), or hand the relay's signals to it; the previous handlers, to put back. Exec resets
+    them in the child itself."""
+
+    relay = prepared.relay
 
     def forward(signum: int, _frame: object) -> None:
-        if child:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child[0], signum)
+        if not child:
+            return
+        if relay is not None:
+            relay.deliver(signum, False)  # a handler cannot tell the terminal from a kill
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child[0], signum)
 
-    return {signum: signal.signal(signum, forward) for signum in FORWARDED}
+    signals = FORWARDED if relay is None else relay.signals
+    return {signum: signal.signal(signum, forward) for signum in signals}
 
 
 def _status(wait_status: int) -> int:
@@ -103,14 +114,18 @@ def supervise(
 
     if portable is None:
         portable = not hasattr(signal, "sigwaitinfo")
-    watched = set() if portable else {*FORWARDED, signal.SIGCHLD}
+    relay = prepared.relay
+    forwarded = FORWARDED if relay is None else relay.signals
+    watched = set() if portable else {*forwarded, signal.SIGCHLD}
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     status: int | None = None
     child: list[int] = []
-    previous = _forward_with_handlers(child) if portable else {}
+    previous = _forward_with_handlers(child, prepared) if portable else {}
     try:
         pid = _spawn(prepared, old_mask)
         child.append(pid)
+        if relay is not None:
+            relay.started(pid)
         if on_start is not None:
             on_start()
         if portable:
@@ -122,10 +137,17 @@ def supervise(
                 done, wait_status = os.waitpid(pid, os.WNOHANG)
                 if done == pid:
                     status = _status(wait_status)
+            elif relay is not None:
+                try:
+                    relay.deliver(info.si_signo, info.si_code not in _SENT_BY_PROCESS)
+                except OSError as exc:  # the program's end is still awaited and reported
+                    sys.stderr.write(f"python-sb: cannot pass signal {info.si_signo} on: {exc}\n")
             elif should_forward(info.si_code, info.si_pid, pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, info.si_signo)
     finally:
+        if relay is not None:
+            relay.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         for callback in on_exit:

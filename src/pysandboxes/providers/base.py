@@ -92,6 +92,9 @@ class Prepared:
     - ``warnings``: said on stderr at start (for example what Landlock cannot enforce).
     - ``in_process``: nothing is exec'd; the launcher runs the program in its own interpreter
       (``os-sandbox=none``) with ``env`` as ``os.environ``.
+    - ``relay``: when the spawned command does not pass signals on to the program (bubblewrap),
+      the object the supervisor hands them to instead (see :class:`SignalRelay`); set with
+      ``needs_parent``.
 
     Mutable (a provider may fill it in steps); compared by value.
     """
@@ -104,6 +107,7 @@ class Prepared:
         "needs_parent",
         "pass_fds",
         "pre_exec",
+        "relay",
         "warnings",
     )
     _fields = (
@@ -115,6 +119,7 @@ class Prepared:
         "cleanup",
         "warnings",
         "in_process",
+        "relay",
     )
 
     def __init__(
@@ -127,6 +132,7 @@ class Prepared:
         cleanup: list[Callable[[], None]] | None = None,
         warnings: list[str] | None = None,
         in_process: bool = False,
+        relay: SignalRelay | None = None,
     ) -> None:
         self.argv = argv
         self.env = env
@@ -136,6 +142,7 @@ class Prepared:
         self.cleanup: list[Callable[[], None]] = [] if cleanup is None else cleanup
         self.warnings: list[str] = [] if warnings is None else warnings
         self.in_process = in_process
+        self.relay = relay
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -150,6 +157,23 @@ class Prepared:
 
 
 if TYPE_CHECKING:
+
+    class SignalRelay(Protocol):
+        """Delivers to the program the signals python-sb receives, when the command between them
+        (bubblewrap) would not."""
+
+        #: The signals the supervisor watches and hands to :meth:`deliver`.
+        signals: tuple[int, ...]
+
+        def started(self, pid: int) -> None:
+            """The command runs as ``pid`` (python-sb's child)."""
+
+        def deliver(self, signum: int, from_terminal: bool) -> None:
+            """Send ``signum`` on; ``from_terminal``: the terminal generated it (Ctrl-C,
+            hang-up), rather than a process's ``kill``."""
+
+        def close(self) -> None:
+            """The run is over: release what the relay holds."""
 
     class ProviderImpl(Protocol):
         """One ``os-sandbox`` value."""

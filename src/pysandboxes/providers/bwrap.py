@@ -15,6 +15,9 @@ is added when the installed version has it.
 
 Network: with no ``net=`` rule the namespace has loopback only. With rules, ``netns`` prepares
 a namespace with pasta and an nftables ruleset, and bubblewrap is started inside it.
+
+Signals: bubblewrap passes none on, so python-sb stays as its parent and delivers them to the
+program itself (``bwrap_signals``).
 """
 
 from __future__ import annotations
@@ -30,10 +33,18 @@ from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
 
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
-REQUIRED_OPTIONS = ("--ro-bind-data", "--perms", "--die-with-parent", "--new-session", "--seccomp")
+REQUIRED_OPTIONS = (
+    "--ro-bind-data",
+    "--perms",
+    "--die-with-parent",
+    "--new-session",
+    "--seccomp",
+    "--info-fd",
+)
 #: Used when present: ``--disable-userns`` came with 0.8.
 OPTIONAL_OPTIONS = ("--disable-userns",)
 
@@ -99,6 +110,10 @@ def mount_options(plan: TreePlan) -> tuple[list[str], list[int]]:
     return args, fds
 
 
+def _own_process_group() -> None:
+    os.setpgid(0, 0)
+
+
 class BwrapProvider:
     name = "bwrap"
     kernel = True
@@ -154,6 +169,8 @@ class BwrapProvider:
         else:
             argv.append("--unshare-net")
         argv += ["--hostname", hostname, "--die-with-parent", "--new-session"]
+        relay = BwrapSignalRelay()
+        argv += ["--info-fd", str(relay.info_fd)]
         argv += args
         argv += ["--remount-ro", "/", "--chdir", launch.cwd]
         seccomp = _ns_common.seccomp_fd()
@@ -166,14 +183,18 @@ class BwrapProvider:
             data_fds.append(seccomp)
             argv += ["--seccomp", str(seccomp)]
         argv += ["--", *launch.child_argv]
+        # python-sb stays as the parent: bubblewrap passes no signal on (bwrap_signals.py), and
+        # it runs in a process group of its own so that the terminal's signals do not end it.
         prepared = Prepared(
             argv=argv,
             env=dict(launch.env),
-            pass_fds=(*launch.pass_fds, *data_fds),
+            pass_fds=(*launch.pass_fds, *data_fds, relay.info_fd),
+            pre_exec=[_own_process_group],
+            needs_parent=True,
             warnings=warnings,
+            relay=relay,
         )
         if network:
-            prepared.needs_parent = True
             prepared.cleanup.append(network.stop)
         return prepared
 

@@ -115,8 +115,12 @@ def run_in(
     try:
         return launch_like_python_sb(prepared, input=input, timeout=timeout)
     finally:
+        relay_fd = -1
+        if prepared.relay is not None:
+            relay_fd = prepared.relay.info_fd
+            prepared.relay.close()  # closes its own descriptors
         for fd in prepared.pass_fds:
-            if fd not in launch.pass_fds:
+            if fd not in launch.pass_fds and fd != relay_fd:
                 os.close(fd)
         for step in prepared.cleanup:
             step()
