@@ -19,14 +19,16 @@ VM (``Prepared.needs_parent``). The supervisor then:
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 
 from pysandboxes.providers.base import Prepared
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    import signal
+else:  # the C module, same names with plain ints: ``signal`` imports ``enum`` (~3 ms)
+    import _signal as signal
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
@@ -81,8 +83,10 @@ def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, An
         if relay is not None:
             relay.deliver(signum, False)  # a handler cannot tell the terminal from a kill
             return
-        with contextlib.suppress(ProcessLookupError):
+        try:  # noqa: SIM105 (contextlib costs start-up time here)
             os.kill(child[0], signum)
+        except ProcessLookupError:
+            pass
 
     signals = FORWARDED if relay is None else relay.signals
     return {signum: signal.signal(signum, forward) for signum in signals}
@@ -143,8 +147,10 @@ def supervise(
                 except OSError as exc:  # the program's end is still awaited and reported
                     sys.stderr.write(f"python-sb: cannot pass signal {info.si_signo} on: {exc}\n")
             elif should_forward(info.si_code, info.si_pid, pid):
-                with contextlib.suppress(ProcessLookupError):
+                try:  # noqa: SIM105 (contextlib costs start-up time here)
                     os.kill(pid, info.si_signo)
+                except ProcessLookupError:
+                    pass
     finally:
         if relay is not None:
             relay.close()

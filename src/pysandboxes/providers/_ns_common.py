@@ -7,12 +7,11 @@ filter descriptor, the network hand-off to ``netns`` and the ``--explain`` lines
 from __future__ import annotations
 
 import os
-import re
-from typing import TYPE_CHECKING
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy.model import Origin, Policy
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing and re stay off the start-up path
 if TYPE_CHECKING:
     from pysandboxes.providers.netns import Network
 
@@ -25,7 +24,18 @@ def rule_error(origin: Origin, text: str, message: str) -> ConfigError:
     return ConfigError([ConfigProblem(str(origin), f"{text}: {message}", origin.sort_key)])
 
 
-_HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+_LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+
+
+def is_host_label(value: str) -> bool:
+    """An RFC 1123 label: 1-63 ASCII letters, digits or '-', not starting or ending with '-'."""
+
+    return (
+        0 < len(value) <= 63
+        and set(value) <= _LABEL_CHARACTERS
+        and not value.startswith("-")
+        and not value.endswith("-")
+    )
 
 
 def hostname(policy: Policy, provider: str) -> str:
@@ -35,7 +45,7 @@ def hostname(policy: Policy, provider: str) -> str:
     if line is None:
         return DEFAULT_HOSTNAME
     value = line.value.strip()
-    if not _HOSTNAME.match(value):
+    if not is_host_label(value):
         raise rule_error(
             line.origin,
             line.text,

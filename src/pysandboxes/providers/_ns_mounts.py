@@ -28,14 +28,19 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
-from typing import Literal
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import PathRule, Policy
 from pysandboxes.providers.base import Launch
 
-Kind = Literal["ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "dev", "remount-ro"]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Literal
+
+    Kind = Literal[
+        "ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "dev", "remount-ro"
+    ]
 
 #: Top-level system entries mounted read-only (or recreated as the same symlink).
 SYSTEM_TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
-from functools import cache
+
+from pysandboxes.providers.base import memo
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -91,7 +92,7 @@ def _static_ok() -> bool:
     )
 
 
-@cache
+@memo
 def cached_namespace_problem() -> tuple[str, str]:
     return namespace_problem()
 

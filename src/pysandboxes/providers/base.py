@@ -16,12 +16,39 @@ from pysandboxes.errors import _Record
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Protocol
+    from typing import Any, Protocol
 
     from pysandboxes.policy.model import Policy
     from pysandboxes.runtime import RunContext
 
 _set = object.__setattr__
+
+
+if TYPE_CHECKING:
+    from functools import cache
+
+    memo = cache  # what type checkers see: the same contract
+else:
+
+    class memo:  # used as a decorator, like functools.cache
+        """``functools.cache`` for the providers' probes (positional, hashable arguments), without
+        importing ``functools`` on the start-up path; ``cache_clear()`` as there."""
+
+        __slots__ = ("_function", "_results")
+
+        def __init__(self, function: Callable[..., Any]) -> None:
+            self._function = function
+            self._results: dict[tuple[Any, ...], Any] = {}
+
+        def __call__(self, *args: Any) -> Any:
+            try:
+                return self._results[args]
+            except KeyError:
+                result = self._results[args] = self._function(*args)
+                return result
+
+        def cache_clear(self) -> None:
+            self._results.clear()
 
 
 class Availability(_Record):

@@ -23,8 +23,6 @@ program itself (``bwrap_signals``).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from functools import cache
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import Policy
@@ -32,8 +30,12 @@ from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, memo
 from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
@@ -49,12 +51,12 @@ REQUIRED_OPTIONS = (
 OPTIONAL_OPTIONS = ("--disable-userns",)
 
 
-@cache
+@memo
 def bwrap_path() -> str | None:
     return _ns_common.which("bwrap")
 
 
-@cache
+@memo
 def bwrap_options(path: str) -> frozenset[str]:
     """Which of the options this provider cares about the installed bwrap knows.
 

@@ -22,10 +22,14 @@ A program killed by signal N is reported by bubblewrap as exit status 128+N (SPE
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import time
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    import signal
+else:  # the C module, same names with plain ints: ``signal`` imports ``enum`` (~3 ms)
+    import _signal as signal
 
 #: How long a signal waits for the program to exist (bubblewrap builds the tree first: a few ms).
 FIND_DEADLINE = 10.0
@@ -158,21 +162,28 @@ class BwrapSignalRelay:
         pid = self.program()
         if pid is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if self._pidfd is not None:
-                # Still the same process? (raises ProcessLookupError once it has ended)
-                signal.pidfd_send_signal(self._pidfd, 0)
-            if from_terminal:
-                group = os.getpgid(pid)
-                # The session bubblewrap's --new-session made (its reaper leads it, and ignores
-                # signals it has no handler for); never bubblewrap's own group or python-sb's.
-                if group not in (self._bwrap, os.getpgrp()):
-                    os.killpg(group, signum)
-                    return
-            if self._pidfd is not None:
-                signal.pidfd_send_signal(self._pidfd, signum)
-            else:
-                os.kill(pid, signum)
+        try:  # noqa: SIM105 (contextlib costs start-up time here)
+            self._send(pid, signum, from_terminal)
+        except (ProcessLookupError, PermissionError):
+            pass  # the program has ended
+
+    def _send(self, pid: int, signum: int, from_terminal: bool) -> None:
+        """Check the pidfd (raises ProcessLookupError once the program has ended), then send."""
+
+        if self._pidfd is not None:
+            # Still the same process? (raises ProcessLookupError once it has ended)
+            signal.pidfd_send_signal(self._pidfd, 0)
+        if from_terminal:
+            group = os.getpgid(pid)
+            # The session bubblewrap's --new-session made (its reaper leads it, and ignores
+            # signals it has no handler for); never bubblewrap's own group or python-sb's.
+            if group not in (self._bwrap, os.getpgrp()):
+                os.killpg(group, signum)
+                return
+        if self._pidfd is not None:
+            signal.pidfd_send_signal(self._pidfd, signum)
+        else:
+            os.kill(pid, signum)
 
     def close(self) -> None:
         """Release the descriptors (idempotent)."""
@@ -182,6 +193,8 @@ class BwrapSignalRelay:
             self.info_fd = -1
         for fd in (self._read, self._pidfd):
             if fd is not None and fd >= 0:
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105 (contextlib costs start-up time here)
                     os.close(fd)
+                except OSError:
+                    pass
         self._read, self._pidfd = -1, None

@@ -13,10 +13,8 @@ Requirements: user namespaces, and Linux >= 5.12 (``mount_setattr``).
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from collections.abc import Sequence
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import Policy
@@ -25,6 +23,10 @@ from pysandboxes.providers._ns_init import SYSCALL_NUMBERS
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ns_init.py")
 MIN_KERNEL = (5, 12)
@@ -73,6 +75,14 @@ def encode_spec(
     if any(b"\0" in token for token in encoded):
         raise ConfigError("os-sandbox=unshare: a path, argument or variable contains a NUL byte")
     return b"\0".join(encoded)
+
+
+def _enter_step(spec: bytes, parent: int) -> Callable[[], None]:
+    """The pre-exec step that builds the sandbox in python-sb's own process."""
+
+    from pysandboxes.providers import _ns_init
+
+    return lambda: _ns_init.enter_in_process(spec, parent)
 
 
 class UnshareProvider:
@@ -134,13 +144,11 @@ class UnshareProvider:
         if network is None:
             # No helper to supervise: python-sb itself becomes the sandbox's outer process
             # (pre_exec) and execs the interpreter in the program's process.
-            from pysandboxes.providers import _ns_init
-
             return Prepared(
                 argv=list(launch.child_argv),
                 env=dict(launch.env),
                 pass_fds=tuple(launch.pass_fds),
-                pre_exec=[functools.partial(_ns_init.enter_in_process, spec, os.getpid())],
+                pre_exec=[_enter_step(spec, os.getpid())],
                 warnings=warnings,
             )
         return Prepared(
