@@ -587,6 +587,45 @@ def test_repl_with_the_python_layer_on(tree: Path, home: Path, provider: str) ->
     assert "ZeroDivisionError" in result.stderr
 
 
+@pytest.mark.parametrize("program", [[], ["fail.py"]])
+def test_repl_tracebacks_show_no_python_sb_frame(
+    tree: Path, home: Path, program: list[str]
+) -> None:
+    """An error at the prompt (a refusal included) is reported with the program's frames only,
+    as under python3: the REPL alone, and the REPL of ``-i`` after a program that failed."""
+
+    (tree / ".py-sandboxes").write_text(f"expose-ro={tree}\n")
+    session = "import socket\nopen('/etc/shadow')\ndef f():\n    raise ValueError(3)\n\nf()\n"
+    result = run_sb(
+        ["--os-sandbox=subprocess", "-i", *program], cwd=tree, env=base_env(home), input=session
+    )
+    plain = run_python(["-i", *program], cwd=tree, env=base_env(home), input=session)
+    assert "RuleModuleNotFoundError: Module named 'socket'" in result.stderr
+    assert "RulePermissionError: Read access to '/etc/shadow' DENIED" in result.stderr
+    assert "pysandboxes" not in result.stderr.replace("pysandboxes.errors.", ""), result.stderr
+    assert "importlib" not in result.stderr, result.stderr
+    # The program's own frames are as python3 shows them (the socket and shadow lines differ:
+    # python3 runs them).
+    frames = [line for line in result.stderr.splitlines() if line.startswith("  File ")]
+    assert frames == [
+        *(
+            [
+                f'  File "{tree / "fail.py"}", line 5, in <module>',
+                '  File "' + str(tree / "fail.py") + '", line 2, in inner',
+            ]
+            if program
+            else []
+        ),
+        '  File "<stdin>", line 1, in <module>',
+        '  File "<stdin>", line 1, in <module>',
+        '  File "<stdin>", line 1, in <module>',
+        '  File "<stdin>", line 2, in f',
+    ], result.stderr
+    assert [line for line in plain.stderr.splitlines() if "line 2, in f" in line] == [
+        '  File "<stdin>", line 2, in f'
+    ]
+
+
 def test_repl_line_editing_with_the_python_layer_on(tree: Path, home: Path) -> None:
     """The REPL on a terminal keeps readline's line editing with the guard armed."""
 

@@ -211,6 +211,28 @@ class _SilentOnce:
         value.__traceback__ = self.tb
 
 
+class _ProgramFramesOnly:
+    """``sys.excepthook`` of the REPL: the errors CPython reports at the prompt are shown with
+    the program's frames only (as :func:`report_uncaught` shows a program's), through the hook
+    it wraps. A refusal at the prompt then points at the line typed, not into the guard."""
+
+    def __init__(self, hook: "Any") -> None:
+        self.hook = hook
+
+    def __call__(self, etype: type[BaseException], value: BaseException, tb: "Any") -> None:
+        value.__traceback__ = tb
+        tb = _program_traceback(value)
+        sys.last_traceback = tb
+        self.hook(etype, value, tb)
+
+
+def install_repl_excepthook() -> None:
+    """Put :class:`_ProgramFramesOnly` around the current ``sys.excepthook`` (once)."""
+
+    if not isinstance(sys.excepthook, _ProgramFramesOnly):
+        sys.excepthook = _ProgramFramesOnly(sys.excepthook)
+
+
 def report_uncaught(exc: BaseException) -> None:
     """Print ``exc`` as CPython would, through the current ``sys.excepthook``, minus our frames
     (:func:`_program_traceback`).
@@ -709,9 +731,11 @@ def main(fd: int, src_dir: str) -> None:
         if fields.get("ipython") == "1":
             start_ipython(fields)
             return
+        install_repl_excepthook()
         interactive_setup(fields)
         return
     if sys.flags.inspect:  # -i: the REPL follows, and ends as CPython ends it
+        install_repl_excepthook()
         run_program(program)
         return
     try:
