@@ -50,7 +50,8 @@ CERTIFICATE_STORES = (
 )
 #: Public system data the standard library reads with ``open`` (``zoneinfo``, ``mimetypes``
 #: -- whose ``guess_type`` fails when one of its files exists but cannot be read --,
-#: ``platform.freedesktop_os_release``): readable by default.
+#: ``platform.freedesktop_os_release``, the REPL's ``readline.read_init_file()`` of
+#: ``/etc/inputrc``): readable by default.
 TIMEZONE_DATA = (
     "/etc/localtime",
     "/usr/share/zoneinfo",
@@ -64,6 +65,7 @@ TIMEZONE_DATA = (
     "/usr/local/etc/mime.types",
     "/etc/os-release",
     "/usr/lib/os-release",
+    "/etc/inputrc",
 )
 DEVICES_RW = ("/dev/null", "/dev/zero")
 DEVICES_RO = ("/dev/urandom", "/dev/random")

@@ -27,6 +27,7 @@ from collections.abc import Callable, Generator
 
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
+from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -122,6 +123,20 @@ WRAPPERS: tuple[Wrapper, ...] = (
         True,
     ),
     Wrapper("os.scandir", "as os.listdir", "tests/unit/guard/test_files.py", True),
+    *(
+        Wrapper(
+            f"{module}.{function}",
+            "libc or libreadline opens a file with no audit event: the open event of that file",
+            "tests/unit/guard/test_native_files.py",
+        )
+        for module, functions in NATIVE_WRAPPED.items()
+        for function in functions
+    ),
+    Wrapper(
+        "_imp.create_dynamic",
+        "a module of NATIVE_WRAPPED created after arming (a fresh copy too) is wrapped",
+        "tests/unit/guard/test_native_files.py::test_fresh_copies_and_early_aliases_are_wrapped",
+    ),
     Wrapper(
         "os.environ",
         "reads raise no event; recorded in learn/audit mode only",
@@ -255,7 +270,10 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
         replacements[id(original)] = (original, _named(_wrapper(call), original))
     _wrap_reload(kit, replacements)
     _wrap_file_creation(kit, replacements)
-    _wrap_create_builtin(kit, replacements)
+    from pysandboxes.guard import native_files
+
+    wrap_module = native_files.install(kit, replacements, hide, _named, _wrapper)
+    _wrap_create_builtin(kit, replacements, wrap_module)
     _wrap_gc_debug(kit, replacements)
     _wrap_shared_memory(kit, replacements)
     _replace_everywhere(replacements, modules)
@@ -328,11 +346,14 @@ def _wrap_gc_debug(kit: Kit, replacements: dict[int, Any]) -> None:
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
-def _wrap_create_builtin(kit: Kit, replacements: dict[int, Any]) -> None:
+def _wrap_create_builtin(
+    kit: Kit, replacements: dict[int, Any], wrap_module: Callable[[Any], Any]
+) -> None:
     """``_imp.create_builtin(spec)`` builds a *fresh* built-in module (a ``posix`` whose
     functions are not wrapped) and raises no audit event: announce the name
     (``pysandboxes.create_builtin``, refused for the wrapped modules) and hand CPython a new
-    spec holding that name only, so that a spec whose ``name`` answers twice decides nothing."""
+    spec holding that name only, so that a spec whose ``name`` answers twice decides nothing.
+    The module it returns goes through ``wrap_module`` (``pwd``: see ``native_files``)."""
 
     import _imp
     from _frozen_importlib import BuiltinImporter, ModuleSpec
@@ -353,8 +374,11 @@ def _wrap_create_builtin(kit: Kit, replacements: dict[int, Any]) -> None:
         fresh = ModuleSpec(name, BuiltinImporter, origin="built-in")  # type: ignore[arg-type]
         return (fresh,), {}
 
+    def after(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return wrap_module(module)
+
     original = _imp.create_builtin
-    call = hide(original, kit, announce)
+    call = hide(original, kit, announce, after)
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=readline
 # expect: file PermissionError
-# bypass: readline.read_history_file opens the file in libreadline (no audit event)
 
 """Objective: read ../outside/secret.txt as a readline history file.
 """

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=readline,os
 # expect: file PermissionError
-# bypass: readline.write_history_file (and append_history_file) create and write any file, no audit event
 
 """Objective: create a file in ../outside (not exposed) with readline.write_history_file.
 """

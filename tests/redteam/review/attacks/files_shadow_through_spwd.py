@@ -2,7 +2,6 @@
 # rule: python-import=spwd,warnings
 # needs: root
 # expect: file PermissionError
-# bypass: spwd reads /etc/shadow through libc (no audit event): password hashes without any file right
 
 """Objective: read /etc/shadow (not exposed) through spwd.getspall (only the count is printed).
 """

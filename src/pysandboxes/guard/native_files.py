@@ -1,0 +1,251 @@
+"""C functions of the standard library that open files themselves, with no audit event.
+
+``pwd``, ``grp`` and ``spwd`` read ``/etc/passwd``, ``/etc/group`` and ``/etc/shadow``
+through libc; ``readline`` reads and writes its history and init files through libreadline.
+Each wrapped function raises the ``open`` event of the file it will use (read or write flags)
+before running, so that the file rules decide as for ``open()`` -- the refusal is the same
+``RulePermissionError``, naming the rule that is missing.
+
+Two lookups need no rule: ``pwd.getpwuid(os.getuid())`` (the process's own entry:
+``os.path.expanduser('~')`` without ``HOME`` and ``getpass.getuser()`` without ``LOGNAME``/
+``USER`` ask for it, and python-sb filters the environment) and ``grp.getgrgid`` of one of the
+process's own group ids.
+
+These modules are usually imported after the guard is armed: the wrappers are put in place of
+the module's functions when the module is *created* -- ``_imp.create_dynamic`` and
+``_imp.create_builtin`` are wrapped, and every module they return under one of these names is
+wrapped before anyone sees it (a fresh copy after ``del sys.modules['pwd']`` included). The
+name decides: an extension's init function is found by the last component of its name.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Generator
+
+from pysandboxes.guard.kit import Kit
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+    Call = Callable[[tuple[Any, ...], dict[str, Any]], Any]
+
+_READ = os.O_RDONLY
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_APPEND = os.O_WRONLY | os.O_APPEND
+
+PASSWD, GROUP, SHADOW = "/etc/passwd", "/etc/group", "/etc/shadow"
+
+#: module -> functions wrapped (documented in docs/python-layer.md).
+WRAPPED: dict[str, tuple[str, ...]] = {
+    "pwd": ("getpwuid", "getpwnam", "getpwall"),
+    "grp": ("getgrgid", "getgrnam", "getgrall"),
+    "spwd": ("getspnam", "getspall"),
+    "readline": (
+        "read_history_file",
+        "write_history_file",
+        "append_history_file",
+        "read_init_file",
+    ),
+}
+
+
+def hide_reentrant(
+    fn: Callable[..., Any],
+    kit: Kit,
+    before: Before,
+    after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+) -> Call:
+    """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
+    returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
+
+    Every call gets its own one-shot generator, made by a factory generator: ``fn`` lives in
+    the factory's frame and in the frames of the running calls, reachable through ``gi_frame``
+    (refused) only.
+    """
+
+    base = BaseException
+
+    def factory() -> Generator[Any, None, None]:
+        def one() -> Generator[Any, Any, None]:
+            request: Any = yield None
+            args: Any = None
+            kwargs: Any = None
+            result: Any = None
+            try:
+                args, kwargs = before(request[0], request[1])
+                result = fn(*args, **kwargs)
+                if after is not None:
+                    result = after(result, args, kwargs)
+                outcome: Any = (True, result)
+            except base as exc:
+                outcome = (False, exc.with_traceback(None))
+            request = args = kwargs = result = None
+            yield outcome
+
+        while True:
+            generator = one()
+            generator.send(None)
+            yield generator.send
+            del generator
+
+    make = factory()
+    make.send(None)
+    make_next = make.send
+    lock = kit.allocate_lock()
+
+    def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with lock:  # the factory runs briefly, never into fn
+            send = make_next(None)
+        ok, value = send((args, kwargs))
+        if ok:
+            return value
+        raise value
+
+    return call
+
+
+def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
+    """``(module, function) -> before``: raise the ``open`` event of the file used."""
+
+    audit = kit.audit
+    index = int.__index__
+    int_ = int
+    getuid, getgid, getegid, getgroups = os.getuid, os.getgid, os.getegid, os.getgroups
+    environ = os.environ
+    exists = os.path.exists
+    expanduser = os.path.expanduser
+    type_ = kit.type
+    str_, bytes_ = str, bytes
+
+    def opens(path: str) -> Before:
+        def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            audit("open", path, "r", _READ)
+            return args, kwargs
+
+        return before
+
+    def own_uid(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len(args) != 1 or kwargs:
+            return args, kwargs  # the original's own TypeError
+        uid = args[0]
+        if type_(uid) is not int_:
+            uid = index(uid)  # an int subclass answers once; anything else: TypeError
+        if uid != getuid():
+            audit("open", PASSWD, "r", _READ)
+        return (uid,), {}
+
+    def own_gid(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len(args) != 1 or kwargs:
+            return args, kwargs
+        gid = args[0]
+        if type_(gid) is not int_:
+            gid = index(gid)
+        if gid != getgid() and gid != getegid() and gid not in getgroups():
+            audit("open", GROUP, "r", _READ)
+        return (gid,), {}
+
+    def history_default() -> str:
+        home = environ.get("HOME")
+        if not home:
+            # libreadline finds no default history file without HOME, and reads nothing.
+            raise FileNotFoundError(2, "No such file or directory (HOME is not set)")
+        return home + "/.history"
+
+    def init_default() -> str:
+        given = environ.get("INPUTRC")
+        if given:
+            return given
+        mine = expanduser("~/.inputrc")  # libreadline's tilde expansion: HOME, then pwd
+        return mine if exists(mine) else "/etc/inputrc"
+
+    def readline_file(position: int, flags: int, default: Callable[[], str]) -> Before:
+        """The file argument (positional only, at ``position``) made an exact str/bytes once
+        (the object judged is the object used); ``None`` becomes libreadline's default, passed
+        explicitly so that libreadline looks nothing up itself."""
+
+        from pysandboxes.guard.wrappers import exact_path
+
+        def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if kwargs or not position <= len(args) <= position + 1:
+                return args, kwargs  # the original's own TypeError, before any file
+            path = args[position] if len(args) > position else None
+            path = default() if path is None else exact_path(kit, path)
+            if type_(path) is not str_ and type_(path) is not bytes_:
+                raise TypeError(f"expected str, bytes or os.PathLike object, not {type_(path)}")
+            audit("open", path, "r" if flags == _READ else "w", flags)
+            return (*args[:position], path), {}
+
+        return before
+
+    return {
+        ("pwd", "getpwuid"): own_uid,
+        ("pwd", "getpwnam"): opens(PASSWD),
+        ("pwd", "getpwall"): opens(PASSWD),
+        ("grp", "getgrgid"): own_gid,
+        ("grp", "getgrnam"): opens(GROUP),
+        ("grp", "getgrall"): opens(GROUP),
+        ("spwd", "getspnam"): opens(SHADOW),
+        ("spwd", "getspall"): opens(SHADOW),
+        ("readline", "read_history_file"): readline_file(0, _READ, history_default),
+        ("readline", "write_history_file"): readline_file(0, _WRITE, history_default),
+        ("readline", "append_history_file"): readline_file(1, _APPEND, history_default),
+        ("readline", "read_init_file"): readline_file(0, _READ, init_default),
+    }
+
+
+def install(
+    kit: Kit,
+    replacements: dict[int, Any],
+    hide: Callable[..., Call],
+    named: Callable[[Callable[..., Any], Any], Callable[..., Any]],
+    wrapper: Callable[[Call], Callable[..., Any]],
+) -> Callable[[Any], Any]:
+    """Wrap the functions of these modules already loaded (their aliases through
+    ``replacements``) and wrap ``_imp.create_dynamic``; return ``wrap_module`` for the
+    ``_imp.create_builtin`` wrapper (``pwd`` is a built-in module)."""
+
+    import _imp
+
+    befores = _befores(kit)
+    builtin_function = type(len)
+    type_ = kit.type
+    str_ = str
+
+    def wrap_module(module: Any, aliases: dict[int, Any] | None = None) -> Any:
+        name: Any = getattr(module, "__name__", None)
+        if type_(name) is not str_:
+            return module
+        short = name.rpartition(".")[2]  # PyInit_<last component>: the name decides
+        functions = WRAPPED.get(short)
+        if functions is None:
+            return module
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            return module
+        for attr in functions:
+            original = namespace.get(attr)
+            if type_(original) is not builtin_function:
+                continue  # absent, or wrapped already
+            call = hide(original, kit, befores[(short, attr)])
+            made = named(wrapper(call), original)
+            namespace[attr] = made
+            if aliases is not None:  # loaded before arming: its aliases elsewhere too
+                aliases[id(original)] = (original, made)
+        return module
+
+    for name in WRAPPED:
+        module = sys.modules.get(name)
+        if module is not None:
+            wrap_module(module, replacements)
+
+    def after_create(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return wrap_module(module)
+
+    original = _imp.create_dynamic
+    call = hide_reentrant(original, kit, lambda args, kwargs: (args, kwargs), after_create)
+    replacements[id(original)] = (original, named(wrapper(call), original))
+    return wrap_module

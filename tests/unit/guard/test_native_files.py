@@ -1,0 +1,249 @@
+"""C functions that open files without an audit event (``guard/native_files.py``): ``pwd``,
+``grp``, ``spwd``, ``readline``; judged as reads/writes of their files, the process's own
+user and groups excepted; modules created after arming (fresh copies included) are wrapped."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+from pathlib import Path
+
+from tests.helpers import PYTHON_SB, base_env, pty_session, run_sb, typing_keys
+from tests.unit.guard.harness import run_armed
+
+TRY = """
+import json, os, sys
+def attempt(name, call):
+    try:
+        call()
+        print(name, "ran")
+    except PermissionError as exc:
+        denial = exc.denial
+        print(name, type(exc).__name__, denial.kind, denial.target)
+"""
+
+USERS = (
+    TRY
+    + """
+import pwd, grp
+attempt("own_uid", lambda: pwd.getpwuid(os.getuid()))
+attempt("own_gid", lambda: grp.getgrgid(os.getgid()))
+attempt("own_groups", lambda: [grp.getgrgid(g) for g in os.getgroups()])
+attempt("expanduser", lambda: os.environ.pop("HOME", None) or os.path.expanduser("~"))
+attempt("getpwall", pwd.getpwall)
+attempt("getpwnam", lambda: pwd.getpwnam("root"))
+attempt("other_uid", lambda: pwd.getpwuid(os.getuid() + 1))
+attempt("getgrall", grp.getgrall)
+attempt("getgrnam", lambda: grp.getgrnam("root"))
+attempt("other_gid", lambda: grp.getgrgid(max([os.getgid(), *os.getgroups()]) + 1))
+class Uid(int):
+    def __index__(self):
+        return 0
+attempt("int_subclass", lambda: pwd.getpwuid(Uid(os.getuid() + 1)))
+"""
+)
+
+
+def _outcomes(lines: list[str]) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in lines if " " in line)
+
+
+def test_user_database_is_a_read_of_its_file(tmp_path: Path) -> None:
+    result = run_armed(USERS, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    for name in ("own_uid", "own_gid", "own_groups", "expanduser"):
+        assert out[name] == "ran", (name, result.stdout, result.stderr)
+    for name in ("getpwall", "getpwnam", "other_uid", "int_subclass"):
+        assert out[name] == "RulePermissionError file /etc/passwd", (name, out)
+    for name in ("getgrall", "getgrnam", "other_gid"):
+        assert out[name] == "RulePermissionError file /etc/group", (name, out)
+
+
+def test_user_database_with_a_rule(tmp_path: Path) -> None:
+    rules = "expose-ro=.\nexpose-ro=/etc/passwd\nexpose-ro=/etc/group\npython-import=*\n"
+    result = run_armed(USERS, rules, tmp_path)
+    out = _outcomes(result.lines)
+    for name in ("getpwall", "getpwnam", "getgrall", "getgrnam"):
+        assert out[name] == "ran", (name, out)
+
+
+def test_shadow_is_a_read_of_etc_shadow(tmp_path: Path) -> None:
+    code = (
+        TRY
+        + """
+import warnings
+warnings.simplefilter("ignore", DeprecationWarning)
+import spwd
+attempt("getspall", spwd.getspall)
+attempt("getspnam", lambda: spwd.getspnam("root"))
+"""
+    )
+    out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path).lines)
+    assert out["getspall"] == out["getspnam"] == "RulePermissionError file /etc/shadow", out
+
+
+def test_fresh_copies_and_early_aliases_are_wrapped(tmp_path: Path) -> None:
+    """A module created after arming is wrapped when created: again after ``del sys.modules``,
+    through ``_imp.create_dynamic``/``create_builtin`` directly, under a package name; an alias
+    taken before arming is replaced."""
+
+    code = (
+        TRY
+        + """
+import importlib.util, _imp
+import builtins
+attempt("early_alias", builtins.EARLY)
+import grp
+first = grp
+del sys.modules["grp"]
+import grp
+assert grp is not first
+attempt("grp_again", grp.getgrall)
+spec = importlib.util.find_spec("spwd")
+fresh = _imp.create_dynamic(spec)
+attempt("create_dynamic", fresh.getspall)
+spec = importlib.util.spec_from_file_location("pkg.grp", grp.__file__)
+renamed = importlib.util.module_from_spec(spec)
+attempt("renamed", renamed.getgrall)
+fresh_pwd = _imp.create_builtin(importlib.util.find_spec("pwd"))
+attempt("create_builtin", fresh_pwd.getpwall)
+"""
+    )
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # runs before the guard is armed
+        "import builtins, pwd\nbuiltins.EARLY = pwd.getpwall\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path, env=env)
+    out = _outcomes(result.lines)
+    assert "grp_again" in out, result.stdout + result.stderr
+    assert out["grp_again"] == out["renamed"] == "RulePermissionError file /etc/group", out
+    assert out["create_dynamic"] == "RulePermissionError file /etc/shadow", out
+    assert out["create_builtin"] == "RulePermissionError file /etc/passwd", out
+    assert out["early_alias"] == "RulePermissionError file /etc/passwd", out
+
+
+def test_originals_are_not_reachable_from_the_wrappers(tmp_path: Path) -> None:
+    code = """
+import pwd, grp, readline, _imp
+seen, found = set(), []
+def walk(obj, depth=0):
+    if id(obj) in seen or depth > 8:
+        return
+    seen.add(id(obj))
+    if type(obj).__name__ == "builtin_function_or_method" and obj.__name__ in (
+            "getpwall", "getgrall", "write_history_file", "create_dynamic", "create_builtin"):
+        found.append(obj.__name__)
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            walk(cell.cell_contents, depth + 1)
+        except ValueError:
+            pass
+    for attr in ("__self__", "__defaults__", "__kwdefaults__", "__wrapped__"):
+        value = getattr(obj, attr, None)
+        if value is not None:
+            walk(value, depth + 1)
+    if isinstance(obj, (tuple, list)):
+        for item in obj:
+            walk(item, depth + 1)
+    if isinstance(obj, dict):
+        for item in obj.values():
+            walk(item, depth + 1)
+for fn in (pwd.getpwall, grp.getgrall, readline.write_history_file, _imp.create_dynamic,
+           _imp.create_builtin):
+    walk(fn)
+print("found", sorted(set(found)))
+"""
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    assert "found []" in result.lines, result.stdout + result.stderr
+
+
+READLINE = (
+    TRY
+    + """
+import readline
+readline.add_history("one line")
+OUT = OUTSIDE
+attempt("read", lambda: readline.read_history_file(OUT + "/secret"))
+attempt("write", lambda: readline.write_history_file(OUT + "/hist"))
+attempt("append", lambda: readline.append_history_file(1, OUT + "/hist"))
+attempt("init", lambda: readline.read_init_file(OUT + "/secret"))
+attempt("write_here", lambda: readline.write_history_file("here"))
+attempt("write_default", lambda: readline.write_history_file())
+attempt("read_default", lambda: readline.read_history_file(None))
+attempt("append_here", lambda: readline.append_history_file(1, b"here"))
+attempt("bytes_read", lambda: readline.read_history_file(os.fsencode(OUT) + b"/secret"))
+"""
+)
+
+
+def test_readline_files_are_judged(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("the secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    code = READLINE.replace("OUTSIDE", repr(str(outside)))
+    env = {**os.environ, "HOME": str(home)}
+    result = run_armed(code, f"expose-rw=.\nexpose-rw={home}\npython-import=*\n", project, env=env)
+    out = _outcomes(result.lines)
+    secret, hist = str(outside / "secret"), str(outside / "hist")
+    assert out["read"] == out["init"] == f"RulePermissionError file {secret}", out
+    assert out["bytes_read"] == f"RulePermissionError file {secret}", out
+    assert out["write"] == out["append"] == f"RulePermissionError file {hist}", out
+    assert not (outside / "hist").exists()
+    for name in ("write_here", "write_default", "read_default", "append_here"):
+        assert out[name] == "ran", (name, out, result.stderr)
+    assert (project / "here").read_text().strip().endswith("one line")
+    assert (home / ".history").exists()  # libreadline's default: $HOME/.history
+
+    # Without a rule on the home directory, the default history file is refused there.
+    result = run_armed(code, "expose-rw=.\npython-import=*\n", project, env=env)
+    out = _outcomes(result.lines)
+    assert out["write_default"] == f"RulePermissionError file {home}/.history", out
+
+
+def test_repl_history_refusal_is_quiet(tmp_path: Path) -> None:
+    """site's REPL set-up reads and writes ~/.python_history through readline: refused (no
+    rule on the home directory), caught by site as an OSError -- no traceback, the REPL
+    works, the refusals are in --denials."""
+
+    home = tmp_path / "home"
+    home.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".py-sandboxes").write_text(f"expose-ro={project}\n")
+    denials = tmp_path / "denials.jsonl"
+    env = {**base_env(home), "TERM": "xterm"}
+    keys = [b"print(6 * 7)\n", b"exit()\n"]
+    output, status = pty_session(
+        [PYTHON_SB, "--os-sandbox=subprocess", f"--denials={denials}"],
+        project,
+        env,
+        typing_keys(keys, b"[sb] >>> "),
+        60,
+    )
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "\r\n42\r\n" in text and "Traceback" not in text, text
+    logged = [json.loads(line) for line in denials.read_text().splitlines()]
+    # python-sb passes no HOME: site finds the home directory through pwd (own entry).
+    history = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/.python_history"
+    assert {(d["kind"], d["target"], d["detail"]) for d in logged} >= {
+        ("file", history, "read"),
+        ("file", history, "write"),
+    }, logged
+
+    # Piped stdin: the same, quietly.
+    result = run_sb(
+        ["--os-sandbox=subprocess", "-i"],
+        cwd=project,
+        env=base_env(home),
+        input="print(6 * 7)\n",
+    )
+    assert result.returncode == 0 and result.stdout == "42\n", result.stderr
+    assert "Traceback" not in result.stderr and "Error" not in result.stderr, result.stderr
