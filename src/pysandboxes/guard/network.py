@@ -24,9 +24,12 @@ DNS server may answer two queries differently: rebinding), so a name allowed onl
 host is refused in these calls whenever a DENY rule applies (SPEC §2.4's intranet example);
 programs that resolve first (``socket.create_connection``, ``asyncio``, ``urllib``,
 ``http.client``, ``requests``) connect to a numeric address, judged exactly, and are not
-affected. A name a host-name rule allows is trusted as far as that rule. Limit from CPython's
-order: the program's own query has left when the hook runs (an uncovered name in ``connect``
-leaks that one query, then is refused).
+affected. A name a host-name rule allows is trusted as far as that rule. CPython's order
+would let the program's own query leave before the hook runs; so on the first socket the guard
+puts a pre-check in front of ``socket.socket``'s ``connect``, ``connect_ex``, ``bind`` and
+``sendto`` (:func:`precheck_methods`) that judges the name first: an uncovered name is refused
+before its query leaves. Only the C methods called directly (``_socket.socket.connect``) skip
+it: that one query then leaves before the refusal (``tests/e2e/test_guard_dns.py``).
 
 What CPython accepts is judged as CPython reads it: hosts as ``str``, ``bytes`` or their
 subclasses (copied with the C methods, no program code), ports as an ``int``, ``bool`` or int
@@ -49,6 +52,7 @@ binds to a free port on every interface) raises no audit event in CPython 3.11: 
 from __future__ import annotations
 
 import _socket
+import sys
 from collections.abc import Callable
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
@@ -223,6 +227,8 @@ def make_net_handlers(
     # Hosts no query leaves for, and that no host-name rule names (those are resolved, pinned).
     literal_hosts: set[str] = (set(_LOCAL_NAMES) - names_rules) | {"<broadcast>"}
     mutable = object()  # exact_text's answer for a bytearray
+    patched: list[bool] = []  # socket.socket has its name pre-checks (on the first socket)
+    numeric_hosts: set[str] = set()  # host strings the pre-check found to be addresses
 
     inet_ntop = _socket.inet_ntop
     to_bytes = int.to_bytes
@@ -599,6 +605,33 @@ def make_net_handlers(
     def on_connect(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "OUT")
 
+    def on_sockaddr(args: tuple[Any, ...]) -> None:
+        """``pysandboxes.sockaddr`` (sock, address, direction): raised by the ``socket.socket``
+        methods :func:`precheck_methods` installs, *before* CPython resolves a name given in
+        the address. Only names are judged here (an address is judged by CPython's own event,
+        once); in learning and audit runs nothing is (the event that follows records it)."""
+
+        if recording or len_(args) != 3:
+            return
+        sock, address, direction = args
+        if not is_tuple(address) or tuple_len(address) < 2:
+            return
+        host_obj = tuple_item(address, 0)
+        if type_(host_obj) is str_ and host_obj in numeric_hosts:
+            return  # the common case, kept cheap: an address seen before
+        if not isinstance(sock, _socket.socket) or direction not in ("IN", "OUT"):
+            return
+        if family_of(sock) not in (af_inet, af_inet6):
+            return
+        host = host_text(host_obj)
+        if host is None or host in ("", "<broadcast>"):
+            return  # judged (or refused) by CPython's event, which follows
+        if ip_key(host) is not None:
+            if type_(host_obj) is str_ and len_(numeric_hosts) < 1024:
+                numeric_hosts.add(host_obj)
+            return
+        judge_sock(sock, address, direction)
+
     def on_bind(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "IN")
 
@@ -607,6 +640,8 @@ def make_net_handlers(
             judge_sock(args[0], args[1], "OUT")
 
     def on_new(args: tuple[Any, ...]) -> None:
+        if not patched:
+            patched.append(precheck_methods(kit.audit))
         family, stype = args[1], args[2]
         proto = args[3] if len_(args) > 3 else -1
         if type_(family) is not int_ or type_(stype) is not int_ or type_(proto) is not int_:
@@ -735,6 +770,7 @@ def make_net_handlers(
 
     handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
         "socket.connect": on_connect,
+        "pysandboxes.sockaddr": on_sockaddr,
         "socket.bind": on_bind,
         "socket.sendto": on_sendmsg,
         "socket.sendmsg": on_sendmsg,
@@ -745,3 +781,60 @@ def make_net_handlers(
         "socket.getnameinfo": on_reverse,
     }
     return NetHandlers(handlers=handlers, ip_key=ip_key)
+
+
+def precheck_methods(audit: Callable[..., None]) -> bool:
+    """Put name pre-checks in front of ``socket.socket``'s ``connect``, ``connect_ex``,
+    ``bind`` and ``sendto``: each raises ``pysandboxes.sockaddr`` before the C method, which
+    resolves a host name *before* its own audit event (``getsockaddrarg``). So a name no rule
+    can allow is refused before its query leaves (SPEC §2.4), on the path every program takes
+    (``socket.socket`` and its subclasses: ``ssl.SSLSocket``). Called from the hook on the
+    first socket created, when the ``socket`` module exists; False if it does not.
+
+    Not a boundary, and not needed to be one: the C methods called directly
+    (``_socket.socket.connect``) skip the pre-check, and then that one query leaves before
+    CPython's own event refuses the connection, as before. Replacing these functions (or their
+    closure cells) reopens only that query.
+    """
+
+    # Read without running program code: the module and class are checked by exact type.
+    modules = sys.modules
+    module = dict.get(modules, "socket") if type(modules) is dict else None
+    if type(module) is not type(sys):
+        return False
+    cls = dict.get(module.__dict__, "socket")
+    if type(cls) is not type or _socket.socket not in type.__dict__["__mro__"].__get__(cls):
+        return False
+    c_connect = _socket.socket.connect
+    c_connect_ex = _socket.socket.connect_ex
+    c_bind = _socket.socket.bind
+    c_sendto = _socket.socket.sendto
+
+    def connect(self: Any, address: Any) -> Any:
+        audit("pysandboxes.sockaddr", self, address, "OUT")
+        return c_connect(self, address)
+
+    def connect_ex(self: Any, address: Any) -> Any:
+        audit("pysandboxes.sockaddr", self, address, "OUT")
+        return c_connect_ex(self, address)
+
+    def bind(self: Any, address: Any) -> Any:
+        audit("pysandboxes.sockaddr", self, address, "IN")
+        return c_bind(self, address)
+
+    def sendto(self: Any, data: Any, flags_or_address: Any, *address: Any) -> Any:
+        audit("pysandboxes.sockaddr", self, address[0] if address else flags_or_address, "OUT")
+        return c_sendto(self, data, flags_or_address, *address)
+
+    for method, original in (
+        (connect, c_connect),
+        (connect_ex, c_connect_ex),
+        (bind, c_bind),
+        (sendto, c_sendto),
+    ):
+        method.__doc__ = original.__doc__
+        method.__qualname__ = cls.__qualname__ + "." + method.__name__
+        method.__module__ = cls.__module__
+        if method.__name__ not in cls.__dict__:  # never over a method the module defines
+            setattr(cls, method.__name__, method)
+    return True
