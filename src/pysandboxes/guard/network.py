@@ -46,7 +46,9 @@ the first NUL (where the kernel stops reading). Sockets: IPv4/IPv6 ``SOCK_STREAM
 ``SOCK_DGRAM`` (UDP) and Unix stream, datagram and seqpacket sockets only: raw, packet
 (``SOCK_PACKET``), ICMP, SCTP and other families are refused at creation, and any address
 operation on a socket of another family. ``listen`` on an unbound socket (which the kernel
-binds to a free port on every interface) raises no audit event in CPython 3.11: not judged.
+binds to a free port on every interface) raises no audit event in CPython 3.11: the pre-check
+of ``socket.socket.listen`` judges it as that bind (``IN``, the any-address, port 0); the C
+method called directly is not judged.
 """
 
 from __future__ import annotations
@@ -202,6 +204,7 @@ def make_net_handlers(
     enter, leave = make_busy(kit, busy)
     getaddrinfo = _socket.getaddrinfo
     family_of = _socket.socket.__dict__["family"].__get__
+    getsockname = _socket.socket.getsockname
     type_of = _socket.socket.__dict__["type"].__get__
     af_inet, af_inet6, af_unix = _socket.AF_INET, _socket.AF_INET6, _socket.AF_UNIX
     sock_stream, sock_dgram = _socket.SOCK_STREAM, _socket.SOCK_DGRAM
@@ -632,6 +635,24 @@ def make_net_handlers(
             return
         judge_sock(sock, address, direction)
 
+    def on_listen(args: tuple[Any, ...]) -> None:
+        """``pysandboxes.listen`` (sock): ``listen`` on an unbound IPv4/IPv6 socket makes the
+        kernel bind it to a free port on every interface, with no audit event: judged as that
+        bind (``IN``, the any-address, port 0)."""
+
+        if len_(args) != 1 or not isinstance(args[0], _socket.socket):
+            return
+        sock = args[0]
+        family = family_of(sock)
+        if family not in (af_inet, af_inet6):
+            return
+        try:
+            port = tuple_item(getsockname(sock), 1)
+        except OSError:
+            return  # a closed socket: CPython's listen reports it
+        if port == 0:
+            judge_sock(sock, ("0.0.0.0" if family == af_inet else "::", 0), "IN")
+
     def on_bind(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "IN")
 
@@ -771,6 +792,7 @@ def make_net_handlers(
     handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
         "socket.connect": on_connect,
         "pysandboxes.sockaddr": on_sockaddr,
+        "pysandboxes.listen": on_listen,
         "socket.bind": on_bind,
         "socket.sendto": on_sendmsg,
         "socket.sendmsg": on_sendmsg,
@@ -788,8 +810,10 @@ def precheck_methods(audit: Callable[..., None]) -> bool:
     ``bind`` and ``sendto``: each raises ``pysandboxes.sockaddr`` before the C method, which
     resolves a host name *before* its own audit event (``getsockaddrarg``). So a name no rule
     can allow is refused before its query leaves (SPEC §2.4), on the path every program takes
-    (``socket.socket`` and its subclasses: ``ssl.SSLSocket``). Called from the hook on the
-    first socket created, when the ``socket`` module exists; False if it does not.
+    (``socket.socket`` and its subclasses: ``ssl.SSLSocket``). ``listen`` raises
+    ``pysandboxes.listen`` (CPython raises no event: an unbound socket is bound by the kernel).
+    Called from the hook on the first socket created, when the ``socket`` module exists; False
+    if it does not.
 
     Not a boundary, and not needed to be one: the C methods called directly
     (``_socket.socket.connect``) skip the pre-check, and then that one query leaves before
@@ -809,6 +833,7 @@ def precheck_methods(audit: Callable[..., None]) -> bool:
     c_connect_ex = _socket.socket.connect_ex
     c_bind = _socket.socket.bind
     c_sendto = _socket.socket.sendto
+    c_listen = _socket.socket.listen
 
     def connect(self: Any, address: Any) -> Any:
         audit("pysandboxes.sockaddr", self, address, "OUT")
@@ -826,7 +851,12 @@ def precheck_methods(audit: Callable[..., None]) -> bool:
         audit("pysandboxes.sockaddr", self, address[0] if address else flags_or_address, "OUT")
         return c_sendto(self, data, flags_or_address, *address)
 
+    def listen(self: Any, *backlog: Any) -> Any:
+        audit("pysandboxes.listen", self)
+        return c_listen(self, *backlog)
+
     for method, original in (
+        (listen, c_listen),
         (connect, c_connect),
         (connect_ex, c_connect_ex),
         (bind, c_bind),
