@@ -187,3 +187,26 @@ def typing_keys(keys: list[bytes], prompt: bytes) -> Callable[[bytes], bytes | N
         return None
 
     return respond
+
+
+#: A program that says ``ready`` and waits: for signal tests.
+WAITING_PROGRAM = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+
+
+def signalled(argv: list[str], signum: int, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run ``argv -c WAITING_PROGRAM``, send ``signum`` once it is ready: its return code (as
+    ``subprocess`` gives it) and its stderr."""
+
+    proc = subprocess.Popen(
+        [*argv, "-c", WAITING_PROGRAM],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    return proc.returncode, err

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_unshare_e2e import processes_with, provider_ok, start, wait_gone, write_program
-from tests.helpers import PYTHON, PYTHON_SB, base_env, pty_session, run_sb
+from tests.helpers import PYTHON, PYTHON_SB, base_env, pty_session, run_sb, signalled
 
 
 @pytest.mark.parametrize("code", [0, 5])
@@ -68,35 +67,24 @@ def test_signal_without_a_handler_ends_the_program_like_python(
 
     provider_ok("bwrap")
     (project / ".py-sandboxes").write_text(f"expose-ro={project}\n")
-    program = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
     results = []
     for argv in ([PYTHON], [PYTHON_SB, "--os-sandbox=bwrap", "--py-sandbox=false"]):
-        proc = subprocess.Popen(
-            [*argv, "-c", program],
-            cwd=project,
-            env=base_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "ready\n"
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=30)
-        results.append((proc.returncode, "KeyboardInterrupt" in err))
+        code, err = signalled(argv, signum, project, base_env(home))
+        results.append((code, "KeyboardInterrupt" in err))
     assert results[0] == (-signum, signum == signal.SIGINT)
     assert results[1] == (128 + signum, signum == signal.SIGINT)
 
 
-def test_sigkill_of_python_sb_leaves_no_process(project: Path, home: Path) -> None:
-    provider_ok("bwrap")
+@pytest.mark.parametrize("provider", ["bwrap", "unshare"])
+def test_sigkill_of_python_sb_leaves_no_process(project: Path, home: Path, provider: str) -> None:
+    provider_ok(provider)
     write_program(project)
     marker = f"marker-{uuid.uuid4().hex}"
-    proc = start("bwrap", project, home, "wait", marker=marker)
+    proc = start(provider, project, home, "wait", marker=marker)
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("ready")
     assert processes_with(marker)  # control: the program runs and is visible from the host
-    proc.kill()  # python-sb runs no code of its own: --die-with-parent ends the sandbox
+    proc.kill()  # python-sb runs no code of its own: the sandbox dies with it
     proc.wait(timeout=30)
     assert wait_gone(marker) == []
 

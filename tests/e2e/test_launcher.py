@@ -27,6 +27,7 @@ from tests.helpers import (
     require,
     run_python,
     run_sb,
+    signalled,
     typing_keys,
 )
 
@@ -293,22 +294,10 @@ def test_repl_on_a_terminal(tree: Path, home: Path, provider: str) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_signal_reaches_program(tree: Path, home: Path, provider: str, signum: int) -> None:
-    program = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
-    codes = []
-    for argv in ([PYTHON], [PYTHON_SB, f"--os-sandbox={provider}"]):
-        proc = subprocess.Popen(
-            [*argv, "-c", program],
-            cwd=tree,
-            env=base_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "ready\n"
-        proc.send_signal(signum)
-        proc.wait(timeout=30)
-        codes.append(proc.returncode)
+    codes = [
+        signalled(argv, signum, tree, base_env(home))[0]
+        for argv in ([PYTHON], [PYTHON_SB, f"--os-sandbox={provider}"])
+    ]
     assert codes[0] == codes[1] == -signum
 
 
