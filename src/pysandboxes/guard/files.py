@@ -551,8 +551,10 @@ def make_file_handlers(
     def on_chdir(args: tuple[Any, ...]) -> None:
         invalidate()
 
-    def on_sqlite(args: tuple[Any, ...]) -> None:
-        database = args[0] if args else None
+    def judge_database(database: Any) -> None:
+        """A database file SQLite opens read-write (and creates): ``sqlite3.connect``'s
+        argument, an ``ATTACH``'d file, the target of ``VACUUM INTO``."""
+
         text = text_of(database)
         if text is FD or text is None:
             if text is None:
@@ -570,6 +572,85 @@ def make_file_handlers(
                 return
             judge_text(uri, None, True)
         judge_text(text, None, True)
+
+    def on_sqlite(args: tuple[Any, ...]) -> None:
+        judge_database(args[0] if args else None)
+
+    # ATTACH DATABASE and VACUUM INTO (guard/sqlite.py): an authorizer on every connection.
+    import sys
+    from _thread import get_ident
+
+    from pysandboxes.guard.sqlite import c_method, effective_init, guarded_init
+
+    audit = sys.audit  # captured at arm time, as guard/kit.py does
+    sqlite_attach, sqlite_ok, sqlite_deny = 24, 0, 1  # SQLITE_ATTACH, SQLITE_OK, SQLITE_DENY
+    pending: dict[int, tuple[int, BaseException]] = {}  # thread -> (connection id, refusal)
+
+    def make_authorizer(connection: Any, callback: Any) -> Callable[..., int]:
+        key = id(connection)
+
+        def authorizer(action: int, arg1: Any, arg2: Any, database: Any, trigger: Any) -> int:
+            if action == sqlite_attach:
+                try:
+                    audit("pysandboxes.sqlite.attach", arg1)
+                except BaseException as exc:  # the refusal: kept for the statement's caller
+                    pending[get_ident()] = (key, exc)
+                    return sqlite_deny
+            if callback is None:
+                return sqlite_ok
+            return callback(action, arg1, arg2, database, trigger)  # type: ignore[no-any-return]
+
+        return authorizer
+
+    def on_sqlite_handle(args: tuple[Any, ...]) -> None:
+        # Inside the C __init__, before the connection can be used (nor given an authorizer):
+        # guarded_init sets the authorizer as soon as the C __init__ returns.
+        connection = args[0] if args else None
+        cls = type_(connection)
+        if effective_init(cls) is guarded_init:
+            return
+        name = str_.__str__(getattr(cls, "__qualname__", "?"))
+        refuse(
+            "file",
+            "<sqlite3 connection of class " + name + ">",
+            None,
+            None,
+            None,
+            "sqlite",
+            f"A sqlite3 connection of class '{name}' DENIED: python-sb checks the files of "
+            "ATTACH DATABASE and VACUUM INTO with an authorizer it sets on the connections "
+            "sqlite3.connect makes; create the connection with sqlite3.connect (a factory "
+            "class may not define __init__)",
+            PERMISSION,
+        )
+
+    def on_sqlite_authorizer(args: tuple[Any, ...]) -> None:
+        connection, callback = args[0], args[1]
+        method = c_method(type_(connection), "set_authorizer")
+        if method is not None:
+            method(connection, make_authorizer(connection, callback))
+
+    def on_sqlite_attach(args: tuple[Any, ...]) -> None:
+        name = args[0] if args else None
+        if type_(name) is str_:
+            judge_database(name)
+            return
+        refuse(
+            "file",
+            "<computed file name>",
+            None,
+            None,
+            None,
+            "write",
+            "ATTACH DATABASE with a file name computed at run time DENIED: the Python layer "
+            "judges the file before SQLite evaluates the name; write the name as a literal",
+            PERMISSION,
+        )
+
+    def on_sqlite_refused(args: tuple[Any, ...]) -> None:
+        found = pending.pop(get_ident(), None)
+        if found is not None and args and found[0] == id(args[0]):
+            raise found[1]
 
     def unquote(text: str) -> str:
         if "%" not in text:
@@ -617,6 +698,10 @@ def make_file_handlers(
         "os.getxattr": on_xattr_read,
         "os.listxattr": on_xattr_read,
         "sqlite3.connect": on_sqlite,
+        "sqlite3.connect/handle": on_sqlite_handle,
+        "pysandboxes.sqlite.authorizer": on_sqlite_authorizer,
+        "pysandboxes.sqlite.attach": on_sqlite_attach,
+        "pysandboxes.sqlite.refused": on_sqlite_refused,
         "pysandboxes.mknod": writer(0, 1, True),
     }
     return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored, writable=writable)

@@ -50,6 +50,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
         "append_history_file",
         "read_init_file",
     ),
+    "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
 }
 
 
@@ -58,13 +59,19 @@ def hide_reentrant(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+    *,
+    outside_guard: bool = False,
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
 
     Every call gets its own one-shot generator, made by a factory generator: ``fn`` lives in
     the factory's frame and in the frames of the running calls, reachable through ``gi_frame``
-    (refused) only.
+    (refused) only. ``outside_guard``: the generators' globals are not the guard's, so that
+    their frames are not guard frames -- ``fn`` may run Python code that calls
+    ``sys._getframe`` (``_decimal``'s initialisation imports ``collections``), which the hook
+    refuses when a guard frame is among the callers. A frame running ``fn`` is then reachable
+    by code that ``fn`` runs (``sys._getframe().f_back...f_locals``).
     """
 
     base = BaseException
@@ -92,6 +99,8 @@ def hide_reentrant(
             yield generator.send
             del generator
 
+    if outside_guard:
+        factory = outside(factory)
     make = factory()
     make.send(None)
     make_next = make.send
@@ -105,7 +114,20 @@ def hide_reentrant(
             return value
         raise value
 
-    return call
+    return outside(call) if outside_guard else call
+
+
+def outside(function: Callable[..., Any]) -> Any:
+    """``function`` rebuilt with globals that are no guard module's: its frames are not guard
+    frames (see :func:`hide_reentrant`)."""
+
+    import builtins
+
+    function_type: Any = type(function)
+    scope = {"__builtins__": builtins.__dict__}
+    return function_type(
+        function.__code__, scope, function.__name__, function.__defaults__, function.__closure__
+    )
 
 
 def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
@@ -230,7 +252,13 @@ def install(
             original = namespace.get(attr)
             if type_(original) is not builtin_function:
                 continue  # absent, or wrapped already
-            call = hide(original, kit, befores[(short, attr)])
+            if short == "_sqlite3":
+                from pysandboxes.guard.sqlite import connect_before
+
+                before = connect_before(kit, module)
+            else:
+                before = befores[(short, attr)]
+            call = hide(original, kit, before)
             made = named(wrapper(call), original)
             namespace[attr] = made
             if aliases is not None:  # loaded before arming: its aliases elsewhere too
@@ -246,6 +274,35 @@ def install(
         return wrap_module(module)
 
     original = _imp.create_dynamic
-    call = hide_reentrant(original, kit, lambda args, kwargs: (args, kwargs), after_create)
-    replacements[id(original)] = (original, named(wrapper(call), original))
+    call = hide_reentrant(original, kit, _fresh_spec(kit), after_create, outside_guard=True)
+    replacements[id(original)] = (original, named(outside(wrapper(call)), original))
     return wrap_module
+
+
+def _fresh_spec(kit: Kit) -> Before:
+    """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
+    only, as exact ``str``: a spec whose ``name`` answers twice decides nothing."""
+
+    from _frozen_importlib import ModuleSpec
+
+    str_ = str
+    mro_of = type.__dict__["__mro__"].__get__
+    type_ = kit.type
+
+    def exact(value: Any) -> Any:
+        if value is None:
+            return None
+        for base in mro_of(type_(value)):
+            if base is str_:
+                return str_.__str__(value)
+        raise TypeError("create_dynamic() needs a spec whose name and origin are str")
+
+    def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not args or kwargs:
+            return args, kwargs  # CPython's own TypeError
+        spec = args[0]
+        name = exact(getattr(spec, "name", None))
+        fresh = ModuleSpec(name, None, origin=exact(getattr(spec, "origin", None)))
+        return (fresh, *args[1:]), {}
+
+    return before

@@ -247,3 +247,71 @@ def test_repl_history_refusal_is_quiet(tmp_path: Path) -> None:
     )
     assert result.returncode == 0 and result.stdout == "42\n", result.stderr
     assert "Traceback" not in result.stderr and "Error" not in result.stderr, result.stderr
+
+
+SQLITE = (
+    TRY
+    + """
+import sqlite3
+OUT = OUTSIDE
+c = sqlite3.connect(":memory:")
+print("isinstance", isinstance(c, sqlite3.Connection), type(c).__name__)
+attempt("attach_here", lambda: c.execute("ATTACH 'here.db' AS h"))
+attempt("attach_out", lambda: c.execute(f"ATTACH '{OUT}/s.db' AS s"))
+attempt("attach_uri", lambda: c.execute(f"ATTACH 'file:{OUT}/s.db?mode=ro' AS s"))
+attempt("attach_param", lambda: c.execute("ATTACH ? AS s", (OUT + "/s.db",)))
+attempt("cursor_attach", lambda: c.cursor().execute(f"ATTACH '{OUT}/s.db' AS s"))
+attempt("script_attach", lambda: c.executescript(f"ATTACH '{OUT}/s.db' AS s;"))
+attempt("vacuum_out", lambda: c.execute("VACUUM INTO ?", (OUT + "/v.db",)))
+attempt("vacuum_here", lambda: c.execute("VACUUM INTO 'v.db'"))
+seen = []
+c.set_authorizer(lambda *a: seen.append(a[0]) or 0)
+attempt("composed", lambda: c.execute(f"ATTACH '{OUT}/s.db' AS s"))
+attempt("composed_select", lambda: c.execute("select 1").fetchall())
+print("callback", bool(seen))
+c.set_authorizer(None)
+attempt("after_none", lambda: c.execute(f"ATTACH '{OUT}/s.db' AS s"))
+attempt("direct", lambda: sqlite3.Connection(":memory:"))
+class Plain(sqlite3.Connection):
+    pass
+p = sqlite3.connect(":memory:", factory=Plain)
+print("factory", isinstance(p, Plain))
+try:
+    p.execute(f"ATTACH '{OUT}/s.db' AS s")
+    print("factory_attach ran")
+except sqlite3.DatabaseError as exc:
+    print("factory_attach", type(exc).__name__, exc)
+class Early(sqlite3.Connection):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+attempt("factory_init", lambda: sqlite3.connect(":memory:", factory=Early))
+"""
+)
+
+
+def test_sqlite_attach_and_vacuum_into_are_judged(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    denials = tmp_path / "denials.jsonl"
+    code = SQLITE.replace("OUTSIDE", repr(str(outside)))
+    result = run_armed(code, "expose-rw=.\npython-import=*\n", project, denials_file=denials)
+    out = _outcomes(result.lines)
+    refused = f"RulePermissionError file {outside}/s.db"
+    assert out["isinstance"] == "True Connection", out
+    for name in ("attach_here", "vacuum_here", "composed_select"):
+        assert out[name] == "ran", (name, out, result.stderr)
+    for name in ("attach_out", "attach_uri", "cursor_attach", "script_attach", "composed"):
+        assert out[name] == refused, (name, out)
+    assert out["after_none"] == refused, out  # the guard's authorizer stays
+    assert out["vacuum_out"] == f"RulePermissionError file {outside}/v.db", out
+    assert out["attach_param"].startswith("RulePermissionError file <computed"), out
+    assert out["callback"] == "True", out
+    assert out["direct"].startswith("RulePermissionError file <sqlite3 connection"), out
+    assert out["factory_init"].startswith("RulePermissionError file <sqlite3 connection"), out
+    assert out["factory"] == "True", out
+    assert out["factory_attach"] == "DatabaseError not authorized", out  # refused, logged
+    assert not list(outside.iterdir())
+    logged = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert sum(d["target"] == f"{outside}/s.db" for d in logged) >= 7, logged

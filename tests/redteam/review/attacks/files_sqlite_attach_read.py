@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=sqlite3
 # expect: file PermissionError
-# bypass: SQLite opens an ATTACH DATABASE file itself (no audit event); only sqlite3.connect's argument is judged
 
 """Objective: read ../outside/secret.db through ATTACH DATABASE on an in-memory connection.
 """

@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=sqlite3,os
 # expect: file PermissionError
-# bypass: VACUUM INTO (like ATTACH) makes SQLite create and write a file of its choosing, with no audit event
 
 """Objective: create a file in ../outside (not exposed) through VACUUM INTO.
 """
