@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
 
 from pysandboxes.errors import (
     Denial,
@@ -33,6 +32,7 @@ from pysandboxes.runtime import RunContext
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple, NoReturn
 else:
     from pysandboxes.guard.record import NamedTuple

@@ -11,10 +11,10 @@ through ``get``). Listed in the wrapper table of ``docs/python-layer.md``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 

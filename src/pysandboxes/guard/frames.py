@@ -18,12 +18,11 @@ that the program stays the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pysandboxes.guard.kit import Kit, make_busy
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
     from typing import Any, NamedTuple
 else:

@@ -38,7 +38,6 @@ someone removed it to get a fresh, unwrapped copy, and is refused.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 from pysandboxes.guard.calls import CallJudge
 from pysandboxes.guard.denials import MODULE, Reporter
@@ -48,6 +47,7 @@ from pysandboxes.policy.model import Policy
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple

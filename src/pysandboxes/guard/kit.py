@@ -20,12 +20,12 @@ import errno as _errno
 import gc
 import posix
 import sys
-from collections.abc import Callable
 
 from pysandboxes.errors import Denial
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
     from typing import Any, NamedTuple
 else:

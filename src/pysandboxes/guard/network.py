@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import _socket
 import sys
-from collections.abc import Callable
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
@@ -63,6 +62,7 @@ from pysandboxes.policy.model import Policy
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple

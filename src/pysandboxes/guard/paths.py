@@ -19,12 +19,12 @@ Two closures, built at arm time:
 from __future__ import annotations
 
 import posix
-from collections.abc import Callable
 
 from pysandboxes.guard.kit import Kit
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple
