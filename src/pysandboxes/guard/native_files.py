@@ -276,7 +276,93 @@ def install(
     original = _imp.create_dynamic
     call = hide_reentrant(original, kit, _fresh_spec(kit), after_create, outside_guard=True)
     replacements[id(original)] = (original, named(outside(wrapper(call)), original))
+
+    # _ssl's types exist only once its module is executed (multi-phase initialisation).
+    guard_ssl = _ssl_guard(kit)
+
+    def after_exec(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if args:
+            guard_ssl(args[0])
+        return result
+
+    original_exec = _imp.exec_dynamic
+    call = hide_reentrant(
+        original_exec, kit, lambda args, kwargs: (args, kwargs), after_exec, outside_guard=True
+    )
+    replacements[id(original_exec)] = (original_exec, named(outside(wrapper(call)), original_exec))
+    loaded_ssl = sys.modules.get("_ssl")
+    if loaded_ssl is not None:
+        guard_ssl(loaded_ssl)
+        ssl = sys.modules.get("ssl")
+        context = getattr(ssl, "SSLContext", None)
+        if isinstance(context, type):  # ssl already loaded: its SSLContext is a Python class
+            for attr, function in guard_ssl.methods(loaded_ssl).items():  # type: ignore[attr-defined]
+                setattr(context, attr, function)
     return wrap_module
+
+
+class _SslGuard:
+    """``_ssl._SSLContext.load_cert_chain`` and ``load_verify_locations`` make OpenSSL read
+    files with no audit event (``load_dh_params`` raises ``open``): ``_ssl._SSLContext`` is
+    replaced in the ``_ssl`` module by a subclass whose two methods raise the ``open`` event of
+    each file (read) first; ``ssl.SSLContext``, defined on it, inherits them. The C base type's
+    methods called directly stay unjudged (``attacks/files_ssl_base_load_verify.py``)."""
+
+    def __init__(self, kit: Kit) -> None:
+        self._kit = kit
+
+    def methods(self, module: Any) -> dict[str, Any]:
+        from pysandboxes.guard.wrappers import exact_path
+
+        kit = self._kit
+        audit = kit.audit
+        type_ = kit.type
+        str_, bytes_ = str, bytes
+        base = module.__dict__.get("_SSLContext")
+        base = getattr(base, "_pysandboxes_base", base)
+        chain = base.load_cert_chain
+        verify = base.load_verify_locations
+
+        def read(path: Any) -> Any:
+            if path is None:
+                return None
+            path = exact_path(kit, path)
+            if type_(path) is not str_ and type_(path) is not bytes_:
+                raise TypeError(f"path should be a str, bytes or os.PathLike, not {type_(path)}")
+            audit("open", path, "r", _READ)
+            return path
+
+        def load_cert_chain(
+            self: Any, certfile: Any, keyfile: Any = None, password: Any = None
+        ) -> Any:
+            return chain(self, read(certfile), read(keyfile), password)
+
+        def load_verify_locations(
+            self: Any, cafile: Any = None, capath: Any = None, cadata: Any = None
+        ) -> Any:
+            return verify(self, read(cafile), read(capath), cadata)
+
+        load_cert_chain.__doc__ = chain.__doc__
+        load_verify_locations.__doc__ = verify.__doc__
+        return {"load_cert_chain": load_cert_chain, "load_verify_locations": load_verify_locations}
+
+    def __call__(self, module: Any) -> None:
+        name: Any = getattr(module, "__name__", None)
+        if self._kit.type(name) is not str or name.rpartition(".")[2] != "_ssl":
+            return
+        namespace: Any = getattr(module, "__dict__", None)
+        base = namespace.get("_SSLContext") if isinstance(namespace, dict) else None
+        if not isinstance(base, type) or "_pysandboxes_base" in base.__dict__:
+            return
+        methods = self.methods(module)
+        guarded = type(base)("_SSLContext", (base,), {**methods, "_pysandboxes_base": base})
+        guarded.__module__ = base.__module__
+        guarded.__qualname__ = base.__qualname__
+        namespace["_SSLContext"] = guarded
+
+
+def _ssl_guard(kit: Kit) -> _SslGuard:
+    return _SslGuard(kit)
 
 
 def _fresh_spec(kit: Kit) -> Before:

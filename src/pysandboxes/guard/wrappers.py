@@ -133,6 +133,22 @@ WRAPPERS: tuple[Wrapper, ...] = (
         for function in functions
     ),
     Wrapper(
+        "ssl.SSLContext.load_cert_chain",
+        "OpenSSL reads the files with no audit event: the open event of each (a subclass of "
+        "_ssl._SSLContext put in its place when _ssl is executed)",
+        "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
+    ),
+    Wrapper(
+        "ssl.SSLContext.load_verify_locations",
+        "as load_cert_chain (cafile and capath)",
+        "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
+    ),
+    Wrapper(
+        "_imp.exec_dynamic",
+        "_ssl's types exist once it is executed: _SSLContext is replaced then",
+        "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
+    ),
+    Wrapper(
         "_imp.create_dynamic",
         "a module of NATIVE_WRAPPED created after arming (a fresh copy too) is wrapped",
         "tests/unit/guard/test_native_files.py::test_fresh_copies_and_early_aliases_are_wrapped",

@@ -315,3 +315,59 @@ def test_sqlite_attach_and_vacuum_into_are_judged(tmp_path: Path) -> None:
     assert not list(outside.iterdir())
     logged = [json.loads(line) for line in denials.read_text().splitlines()]
     assert sum(d["target"] == f"{outside}/s.db" for d in logged) >= 7, logged
+
+
+SSL = (
+    TRY
+    + """
+import ssl, pathlib
+OUT = OUTSIDE
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+attempt("cafile_out", lambda: context.load_verify_locations(OUT + "/secret.txt"))
+attempt("cafile_path", lambda: context.load_verify_locations(pathlib.Path(OUT, "secret.txt")))
+attempt("capath_out", lambda: context.load_verify_locations(capath=OUT))
+attempt("chain_out", lambda: context.load_cert_chain(OUT + "/secret.txt"))
+attempt("keyfile_out", lambda: context.load_cert_chain("cert.pem", OUT + "/secret.txt"))
+CAFILE = ssl.get_default_verify_paths().openssl_cafile
+attempt("system_store", lambda: context.load_verify_locations(CAFILE))
+attempt("default_context", ssl.create_default_context)
+try:
+    context.load_verify_locations("cert.pem")
+    print("here ran")
+except ssl.SSLError:
+    print("here ssl_error")  # read (not a certificate): no refusal
+"""
+)
+
+
+def test_ssl_files_are_judged(tmp_path: Path) -> None:
+    """load_cert_chain/load_verify_locations read their files as OpenSSL does, with no
+    audit event: judged as reads, whether ssl was imported before arming or after."""
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "cert.pem").write_text("not a certificate\n")
+    code = SSL.replace("OUTSIDE", repr(str(outside)))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import ssl\n")
+    secret = f"RulePermissionError file {outside}/secret.txt"
+    for env in (None, {**os.environ, "PYTHONPATH": str(site)}):
+        result = run_armed(code, "expose-ro=.\npython-import=*\n", project, env=env)
+        out = _outcomes(result.lines)
+        for name in ("cafile_out", "cafile_path", "chain_out", "keyfile_out"):
+            assert out[name] == secret, (name, out, result.stderr)
+        assert out["capath_out"] == f"RulePermissionError file {outside}", out
+        if os.path.exists(ssl_cafile()):
+            assert out["system_store"] == "ran", out
+        assert out["default_context"] == "ran", out
+        assert out["here"] == "ssl_error", out
+
+
+def ssl_cafile() -> str:
+    import ssl
+
+    return ssl.get_default_verify_paths().openssl_cafile
