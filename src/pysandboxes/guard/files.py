@@ -236,6 +236,8 @@ def make_file_handlers(
     kit_type: Callable[[object], type],
     launcher_call: Callable[[], bool] = lambda: False,
     import_system_call: Callable[[], bool] = lambda: False,
+    busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
+    getframe: Callable[[int], Any] | None = None,
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring)."""
 
@@ -576,24 +578,43 @@ def make_file_handlers(
     def on_sqlite(args: tuple[Any, ...]) -> None:
         judge_database(args[0] if args else None)
 
-    # ATTACH DATABASE and VACUUM INTO (guard/sqlite.py): an authorizer on every connection.
+    # ATTACH DATABASE and VACUUM INTO (guard/sqlite.py): an authorizer on every connection,
+    # set by the hidden _sqlite3.connect wrapper. Everything used at run time is captured now.
     import sys
     from _thread import get_ident
 
-    from pysandboxes.guard.sqlite import c_method, effective_init, guarded_init
+    from pysandboxes.guard.wrappers import hide
 
     audit = sys.audit  # captured at arm time, as guard/kit.py does
     sqlite_attach, sqlite_ok, sqlite_deny = 24, 0, 1  # SQLITE_ATTACH, SQLITE_OK, SQLITE_DENY
     pending: dict[int, tuple[int, BaseException]] = {}  # thread -> (connection id, refusal)
+    id_ = id
+    base_exception = BaseException
+    builtin_function = type(len)
+    mro_of = type.__dict__["__mro__"].__get__
+    flags_of = type.__dict__["__flags__"].__get__
+    dict_of = type.__dict__["__dict__"].__get__
+    immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
+    holder_code = next(
+        c for c in hide.__code__.co_consts if getattr(c, "co_name", None) == "holder"
+    )
+
+    def c_method(cls: Any, name: str) -> Any:
+        for base in mro_of(cls):
+            if flags_of(base) & immutable:
+                method = dict_of(base).get(name)
+                if method is not None:
+                    return method
+        return None
 
     def make_authorizer(connection: Any, callback: Any) -> Callable[..., int]:
-        key = id(connection)
+        key = id_(connection)
 
         def authorizer(action: int, arg1: Any, arg2: Any, database: Any, trigger: Any) -> int:
             if action == sqlite_attach:
                 try:
                     audit("pysandboxes.sqlite.attach", arg1)
-                except BaseException as exc:  # the refusal: kept for the statement's caller
+                except base_exception as exc:  # the refusal: kept for the statement's caller
                     pending[get_ident()] = (key, exc)
                     return sqlite_deny
             if callback is None:
@@ -602,14 +623,35 @@ def make_file_handlers(
 
         return authorizer
 
+    def made_by_connect() -> bool:
+        """Whether the C ``__init__`` raising ``sqlite3.connect/handle`` was called by the
+        hidden ``_sqlite3.connect`` wrapper itself, with no Python frame between (no
+        ``__init__`` of a factory, no ``__del__`` run by the collector): the frame that called
+        into C is a ``wrappers.hide`` generator holding ``_sqlite3``'s ``connect``."""
+
+        if busy_functions is None or getframe is None:
+            return False
+        enter, leave = busy_functions
+        state = enter()
+        try:
+            frame: Any = getframe(3)  # this function, the handler, the hook body, the caller
+            if frame.f_code is not holder_code:
+                return False
+            fn = frame.f_locals.get("fn")
+            if type_(fn) is not builtin_function or fn.__name__ != "connect":
+                return False
+            name: Any = getattr(fn.__self__, "__name__", None)  # read once
+            return type_(name) is str_ and str_.rpartition(name, ".")[2] == "_sqlite3"
+        finally:
+            leave(state)
+
     def on_sqlite_handle(args: tuple[Any, ...]) -> None:
-        # Inside the C __init__, before the connection can be used (nor given an authorizer):
-        # guarded_init sets the authorizer as soon as the C __init__ returns.
-        connection = args[0] if args else None
-        cls = type_(connection)
-        if effective_init(cls) is guarded_init:
+        # Raised inside the C __init__, before the connection can be used (or given an
+        # authorizer): the wrapper sets the authorizer as soon as connect returns.
+        if made_by_connect():
             return
-        name = str_.__str__(getattr(cls, "__qualname__", "?"))
+        connection = args[0] if args else None
+        name = str_.__str__(getattr(type_(connection), "__qualname__", "?"))
         refuse(
             "file",
             "<sqlite3 connection of class " + name + ">",
@@ -617,10 +659,10 @@ def make_file_handlers(
             None,
             None,
             "sqlite",
-            f"A sqlite3 connection of class '{name}' DENIED: python-sb checks the files of "
-            "ATTACH DATABASE and VACUUM INTO with an authorizer it sets on the connections "
-            "sqlite3.connect makes; create the connection with sqlite3.connect (a factory "
-            "class may not define __init__)",
+            f"A sqlite3 connection of class '{name}' made other than by sqlite3.connect "
+            "DENIED: python-sb checks the files of ATTACH DATABASE and VACUUM INTO with an "
+            "authorizer it sets on the connections sqlite3.connect makes; use sqlite3.connect "
+            "(a factory class may not define __init__)",
             PERMISSION,
         )
 
@@ -649,7 +691,7 @@ def make_file_handlers(
 
     def on_sqlite_refused(args: tuple[Any, ...]) -> None:
         found = pending.pop(get_ident(), None)
-        if found is not None and args and found[0] == id(args[0]):
+        if found is not None and args and found[0] == id_(args[0]):
             raise found[1]
 
     def unquote(text: str) -> str:

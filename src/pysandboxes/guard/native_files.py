@@ -1,7 +1,9 @@
 """C functions of the standard library that open files themselves, with no audit event.
 
 ``pwd``, ``grp`` and ``spwd`` read ``/etc/passwd``, ``/etc/group`` and ``/etc/shadow``
-through libc; ``readline`` reads and writes its history and init files through libreadline.
+through libc; ``readline`` reads and writes its history and init files through libreadline;
+``ssl``'s ``load_cert_chain``/``load_verify_locations`` have OpenSSL read theirs; SQLite's
+``ATTACH``/``VACUUM INTO`` are handled through ``_sqlite3.connect`` (``guard/sqlite.py``).
 Each wrapped function raises the ``open`` event of the file it will use (read or write flags)
 before running, so that the file rules decide as for ``open()`` -- the refusal is the same
 ``RulePermissionError``, naming the rule that is missing.
@@ -16,6 +18,9 @@ the module's functions when the module is *created* -- ``_imp.create_dynamic`` a
 ``_imp.create_builtin`` are wrapped, and every module they return under one of these names is
 wrapped before anyone sees it (a fresh copy after ``del sys.modules['pwd']`` included). The
 name decides: an extension's init function is found by the last component of its name.
+
+Nothing here is looked up in a module's globals at run time (the program can rewrite them):
+what the wrappers use is captured in closures when the guard is armed.
 """
 
 from __future__ import annotations
@@ -141,40 +146,47 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
     exists = os.path.exists
     expanduser = os.path.expanduser
     type_ = kit.type
+    len_ = kit.len
     str_, bytes_ = str, bytes
+    # Every name used at run time is local: a module global could be replaced by the program.
+    read_flags = _READ
+    passwd, group, shadow = PASSWD, GROUP, SHADOW
+    write_flags, append_flags = _WRITE, _APPEND
+    not_found = FileNotFoundError
+    type_error = TypeError
 
     def opens(path: str) -> Before:
         def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            audit("open", path, "r", _READ)
+            audit("open", path, "r", read_flags)
             return args, kwargs
 
         return before
 
     def own_uid(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if len(args) != 1 or kwargs:
+        if len_(args) != 1 or kwargs:
             return args, kwargs  # the original's own TypeError
         uid = args[0]
         if type_(uid) is not int_:
             uid = index(uid)  # an int subclass answers once; anything else: TypeError
         if uid != getuid():
-            audit("open", PASSWD, "r", _READ)
+            audit("open", passwd, "r", read_flags)
         return (uid,), {}
 
     def own_gid(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if len(args) != 1 or kwargs:
+        if len_(args) != 1 or kwargs:
             return args, kwargs
         gid = args[0]
         if type_(gid) is not int_:
             gid = index(gid)
         if gid != getgid() and gid != getegid() and gid not in getgroups():
-            audit("open", GROUP, "r", _READ)
+            audit("open", group, "r", read_flags)
         return (gid,), {}
 
     def history_default() -> str:
         home = environ.get("HOME")
         if not home:
             # libreadline finds no default history file without HOME, and reads nothing.
-            raise FileNotFoundError(2, "No such file or directory (HOME is not set)")
+            raise not_found(2, "No such file or directory (HOME is not set)")
         return home + "/.history"
 
     def init_default() -> str:
@@ -192,30 +204,30 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         from pysandboxes.guard.wrappers import exact_path
 
         def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            if kwargs or not position <= len(args) <= position + 1:
+            if kwargs or not position <= len_(args) <= position + 1:
                 return args, kwargs  # the original's own TypeError, before any file
-            path = args[position] if len(args) > position else None
+            path = args[position] if len_(args) > position else None
             path = default() if path is None else exact_path(kit, path)
             if type_(path) is not str_ and type_(path) is not bytes_:
-                raise TypeError(f"expected str, bytes or os.PathLike object, not {type_(path)}")
-            audit("open", path, "r" if flags == _READ else "w", flags)
+                raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
+            audit("open", path, "r" if flags == read_flags else "w", flags)
             return (*args[:position], path), {}
 
         return before
 
     return {
         ("pwd", "getpwuid"): own_uid,
-        ("pwd", "getpwnam"): opens(PASSWD),
-        ("pwd", "getpwall"): opens(PASSWD),
+        ("pwd", "getpwnam"): opens(passwd),
+        ("pwd", "getpwall"): opens(passwd),
         ("grp", "getgrgid"): own_gid,
-        ("grp", "getgrnam"): opens(GROUP),
-        ("grp", "getgrall"): opens(GROUP),
-        ("spwd", "getspnam"): opens(SHADOW),
-        ("spwd", "getspall"): opens(SHADOW),
-        ("readline", "read_history_file"): readline_file(0, _READ, history_default),
-        ("readline", "write_history_file"): readline_file(0, _WRITE, history_default),
-        ("readline", "append_history_file"): readline_file(1, _APPEND, history_default),
-        ("readline", "read_init_file"): readline_file(0, _READ, init_default),
+        ("grp", "getgrnam"): opens(group),
+        ("grp", "getgrall"): opens(group),
+        ("spwd", "getspnam"): opens(shadow),
+        ("spwd", "getspall"): opens(shadow),
+        ("readline", "read_history_file"): readline_file(0, read_flags, history_default),
+        ("readline", "write_history_file"): readline_file(0, write_flags, history_default),
+        ("readline", "append_history_file"): readline_file(1, append_flags, history_default),
+        ("readline", "read_init_file"): readline_file(0, read_flags, init_default),
     }
 
 
@@ -232,33 +244,39 @@ def install(
 
     import _imp
 
+    from pysandboxes.guard import sqlite
+
     befores = _befores(kit)
+    sqlite_wrappers = sqlite.build(kit)
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
+    dict_ = dict
+    getattr_ = getattr
+    # A private copy: WRAPPED, a module global, could be changed by the program.
+    wrapped = {module: tuple(functions) for module, functions in WRAPPED.items()}
 
     def wrap_module(module: Any, aliases: dict[int, Any] | None = None) -> Any:
-        name: Any = getattr(module, "__name__", None)
+        name: Any = getattr_(module, "__name__", None)
         if type_(name) is not str_:
             return module
-        short = name.rpartition(".")[2]  # PyInit_<last component>: the name decides
-        functions = WRAPPED.get(short)
+        short = str_.rpartition(name, ".")[2]  # PyInit_<last component>: the name decides
+        functions = wrapped.get(short)
         if functions is None:
             return module
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
+        namespace: Any = getattr_(module, "__dict__", None)
+        if type_(namespace) is not dict_:
             return module
         for attr in functions:
             original = namespace.get(attr)
             if type_(original) is not builtin_function:
                 continue  # absent, or wrapped already
+            after = None
             if short == "_sqlite3":
-                from pysandboxes.guard.sqlite import connect_before
-
-                before = connect_before(kit, module)
+                before, after = sqlite_wrappers(module)
             else:
                 before = befores[(short, attr)]
-            call = hide(original, kit, before)
+            call = hide(original, kit, before, after)
             made = named(wrapper(call), original)
             namespace[attr] = made
             if aliases is not None:  # loaded before arming: its aliases elsewhere too
@@ -292,34 +310,38 @@ def install(
     replacements[id(original_exec)] = (original_exec, named(outside(wrapper(call)), original_exec))
     loaded_ssl = sys.modules.get("_ssl")
     if loaded_ssl is not None:
+        c_base = loaded_ssl.__dict__.get("_SSLContext")
         guard_ssl(loaded_ssl)
-        ssl = sys.modules.get("ssl")
-        context = getattr(ssl, "SSLContext", None)
-        if isinstance(context, type):  # ssl already loaded: its SSLContext is a Python class
-            for attr, function in guard_ssl.methods(loaded_ssl).items():  # type: ignore[attr-defined]
+        context = getattr(sys.modules.get("ssl"), "SSLContext", None)
+        if isinstance(context, type) and isinstance(c_base, type) and issubclass(context, c_base):
+            # ssl loaded before arming: its SSLContext (a Python class) gets the methods
+            for attr, function in guard_ssl.methods(c_base).items():  # type: ignore[attr-defined]
                 setattr(context, attr, function)
     return wrap_module
 
 
-class _SslGuard:
+def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
     """``_ssl._SSLContext.load_cert_chain`` and ``load_verify_locations`` make OpenSSL read
     files with no audit event (``load_dh_params`` raises ``open``): ``_ssl._SSLContext`` is
     replaced in the ``_ssl`` module by a subclass whose two methods raise the ``open`` event of
     each file (read) first; ``ssl.SSLContext``, defined on it, inherits them. The C base type's
-    methods called directly stay unjudged (``attacks/files_ssl_base_load_verify.py``)."""
+    methods called directly stay unjudged (``attacks/files_ssl_base_load_verify.py``).
 
-    def __init__(self, kit: Kit) -> None:
-        self._kit = kit
+    ``guard(module)`` puts the subclass in place; ``guard.methods(module)`` (arm time only)
+    gives the two methods, for an ``ssl`` module loaded before arming."""
 
-    def methods(self, module: Any) -> dict[str, Any]:
-        from pysandboxes.guard.wrappers import exact_path
+    from pysandboxes.guard.wrappers import exact_path
 
-        kit = self._kit
-        audit = kit.audit
-        type_ = kit.type
-        str_, bytes_ = str, bytes
-        base = module.__dict__.get("_SSLContext")
-        base = getattr(base, "_pysandboxes_base", base)
+    audit = kit.audit
+    type_ = kit.type
+    str_, bytes_, dict_ = str, bytes, dict
+    getattr_ = getattr
+    type_error = TypeError
+    read_flags = _READ
+    dict_of = type.__dict__["__dict__"].__get__
+    is_type = type.__dict__["__mro__"].__get__
+
+    def methods(base: Any) -> dict[str, Any]:
         chain = base.load_cert_chain
         verify = base.load_verify_locations
 
@@ -328,8 +350,8 @@ class _SslGuard:
                 return None
             path = exact_path(kit, path)
             if type_(path) is not str_ and type_(path) is not bytes_:
-                raise TypeError(f"path should be a str, bytes or os.PathLike, not {type_(path)}")
-            audit("open", path, "r", _READ)
+                raise type_error(f"path should be a str, bytes or os.PathLike, not {type_(path)}")
+            audit("open", path, "r", read_flags)
             return path
 
         def load_cert_chain(
@@ -346,34 +368,49 @@ class _SslGuard:
         load_verify_locations.__doc__ = verify.__doc__
         return {"load_cert_chain": load_cert_chain, "load_verify_locations": load_verify_locations}
 
-    def __call__(self, module: Any) -> None:
-        name: Any = getattr(module, "__name__", None)
-        if self._kit.type(name) is not str or name.rpartition(".")[2] != "_ssl":
+    def base_of(module: Any) -> Any:
+        """``module._SSLContext`` when ``module`` is an ``_ssl`` not guarded yet, else None."""
+
+        name: Any = getattr_(module, "__name__", None)
+        if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_ssl":
+            return None
+        namespace: Any = getattr_(module, "__dict__", None)
+        if type_(namespace) is not dict_:
+            return None
+        base = namespace.get("_SSLContext")
+        try:
+            is_type(base)
+        except TypeError:
+            return None  # not a class
+        if "_pysandboxes_base" in dict_of(base):
+            return None
+        return base
+
+    def guard(module: Any) -> None:
+        base = base_of(module)
+        if base is None:
             return
-        namespace: Any = getattr(module, "__dict__", None)
-        base = namespace.get("_SSLContext") if isinstance(namespace, dict) else None
-        if not isinstance(base, type) or "_pysandboxes_base" in base.__dict__:
-            return
-        methods = self.methods(module)
-        guarded = type(base)("_SSLContext", (base,), {**methods, "_pysandboxes_base": base})
+        namespace = {**methods(base), "_pysandboxes_base": base}
+        guarded = type_(base)("_SSLContext", (base,), namespace)
         guarded.__module__ = base.__module__
         guarded.__qualname__ = base.__qualname__
-        namespace["_SSLContext"] = guarded
+        module.__dict__["_SSLContext"] = guarded
 
-
-def _ssl_guard(kit: Kit) -> _SslGuard:
-    return _SslGuard(kit)
+    guard.methods = methods  # type: ignore[attr-defined]
+    return guard
 
 
 def _fresh_spec(kit: Kit) -> Before:
     """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
     only, as exact ``str``: a spec whose ``name`` answers twice decides nothing."""
 
-    from _frozen_importlib import ModuleSpec
+    from _frozen_importlib import ModuleSpec as module_spec
 
     str_ = str
     mro_of = type.__dict__["__mro__"].__get__
     type_ = kit.type
+    getattr_ = getattr
+    type_error = TypeError
 
     def exact(value: Any) -> Any:
         if value is None:
@@ -381,14 +418,14 @@ def _fresh_spec(kit: Kit) -> Before:
         for base in mro_of(type_(value)):
             if base is str_:
                 return str_.__str__(value)
-        raise TypeError("create_dynamic() needs a spec whose name and origin are str")
+        raise type_error("create_dynamic() needs a spec whose name and origin are str")
 
     def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not args or kwargs:
             return args, kwargs  # CPython's own TypeError
         spec = args[0]
-        name = exact(getattr(spec, "name", None))
-        fresh = ModuleSpec(name, None, origin=exact(getattr(spec, "origin", None)))
+        name = exact(getattr_(spec, "name", None))
+        fresh = module_spec(name, None, origin=exact(getattr_(spec, "origin", None)))
         return (fresh, *args[1:]), {}
 
     return before

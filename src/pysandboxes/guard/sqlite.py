@@ -1,152 +1,105 @@
 """SQLite opens more files than ``sqlite3.connect``'s argument: ``ATTACH DATABASE`` and
 ``VACUUM INTO`` open or create a file of the SQL's choosing, with no audit event.
 
-The hook installs an authorizer on every connection (the ``sqlite3.connect/handle`` event,
-whatever the factory; ``guard/files.py``): ``SQLITE_ATTACH`` -- which ``VACUUM INTO`` raises
-too, with the file name evaluated -- is judged as a write of that file by the file rules, and
-denied (``SQLITE_DENY``) when refused. SQLite then fails with ``sqlite3.DatabaseError``
-("not authorized"), and the refusal itself is kept for the thread.
+``_sqlite3.connect`` is wrapped (``guard/native_files.py``, in a hidden generator): once the
+connection is made, it raises ``pysandboxes.sqlite.authorizer`` and the hook sets an authorizer
+on it (``guard/files.py``) before the program holds it. The authorizer judges the file of
+``SQLITE_ATTACH`` -- which ``VACUUM INTO`` raises too, with the file name evaluated -- as a
+write by the file rules, and denies it (``SQLITE_DENY``) when refused; the refusal is kept for
+the thread. A connection made any other way (``sqlite3.Connection(...)`` directly, a factory
+class whose ``__init__`` is Python code) is refused at the ``sqlite3.connect/handle`` event:
+the hook checks that the C ``__init__`` was called by the wrapper's own frame.
 
-This module makes the connections of ``sqlite3.connect`` (when the program names no factory
-of its own) instances of a subclass whose statement methods raise that refusal instead of the
-bare ``DatabaseError`` -- a ``RulePermissionError`` naming the missing rule -- and whose
-``set_authorizer`` composes the program's authorizer with the guard's instead of replacing it.
-What remains open (documented in docs/python-layer.md): ``sqlite3.Connection.set_authorizer``
-called on the base type replaces the guard's authorizer.
+The default factory of the wrapper is a subclass whose statement methods raise the kept
+refusal instead of SQLite's bare ``DatabaseError`` ("not authorized") -- a
+``RulePermissionError`` naming the missing rule -- and whose ``set_authorizer`` composes the
+program's authorizer with the guard's instead of replacing it. Open (documented):
+``sqlite3.Connection.set_authorizer`` called on the C base type replaces the guard's authorizer.
+
+Everything here is built at arm time (:func:`build`) and holds what it uses in closures: a
+module global looked up at run time could be replaced by the program (``__globals__`` raises no
+audit event).
 """
 
 from __future__ import annotations
-
-import sys
-from collections.abc import Callable
 
 from pysandboxes.guard.kit import Kit
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-
-_audit = sys.audit
-_mro_of = type.__dict__["__mro__"].__get__
-_flags_of = type.__dict__["__flags__"].__get__
-_dict_of = type.__dict__["__dict__"].__get__
-_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
+    Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+    After = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
-def c_method(cls: Any, name: str) -> Any:
-    """``name`` of the C base of ``cls`` (what no Python subclass can override)."""
+def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:
+    """``for_module(_sqlite3) -> (before, after)`` of the ``connect`` wrapper."""
 
-    for base in _mro_of(cls):
-        if _flags_of(base) & _IMMUTABLE:
-            method = _dict_of(base).get(name)
-            if method is not None:
-                return method
-    return None
+    audit = kit.audit
+    len_ = kit.len
+    getattr_ = getattr
+    type_of = type
 
+    def classes(module: Any) -> tuple[Any, Any]:
+        """(the C ``Connection``, the subclass ``sqlite3.connect`` makes by default)."""
 
-def effective_init(cls: Any) -> Any:
-    """The ``__init__`` that instances of ``cls`` run (the first in the MRO)."""
+        base_connection = getattr_(module, "Connection")
+        base_cursor = getattr_(module, "Cursor")
+        error = getattr_(module, "DatabaseError")
 
-    for base in _mro_of(cls):
-        method = _dict_of(base).get("__init__")
-        if method is not None:
-            return method
-    return None
+        def surfaced(method: Callable[..., Any], of_cursor: bool) -> Callable[..., Any]:
+            def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return method(self, *args, **kwargs)
+                except error:
+                    # Raises the refusal the authorizer kept for this connection, if any.
+                    audit("pysandboxes.sqlite.refused", self.connection if of_cursor else self)
+                    raise
 
+            call.__name__ = call.__qualname__ = getattr_(method, "__name__", "call")
+            call.__doc__ = getattr_(method, "__doc__", None)
+            return call
 
-def guarded_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    """``__init__`` of the connections python-sb checks: the C ``__init__``, then the guard's
-    authorizer before any statement can run. The hook refuses a connection whose class runs
-    another ``__init__`` (``sqlite3.connect/handle``)."""
+        def cursor(self: Any, factory: Any = None) -> Any:
+            return base_connection.cursor(self, guarded_cursor if factory is None else factory)
 
-    c_method(type(self), "__init__")(self, *args, **kwargs)
-    _audit("pysandboxes.sqlite.authorizer", self, None)
-
-
-def connect_before(kit: Kit, module: Any) -> Callable[..., Any]:
-    """The ``before`` of the ``_sqlite3.connect`` wrapper: the guarded factory unless the
-    program names one of its own. The classes are made at the first call (the module's types
-    do not exist yet when ``_imp.create_dynamic`` returns it)."""
-
-    made: list[Any] = []
-    guarded: dict[int, Any] = {}  # a factory of the program's -> its guarded subclass
-    type_ = kit.type
-
-    def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if not made:
-            made.append(_classes(module))
-        base_connection, connection = made[0]
-        if len(args) >= 6:
-            args, factory = (*args[:5], *args[6:]), args[5]
-        else:
-            factory = kwargs.get("factory", base_connection)
-        if factory is base_connection:
-            factory = connection
-        elif (
-            isinstance(factory, type)
-            and issubclass(factory, base_connection)
-            and effective_init(factory) is effective_init(base_connection)
-        ):
-            # The program's subclass without an __init__ of its own: the guard's __init__
-            # (a subclass defining __init__ could run statements before the authorizer is
-            # set: refused by the hook).
-            pair = guarded.get(id(factory))
-            if pair is None or pair[0] is not factory:
-                sub = type_(factory)(factory.__name__, (factory,), {"__init__": guarded_init})
-                sub.__qualname__ = factory.__qualname__
-                sub.__module__ = factory.__module__
-                pair = guarded[id(factory)] = (factory, sub)
-            factory = pair[1]
-        return args, {**kwargs, "factory": factory}
-
-    return before
-
-
-def _classes(module: Any) -> tuple[Any, Any]:
-    """(the C ``Connection``, the guarded subclass ``sqlite3.connect`` makes by default)."""
-
-    audit = _audit
-    base_connection = module.Connection
-    base_cursor = module.Cursor
-    error = module.DatabaseError
-
-    def surfaced(method: Callable[..., Any], of_cursor: bool) -> Callable[..., Any]:
-        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return method(self, *args, **kwargs)
-            except error:
-                # Raises the refusal the authorizer kept for this connection, if any.
-                audit("pysandboxes.sqlite.refused", self.connection if of_cursor else self)
-                raise
-
-        call.__name__ = call.__qualname__ = getattr(method, "__name__", "call")
-        call.__doc__ = getattr(method, "__doc__", None)
-        return call
-
-    class Cursor(base_cursor):  # type: ignore[misc,valid-type]
-        execute = surfaced(base_cursor.execute, True)
-        executemany = surfaced(base_cursor.executemany, True)
-        executescript = surfaced(base_cursor.executescript, True)
-
-    class Connection(base_connection):  # type: ignore[misc,valid-type]
-        __init__ = guarded_init
-        execute = surfaced(base_connection.execute, False)
-        executemany = surfaced(base_connection.executemany, False)
-        executescript = surfaced(base_connection.executescript, False)
-
-        def cursor(self, factory: Any = Cursor) -> Any:
-            return base_connection.cursor(self, factory)
-
-        def set_authorizer(self, authorizer_callback: Any) -> None:
+        def set_authorizer(self: Any, authorizer_callback: Any) -> None:
             """As ``sqlite3.Connection.set_authorizer``; python-sb's own check of ``ATTACH``
             and ``VACUUM INTO`` stays in front of the callback (``None`` removes the
             callback only)."""
 
             audit("pysandboxes.sqlite.authorizer", self, authorizer_callback)
 
-    for cls, name in ((Cursor, "Cursor"), (Connection, "Connection")):
-        cls.__name__ = cls.__qualname__ = name
-        cls.__module__ = "sqlite3"
+        names = ("execute", "executemany", "executescript")
+        guarded_cursor = type_of(base_cursor)(
+            "Cursor",
+            (base_cursor,),
+            {name: surfaced(getattr_(base_cursor, name), True) for name in names},
+        )
+        namespace = {name: surfaced(getattr_(base_connection, name), False) for name in names}
+        namespace["cursor"] = cursor
+        namespace["set_authorizer"] = set_authorizer
+        guarded = type_of(base_connection)("Connection", (base_connection,), namespace)
+        guarded_cursor.__module__ = guarded.__module__ = "sqlite3"
+        return base_connection, guarded
 
-    return base_connection, Connection
+    def for_module(module: Any) -> tuple[Before, After]:
+        made: list[tuple[Any, Any]] = []
+
+        def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if not made:  # the module's types exist once it is executed, not at creation
+                made.append(classes(module))
+            base_connection, guarded = made[0]
+            if len_(args) < 6 and kwargs.get("factory", base_connection) is base_connection:
+                kwargs = {**kwargs, "factory": guarded}
+            return args, kwargs
+
+        def after(connection: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            audit("pysandboxes.sqlite.authorizer", connection, None)
+            return connection
+
+        return before, after
+
+    return for_module

@@ -371,3 +371,36 @@ def ssl_cafile() -> str:
     import ssl
 
     return ssl.get_default_verify_paths().openssl_cafile
+
+
+def test_guard_module_globals_change_nothing(tmp_path: Path) -> None:
+    """The wrappers look nothing up in their modules' globals at run time: a program that
+    rewrites them (``import pysandboxes.guard.native_files`` is allowed; ``__globals__``
+    raises no event) changes no decision."""
+
+    code = (
+        TRY
+        + """
+from pysandboxes.guard import native_files, sqlite as guard_sqlite, wrappers
+native_files.WRAPPED.clear()
+native_files.PASSWD = native_files.GROUP = native_files.SHADOW = "/dev/null"
+native_files._READ = 0
+for name in list(vars(guard_sqlite)):
+    if not name.startswith("__"):
+        setattr(guard_sqlite, name, None)
+import pwd, grp, sqlite3
+attempt("getpwall", pwd.getpwall)
+attempt("other_uid", lambda: pwd.getpwuid(os.getuid() + 1))
+attempt("getgrall", grp.getgrall)
+c = sqlite3.connect(":memory:")
+attempt("attach", lambda: c.execute("ATTACH '/etc/x.db' AS s"))
+"""
+    )
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    assert out["getpwall"] == out["other_uid"] == "RulePermissionError file /etc/passwd", (
+        out,
+        result.stderr,
+    )
+    assert out["getgrall"] == "RulePermissionError file /etc/group", out
+    assert out["attach"] == "RulePermissionError file /etc/x.db", out

@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=sqlite3
 # expect: file PermissionError
-# bypass: type(conn).__init__ is the guard's guarded_init; its __globals__ (no event) is pysandboxes.guard.sqlite's namespace, and replacing _audit there stops every later connection getting the authorizer: ATTACH unchecked
 
 """Objective: read ../outside/secret.db through ATTACH after silencing the guarded __init__.
 
