@@ -198,6 +198,9 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
     The closure holds plain tuples only (no attribute of a guard class is read at run time).
     """
 
+    # Captured now: module globals could be rebound by the program (import
+    # pysandboxes.guard.files), and the closures below must not read them at run time.
+    none_code, ignored_code = NONE, IGNORED
     rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
     names = table.ignore_names
     anchored = table.ignore_anchored
@@ -206,15 +209,15 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
         if path != "/":
             path = path.rstrip("/")
         if anchored is not None and anchored(path) is not None:
-            return IGNORED, None
+            return ignored_code, None
         if names is not None:
             for part in path.split("/"):
                 if part and names(part) is not None:
-                    return IGNORED, None
+                    return ignored_code, None
         for prefix, below, kind, row in rows:
             if path == prefix or path.startswith(below):
                 return kind, row
-        return NONE, None
+        return none_code, None
 
     return access
 
@@ -241,6 +244,11 @@ def make_file_handlers(
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring)."""
 
+    # Captured now: module globals could be rebound by the program (import
+    # pysandboxes.guard.files), and the closures below must not read them at run time.
+    none_code, ro_code, rw_code, ignored_code = NONE, RO, RW, IGNORED
+    write_flags, fd_mark = _WRITE_FLAGS, FD
+    permission, not_found = PERMISSION, NOT_FOUND
     access = make_access(table)
     text_of = tools.text_of
     resolve = tools.resolve
@@ -296,7 +304,7 @@ def make_file_handlers(
         # records it: a directory the program put on sys.path must be readable to import from.
         quiet = quiet or (listing[0] and not learning and import_system_call())
         shown = show(resolved)
-        if code == IGNORED:
+        if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)
             refuse(
                 "file",
@@ -306,13 +314,13 @@ def make_file_handlers(
                 None,
                 op,
                 f"No such file or directory: '{shown}' (hidden by rule '{rule}' from {origin})",
-                NOT_FOUND,
+                not_found,
                 given,
                 fields,
             )
             return
         what = "Write" if write else "Read"
-        if code == NONE:
+        if code == none_code:
             key = "expose-rw" if write else "expose-ro"
             message = (
                 f"{what} access to '{shown}' DENIED: no expose-ro/expose-rw rule covers it"
@@ -328,7 +336,7 @@ def make_file_handlers(
                 f"{key}={resolved}",
                 op,
                 message,
-                PERMISSION,
+                permission,
                 given,
                 fields,
                 quiet,
@@ -344,7 +352,7 @@ def make_file_handlers(
                 op,
                 f"Write access to '{shown}' DENIED: it is a rule file, the learning output or "
                 "the denials file of this run, which the sandboxed program cannot change",
-                PERMISSION,
+                permission,
                 given,
                 fields,
             )
@@ -368,7 +376,7 @@ def make_file_handlers(
             f"expose-rw={resolved}",
             op,
             message,
-            PERMISSION,
+            permission,
             given,
             fields,
             quiet,
@@ -385,7 +393,7 @@ def make_file_handlers(
             "path type",
             f"Path argument of type '{name}' refused: the Python layer of python-sb judges "
             "str, bytes, os.DirEntry and pathlib paths only",
-            PERMISSION,
+            permission,
         )
 
     def judge_text(given: str, base: str | None, write: bool) -> str | None:
@@ -393,7 +401,9 @@ def make_file_handlers(
 
         resolved = resolve(given, base)
         code, row = access(resolved)
-        if (code == RW and not (write and resolved in protected)) or (code == RO and not write):
+        if (code == rw_code and not (write and resolved in protected)) or (
+            code == ro_code and not write
+        ):
             if recording and row is not None and row[0] is not None:
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
@@ -406,7 +416,7 @@ def make_file_handlers(
         if text is None:
             unsupported(obj)
             return None
-        if text is FD:
+        if text is fd_mark:
             return None
         return judge_text(text, base_of(dir_fd), write)
 
@@ -418,30 +428,30 @@ def make_file_handlers(
                 return
         else:
             text = text_of(obj)
-            if text is FD:
+            if text is fd_mark:
                 return
             if text is None:
                 unsupported(obj)
                 return
         flags = args[2]
-        write = type_(flags) is int_ and (flags & _WRITE_FLAGS) != 0
+        write = type_(flags) is int_ and (flags & write_flags) != 0
         if caching:
             code = cache.get(text)
-            if code is not None and (code == RW or (code == RO and not write)):
+            if code is not None and (code == rw_code or (code == ro_code and not write)):
                 return
         if (
             not write
             and text.startswith(trusted)
             and "/." not in text
             and "//" not in text
-            and (not has_ignore or access(text)[0] != IGNORED)
+            and (not has_ignore or access(text)[0] != ignored_code)
         ):
             return
         resolved = judge_text(text, None, write)
         if caching and resolved is not None:
             code, _row = access(resolved)
-            if resolved in protected and code == RW:
-                code = RO
+            if resolved in protected and code == rw_code:
+                code = ro_code
             if len_(cache) >= 4096:
                 cache.clear()
             cache[text] = code
@@ -476,7 +486,7 @@ def make_file_handlers(
 
         def handler(args: tuple[Any, ...]) -> None:
             obj = args[0]
-            if type_(obj) is int_ or text_of(obj) is FD:
+            if type_(obj) is int_ or text_of(obj) is fd_mark:
                 path = fd_path(int_.__index__(obj))
                 # Pipes, sockets and anonymous inodes have no path; a memfd is the program's.
                 if path is not None and not path.startswith("/memfd:"):
@@ -511,7 +521,7 @@ def make_file_handlers(
                     "write",
                     f"Renaming '{shown}' DENIED: it holds a rule file, the learning output or "
                     "the denials file of this run, which the sandboxed program cannot change",
-                    PERMISSION,
+                    permission,
                     resolved,
                     (("kind", "file"), ("op", "write"), ("path", resolved)),
                 )
@@ -525,14 +535,14 @@ def make_file_handlers(
         invalidate()
         link = judge(args[1], True, args[2])
         target = text_of(args[0])
-        if target is None or target is FD or link is None:
+        if target is None or target is fd_mark or link is None:
             if target is None:
                 unsupported(args[0])
             return
         parent = link[: link.rfind("/")] or "/"
         landing = resolve(target, parent)
         code, _row = access(landing)
-        if code in (RO, RW):
+        if code in (ro_code, rw_code):
             return
         shown_link, shown_target = show(link), show(landing)
         fields = (("kind", "file"), ("op", "write"), ("path", landing))
@@ -541,11 +551,11 @@ def make_file_handlers(
             landing,
             None,
             None,
-            f"expose-ro={landing}" if code == NONE else None,
+            f"expose-ro={landing}" if code == none_code else None,
             "symlink",
             f"Creating a link at '{shown_link}' that points to '{shown_target}' DENIED: "
             "the target is not exposed to the sandbox",
-            PERMISSION,
+            permission,
             target,
             fields,
         )
@@ -558,7 +568,7 @@ def make_file_handlers(
         argument, an ``ATTACH``'d file, the target of ``VACUUM INTO``."""
 
         text = text_of(database)
-        if text is FD or text is None:
+        if text is fd_mark or text is None:
             if text is None:
                 unsupported(database)
             return
@@ -589,6 +599,7 @@ def make_file_handlers(
     sqlite_attach, sqlite_ok, sqlite_deny = 24, 0, 1  # SQLITE_ATTACH, SQLITE_OK, SQLITE_DENY
     pending: dict[int, tuple[int, BaseException]] = {}  # thread -> (connection id, refusal)
     id_ = id
+    getattr_ = getattr
     base_exception = BaseException
     builtin_function = type(len)
     mro_of = type.__dict__["__mro__"].__get__
@@ -640,7 +651,7 @@ def make_file_handlers(
             fn = frame.f_locals.get("fn")
             if type_(fn) is not builtin_function or fn.__name__ != "connect":
                 return False
-            name: Any = getattr(fn.__self__, "__name__", None)  # read once
+            name: Any = getattr_(fn.__self__, "__name__", None)  # read once
             return type_(name) is str_ and str_.rpartition(name, ".")[2] == "_sqlite3"
         finally:
             leave(state)
@@ -651,7 +662,7 @@ def make_file_handlers(
         if made_by_connect():
             return
         connection = args[0] if args else None
-        name = str_.__str__(getattr(type_(connection), "__qualname__", "?"))
+        name = str_.__str__(getattr_(type_(connection), "__qualname__", "?"))
         refuse(
             "file",
             "<sqlite3 connection of class " + name + ">",
@@ -663,7 +674,7 @@ def make_file_handlers(
             "DENIED: python-sb checks the files of ATTACH DATABASE and VACUUM INTO with an "
             "authorizer it sets on the connections sqlite3.connect makes; use sqlite3.connect "
             "(a factory class may not define __init__)",
-            PERMISSION,
+            permission,
         )
 
     def on_sqlite_authorizer(args: tuple[Any, ...]) -> None:
@@ -686,7 +697,7 @@ def make_file_handlers(
             "write",
             "ATTACH DATABASE with a file name computed at run time DENIED: the Python layer "
             "judges the file before SQLite evaluates the name; write the name as a literal",
-            PERMISSION,
+            permission,
         )
 
     def on_sqlite_refused(args: tuple[Any, ...]) -> None:
@@ -715,10 +726,10 @@ def make_file_handlers(
         judge("." if obj is None else obj, False, -1)  # attributes are content too
 
     def is_ignored(path: str) -> bool:
-        return has_ignore and access(path)[0] == IGNORED
+        return has_ignore and access(path)[0] == ignored_code
 
     def writable(path: str) -> bool:
-        return access(path)[0] == RW
+        return access(path)[0] == rw_code
 
     handlers: dict[str, Callable[[tuple[Any, ...]], None]] = {
         "open": on_open,

@@ -54,6 +54,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
         "write_history_file",
         "append_history_file",
         "read_init_file",
+        "parse_and_bind",
     ),
     "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
 }
@@ -196,7 +197,62 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         mine = expanduser("~/.inputrc")  # libreadline's tilde expansion: HOME, then pwd
         return mine if exists(mine) else "/etc/inputrc"
 
-    def readline_file(position: int, flags: int, default: Callable[[], str]) -> Before:
+    open_ = open  # io.open, captured at arm time
+    value_error, os_error = ValueError, OSError
+    fs_encoding = kit.fs_encoding
+    str_exact = kit.str_exact
+
+    def include_target(line: str) -> str | None:
+        """The file of a ``$include`` directive, as libreadline's ``rl_parse_and_bind`` and
+        ``handle_parser_directive`` find it (spaces and tabs only; directive names ignore
+        case; the argument runs to the end of the line; ``~`` expanded), else None."""
+
+        text = line.lstrip(" \t")
+        if not text.startswith("$"):
+            return None
+        text = text[1:].lstrip(" \t")
+        end = 0
+        while end < len_(text) and text[end] not in " \t":
+            end += 1
+        if text[:end].lower() != "include":
+            return None
+        target = text[end:].lstrip(" \t").split("\n", 1)[0]
+        if not target:
+            return None
+        return expanduser(target) if target.startswith("~") else target
+
+    def judge_init(path: Any, depth: int = 0) -> None:
+        """An init file is read, and so is every file its ``$include`` lines name: judged
+        here, each one read once by the guard to find them (libreadline reads them itself)."""
+
+        audit("open", path, "r", read_flags)
+        if depth > 16:  # libreadline has no limit, but a deeper chain is no init file
+            raise value_error("readline init files: $include nested too deeply")
+        try:
+            with open_(path, "rb") as handle:
+                data = handle.read()
+        except os_error:
+            return  # libreadline fails to read it too
+        for raw in data.split(b"\n"):
+            target = include_target(raw.decode(fs_encoding, "surrogateescape"))
+            if target is not None:
+                judge_init(target, depth + 1)
+
+    def parse_and_bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len_(args) != 1:
+            return args, kwargs  # the original's own TypeError
+        try:
+            line = str_exact(args[0])  # judged and used: one exact str
+        except type_error:
+            return args, kwargs
+        target = include_target(line)
+        if target is not None:
+            judge_init(target)
+        return (line,), {}
+
+    def readline_file(
+        position: int, flags: int, default: Callable[[], str], init: bool = False
+    ) -> Before:
         """The file argument (positional only, at ``position``) made an exact str/bytes once
         (the object judged is the object used); ``None`` becomes libreadline's default, passed
         explicitly so that libreadline looks nothing up itself."""
@@ -210,7 +266,10 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
             path = default() if path is None else exact_path(kit, path)
             if type_(path) is not str_ and type_(path) is not bytes_:
                 raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
-            audit("open", path, "r" if flags == read_flags else "w", flags)
+            if init:
+                judge_init(path)  # and the files its $include lines name
+            else:
+                audit("open", path, "r" if flags == read_flags else "w", flags)
             return (*args[:position], path), {}
 
         return before
@@ -227,7 +286,8 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         ("readline", "read_history_file"): readline_file(0, read_flags, history_default),
         ("readline", "write_history_file"): readline_file(0, write_flags, history_default),
         ("readline", "append_history_file"): readline_file(1, append_flags, history_default),
-        ("readline", "read_init_file"): readline_file(0, read_flags, init_default),
+        ("readline", "read_init_file"): readline_file(0, read_flags, init_default, True),
+        ("readline", "parse_and_bind"): parse_and_bind,
     }
 
 
@@ -253,6 +313,7 @@ def install(
     str_ = str
     dict_ = dict
     getattr_ = getattr
+    id_ = id
     # A private copy: WRAPPED, a module global, could be changed by the program.
     wrapped = {module: tuple(functions) for module, functions in WRAPPED.items()}
 
@@ -280,7 +341,7 @@ def install(
             made = named(wrapper(call), original)
             namespace[attr] = made
             if aliases is not None:  # loaded before arming: its aliases elsewhere too
-                aliases[id(original)] = (original, made)
+                aliases[id_(original)] = (original, made)
         return module
 
     for name in WRAPPED:
@@ -380,7 +441,7 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
         base = namespace.get("_SSLContext")
         try:
             is_type(base)
-        except TypeError:
+        except type_error:
             return None  # not a class
         if "_pysandboxes_base" in dict_of(base):
             return None

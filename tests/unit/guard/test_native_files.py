@@ -404,3 +404,34 @@ attempt("attach", lambda: c.execute("ATTACH '/etc/x.db' AS s"))
     )
     assert out["getgrall"] == "RulePermissionError file /etc/group", out
     assert out["attach"] == "RulePermissionError file /etc/x.db", out
+
+
+def test_readline_include_is_judged(tmp_path: Path) -> None:
+    """``$include FILE`` in ``parse_and_bind`` or in an init file makes libreadline read FILE:
+    judged as a read, nested includes too; ordinary bindings are untouched."""
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("TOKEN=abc\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "nested.rc").write_text(f"set bell-style none\n  $Include   {outside}/secret\n")
+    (project / "plain.rc").write_text('"\\C-x": "x"\n$include plain2.rc\n')
+    (project / "plain2.rc").write_text("set bell-style none\n")
+    code = (
+        TRY
+        + f"""
+import readline
+attempt("bind", lambda: readline.parse_and_bind("tab: complete"))
+attempt("include", lambda: readline.parse_and_bind("$include {outside}/secret"))
+attempt("include_spaced", lambda: readline.parse_and_bind("  $ INCLUDE\\t{outside}/secret"))
+attempt("nested_init", lambda: readline.read_init_file("nested.rc"))
+attempt("nested_bind", lambda: readline.parse_and_bind("$include nested.rc"))
+attempt("plain_init", lambda: readline.read_init_file("plain.rc"))
+"""
+    )
+    out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
+    secret = f"RulePermissionError file {outside}/secret"
+    for name in ("include", "include_spaced", "nested_init", "nested_bind"):
+        assert out[name] == secret, (name, out)
+    assert out["bind"] == out["plain_init"] == "ran", out

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: any guard module is reachable (import pysandboxes.guard.files) and on_open/judge_text read the access codes RO/RW/NONE from its globals at run time: files.RO = files.NONE makes every unexposed path readable
 
 """Objective: read ../outside/secret.txt after renumbering the access codes in the guard's
 module namespace.

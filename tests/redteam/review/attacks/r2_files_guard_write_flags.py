@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: on_open reads _WRITE_FLAGS from pysandboxes.guard.files' globals at run time: set to 0, every open is judged a read and expose-ro grants writes
 
 """Objective: write into the read-only exposure (create ./planted.txt) after emptying the
 write-flag mask in the guard's module namespace.

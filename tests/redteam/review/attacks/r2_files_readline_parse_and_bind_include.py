@@ -3,7 +3,6 @@
 # rule: python-import=readline
 # rule: python-import=os
 # expect: file FileNotFoundError
-# bypass: readline.parse_and_bind is not wrapped; its "$include FILE" makes libreadline open any file with no event and echo every unparsable line (KEY=VALUE, base64) to stderr, which the program reads through a pipe on fd 2
 
 """Objective: read the ignored .env through readline.parse_and_bind('$include FILE').
 
