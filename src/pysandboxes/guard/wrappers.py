@@ -309,6 +309,8 @@ def _wrap_shared_memory(kit: Kit, replacements: dict[int, Any]) -> None:
         return
     audit = kit.audit
     str_exact = kit.str_exact
+    len_ = kit.len
+    index = int.__index__
 
     def shm_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if args:
@@ -321,8 +323,8 @@ def _wrap_shared_memory(kit: Kit, replacements: dict[int, Any]) -> None:
 
     def announce_open(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         path, args, kwargs = shm_path(args, kwargs)
-        flags = args[1] if len(args) > 1 else kwargs.get("flags", 0)
-        audit("open", path, None, int.__index__(flags))
+        flags = args[1] if len_(args) > 1 else kwargs.get("flags", 0)
+        audit("open", path, None, index(flags))
         return args, kwargs
 
     def announce_unlink(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -376,18 +378,23 @@ def _wrap_create_builtin(
 
     audit = kit.audit
     str_ = str
+    getattr_ = getattr
+    mro_of = type.__dict__["__mro__"].__get__
+    type_ = kit.type
+    type_error = TypeError
+    module_spec, importer = ModuleSpec, BuiltinImporter
 
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
-        name = getattr(spec, "name", None)
-        for base in type.__dict__["__mro__"].__get__(type(name)):
+        name = getattr_(spec, "name", None)
+        for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
                 break
         else:
-            raise TypeError("create_builtin() needs a spec with a str name")
+            raise type_error("create_builtin() needs a spec with a str name")
         audit("pysandboxes.create_builtin", name)
-        fresh = ModuleSpec(name, BuiltinImporter, origin="built-in")  # type: ignore[arg-type]
+        fresh = module_spec(name, importer, origin="built-in")  # type: ignore[arg-type]
         return (fresh,), {}
 
     def after(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -407,24 +414,32 @@ def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
-def exact_path(kit: Kit, path: Any) -> Any:
+def exact_path(
+    kit: Kit, path: Any, *, _int: type = int, _type_error: type[Exception] = TypeError
+) -> Any:
     """``path`` as an exact ``str`` or ``bytes``, ``__fspath__`` called once (``None`` and
     descriptors unchanged): what a wrapper judges and then passes on, so that a ``str``
-    subclass or a path-like object answering differently each time decides nothing."""
+    subclass or a path-like object answering differently each time decides nothing.
 
-    if path is None or kit.type(path) is int:
+    The builtins it needs are bound when the module is imported (at arm time), and every
+    wrapper holds this function itself, not the module global: the program can rebind both
+    (``import pysandboxes.guard.wrappers``, ``builtins.int = ...``)."""
+
+    if path is None or kit.type(path) is _int:
         return path
     try:
         text = kit.fspath(path)
-    except TypeError:
+    except _type_error:
         return path  # a descriptor (int subclass) or an error of the real function's own
     try:
         return kit.str_exact(text)
-    except TypeError:
+    except _type_error:
         return kit.bytes_exact(text)
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
+    exact = exact_path  # captured: the module global could be rebound
+    type_error = TypeError
     audit = kit.audit
     fspath = kit.fspath
     encoding = kit.fs_encoding
@@ -434,10 +449,10 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     def announce_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # The object judged is the object used: an exact str/bytes made once.
         if args:
-            path = exact_path(kit, args[0])
+            path = exact(kit, args[0])
             args = (path, *args[1:])
         else:
-            path = exact_path(kit, kwargs.get("path"))
+            path = exact(kit, kwargs.get("path"))
             kwargs = {**kwargs, "path": path}
         dir_fd = kwargs.get("dir_fd")
         audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
@@ -470,7 +485,7 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
         text = fspath(raw)
         try:
             text = str_exact(text)
-        except TypeError:
+        except type_error:
             text = bytes_exact(text)  # not str: bytes, or posix.open's own TypeError
         dir_fd = kwargs.get("dir_fd")
         if dir_fd is not None:
@@ -483,6 +498,9 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     original_open = posix.open
     call_open = hide(original_open, kit, rewrite_dir_fd)
     replacements[id(original_open)] = (original_open, _named(_wrapper(call_open), original_open))
+
+
+_exact_path = exact_path  # for _wrap_ignore_helpers (defined before it)
 
 
 class FilteredScandir:
@@ -513,6 +531,8 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     audit = kit.audit
     stat, lstat, access = os.stat, os.lstat, os.access
     listdir, scandir = os.listdir, os.scandir
+    exact_path = _exact_path  # captured: the module global could be rebound
+    not_found, list_, filtered = FileNotFoundError, list, FilteredScandir
 
     def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
         path = exact_path(kit, path)
@@ -535,7 +555,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
         path = exact_path(kit, path)
         try:
             audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
-        except FileNotFoundError:
+        except not_found:
             return False  # os.access answers, it does not raise
         return access(
             path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks
@@ -553,9 +573,9 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
 
     def filter_entries(found: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with found:
-            entries = list(found)
+            entries = list_(found)
         audit("pysandboxes.filter", args[0] if args else ".", entries)
-        return FilteredScandir(entries)
+        return filtered(entries)
 
     list_call = hide(listdir, kit, exact_argument, filter_names)
     scan_call = hide(scandir, kit, exact_argument, filter_entries)

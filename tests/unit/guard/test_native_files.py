@@ -388,7 +388,9 @@ native_files._READ = 0
 for name in list(vars(guard_sqlite)):
     if not name.startswith("__"):
         setattr(guard_sqlite, name, None)
+wrappers.exact_path = lambda kit, path, **ignored: "fifo-here"
 import pwd, grp, sqlite3
+attempt("mkfifo", lambda: os.mkfifo("/tmp/../etc/pysb-fifo"))
 attempt("getpwall", pwd.getpwall)
 attempt("other_uid", lambda: pwd.getpwuid(os.getuid() + 1))
 attempt("getgrall", grp.getgrall)
@@ -404,6 +406,7 @@ attempt("attach", lambda: c.execute("ATTACH '/etc/x.db' AS s"))
     )
     assert out["getgrall"] == "RulePermissionError file /etc/group", out
     assert out["attach"] == "RulePermissionError file /etc/x.db", out
+    assert out["mkfifo"] == "RulePermissionError file /etc/pysb-fifo", out
 
 
 def test_readline_include_is_judged(tmp_path: Path) -> None:
