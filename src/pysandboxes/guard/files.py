@@ -19,7 +19,6 @@ check and the cache's next answer) and in learning/audit mode.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
@@ -28,6 +27,7 @@ from pysandboxes.runtime import RunContext
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple

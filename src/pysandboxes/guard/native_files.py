@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Generator
 
 from pysandboxes.guard.kit import Kit
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
     from typing import Any
 
     Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Generator
 
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
@@ -31,6 +30,7 @@ from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple
