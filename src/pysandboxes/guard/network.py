@@ -25,10 +25,10 @@ host is refused in these calls whenever a DENY rule applies (SPEC §2.4's intran
 programs that resolve first (``socket.create_connection``, ``asyncio``, ``urllib``,
 ``http.client``, ``requests``) connect to a numeric address, judged exactly, and are not
 affected. A name a host-name rule allows is trusted as far as that rule. CPython's order
-would let the program's own query leave before the hook runs; so on the first socket the guard
-puts a pre-check in front of ``socket.socket``'s ``connect``, ``connect_ex``, ``bind`` and
-``sendto`` (:func:`precheck_methods`) that judges the name first: an uncovered name is refused
-before its query leaves. Only the C methods called directly (``_socket.socket.connect``) skip
+would let the program's own query leave before the hook runs; so when a socket of a new class
+is made, the guard puts a pre-check in front of ``socket.socket``'s ``connect``,
+``connect_ex``, ``bind`` and ``sendto`` (:func:`make_precheck_installer`) that judges the name
+first: an uncovered name is refused before its query leaves. Only the C methods called directly (``_socket.socket.connect``) skip
 it: that one query then leaves before the refusal (``tests/e2e/test_guard_dns.py``).
 
 What CPython accepts is judged as CPython reads it: hosts as ``str``, ``bytes`` or their
@@ -54,7 +54,6 @@ method called directly is not judged.
 from __future__ import annotations
 
 import _socket
-import sys
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
@@ -230,7 +229,10 @@ def make_net_handlers(
     # Hosts no query leaves for, and that no host-name rule names (those are resolved, pinned).
     literal_hosts: set[str] = (set(_LOCAL_NAMES) - names_rules) | {"<broadcast>"}
     mutable = object()  # exact_text's answer for a bytearray
-    patched: list[bool] = []  # socket.socket has its name pre-checks (on the first socket)
+    install_prechecks = make_precheck_installer(kit.audit)
+    socket_type = _socket.socket
+    isinstance_ = isinstance
+    os_error = OSError
     numeric_hosts: set[str] = set()  # host strings the pre-check found to be addresses
 
     inet_ntop = _socket.inet_ntop
@@ -610,7 +612,7 @@ def make_net_handlers(
 
     def on_sockaddr(args: tuple[Any, ...]) -> None:
         """``pysandboxes.sockaddr`` (sock, address, direction): raised by the ``socket.socket``
-        methods :func:`precheck_methods` installs, *before* CPython resolves a name given in
+        methods :func:`make_precheck_installer` installs, *before* CPython resolves a name given in
         the address. Only names are judged here (an address is judged by CPython's own event,
         once); in learning and audit runs nothing is (the event that follows records it)."""
 
@@ -622,7 +624,7 @@ def make_net_handlers(
         host_obj = tuple_item(address, 0)
         if type_(host_obj) is str_ and host_obj in numeric_hosts:
             return  # the common case, kept cheap: an address seen before
-        if not isinstance(sock, _socket.socket) or direction not in ("IN", "OUT"):
+        if not isinstance_(sock, socket_type) or direction not in ("IN", "OUT"):
             return
         if family_of(sock) not in (af_inet, af_inet6):
             return
@@ -640,7 +642,7 @@ def make_net_handlers(
         kernel bind it to a free port on every interface, with no audit event: judged as that
         bind (``IN``, the any-address, port 0)."""
 
-        if len_(args) != 1 or not isinstance(args[0], _socket.socket):
+        if len_(args) != 1 or not isinstance_(args[0], socket_type):
             return
         sock = args[0]
         family = family_of(sock)
@@ -648,7 +650,7 @@ def make_net_handlers(
             return
         try:
             port = tuple_item(getsockname(sock), 1)
-        except OSError:
+        except os_error:
             return  # a closed socket: CPython's listen reports it
         if port == 0:
             judge_sock(sock, ("0.0.0.0" if family == af_inet else "::", 0), "IN")
@@ -661,8 +663,7 @@ def make_net_handlers(
             judge_sock(args[0], args[1], "OUT")
 
     def on_new(args: tuple[Any, ...]) -> None:
-        if not patched:
-            patched.append(precheck_methods(kit.audit))
+        install_prechecks(args[0])
         family, stype = args[1], args[2]
         proto = args[3] if len_(args) > 3 else -1
         if type_(family) is not int_ or type_(stype) is not int_ or type_(proto) is not int_:
@@ -805,35 +806,41 @@ def make_net_handlers(
     return NetHandlers(handlers=handlers, ip_key=ip_key)
 
 
-def precheck_methods(audit: Callable[..., None]) -> bool:
-    """Put name pre-checks in front of ``socket.socket``'s ``connect``, ``connect_ex``,
-    ``bind`` and ``sendto``: each raises ``pysandboxes.sockaddr`` before the C method, which
-    resolves a host name *before* its own audit event (``getsockaddrarg``). So a name no rule
-    can allow is refused before its query leaves (SPEC §2.4), on the path every program takes
-    (``socket.socket`` and its subclasses: ``ssl.SSLSocket``). ``listen`` raises
-    ``pysandboxes.listen`` (CPython raises no event: an unbound socket is bound by the kernel).
-    Called from the hook on the first socket created, when the ``socket`` module exists; False
-    if it does not.
+def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]:
+    """``install(sock)``, called by the hook for every new socket: puts pre-checks in front of
+    the ``connect``, ``connect_ex``, ``bind``, ``sendto`` and ``listen`` of the Python class
+    that derives from ``_socket.socket`` directly in ``sock``'s class hierarchy (the stdlib
+    ``socket.socket``, so its subclasses too: ``ssl.SSLSocket``), once per class.
 
-    Not a boundary, and not needed to be one: the C methods called directly
-    (``_socket.socket.connect``) skip the pre-check, and then that one query leaves before
-    CPython's own event refuses the connection, as before. Replacing these functions (or their
-    closure cells) reopens only that query.
+    The name pre-checks raise ``pysandboxes.sockaddr`` before the C method, which resolves a
+    host name *before* its own audit event (``getsockaddrarg``): a name no rule can allow is
+    refused before its query leaves (SPEC §2.4). ``listen`` raises ``pysandboxes.listen``
+    (CPython raises none; the kernel binds an unbound socket on every interface).
+
+    The class is found from the socket itself, not through ``sys.modules`` (which the program
+    can change while its first socket is made), and everything used here and in the methods
+    is captured now: nothing is looked up in this module's namespace later (the methods'
+    ``__globals__`` is that namespace, and the program can reach it). Not a boundary: the C
+    methods called directly (``_socket.socket.connect``) skip the pre-checks, as does
+    replacing these functions or their closure cells; then CPython's own events still judge
+    every address, and only the one query of a name (or an unbound ``listen``) gets through.
     """
 
-    # Read without running program code: the module and class are checked by exact type.
-    modules = sys.modules
-    module = dict.get(modules, "socket") if type(modules) is dict else None
-    if type(module) is not type(sys):
-        return False
-    cls = dict.get(module.__dict__, "socket")
-    if type(cls) is not type or _socket.socket not in type.__dict__["__mro__"].__get__(cls):
-        return False
-    c_connect = _socket.socket.connect
-    c_connect_ex = _socket.socket.connect_ex
-    c_bind = _socket.socket.bind
-    c_sendto = _socket.socket.sendto
-    c_listen = _socket.socket.listen
+    base = _socket.socket
+    type_ = type
+    id_ = id
+    mro_of = type.__dict__["__mro__"].__get__
+    bases_of = type.__dict__["__bases__"].__get__
+    dict_of = type.__dict__["__dict__"].__get__
+    set_attribute = type.__setattr__
+    # id -> class, held so that an id is never reused: socket classes looked at, and patched.
+    seen: dict[int, type] = {}
+    patched: dict[int, type] = {}
+    c_connect = base.connect
+    c_connect_ex = base.connect_ex
+    c_bind = base.bind
+    c_sendto = base.sendto
+    c_listen = base.listen
 
     def connect(self: Any, address: Any) -> Any:
         audit("pysandboxes.sockaddr", self, address, "OUT")
@@ -855,16 +862,34 @@ def precheck_methods(audit: Callable[..., None]) -> bool:
         audit("pysandboxes.listen", self)
         return c_listen(self, *backlog)
 
-    for method, original in (
-        (listen, c_listen),
-        (connect, c_connect),
-        (connect_ex, c_connect_ex),
-        (bind, c_bind),
-        (sendto, c_sendto),
-    ):
+    methods = (
+        ("listen", listen, c_listen),
+        ("connect", connect, c_connect),
+        ("connect_ex", connect_ex, c_connect_ex),
+        ("bind", bind, c_bind),
+        ("sendto", sendto, c_sendto),
+    )
+    for _name, method, original in methods:
         method.__doc__ = original.__doc__
-        method.__qualname__ = cls.__qualname__ + "." + method.__name__
-        method.__module__ = cls.__module__
-        if method.__name__ not in cls.__dict__:  # never over a method the module defines
-            setattr(cls, method.__name__, method)
-    return True
+
+    def install(sock: Any) -> None:
+        kind = type_(sock)
+        if id_(kind) in seen:
+            return
+        seen[id_(kind)] = kind
+        for cls in mro_of(kind):
+            if cls is base or id_(cls) in patched:
+                continue
+            direct = False
+            for parent in bases_of(cls):  # by identity: no program __eq__ runs
+                if parent is base:
+                    direct = True
+            if not direct:
+                continue
+            patched[id_(cls)] = cls
+            own = dict_of(cls)
+            for name, method, _original in methods:
+                if name not in own:  # never over a method the class defines itself
+                    set_attribute(cls, name, method)
+
+    return install

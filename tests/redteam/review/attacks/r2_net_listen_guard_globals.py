@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # rule: net=ALLOW|TCP|127.0.0.1|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: socket.socket.listen.__globals__ is pysandboxes.guard.network's namespace; the hook's on_listen reads _socket (and isinstance) from it at run time, so replacing _socket makes it skip every socket
 
 """Objective: listen on every interface (an unbound socket) with no IN rule, through the
 pre-checked ``socket.socket.listen``.

@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # rule: net=ALLOW|TCP|127.0.0.1|*|OUT
 # expect: net ConnectionRefusedError
-# bypass: precheck_methods runs once, at the first socket, and gives up for good (patched=[False]) when sys.modules["socket"].socket is not a class then: hiding it for one socket leaves listen (and the name pre-checks) unjudged for the whole run
 
 """Objective: listen on every interface (an unbound socket) with no IN rule, through the
 ordinary ``socket.socket.listen``.
