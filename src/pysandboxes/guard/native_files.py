@@ -238,6 +238,22 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
             if target is not None:
                 judge_init(target, depth + 1)
 
+    launch_home = environ.get("HOME")  # what the launcher gave the program (or nothing)
+
+    def readline_init() -> None:
+        """libreadline reads an init file when ``readline`` is initialised: ``$INPUTRC``, else
+        ``$HOME/.inputrc``. Judged (with its ``$include`` files) when the program chose it:
+        ``INPUTRC`` set, or ``HOME`` changed since the launch; the user's own ``~/.inputrc``
+        of an unchanged environment is not judged."""
+
+        given = environ.get("INPUTRC")
+        if given:
+            judge_init(given)
+            return
+        home = environ.get("HOME")
+        if home and home != launch_home and exists(home + "/.inputrc"):
+            judge_init(home + "/.inputrc")
+
     def parse_and_bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs or len_(args) != 1:
             return args, kwargs  # the original's own TypeError
@@ -288,6 +304,7 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         ("readline", "append_history_file"): readline_file(1, append_flags, history_default),
         ("readline", "read_init_file"): readline_file(0, read_flags, init_default, True),
         ("readline", "parse_and_bind"): parse_and_bind,
+        ("readline", "<init>"): readline_init,  # type: ignore[dict-item]  # not a Before
     }
 
 
@@ -353,7 +370,10 @@ def install(
         return wrap_module(module)
 
     original = _imp.create_dynamic
-    call = hide_reentrant(original, kit, _fresh_spec(kit), after_create, outside_guard=True)
+    on_create: dict[str, Any] = {"readline": befores[("readline", "<init>")]}
+    call = hide_reentrant(
+        original, kit, _fresh_spec(kit, on_create), after_create, outside_guard=True
+    )
     replacements[id(original)] = (original, named(outside(wrapper(call)), original))
 
     # _ssl's types exist only once its module is executed (multi-phase initialisation).
@@ -461,9 +481,10 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
     return guard
 
 
-def _fresh_spec(kit: Kit) -> Before:
+def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
-    only, as exact ``str``: a spec whose ``name`` answers twice decides nothing."""
+    only, as exact ``str``: a spec whose ``name`` answers twice decides nothing. ``on_create``:
+    what to judge before an extension of that (last) name is initialised."""
 
     from _frozen_importlib import ModuleSpec as module_spec
 
@@ -487,6 +508,9 @@ def _fresh_spec(kit: Kit) -> Before:
         spec = args[0]
         name = exact(getattr_(spec, "name", None))
         fresh = module_spec(name, None, origin=exact(getattr_(spec, "origin", None)))
+        check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None
+        if check is not None:
+            check()
         return (fresh, *args[1:]), {}
 
     return before

@@ -438,3 +438,27 @@ attempt("plain_init", lambda: readline.read_init_file("plain.rc"))
     for name in ("include", "include_spaced", "nested_init", "nested_bind"):
         assert out[name] == secret, (name, out)
     assert out["bind"] == out["plain_init"] == "ran", out
+
+
+def test_readline_import_reads_a_chosen_init_file(tmp_path: Path) -> None:
+    """``import readline`` reads ``$INPUTRC`` (else ``$HOME/.inputrc``): judged, with its
+    ``$include`` files, when the program set ``INPUTRC`` or changed ``HOME``."""
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("TOKEN=abc\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "evil.rc").write_text(f"$include {outside}/secret\n")
+    (project / ".inputrc").write_text(f"$include {outside}/secret\n")
+    secret = f"RulePermissionError file {outside}/secret"
+    for setting in (
+        f"os.environ['INPUTRC'] = {str(project / 'evil.rc')!r}",
+        f"os.environ['HOME'] = {str(project)!r}",
+    ):
+        code = TRY + setting + "\nattempt('import', lambda: __import__('readline'))\n"
+        out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
+        assert out["import"] == secret, (setting, out)
+    code = TRY + "attempt('import', lambda: __import__('readline'))\n"
+    out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
+    assert out["import"] == "ran", out
