@@ -28,8 +28,9 @@ affected. A name a host-name rule allows is trusted as far as that rule. CPython
 would let the program's own query leave before the hook runs; so when a socket of a new class
 is made, the guard puts a pre-check in front of ``socket.socket``'s ``connect``,
 ``connect_ex``, ``bind`` and ``sendto`` (:func:`make_precheck_installer`) that judges the name
-first: an uncovered name is refused before its query leaves. Only the C methods called directly (``_socket.socket.connect``) skip
-it: that one query then leaves before the refusal (``tests/e2e/test_guard_dns.py``).
+first: an uncovered name is refused before its query leaves. Only the C methods called
+directly (``_socket.socket.connect``) skip it: that one query then leaves before the refusal
+(``tests/e2e/test_guard_dns.py``).
 
 What CPython accepts is judged as CPython reads it: hosts as ``str``, ``bytes`` or their
 subclasses (copied with the C methods, no program code), ports as an ``int``, ``bool`` or int
@@ -162,6 +163,7 @@ def make_ip_key(kit: Kit) -> Callable[[str], Any]:
     inet_pton = _socket.inet_pton
     from_bytes = kit.int_from_bytes
     af4, af6 = _socket.AF_INET, _socket.AF_INET6
+    not_an_address = (OSError, ValueError, TypeError)  # captured: nothing read from the module
 
     def ip_key(text: str) -> Any:
         if text.startswith("[") and text.endswith("]"):
@@ -170,11 +172,11 @@ def make_ip_key(kit: Kit) -> Callable[[str], Any]:
             text = text.split("%", 1)[0]
         try:
             return (4, from_bytes(inet_pton(af4, text), "big"))
-        except (OSError, ValueError, TypeError):
+        except not_an_address:
             pass
         try:
             value = from_bytes(inet_pton(af6, text), "big")
-        except (OSError, ValueError, TypeError):
+        except not_an_address:
             return None
         if value >> 32 == 0xFFFF:
             return (4, value & 0xFFFFFFFF)
@@ -230,6 +232,12 @@ def make_net_handlers(
     literal_hosts: set[str] = (set(_LOCAL_NAMES) - names_rules) | {"<broadcast>"}
     mutable = object()  # exact_text's answer for a bytearray
     install_prechecks = make_precheck_installer(kit.audit)
+    # Everything the handlers use is captured here: the program can reach this module's
+    # namespace (a pre-check's __globals__, sys.modules) and rebind what they would look up.
+    any_ = any
+    lookup_failed = (OSError, UnicodeError, ValueError)
+    connection_error, permission_error = CONNECTION, PERMISSION
+    local_names = _LOCAL_NAMES
     socket_type = _socket.socket
     isinstance_ = isinstance
     os_error = OSError
@@ -273,7 +281,7 @@ def make_net_handlers(
         kind = type_(obj)
         if kind is tuple_:
             return True
-        return any(base is tuple_ for base in mro_of(kind))
+        return any_(base is tuple_ for base in mro_of(kind))
 
     def host_text(obj: Any) -> str | None:
         """The ASCII text CPython resolves for a host object, or ``None`` (refused: a bytearray
@@ -310,7 +318,7 @@ def make_net_handlers(
         state = enter()
         try:
             answers = getaddrinfo(host.encode("ascii"), None, family, 0, 0, flags)
-        except (OSError, UnicodeError, ValueError):
+        except lookup_failed:
             return None
         finally:
             leave(state)
@@ -363,7 +371,16 @@ def make_net_handlers(
                 + direction
             )
         refuse(
-            "net", target, rule, origin, suggestion, direction, message, CONNECTION, None, fields
+            "net",
+            target,
+            rule,
+            origin,
+            suggestion,
+            direction,
+            message,
+            connection_error,
+            None,
+            fields,
         )
 
     def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> None:
@@ -407,7 +424,7 @@ def make_net_handlers(
         name = name.lower()
         if name.endswith("."):
             name = name[:-1]
-        if name in _LOCAL_NAMES:
+        if name in local_names:
             if name not in names_rules:
                 return  # no query leaves; the addresses are judged where they are used
         else:
@@ -447,7 +464,7 @@ def make_net_handlers(
         name = host.lower()
         if name.endswith("."):
             name = name[:-1]
-        if name not in _LOCAL_NAMES:  # ``localhost``: judged by its addresses alone
+        if name not in local_names:  # ``localhost``: judged by its addresses alone
             allowed, rule, origin = match(proto, (name,), None, port, direction)
             if not allowed:
                 refuse_net(proto, name, name, port, direction, rule, origin, "")
@@ -469,7 +486,7 @@ def make_net_handlers(
         for key in keys:
             judge_address(proto, name, key, port, direction)
         if (
-            name not in _LOCAL_NAMES
+            name not in local_names
             and name not in names_rules
             and deny_applies(proto, port, direction)
         ):
@@ -497,7 +514,7 @@ def make_net_handlers(
                 continue
             if rdir != "*" and rdir != direction:
                 continue
-            if ports is not None and not any(lo <= port <= hi for lo, hi in ports):
+            if ports is not None and not any_(lo <= port <= hi for lo, hi in ports):
                 continue
             return True
         return False
@@ -565,7 +582,7 @@ def make_net_handlers(
 
     def refuse_unix(target: str, message: str) -> None:
         fields = (("kind", "file"), ("op", "write"), ("path", target))
-        refuse("file", target, None, None, None, "unix", message, PERMISSION, None, fields)
+        refuse("file", target, None, None, None, "unix", message, permission_error, None, fields)
 
     def judge_unix(address: Any) -> None:
         value = exact(address)
@@ -695,7 +712,7 @@ def make_net_handlers(
             "socket",
             "Creating a raw, packet or non-IP socket DENIED: the Python layer allows "
             "IPv4, IPv6 and Unix sockets only",
-            CONNECTION,
+            connection_error,
         )
 
     def lookup_text(obj: Any) -> str | None:
