@@ -292,6 +292,8 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
     library_names = frames.library_names
     chain_needed = bool(function_rules)
     no_decision: Decision = (False, None, None)
+    api = API  # captured: the closures read no module global at run time (the program can
+    # rebind them through pysandboxes.guard.calls)
 
     def decision(function: str, names: tuple[str, ...]) -> tuple[Decision, str]:
         """The decision, and the function it is about.
@@ -350,7 +352,7 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
             f"python-api=ALLOW:{shown}",
             category,
             message,
-            API,
+            api,
             None,
             fields,
         )
