@@ -186,6 +186,8 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+    *,
+    _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
     arguments) then ``fn``, both kept in a suspended generator only.
@@ -196,7 +198,7 @@ def hide(
     (which would lead to the generator's frame).
     """
 
-    base = BaseException
+    base = _base  # wrappers are also made after arming (native_files): no builtins lookup
 
     def holder() -> Generator[Any, Any, None]:
         outcome: Any = None
