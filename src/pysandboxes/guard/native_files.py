@@ -67,40 +67,47 @@ def hide_reentrant(
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
     *,
     outside_guard: bool = False,
+    _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
 
     Every call gets its own one-shot generator, made by a factory generator: ``fn`` lives in
-    the factory's frame and in the frames of the running calls, reachable through ``gi_frame``
-    (refused) only. ``outside_guard``: the generators' globals are not the guard's, so that
-    their frames are not guard frames -- ``fn`` may run Python code that calls
+    the factory's frame (suspended, reachable through ``gi_frame`` only: refused). The one-shot
+    generator gets it in a list it empties just before the call, so that no frame on the stack
+    while ``fn`` runs holds it. ``outside_guard``: the generators' globals are not the guard's,
+    so that their frames are not guard frames -- ``fn`` may run Python code that calls
     ``sys._getframe`` (``_decimal``'s initialisation imports ``collections``), which the hook
-    refuses when a guard frame is among the callers. A frame running ``fn`` is then reachable
-    by code that ``fn`` runs (``sys._getframe().f_back...f_locals``).
+    refuses when a guard frame is among the callers; that code can then walk to these frames,
+    which hold ``before``/``after`` and an empty list
+    (``attacks/files_create_dynamic_frame_original.py``).
     """
 
-    base = BaseException
+    base = _base
+
+    def one(box: list[Any]) -> Generator[Any, Any, None]:
+        request: Any = yield None
+        args: Any = None
+        kwargs: Any = None
+        result: Any = None
+        try:
+            args, kwargs = before(request[0], request[1])
+            result = box.pop()(*args, **kwargs)  # fn is on the value stack only
+            if after is not None:
+                result = after(result, args, kwargs)
+            outcome: Any = (True, result)
+        except base as exc:
+            outcome = (False, exc.with_traceback(None))
+        box.clear()
+        request = args = kwargs = result = None
+        yield outcome
+
+    if outside_guard:
+        one = outside(one)
 
     def factory() -> Generator[Any, None, None]:
-        def one() -> Generator[Any, Any, None]:
-            request: Any = yield None
-            args: Any = None
-            kwargs: Any = None
-            result: Any = None
-            try:
-                args, kwargs = before(request[0], request[1])
-                result = fn(*args, **kwargs)
-                if after is not None:
-                    result = after(result, args, kwargs)
-                outcome: Any = (True, result)
-            except base as exc:
-                outcome = (False, exc.with_traceback(None))
-            request = args = kwargs = result = None
-            yield outcome
-
         while True:
-            generator = one()
+            generator = one([fn])
             generator.send(None)
             yield generator.send
             del generator
