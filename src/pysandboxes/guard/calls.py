@@ -173,6 +173,9 @@ REGISTRY: tuple[Sensitive, ...] = (
     ),
     Sensitive("mmap.mmap", "native", ("mmap.__new__",)),
     Sensitive("_imp.create_dynamic", "native", ()),  # judged by the import handler
+    # OpenSSL initialised with a configuration the program chose (engines, providers):
+    # guard/native_files.py
+    Sensitive("openssl.config", "native", (_CALL,)),
     # introspection
     Sensitive("sys.settrace", "introspection", ("sys.settrace",), ("threading.settrace",)),
     Sensitive("sys.setprofile", "introspection", ("sys.setprofile",), ("threading.setprofile",)),

@@ -57,6 +57,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
         "parse_and_bind",
     ),
     "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
+    "_ssl": ("_test_decode_cert",),  # reads a PEM file and returns the certificate
 }
 
 
@@ -145,6 +146,8 @@ def outside(function: Callable[..., Any]) -> Any:
 
 def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
+
+    from pysandboxes.guard.wrappers import exact_path
 
     audit = kit.audit
     index = int.__index__
@@ -246,6 +249,35 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
                 judge_init(target, depth + 1)
 
     launch_home = environ.get("HOME")  # what the launcher gave the program (or nothing)
+    openssl_names = ("OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES")
+    launch_openssl = tuple(environ.get(name) for name in openssl_names)
+
+    def openssl_init() -> None:
+        """OpenSSL reads ``$OPENSSL_CONF`` when it is first initialised (``_hashlib`` or
+        ``_ssl`` created), and a configuration can load engines and providers (shared
+        objects, from ``$OPENSSL_MODULES``/``$OPENSSL_ENGINES`` or any path): when the program
+        changed one of these variables since the launch, that is native code
+        (``python-api=ALLOW:openssl.config``) and the configuration a read."""
+
+        changed = False
+        for name, launched in zip(openssl_names, launch_openssl, strict=True):
+            if environ.get(name) != launched:
+                changed = True
+        if not changed:
+            return
+        audit("pysandboxes.call", "openssl.config")
+        conf = environ.get("OPENSSL_CONF")
+        if conf:
+            audit("open", conf, "r", read_flags)
+
+    def path_read(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len_(args) != 1:
+            return args, kwargs  # the original's own TypeError
+        path = exact_path(kit, args[0])
+        if type_(path) is not str_ and type_(path) is not bytes_:
+            raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
+        audit("open", path, "r", read_flags)
+        return (path,), {}
 
     def readline_init() -> None:
         """libreadline reads an init file when ``readline`` is initialised: ``$INPUTRC``, else
@@ -280,8 +312,6 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         (the object judged is the object used); ``None`` becomes libreadline's default, passed
         explicitly so that libreadline looks nothing up itself."""
 
-        from pysandboxes.guard.wrappers import exact_path
-
         def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             if kwargs or not position <= len_(args) <= position + 1:
                 return args, kwargs  # the original's own TypeError, before any file
@@ -312,6 +342,8 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         ("readline", "read_init_file"): readline_file(0, read_flags, init_default, True),
         ("readline", "parse_and_bind"): parse_and_bind,
         ("readline", "<init>"): readline_init,  # type: ignore[dict-item]  # not a Before
+        ("_ssl", "<init>"): openssl_init,  # type: ignore[dict-item]
+        ("_ssl", "_test_decode_cert"): path_read,
     }
 
 
@@ -377,7 +409,11 @@ def install(
         return wrap_module(module)
 
     original = _imp.create_dynamic
-    on_create: dict[str, Any] = {"readline": befores[("readline", "<init>")]}
+    on_create: dict[str, Any] = {
+        "readline": befores[("readline", "<init>")],
+        "_ssl": befores[("_ssl", "<init>")],
+        "_hashlib": befores[("_ssl", "<init>")],
+    }
     call = hide_reentrant(
         original, kit, _fresh_spec(kit, on_create), after_create, outside_guard=True
     )
@@ -429,9 +465,22 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
     dict_of = type.__dict__["__dict__"].__get__
     is_type = type.__dict__["__mro__"].__get__
 
+    environ = os.environ
+    cert_names = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+    launch_certs = tuple(environ.get(name) for name in cert_names)
+
     def methods(base: Any) -> dict[str, Any]:
         chain = base.load_cert_chain
         verify = base.load_verify_locations
+        default_paths = base.set_default_verify_paths
+
+        def set_default_verify_paths(self: Any) -> Any:
+            # OpenSSL reads $SSL_CERT_FILE / $SSL_CERT_DIR: judged when the program set them.
+            for name, launched in zip(cert_names, launch_certs, strict=True):
+                value = environ.get(name)
+                if value and value != launched:
+                    audit("open", value, "r", read_flags)
+            return default_paths(self)
 
         def read(path: Any) -> Any:
             if path is None:
@@ -454,7 +503,12 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
 
         load_cert_chain.__doc__ = chain.__doc__
         load_verify_locations.__doc__ = verify.__doc__
-        return {"load_cert_chain": load_cert_chain, "load_verify_locations": load_verify_locations}
+        set_default_verify_paths.__doc__ = default_paths.__doc__
+        return {
+            "load_cert_chain": load_cert_chain,
+            "load_verify_locations": load_verify_locations,
+            "set_default_verify_paths": set_default_verify_paths,
+        }
 
     def base_of(module: Any) -> Any:
         """``module._SSLContext`` when ``module`` is an ``_ssl`` not guarded yet, else None."""

@@ -462,3 +462,41 @@ def test_readline_import_reads_a_chosen_init_file(tmp_path: Path) -> None:
     code = TRY + "attempt('import', lambda: __import__('readline'))\n"
     out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
     assert out["import"] == "ran", out
+
+
+def test_openssl_environment_chosen_by_the_program(tmp_path: Path) -> None:
+    """OpenSSL reads $OPENSSL_CONF at its first initialisation (a configuration can load
+    engines and providers: native code) and $SSL_CERT_FILE/$SSL_CERT_DIR in
+    set_default_verify_paths; _ssl._test_decode_cert reads a file too."""
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("secret\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "openssl.cnf").write_text("# empty\n")
+    conf = str(project / "openssl.cnf")
+    code = (
+        TRY
+        + f"""
+os.environ["OPENSSL_CONF"] = {conf!r}
+attempt("hashlib", lambda: __import__("hashlib").sha256(b"x"))
+"""
+    )
+    out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
+    assert out["hashlib"].startswith("RuleApiPermissionError"), out
+    rules = "expose-ro=.\npython-import=*\npython-api=ALLOW:openssl.config\n"
+    out = _outcomes(run_armed(code, rules, project).lines)
+    assert out["hashlib"] == "ran", out
+    code = (
+        TRY
+        + f"""
+import ssl, _ssl
+attempt("decode", lambda: _ssl._test_decode_cert({str(outside / "secret")!r}))
+os.environ["SSL_CERT_FILE"] = {str(outside / "secret")!r}
+attempt("default_paths", lambda: ssl.create_default_context())
+"""
+    )
+    out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
+    secret = f"RulePermissionError file {outside}/secret"
+    assert out["decode"] == out["default_paths"] == secret, out
