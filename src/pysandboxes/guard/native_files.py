@@ -144,7 +144,7 @@ def outside(function: Callable[..., Any]) -> Any:
     )
 
 
-def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
+def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
 
     from pysandboxes.guard.wrappers import exact_path
@@ -248,9 +248,11 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
             if target is not None:
                 judge_init(target, depth + 1)
 
-    launch_home = environ.get("HOME")  # what the launcher gave the program (or nothing)
+    # libreadline and OpenSSL read the C environment when they start: c_env follows it
+    # (os.putenv, os.unsetenv and os.environ, which calls them).
+    launch_home = c_env.get("HOME")  # what the launcher gave the program (or nothing)
     openssl_names = ("OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES")
-    launch_openssl = tuple(environ.get(name) for name in openssl_names)
+    launch_openssl = tuple(c_env.get(name) for name in openssl_names)
 
     def openssl_init() -> None:
         """OpenSSL reads ``$OPENSSL_CONF`` when it is first initialised (``_hashlib`` or
@@ -261,12 +263,12 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
 
         changed = False
         for name, launched in zip(openssl_names, launch_openssl, strict=True):
-            if environ.get(name) != launched:
+            if c_env.get(name) != launched:
                 changed = True
         if not changed:
             return
         audit("pysandboxes.call", "openssl.config")
-        conf = environ.get("OPENSSL_CONF")
+        conf = c_env.get("OPENSSL_CONF")
         if conf:
             audit("open", conf, "r", read_flags)
 
@@ -285,11 +287,11 @@ def _befores(kit: Kit) -> dict[tuple[str, str], Before]:
         ``INPUTRC`` set, or ``HOME`` changed since the launch; the user's own ``~/.inputrc``
         of an unchanged environment is not judged."""
 
-        given = environ.get("INPUTRC")
+        given = c_env.get("INPUTRC")
         if given:
             judge_init(given)
             return
-        home = environ.get("HOME")
+        home = c_env.get("HOME")
         if home and home != launch_home and exists(home + "/.inputrc"):
             judge_init(home + "/.inputrc")
 
@@ -362,7 +364,8 @@ def install(
 
     from pysandboxes.guard import sqlite
 
-    befores = _befores(kit)
+    c_env = _track_environment(kit, hide, named, wrapper, replacements)
+    befores = _befores(kit, c_env)
     sqlite_wrappers = sqlite.build(kit)
     builtin_function = type(len)
     type_ = kit.type
@@ -420,7 +423,7 @@ def install(
     replacements[id(original)] = (original, named(outside(wrapper(call)), original))
 
     # _ssl's types exist only once its module is executed (multi-phase initialisation).
-    guard_ssl = _ssl_guard(kit)
+    guard_ssl = _ssl_guard(kit, c_env)
 
     def after_exec(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if args:
@@ -444,7 +447,7 @@ def install(
     return wrap_module
 
 
-def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
+def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
     """``_ssl._SSLContext.load_cert_chain`` and ``load_verify_locations`` make OpenSSL read
     files with no audit event (``load_dh_params`` raises ``open``): ``_ssl._SSLContext`` is
     replaced in the ``_ssl`` module by a subclass whose two methods raise the ``open`` event of
@@ -465,7 +468,7 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
     dict_of = type.__dict__["__dict__"].__get__
     is_type = type.__dict__["__mro__"].__get__
 
-    environ = os.environ
+    environ = c_env  # OpenSSL reads the C environment
     cert_names = ("SSL_CERT_FILE", "SSL_CERT_DIR")
     launch_certs = tuple(environ.get(name) for name in cert_names)
 
@@ -540,6 +543,49 @@ def _ssl_guard(kit: Kit) -> Callable[[Any], Any]:
 
     guard.methods = methods  # type: ignore[attr-defined]
     return guard
+
+
+def _track_environment(
+    kit: Kit,
+    hide: Callable[..., Call],
+    named: Callable[[Callable[..., Any], Any], Callable[..., Any]],
+    wrapper: Callable[[Call], Callable[..., Any]],
+    replacements: dict[int, Any],
+) -> dict[str, str]:
+    """A copy of the C environment kept up to date: ``posix.putenv``/``unsetenv`` (which
+    ``os.environ`` calls too) are wrapped to record what they set, after they succeed. What C
+    libraries read at start-up (``INPUTRC``, ``OPENSSL_CONF``...) is decided on it, not on
+    ``os.environ``, which ``os.putenv`` alone does not change."""
+
+    from pysandboxes.guard.wrappers import exact_path
+
+    posix = sys.modules["posix"]
+    c_env: dict[str, str] = dict(os.environ)
+    fsdecode = os.fsdecode
+    len_ = kit.len
+    tuple_ = tuple
+
+    def exact_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs:
+            return args, kwargs  # the original's own TypeError
+        return tuple_([exact_path(kit, arg) for arg in args]), {}
+
+    def after_put(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len_(args) == 2:
+            c_env[fsdecode(args[0])] = fsdecode(args[1])
+        return result
+
+    def after_unset(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len_(args) == 1:
+            c_env.pop(fsdecode(args[0]), None)
+        return result
+
+    for name, after in (("putenv", after_put), ("unsetenv", after_unset)):
+        original = getattr(posix, name, None)
+        if original is not None:
+            made = named(wrapper(hide(original, kit, exact_args, after)), original)
+            replacements[id(original)] = (original, made)
+    return c_env
 
 
 def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:

@@ -149,6 +149,17 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
     ),
     Wrapper(
+        "os.putenv",
+        "not judged: recorded after the call in the guard's copy of the C environment, which "
+        "libreadline and OpenSSL read when they start (os.environ misses os.putenv alone)",
+        "tests/unit/guard/test_native_files.py::test_readline_import_reads_a_chosen_init_file",
+    ),
+    Wrapper(
+        "os.unsetenv",
+        "as os.putenv",
+        "tests/unit/guard/test_native_files.py::test_readline_import_reads_a_chosen_init_file",
+    ),
+    Wrapper(
         "_imp.create_dynamic",
         "a module of NATIVE_WRAPPED created after arming (a fresh copy too) is wrapped",
         "tests/unit/guard/test_native_files.py::test_fresh_copies_and_early_aliases_are_wrapped",
