@@ -575,7 +575,7 @@ def make_file_handlers(
         if text in ("", ":memory:"):
             return
         if text.startswith("file:"):
-            uri = text[5:].split("?", 1)[0]
+            uri = text[5:].split("?", 1)[0].split("#", 1)[0]  # SQLite: query or fragment
             if uri.startswith("//"):
                 uri = uri[2:]
                 uri = uri[uri.find("/") :] if "/" in uri else ""

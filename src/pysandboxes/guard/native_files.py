@@ -58,6 +58,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
     ),
     "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
     "_ssl": ("_test_decode_cert",),  # reads a PEM file and returns the certificate
+    "_posixshmem": ("shm_open", "shm_unlink"),  # /dev/shm/NAME
 }
 
 
@@ -272,6 +273,31 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         if conf:
             audit("open", conf, "r", read_flags)
 
+    def shm_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if args:
+            name = str_exact(args[0])  # an exact str, used as judged
+            args = (name, *args[1:])
+        else:
+            name = str_exact(kwargs.get("path"))  # type: ignore[arg-type]
+            kwargs = {**kwargs, "path": name}
+        return "/dev/shm/" + name.lstrip("/"), args, kwargs
+
+    def shm_open(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        path, args, kwargs = shm_path(args, kwargs)
+        flags = args[1] if len_(args) > 1 else kwargs.get("flags", 0)
+        flags = index(flags)  # read once
+        if len_(args) > 1:
+            args = (args[0], flags, *args[2:])
+        else:
+            kwargs = {**kwargs, "flags": flags}
+        audit("open", path, None, flags)
+        return args, kwargs
+
+    def shm_unlink(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        path, args, kwargs = shm_path(args, kwargs)
+        audit("os.remove", path, -1)
+        return args, kwargs
+
     def path_read(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs or len_(args) != 1:
             return args, kwargs  # the original's own TypeError
@@ -346,6 +372,8 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         ("readline", "<init>"): readline_init,  # type: ignore[dict-item]  # not a Before
         ("_ssl", "<init>"): openssl_init,  # type: ignore[dict-item]
         ("_ssl", "_test_decode_cert"): path_read,
+        ("_posixshmem", "shm_open"): shm_open,
+        ("_posixshmem", "shm_unlink"): shm_unlink,
     }
 
 

@@ -301,57 +301,25 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
     _wrap_file_creation(kit, replacements)
     from pysandboxes.guard import native_files
 
+    _load_shared_memory()  # before native_files wraps the modules already loaded
     wrap_module = native_files.install(kit, replacements, hide, _named, _wrapper)
     _wrap_create_builtin(kit, replacements, wrap_module)
     _wrap_gc_debug(kit, replacements)
-    _wrap_shared_memory(kit, replacements)
     _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
 
 
-def _wrap_shared_memory(kit: Kit, replacements: dict[int, Any]) -> None:
+def _load_shared_memory() -> None:
     """``_posixshmem.shm_open``/``shm_unlink`` (``multiprocessing.shared_memory``) open and
     remove ``/dev/shm/NAME`` in C with no audit event: they raise the ``open`` and
-    ``os.remove`` events of that path, judged by the file rules. Imported now so that no later
-    import is unwrapped (a small extension module)."""
+    ``os.remove`` events of that path, judged by the file rules (``native_files``, which also
+    wraps every fresh copy ``_imp.create_dynamic`` makes). Imported now, a small extension."""
 
     try:
-        import _posixshmem  # type: ignore[import-not-found]
+        import _posixshmem  # type: ignore[import-not-found]  # noqa: F401
     except ImportError:  # not built on this platform
         return
-    audit = kit.audit
-    str_exact = kit.str_exact
-    len_ = kit.len
-    index = int.__index__
-
-    def shm_path(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if args:
-            name = str_exact(args[0])  # an exact str, used as judged
-            args = (name, *args[1:])
-        else:
-            name = str_exact(kwargs.get("path"))  # type: ignore[arg-type]
-            kwargs = {**kwargs, "path": name}
-        return "/dev/shm/" + name.lstrip("/"), args, kwargs
-
-    def announce_open(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        path, args, kwargs = shm_path(args, kwargs)
-        flags = args[1] if len_(args) > 1 else kwargs.get("flags", 0)
-        audit("open", path, None, index(flags))
-        return args, kwargs
-
-    def announce_unlink(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        path, args, kwargs = shm_path(args, kwargs)
-        audit("os.remove", path, -1)
-        return args, kwargs
-
-    for name, before in (("shm_open", announce_open), ("shm_unlink", announce_unlink)):
-        original = getattr(_posixshmem, name, None)
-        if original is not None:
-            call = hide(original, kit, before)
-            wrapped = _named(_wrapper(call), original)
-            replacements[id(original)] = (original, wrapped)
-            setattr(_posixshmem, name, wrapped)  # imported after the module list was taken
 
 
 def _wrap_gc_debug(kit: Kit, replacements: dict[int, Any]) -> None:

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: _posixshmem is wrapped in place (shm_open/shm_unlink raise open/remove events) but is not among the modules whose fresh copies are refused: _imp.create_dynamic (via sys.modules, no rule) gives a bare shm_open that reads /dev/shm/NAME
 
 """Objective: read the POSIX shared-memory object named in shm.txt (/dev/shm/NAME, not
 exposed) with no python-import rule at all, through a fresh copy of ``_posixshmem``.

@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=sqlite3
 # expect: file PermissionError
-# bypass: judge_database cuts a file: URI at "?" only; SQLite also ends the path at "#" (the fragment): file:../outside/secret.db#/../../project/x is judged (both as URI path and as plain text) as a name inside the project while SQLite opens ../outside/secret.db
 
 """Objective: read ../outside/secret.db with sqlite3.connect, the file named by a URI with a
 fragment.
