@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import pysandboxes
 from pysandboxes.guard import calls as calls_module
-from pysandboxes.guard import files, imports, network, wrappers
+from pysandboxes.guard import files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
@@ -141,6 +141,7 @@ def install(policy: Policy, context: RunContext) -> None:
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
+    pending_signals, deliver_signals = signals.install(kit, guard_globals, id(globals()), busy)
     frames = make_frames(
         kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
     )
@@ -214,33 +215,49 @@ def install(policy: Policy, context: RunContext) -> None:
     # refusal those arguments are deleted before the exception leaves, so the hook's frame (the
     # one guard frame a refusal's traceback must pass through) holds nothing but the event,
     # its arguments and the refusal (see _hook_body).
-    sys.addaudithook(_functools.partial(_hook_body, dispatch.get, _make_strip(kit, busy)))
+    sys.addaudithook(
+        _functools.partial(
+            _hook_body, dispatch.get, _make_strip(kit, busy), pending_signals, deliver_signals
+        )
+    )
 
 
 def _hook_body(
     get: Callable[[str], Any],
     strip: Callable[[BaseException], BaseException],
+    pending: list[Any],
+    deliver: Callable[[], None],
     event: str,
     args: tuple[Any, ...],
 ) -> None:
-    """The audit hook (through a partial holding ``get`` and ``strip``).
+    """The audit hook (through a partial holding ``get``, ``strip`` and the signal queue).
 
     A refusal raised by a handler is caught here and leaves without the handlers' frames:
     ``strip`` clears them and drops the traceback, and the names that lead to the guard's
     state are deleted before the exception is raised again. What can be reached from the
     refusal (``gc.garbage`` with ``DEBUG_SAVEALL``, ``frame.f_locals``, neither audited) is then
     this frame alone, holding ``event``, ``args`` and ``refusal``.
+
+    Python signal handlers for signals that came while the hook ran are queued
+    (``guard/signals.py``) and run here, on every way out, once the judgment is made.
     """
 
     handler = get(event)
     if handler is None:
+        if pending:
+            deliver()
         return
     try:
         handler(args)
-        return
     except BaseException as caught:  # every exception leaves the same way
         refusal = strip(caught)
-    del get, strip, handler
+    else:
+        if pending:
+            deliver()
+        return
+    if pending:
+        deliver()
+    del get, strip, handler, pending, deliver
     raise refusal
 
 

@@ -5,7 +5,6 @@
 # rule: python-import=os
 # rule: net=ALLOW|UDP|127.0.0.1|*|OUT
 # expect: file PermissionError
-# bypass: a Python signal handler gets the interrupted frame as its argument (no audit event); an async SIGIO (O_ASYNC socket) landing while the hook runs hands it a guard frame, f_back/f_locals reach _hook_body's dispatch.get: total disarm
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, with no
 program code inside the hook: an asynchronous signal lands while the hook runs.

@@ -2,7 +2,6 @@
 # rule: python-import=socket
 # rule: python-import=signal
 # expect: file PermissionError
-# bypass: socket.socket.connect.__globals__ is pysandboxes.guard.network's namespace; shadowing isinstance there runs program code inside the hook, where a signal handler's frame argument (no event) walks f_back to _hook_body and clears the dispatch dict: total disarm
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table.
 

@@ -1,0 +1,148 @@
+"""Python signal handlers: never run inside the audit hook, never handed a frame of the guard.
+
+CPython runs a Python signal handler at the next check of the eval loop, wherever the main
+thread is -- possibly inside the audit hook's own Python code -- and passes it the frame it
+interrupted, with no audit event. A handler that lands in the hook (an asynchronous ``SIGIO``
+of a socket, a timer, a signal from another process) could walk that frame's ``f_back`` and
+``f_locals`` (no events either) to the hook's dispatch table and empty it: a total disarm
+(``tests/redteam/review/attacks/r2_disarm_async_signal_frame.py``). It could also raise an
+exception in the middle of a judgment (an ``OSError`` where the guard expects one from the
+system), and it would share the busy mark that lets the guard's own events through.
+
+So :func:`install` wraps ``_signal.signal`` (what ``signal.signal`` calls) and
+``_signal.getsignal``: a Python handler is installed behind a trampoline that
+
+- when the signal interrupted the hook (a frame running the hook module is in the chain),
+  queues it: the hook calls ``deliver`` as it returns, once its judgment is made, and the
+  handler runs then (a signal that came while an outer hook was running waits for that one);
+- otherwise calls the handler with the first frame outside the guard (the frame the guard's
+  own code -- the import check, a wrapper -- was called from), never one of the guard's.
+
+``signal.signal`` and ``signal.getsignal`` return the program's handler, not the trampoline.
+The handler's own frame still has guard frames as callers: ``sys._getframe`` and ``tb_frame``
+are refused for such a frame (``hook.py``). C handlers (``default_int_handler``: Ctrl-C) are
+left alone: the ``KeyboardInterrupt`` they raise passes through the guard like any exception.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from pysandboxes.guard.kit import Kit
+
+
+def install(
+    kit: Kit, guard_globals: frozenset[int], hook_globals: int, busy: dict[int, int]
+) -> tuple[list[Any], Callable[[], None]]:
+    """Put the trampolines in place; the queue of signals that came while the hook ran, and
+    ``deliver()``, which the hook calls as it returns when the queue is not empty.
+
+    ``guard_globals``: ``id()`` of the guard modules' globals; ``hook_globals``: that of
+    ``pysandboxes.guard.hook`` (whose frames are the hook). The originals are kept by
+    :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
+    to anyone reading ``__closure__``)."""
+
+    import _signal  # type: ignore[import-not-found]  # the C module (signal imports enum)
+
+    from pysandboxes.guard.kit import make_busy
+    from pysandboxes.guard.wrappers import hide
+
+    c_signal = _signal.signal
+    c_getsignal = _signal.getsignal
+    id_ = id
+    len_ = kit.len
+    callable_ = callable
+    get_ident = kit.get_ident
+    getframe = kit.getframe
+    main_thread = get_ident()  # arming runs in the main thread, where handlers run
+    enter, leave = make_busy(kit, busy)
+    # id(trampoline) -> (trampoline, the program's handler)
+    trampolines: dict[int, tuple[Any, Any]] = {}
+    pending: list[Any] = []  # (handler, signum) that came while the hook ran
+
+    def placement(frame: Any) -> tuple[bool, Any]:
+        """Whether ``frame`` is inside the hook, and the first frame outside the guard.
+        (``f_globals`` and ``f_back`` raise no audit event.)"""
+
+        inside = False
+        given = frame
+        while frame is not None:
+            scope = id_(frame.f_globals)
+            if scope in guard_globals:
+                if scope == hook_globals:
+                    inside = True
+                given = frame.f_back
+            frame = frame.f_back
+        return inside, given
+
+    def make_trampoline(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
+        def trampoline(signum: int, frame: Any) -> Any:
+            inside, frame = placement(frame)
+            if inside:
+                frame = None
+                pending.append((handler, signum))
+                return None
+            return handler(signum, frame)
+
+        return trampoline
+
+    def deliver() -> None:
+        ident = get_ident()
+        if ident != main_thread or ident in busy:
+            return  # another thread; or the guard's own work (this function's getframe)
+        state = enter()
+        try:
+            # The hook's body called this; above it, the frame whose operation was judged
+            # (none for an event C code raises with no Python frame running).
+            inside, given = placement(getframe(1).f_back)
+        finally:
+            leave(state)
+        if inside:
+            return  # an outer hook is still judging: it delivers when it returns
+        while pending:
+            handler, signum = pending.pop(0)
+            handler(signum, given)
+
+    def unwrap(handler: Any) -> Any:
+        entry = trampolines.get(id_(handler))
+        if entry is not None and entry[0] is handler:
+            return entry[1]
+        return handler
+
+    def before_signal(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len_(args) == 2 and not kwargs and callable_(args[1]):
+            trampoline = make_trampoline(args[1])
+            trampolines[id_(trampoline)] = (trampoline, args[1])
+            return (args[0], trampoline), kwargs
+        return args, kwargs
+
+    def after_signal(previous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = unwrap(previous)
+        if result is not previous:
+            del trampolines[id_(previous)]  # it was installed for this one signal
+        return result
+
+    def after_getsignal(current: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return unwrap(current)
+
+    def unchanged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return args, kwargs
+
+    call_signal = hide(c_signal, kit, before_signal, after_signal)
+    call_getsignal = hide(c_getsignal, kit, unchanged, after_getsignal)
+
+    def signal(*args: Any, **kwargs: Any) -> Any:
+        return call_signal(args, kwargs)
+
+    def getsignal(*args: Any, **kwargs: Any) -> Any:
+        return call_getsignal(args, kwargs)
+
+    signal.__doc__ = c_signal.__doc__
+    getsignal.__doc__ = c_getsignal.__doc__
+    signal.__module__ = getsignal.__module__ = "_signal"
+    _signal.signal = signal
+    _signal.getsignal = getsignal
+    return pending, deliver
