@@ -62,6 +62,11 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
     an ``open`` of exactly that object through (identity, not equality), so the guard can append
     to a file the program itself cannot write.
     """
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_oserror = OSError
+    captured_len = len
+    captured_seen_limit = _SEEN_LIMIT
+    captured_denial = Denial
 
     mode = context.mode
     enforcing = mode == "enforce"
@@ -77,7 +82,7 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
     dict_of = kit.dict_of
     object_new = kit.object_new
     slots = kit.denial_slots
-    oserror_new = OSError.__new__
+    oserror_new = captured_oserror.__new__
     importerror_new = ImportError.__new__
     oserror_init = kit.oserror_init
     importerror_init = kit.importerror_init
@@ -104,15 +109,15 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
 
         try:
             cwd = getcwd()
-        except OSError:
+        except captured_oserror:
             cwd = ""
         if cwd and cwd != "/":
             if path == cwd:
                 return "."
             if path.startswith(cwd + "/"):
-                return path[len(cwd) + 1 :]
+                return path[captured_len(cwd) + 1 :]
         if home_below is not None and (path + "/").startswith(home_below):
-            return "~" + path[len(home_below) - 1 :]
+            return "~" + path[captured_len(home_below) - 1 :]
         return path
 
     def encode(value: Any) -> str:
@@ -140,11 +145,11 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
             seen.add(line)
         try:
             fd = open_(token, flags, 0o644)
-        except OSError:
+        except captured_oserror:
             return
         try:
             write(fd, line.encode("utf-8", "surrogateescape"))
-        except OSError:
+        except captured_oserror:
             pass
         finally:
             close(fd)
@@ -155,12 +160,12 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
         line = encode(fields) + "\n"
         if line in seen:
             return
-        if len_(seen) >= _SEEN_LIMIT:
+        if len_(seen) >= captured_seen_limit:
             seen.clear()
         seen.add(line)
         try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
             write(record_fd, line.encode("utf-8", "surrogateescape"))
-        except OSError:
+        except captured_oserror:
             pass
 
     def make_denial(
@@ -171,7 +176,7 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
         suggestion: str | None,
         detail: str | None,
     ) -> Any:
-        denial = object_new(Denial)
+        denial = object_new(captured_denial)
         for setter, value in zip_(slots, (kind, target, rule, origin, suggestion, detail)):
             setter(denial, value)
         return denial

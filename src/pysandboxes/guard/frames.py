@@ -93,6 +93,10 @@ def make_frames(
     (to name a module after its file); ``guard_globals``: ``id()`` of the guard modules'
     globals (a frame running guard code has one of them as ``f_globals``); ``program_code``:
     directories and files of the program's own code, which is never library code."""
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_import_deputies = IMPORT_DEPUTIES
+    captured_name_deputies = NAME_DEPUTIES
+    captured_runtimeerror = RuntimeError
 
     getframe = kit.getframe
     enter, leave = make_busy(kit, busy)
@@ -190,9 +194,9 @@ def make_frames(
                     and (
                         is_deputy(filename, deputies)
                         or (
-                            deputies is IMPORT_DEPUTIES
+                            deputies is captured_import_deputies
                             and inner.endswith("/importlib/__init__.py")
-                            and is_deputy(filename, NAME_DEPUTIES)
+                            and is_deputy(filename, captured_name_deputies)
                         )
                     )
                 ):
@@ -306,7 +310,7 @@ def make_frames(
                     return True
                 try:
                     frame_clear(frame)  # refused for a frame that is running (any thread)
-                except RuntimeError:
+                except captured_runtimeerror:
                     return True
             frame = frame.f_back
         return False

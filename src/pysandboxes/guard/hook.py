@@ -103,6 +103,8 @@ def _roots(
 
 def install(policy: Policy, context: RunContext) -> None:
     """Arm the Python layer for ``policy`` (see the module docstring)."""
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_import_system_file = _IMPORT_SYSTEM_FILE
 
     kit = capture()
     guard_dir = os.path.dirname(os.path.abspath(pysandboxes.__file__))
@@ -156,7 +158,7 @@ def install(policy: Policy, context: RunContext) -> None:
     def import_system_call() -> bool:
         # The path-based finder lists every sys.path directory it searches (for -c and -m
         # that includes the current directory) whatever the program imports.
-        return caller_file(()) == _IMPORT_SYSTEM_FILE
+        return caller_file(()) == captured_import_system_file
 
     file_handlers = files.make_file_handlers(
         table,
@@ -265,6 +267,8 @@ def _make_strip(kit: Any, busy: dict[int, int]) -> Callable[[BaseException], Bas
     """``strip(exc)``: clear the frames of ``exc``'s traceback below the hook's own, and return
     ``exc`` without traceback, context or cause (the hook raises it again: the program's
     current exception becomes its context as for any raise)."""
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_runtimeerror = RuntimeError
 
     enter, leave = make_busy(kit, busy)
     traceback_type = type(_traceback())
@@ -287,7 +291,7 @@ def _make_strip(kit: Any, busy: dict[int, int]) -> Callable[[BaseException], Bas
                 if not frame.f_code.co_flags & generator_flags:
                     try:  # noqa: SIM105
                         frame_clear(frame)
-                    except RuntimeError:  # still running (cannot happen below the hook)
+                    except captured_runtimeerror:  # still running (cannot happen below the hook)
                         pass
                 tb = tb_next(tb)
             set_traceback(exc, None)
@@ -310,6 +314,12 @@ def _special_handlers(
     busy: dict[int, int],
     dynamic_allowed: bool,
 ) -> dict[str, Handler]:
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_code_deputies = CODE_DEPUTIES
+    captured_frame_attributes = FRAME_ATTRIBUTES
+    captured_restricted_attributes = RESTRICTED_ATTRIBUTES
+    captured_fd = FD
+    captured_not_found = NOT_FOUND
     get_ident = kit.get_ident
     enter, leave = make_busy(kit, busy)
     type_ = kit.type
@@ -358,9 +368,9 @@ def _special_handlers(
         if ident in busy:
             return
         name = args[1]
-        if type_(name) is not str_ or name not in RESTRICTED_ATTRIBUTES:
+        if type_(name) is not str_ or name not in captured_restricted_attributes:
             return
-        if name in FRAME_ATTRIBUTES and not introspection_allowed:
+        if name in captured_frame_attributes and not introspection_allowed:
             # Whoever asks (a library too): never hand out a frame of the guard, or one that
             # the guard's frames called.
             getter = frame_getters.get((type_(args[0]), name))
@@ -378,13 +388,13 @@ def _special_handlers(
                     return
         if introspection_allowed:
             return
-        if caller_is_program(CODE_DEPUTIES):
+        if caller_is_program(captured_code_deputies):
             judge("object.__getattr__", "introspection", f"reading the attribute '{name}'")
 
     def on_setattr(args: tuple[Any, ...]) -> None:
         if get_ident() in busy or introspection_allowed:
             return
-        if args[1] == "__code__" and caller_is_program(CODE_DEPUTIES):
+        if args[1] == "__code__" and caller_is_program(captured_code_deputies):
             judge("object.__setattr__", "introspection", "assigning '__code__'")
 
     def program_only(function: str, detail: str) -> Handler:
@@ -394,7 +404,7 @@ def _special_handlers(
         def handler(args: tuple[Any, ...]) -> None:
             if introspection_allowed or get_ident() in busy:
                 return
-            if caller_is_program(CODE_DEPUTIES):
+            if caller_is_program(captured_code_deputies):
                 judge(function, "introspection", detail)
 
         return handler
@@ -413,7 +423,7 @@ def _special_handlers(
         # program above it; a direct get_code compiles a real file, judged where it runs.)
         if first_codes(3) == import_compile:
             return
-        if caller_is_program(CODE_DEPUTIES):
+        if caller_is_program(captured_code_deputies):
             judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
 
     def on_marshal(args: tuple[Any, ...]) -> None:
@@ -422,7 +432,7 @@ def _special_handlers(
         caller = caller_file(())
         if caller is None or caller.startswith("<frozen "):
             return  # the import system loading bytecode
-        if caller_is_program(CODE_DEPUTIES):
+        if caller_is_program(captured_code_deputies):
             judge("marshal.loads", "deserialization", None)
 
     def on_find_class(args: tuple[Any, ...]) -> None:
@@ -451,7 +461,7 @@ def _special_handlers(
 
     def on_stat(args: tuple[Any, ...]) -> None:
         text = text_of(args[0])
-        if text is None or text is FD:
+        if text is None or text is captured_fd:
             return
         base = None
         dir_fd = args[1] if len_(args) > 1 else -1
@@ -475,7 +485,7 @@ def _special_handlers(
                 None,
                 "stat",
                 f"No such file or directory: '{show(resolved)}'",
-                NOT_FOUND,
+                captured_not_found,
                 text,
             )
 
@@ -484,7 +494,7 @@ def _special_handlers(
         if type_(found) is not list_:
             return
         text = text_of(where)
-        if text is FD:
+        if text is captured_fd:
             base = fd_path(where)
             if base is None:
                 return

@@ -185,6 +185,11 @@ def make_import_handlers(
     dynamic_allowed: bool,
     writable: Callable[[str], bool],
 ) -> ImportHandlers:
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_module = MODULE
+    captured_always_allowed = ALWAYS_ALLOWED
+    captured_import_deputies = IMPORT_DEPUTIES
+    captured_wrapped_modules = WRAPPED_MODULES
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
@@ -208,7 +213,7 @@ def make_import_handlers(
             f"python-import={top}",
             detail,
             message,
-            MODULE,
+            captured_module,
             top,
             (("kind", "import"), ("name", top)),
         )
@@ -227,8 +232,13 @@ def make_import_handlers(
                 f"loading a compiled extension from '{filename}'",
             )
         # A fresh copy of a wrapped module (after ``del sys.modules[...]``, or an extension's
-        # shared object loaded again) would carry the unwrapped functions.
-        if top in WRAPPED_MODULES and name not in stash:
+        # shared object loaded again) would carry the unwrapped functions. An extension's
+        # init function is found by the *last* part of the name (``pkg._posixsubprocess``
+        # runs ``PyInit__posixsubprocess``); only extensions give a filename here.
+        last = name.rpartition(".")[2] if filename is not None else top
+        if (
+            top in captured_wrapped_modules or last in captured_wrapped_modules
+        ) and name not in stash:
             refuse(
                 "import",
                 name,
@@ -238,17 +248,17 @@ def make_import_handlers(
                 "wrapped",
                 f"Re-importing '{name}' DENIED: python-sb wraps its functions, and a fresh "
                 "copy would not be wrapped",
-                MODULE,
+                captured_module,
                 name,
             )
             return
-        if everything or top in names or top in ALWAYS_ALLOWED:
-            if recording and filename is None and top not in ALWAYS_ALLOWED:
-                importer = caller_file(IMPORT_DEPUTIES)
+        if everything or top in names or top in captured_always_allowed:
+            if recording and filename is None and top not in captured_always_allowed:
+                importer = caller_file(captured_import_deputies)
                 if importer is None or not is_library_file(importer):
                     record((("kind", "import"), ("name", name)))
             return
-        importer = caller_file(IMPORT_DEPUTIES)
+        importer = caller_file(captured_import_deputies)
         if importer is not None and is_library_file(importer):
             return
         refuse_import(top)
@@ -263,13 +273,13 @@ def make_import_handlers(
             if module is None:
                 return
             top = module.partition(".")[0]
-            if everything or top in names or top in ALWAYS_ALLOWED:
+            if everything or top in names or top in captured_always_allowed:
                 return
             # Whose import is this? Not always announced by an "import" event
             # (importlib.import_module raises none for the module itself; loading by hand
             # with spec_from_file_location or runpy neither): the first frame outside the
             # import machinery and runpy decides, as for the event.
-            importer = caller_file(IMPORT_DEPUTIES)
+            importer = caller_file(captured_import_deputies)
             if importer is not None and is_library_file(importer):
                 return  # a library's own import (or runpy started by the launcher for -m)
             refuse_import(top)  # the same denial as the import event's (reported once)
@@ -294,16 +304,16 @@ def make_import_handlers(
         if type_(name) is not str_:
             return
         top = name.partition(".")[0]
-        if everything or top in names or top in ALWAYS_ALLOWED:
+        if everything or top in names or top in captured_always_allowed:
             return
-        importer = frames.statement_importer(IMPORT_DEPUTIES)
+        importer = frames.statement_importer(captured_import_deputies)
         if importer is None or is_library_file(importer):
             return
         refuse_import(top)
 
     def on_create_builtin(args: tuple[Any, ...]) -> None:
         name = args[0] if args else None
-        if type_(name) is str_ and name in WRAPPED_MODULES:
+        if type_(name) is str_ and name in captured_wrapped_modules:
             refuse(
                 "import",
                 name,
@@ -313,7 +323,7 @@ def make_import_handlers(
                 "wrapped",
                 f"Creating a fresh '{name}' module DENIED: python-sb wraps its functions, and a "
                 "fresh copy would not be wrapped",
-                MODULE,
+                captured_module,
                 name,
             )
 

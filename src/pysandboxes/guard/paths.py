@@ -43,6 +43,14 @@ class PathTools(NamedTuple):
 
 
 def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
+    # Captured at arm time: the program can reach this module's namespace.
+    captured_attributeerror = AttributeError
+    captured_fd = FD
+    captured_oserror = OSError
+    captured_valueerror = ValueError
+    captured_max_links = _MAX_LINKS
+    captured_s_iflnk = _S_IFLNK
+    captured_s_ifmt = _S_IFMT
     type_ = kit.type
     str_exact = kit.str_exact
     bytes_exact = kit.bytes_exact
@@ -61,7 +69,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
     dict_of = type.__dict__["__dict__"].__get__
     function_type = type(make_path_tools)
     code_of = function_type.__dict__["__code__"].__get__
-    member_type = type(OSError.__dict__["errno"])  # types.MemberDescriptorType
+    member_type = type(captured_oserror.__dict__["errno"])  # types.MemberDescriptorType
     pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
 
     def pathlib_text(obj: Any) -> str | None:
@@ -85,7 +93,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
             return None
         try:
             value = slot.__get__(obj)
-        except AttributeError:
+        except captured_attributeerror:
             return None
         return value if type_(value) is str_ else None
 
@@ -102,7 +110,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
         if kind is bytes_:
             return decode(obj, encoding, "surrogateescape")
         if kind is int_ or kind is bool_:
-            return FD
+            return captured_fd
         if kind is dir_entry:
             return text_of(fspath(obj))
         # Subclasses, found through the MRO: isinstance() could call a program-defined
@@ -113,7 +121,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
             if base is bytes_:
                 return decode(bytes_exact(obj), encoding, "surrogateescape")
             if base is int_:
-                return FD
+                return captured_fd
         return pathlib_text(obj)
 
     def resolve(path: str, base: str | None) -> str:
@@ -135,17 +143,17 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
             candidate = resolved + "/" + part
             try:
                 mode = lstat(candidate).st_mode
-            except (OSError, ValueError):
+            except (captured_oserror, captured_valueerror):
                 resolved = candidate
                 continue
-            if mode & _S_IFMT == _S_IFLNK:
+            if mode & captured_s_ifmt == captured_s_iflnk:
                 links += 1
-                if links > _MAX_LINKS:
+                if links > captured_max_links:
                     resolved = candidate
                     continue
                 try:
                     target = readlink(candidate)
-                except OSError:
+                except captured_oserror:
                     resolved = candidate
                     continue
                 if target.startswith("/"):
@@ -160,7 +168,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
     def fd_path(fd: int) -> str | None:
         try:
             target = readlink("/proc/self/fd/" + int_.__repr__(fd))
-        except OSError:
+        except captured_oserror:
             return None
         return target if target.startswith("/") else None
 

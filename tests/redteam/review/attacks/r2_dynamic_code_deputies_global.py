@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=timeit
 # expect: api PermissionError
-# bypass: the hook reads CODE_DEPUTIES from pysandboxes.guard.hook's globals at run time: rebound to (), a deputy (timeit) becomes the caller of compile, a library, not judged
 
 """Objective: run a source string with no dynamic-code rule, through timeit, after emptying
 the deputy list in the guard's module namespace.

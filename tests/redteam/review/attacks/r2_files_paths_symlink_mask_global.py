@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: python-import=os
 # expect: file PermissionError
-# bypass: resolve() in pysandboxes.guard.paths reads _S_IFMT/_S_IFLNK from its module globals at run time: with _S_IFMT = 0 it follows no symbolic link, so s/../outside (s -> .) is judged lexically as inside the project while the kernel reaches the parent
 
 """Objective: read ../outside/secret.txt through a symbolic link to the project itself
 (``s -> .``), after blinding the guard's path resolution to symbolic links.

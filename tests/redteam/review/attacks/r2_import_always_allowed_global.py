@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: import ModuleNotFoundError
-# bypass: the import handlers read ALWAYS_ALLOWED from pysandboxes.guard.imports' globals at run time: the program rebinds it to include any name
 
 """Objective: import socket with no python-import rule, after widening the always-allowed set.
 

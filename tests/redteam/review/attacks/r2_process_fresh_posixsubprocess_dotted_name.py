@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: import ModuleNotFoundError
-# bypass: the import handler judges a fresh copy of a wrapped module by the top-level part of its name, CPython picks PyInit_ by the last: _imp.create_dynamic of "pkg._posixsubprocess" (via sys.modules) gives a bare fork_exec that runs any command: total escape
 
 """Objective: run /bin/cat ../outside/secret.txt as a child process (no process-exec rule, no
 python-import rule at all) through a fresh, unwrapped ``_posixsubprocess`` loaded under a

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: import ModuleNotFoundError
-# bypass: the import handler reads WRAPPED_MODULES from pysandboxes.guard.imports' globals at run time: emptied, a fresh _posixsubprocess from _imp.create_dynamic (via sys.modules) is allowed and its bare fork_exec runs any command: total escape
 
 """Objective: run /bin/cat ../outside/secret.txt as a child process (no process-exec rule, no
 python-import rule at all) through a fresh, unwrapped ``_posixsubprocess``.
