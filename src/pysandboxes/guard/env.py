@@ -22,15 +22,16 @@ def install_recorder(record: Callable[[tuple[tuple[str, Any], ...]], None]) -> N
     """Make ``os.environ`` record the names read (learn/audit mode only)."""
 
     base = type(os.environ)
+    isinstance_, str_ = isinstance, str  # captured: this module's namespace is reachable
 
     class RecordingEnviron(base):  # type: ignore[valid-type,misc]
         def __getitem__(self, key: Any) -> Any:
-            if isinstance(key, str):
+            if isinstance_(key, str_):
                 record((("kind", "env"), ("name", key)))
             return base.__getitem__(self, key)
 
         def __contains__(self, key: object) -> bool:
-            if isinstance(key, str):
+            if isinstance_(key, str_):
                 record((("kind", "env"), ("name", key)))
             return base.__contains__(self, key)  # type: ignore[no-any-return]
 
