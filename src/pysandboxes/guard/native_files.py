@@ -148,15 +148,50 @@ def outside(function: Callable[..., Any]) -> Any:
 def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
 
-    from pysandboxes.guard.wrappers import exact_path
+    import pwd
+
+    from pysandboxes.guard.wrappers import exact_text
 
     audit = kit.audit
     index = int.__index__
     int_ = int
     getuid, getgid, getegid, getgroups = os.getuid, os.getgid, os.getegid, os.getgroups
-    environ = os.environ
-    exists = os.path.exists
-    expanduser = os.path.expanduser
+    # Nothing here may run code of the program (it runs inside hidden generators, whose
+    # frames hold the originals): no os.environ (a Python mapping whose methods can be
+    # replaced), no os.path; a plain dict that follows the C environment, posix and pwd.
+    environ = c_env
+    stat = kit.stat
+    os_error, value_error_, key_error = OSError, ValueError, KeyError
+    own_home_entry = pwd.getpwuid  # the C functions (wrapped later): judged here
+    getpwnam = pwd.getpwnam
+
+    def exists(path: str) -> bool:
+        try:
+            stat(path)
+        except (os_error, value_error_):
+            return False
+        return True
+
+    def home() -> str:
+        value = environ.get("HOME")
+        if value:
+            return value
+        return str_exact(own_home_entry(getuid()).pw_dir)
+
+    def expanduser(path: str) -> str:
+        """``~`` and ``~/...`` as libreadline's tilde expansion (``HOME``, then the password
+        database); ``~user`` is looked up in the password database: a read of /etc/passwd."""
+
+        if path == "~" or path.startswith("~/"):
+            return home().rstrip("/") + path[1:] if path != "~" else home()
+        audit("open", passwd, "r", read_flags)
+        name, _, rest = path[1:].partition("/")
+        try:
+            entry = getpwnam(name)
+        except key_error:
+            return path
+        return str_exact(entry.pw_dir).rstrip("/") + ("/" + rest if rest else "")
+
     type_ = kit.type
     len_ = kit.len
     str_, bytes_ = str, bytes
@@ -205,7 +240,7 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         given = environ.get("INPUTRC")
         if given:
             return given
-        mine = expanduser("~/.inputrc")  # libreadline's tilde expansion: HOME, then pwd
+        mine = home().rstrip("/") + "/.inputrc"  # libreadline's tilde expansion
         return mine if exists(mine) else "/etc/inputrc"
 
     open_ = open  # io.open, captured at arm time
@@ -301,7 +336,7 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
     def path_read(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs or len_(args) != 1:
             return args, kwargs  # the original's own TypeError
-        path = exact_path(kit, args[0])
+        path = exact_text(kit, args[0])
         if type_(path) is not str_ and type_(path) is not bytes_:
             raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
         audit("open", path, "r", read_flags)
@@ -344,7 +379,7 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
             if kwargs or not position <= len_(args) <= position + 1:
                 return args, kwargs  # the original's own TypeError, before any file
             path = args[position] if len_(args) > position else None
-            path = default() if path is None else exact_path(kit, path)
+            path = default() if path is None else exact_text(kit, path)
             if type_(path) is not str_ and type_(path) is not bytes_:
                 raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
             if init:
@@ -585,7 +620,7 @@ def _track_environment(
     libraries read at start-up (``INPUTRC``, ``OPENSSL_CONF``...) is decided on it, not on
     ``os.environ``, which ``os.putenv`` alone does not change."""
 
-    from pysandboxes.guard.wrappers import exact_path
+    from pysandboxes.guard.wrappers import exact_text
 
     posix = sys.modules["posix"]
     c_env: dict[str, str] = dict(os.environ)
@@ -596,7 +631,7 @@ def _track_environment(
     def exact_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs:
             return args, kwargs  # the original's own TypeError
-        return tuple_([exact_path(kit, arg) for arg in args]), {}
+        return tuple_([exact_text(kit, arg) for arg in args]), {}
 
     def after_put(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if len_(args) == 2:

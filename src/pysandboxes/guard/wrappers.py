@@ -261,8 +261,36 @@ def _announce(function: str, audit: Callable[..., None]) -> Before:
     return before
 
 
-def _wrapper(call: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
+_PLAIN = (str, bytes, int, bool, float, type(None), tuple, list, dict)  # no __fspath__
+
+
+def _wrapper(
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    *,
+    _fspath: Any = os.fspath,
+    _type: Any = type,
+    _mro_of: Any = type.__dict__["__mro__"].__get__,
+    _dict_of: Any = type.__dict__["__dict__"].__get__,
+    _plain: Any = _PLAIN,
+) -> Callable[..., Any]:
+    """The wrapper put in place of a function: path-like arguments are converted here, once,
+    so that no code of the program runs inside the hidden generator (where a frame it kept
+    could walk ``f_back`` to the generator's frame and its ``f_locals``)."""
+
+    def convert(value: Any) -> Any:
+        kind = _type(value)
+        if kind in _plain:
+            return value
+        for base in _mro_of(kind):
+            if "__fspath__" in _dict_of(base):
+                return _fspath(value)
+        return value
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = tuple([convert(value) for value in args])
+        if kwargs:
+            kwargs = {key: convert(value) for key, value in kwargs.items()}
         return call(args, kwargs)
 
     return wrapper
@@ -359,15 +387,18 @@ def _wrap_create_builtin(
 
     audit = kit.audit
     str_ = str
-    getattr_ = getattr
     mro_of = type.__dict__["__mro__"].__get__
     type_ = kit.type
     type_error = TypeError
     module_spec, importer = ModuleSpec, BuiltinImporter
 
+    spec_dict = ModuleSpec.__dict__["__dict__"].__get__
+
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
-        name = getattr_(spec, "name", None)
+        if type_(spec) is not module_spec:  # a subclass's properties would run program code
+            raise type_error("create_builtin() needs a ModuleSpec")
+        name = spec_dict(spec).get("name")
         for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
@@ -419,13 +450,11 @@ def exact_path(
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
-    exact = exact_path  # captured: the module global could be rebound
-    type_error = TypeError
+    exact = exact_text  # captured: the module global could be rebound; runs no program code
     audit = kit.audit
-    fspath = kit.fspath
     encoding = kit.fs_encoding
     posix = sys.modules["posix"]
-    int_, str_, type_ = int, str, type
+    int_, str_, bytes_, type_ = int, str, bytes, type
 
     def announce_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # The object judged is the object used: an exact str/bytes made once.
@@ -445,8 +474,6 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
             call = hide(original, kit, announce_creation)
             replacements[id(original)] = (original, _named(_wrapper(call), original))
 
-    str_exact, bytes_exact = kit.str_exact, kit.bytes_exact
-
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``open(path, flags, dir_fd=N)`` with a relative path becomes
         ``open("/proc/self/fd/N/path", flags)``: the ``open`` event has no ``dir_fd``.
@@ -463,17 +490,16 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
             kwargs = {k: v for k, v in kwargs.items() if k != "path"}
         else:
             return args, kwargs
-        text = fspath(raw)
-        try:
-            text = str_exact(text)
-        except type_error:
-            text = bytes_exact(text)  # not str: bytes, or posix.open's own TypeError
+        text = exact(kit, raw)  # path-like objects were converted by the wrapper
+        if type_(text) is not str_ and type_(text) is not bytes_:
+            return (text, *rest), kwargs  # a descriptor: posix.open's own TypeError
         dir_fd = kwargs.get("dir_fd")
         if dir_fd is not None:
             decoded = text if type_(text) is str_ else text.decode(encoding, "surrogateescape")
             if not decoded.startswith("/"):
                 kwargs = {k: v for k, v in kwargs.items() if k != "dir_fd"}
-                text = "/proc/self/fd/" + int_.__repr__(int_(dir_fd)) + "/" + decoded
+                number = int_.__index__(dir_fd)  # C: no __int__/__index__ of a subclass runs
+                text = "/proc/self/fd/" + int_.__repr__(number) + "/" + decoded
         return (text, *rest), kwargs
 
     original_open = posix.open
@@ -481,7 +507,40 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     replacements[id(original_open)] = (original_open, _named(_wrapper(call_open), original_open))
 
 
-_exact_path = exact_path  # for _wrap_ignore_helpers (defined before it)
+def exact_text(
+    kit: Kit,
+    path: Any,
+    *,
+    _type_error: type[Exception] = TypeError,
+    _int: type = int,
+    _mro_of: Any = type.__dict__["__mro__"].__get__,
+) -> Any:
+    """As :func:`exact_path`, for the ``before`` of a hidden wrapper: runs no code of the
+    program. A ``str``/``bytes`` (subclass) becomes an exact copy in C; ``None`` and ints are
+    unchanged; a path-like object must have been converted already -- :func:`_wrapper` calls
+    ``__fspath__`` outside the generator (program code running inside it could walk a kept
+    frame's ``f_back`` to the generator's frame, which holds the original), and a call that
+    bypasses the wrapper gets ``TypeError``."""
+
+    if path is None:
+        return path
+    kind = kit.type(path)
+    if kind is _int:
+        return path
+    try:
+        return kit.str_exact(path)
+    except _type_error:
+        pass
+    try:
+        return kit.bytes_exact(path)
+    except _type_error:
+        pass
+    if _int in _mro_of(kind):
+        return path  # an int subclass: a descriptor (read in C, no __index__ call)
+    raise _type_error("expected str, bytes or os.PathLike object (converted by the wrapper)")
+
+
+_exact_path, _exact_text = exact_path, exact_text  # for _wrap_ignore_helpers
 
 
 class FilteredScandir:
@@ -512,7 +571,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     audit = kit.audit
     stat, lstat, access = os.stat, os.lstat, os.access
     listdir, scandir = os.listdir, os.scandir
-    exact_path = _exact_path  # captured: the module global could be rebound
+    exact_path, exact_text = _exact_path, _exact_text  # captured: globals could be rebound
     not_found, list_, filtered = FileNotFoundError, list, FilteredScandir
 
     def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
@@ -545,7 +604,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     # Listings: the originals kept in hidden generators (they are posix's own functions, which
     # are replaced too, so that posix.listdir hides the ignored names as well).
     def exact_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        path = exact_path(kit, args[0] if args else kwargs.pop("path", None))
+        path = exact_text(kit, args[0] if args else kwargs.pop("path", None))
         return ((path,) if path is not None else ()), {}
 
     def filter_names(names: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -562,9 +621,11 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     scan_call = hide(scandir, kit, exact_argument, filter_entries)
 
     def listdir_(path: Any = None) -> list[Any]:
+        path = exact_path(kit, path)  # __fspath__ here, outside the hidden generator
         return list_call((path,), {})  # type: ignore[no-any-return]
 
     def scandir_(path: Any = None) -> FilteredScandir:
+        path = exact_path(kit, path)
         return scan_call((path,), {})  # type: ignore[no-any-return]
 
     os.stat = _named(stat_, stat)

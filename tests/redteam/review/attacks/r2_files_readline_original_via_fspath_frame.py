@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=readline
 # expect: file PermissionError
-# bypass: hide()'s holder generator keeps the original in a free variable while before() calls the program's __fspath__; a frame the program kept (sys._getframe earlier) walks f_back to it and f_locals hands over the unwrapped read_history_file
 
 """Objective: read ../outside/secret.txt as a readline history file, with the unwrapped C
 ``read_history_file`` dug out of the wrapper's own frame while the wrapper calls the
