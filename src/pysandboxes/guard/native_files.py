@@ -661,8 +661,8 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     str_ = str
     mro_of = type.__dict__["__mro__"].__get__
     type_ = kit.type
-    getattr_ = getattr
     type_error = TypeError
+    spec_dict = module_spec.__dict__["__dict__"].__get__
 
     def exact(value: Any) -> Any:
         if value is None:
@@ -676,8 +676,11 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
         if not args or kwargs:
             return args, kwargs  # CPython's own TypeError
         spec = args[0]
-        name = exact(getattr_(spec, "name", None))
-        fresh = module_spec(name, None, origin=exact(getattr_(spec, "origin", None)))
+        if type_(spec) is not module_spec:  # a subclass's properties would run program code
+            raise type_error("create_dynamic() needs a ModuleSpec")
+        values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
+        name = exact(values.get("name"))
+        fresh = module_spec(name, None, origin=exact(values.get("origin")))
         check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None
         if check is not None:
             check()
