@@ -209,6 +209,7 @@ def install(policy: Policy, context: RunContext) -> None:
             file_handlers.is_ignored,
             busy,
             dynamic_allowed,
+            guard_globals,
         )
     )
     import _functools  # type: ignore[import-not-found]  # functools.partial, without functools
@@ -219,7 +220,14 @@ def install(policy: Policy, context: RunContext) -> None:
     # its arguments and the refusal (see _hook_body).
     sys.addaudithook(
         _functools.partial(
-            _hook_body, dispatch.get, _make_strip(kit, busy), pending_signals, deliver_signals
+            _hook_body,
+            dispatch.get,
+            _make_strip(kit, busy),
+            pending_signals,
+            deliver_signals,
+            kit.gc_isenabled,
+            kit.gc_disable,
+            kit.gc_enable,
         )
     )
 
@@ -229,10 +237,14 @@ def _hook_body(
     strip: Callable[[BaseException], BaseException],
     pending: list[Any],
     deliver: Callable[[], None],
+    gc_isenabled: Callable[[], bool],
+    gc_disable: Callable[[], None],
+    gc_enable: Callable[[], None],
     event: str,
     args: tuple[Any, ...],
 ) -> None:
-    """The audit hook (through a partial holding ``get``, ``strip`` and the signal queue).
+    """The audit hook (through a partial holding ``get``, ``strip``, the signal queue and the
+    collector's switches).
 
     A refusal raised by a handler is caught here and leaves without the handlers' frames:
     ``strip`` clears them and drops the traceback, and the names that lead to the guard's
@@ -240,7 +252,10 @@ def _hook_body(
     refusal (``gc.garbage`` with ``DEBUG_SAVEALL``, ``frame.f_locals``, neither audited) is then
     this frame alone, holding ``event``, ``args`` and ``refusal``.
 
-    Python signal handlers for signals that came while the hook ran are queued
+    No program code may run while a handler runs: its frames would have the hook's as
+    callers, reachable through ``f_back`` with no event. So the cyclic collector (which runs
+    ``__del__`` methods and weak-reference callbacks of the program's garbage) is paused for
+    the handler, and Python signal handlers for signals that came meanwhile are queued
     (``guard/signals.py``) and run here, on every way out, once the judgment is made.
     """
 
@@ -249,17 +264,24 @@ def _hook_body(
         if pending:
             deliver()
         return
+    paused = gc_isenabled()
+    if paused:
+        gc_disable()
     try:
         handler(args)
     except BaseException as caught:  # every exception leaves the same way
         refusal = strip(caught)
     else:
+        if paused:
+            gc_enable()
         if pending:
             deliver()
         return
+    if paused:
+        gc_enable()
     if pending:
         deliver()
-    del get, strip, handler, pending, deliver
+    del get, strip, handler, pending, deliver, gc_isenabled, gc_disable, gc_enable, paused
     raise refusal
 
 
@@ -313,8 +335,21 @@ def _special_handlers(
     is_ignored: Callable[[str], bool],
     busy: dict[int, int],
     dynamic_allowed: bool,
+    guard_globals: frozenset[int] = frozenset(),
 ) -> dict[str, Handler]:
     # Captured at arm time: the program can reach this module's namespace.
+    id_ = id
+    function_type = type(_special_handlers)
+    function_globals = function_type.__dict__["__globals__"].__get__
+    # Classes python-sb defined (the refusals it raises, its records): their methods run
+    # inside the hook.
+    protected_classes = frozenset(
+        id(value)
+        for name, module in list(sys.modules.items())
+        if name.startswith("pysandboxes") and module is not None
+        for value in list(vars(module).values())
+        if isinstance(value, type) and str(value.__module__).startswith("pysandboxes")
+    )
     captured_code_deputies = CODE_DEPUTIES
     captured_frame_attributes = FRAME_ATTRIBUTES
     captured_restricted_attributes = RESTRICTED_ATTRIBUTES
@@ -392,7 +427,22 @@ def _special_handlers(
             judge("object.__getattr__", "introspection", f"reading the attribute '{name}'")
 
     def on_setattr(args: tuple[Any, ...]) -> None:
-        if get_ident() in busy or introspection_allowed:
+        if get_ident() in busy:
+            return
+        target = args[0] if args else None
+        guard_function = False
+        if type_(target) is function_type:
+            state = enter()
+            try:
+                guard_function = id_(function_globals(target)) in guard_globals
+            finally:
+                leave(state)
+        if guard_function or id_(target) in protected_classes:
+            # Whoever asks, whatever the rules: python-sb's own functions (the hook's body,
+            # a handler) and classes (the refusals it raises) run inside the hook; replacing
+            # their code or methods would run the program's code there.
+            judge("object.__setattr__", "introspection", "changing python-sb's own code")
+        if introspection_allowed:
             return
         if args[1] == "__code__" and caller_is_program(captured_code_deputies):
             judge("object.__setattr__", "introspection", "assigning '__code__'")

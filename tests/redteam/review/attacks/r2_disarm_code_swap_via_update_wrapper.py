@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=functools
-# expect: file PermissionError
-# bypass: __code__ assignment is judged only when the program is the caller; functools.update_wrapper(assigned=("__code__",)) makes the library the caller, so pysandboxes.guard.hook._hook_body (reachable as a module attribute) gets the code of a function that returns None: total disarm
+# expect: api PermissionError
 
 """Objective: read ../outside/secret.txt after replacing the code of the hook's body.
 

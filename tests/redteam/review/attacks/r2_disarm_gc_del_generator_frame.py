@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: a generator keeps its own frame (sys._getframe allowed while no guard frame calls it); resumed from a __del__ the collector runs inside the hook, that frame's f_back/f_locals (no events) reach _hook_body's dispatch.get: total disarm with no module but sys
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 ``__del__`` that the cyclic collector runs while the hook's handler runs. No module but
