@@ -165,6 +165,13 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     protected: set[str] = set()
     for path in policy.rule_files:
         protected.update(_variants(path))
+    # Rule files the next run would read that do not exist yet: an include skipped as missing,
+    # the main file itself. Created by the program, they would plant rules for that run.
+    for include in policy.includes:
+        if include.status == "missing":
+            protected.update(_variants(include.resolved))
+    if policy.main_file:
+        protected.update(_variants(os.path.abspath(policy.main_file)))
     learn_target = policy.learn.value
     if isinstance(learn_target, str) and learn_target not in ("false", "true", ""):
         protected.update(_variants(os.path.abspath(learn_target)))

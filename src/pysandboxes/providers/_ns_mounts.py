@@ -337,6 +337,14 @@ def build_plan(
     protected = [*policy.rule_files]
     if policy.main_file:
         protected.append(policy.main_file)
+    for include in policy.includes:
+        if include.status == "missing" and _writable_exposure(include.resolved, policy):
+            # Nothing to bind read-only (a mount point would create the file on the host).
+            plan.warnings.append(
+                f"{include.origin}: included rule file {include.resolved} does not exist and "
+                "lies in a writable exposure: creating it would add rules to the next run "
+                "(the Python layer refuses that; with py-sandbox=false nothing does)"
+            )
     for path in dict.fromkeys(protected):
         if (
             os.path.isfile(path)

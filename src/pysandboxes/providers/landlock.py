@@ -556,6 +556,18 @@ def build_plan(
                 f"rule file {rule_file} lies in writable {holders[0].path}: Landlock cannot take "
                 f"write access back from a file inside it ({where})"
             )
+    for include in policy.includes:
+        if include.status != "missing":
+            continue
+        holders = [
+            g for g in grants if g.rights & FS_WRITE_FILE and _beneath(include.resolved, g.path)
+        ]
+        if holders:
+            where = "refused by the Python layer only" if python_layer else "NOT refused"
+            notes.append(
+                f"included rule file {include.resolved} does not exist and lies in writable "
+                f"{holders[0].path}: creating it would add rules to the next run ({where})"
+            )
 
     if rights.net:
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes)

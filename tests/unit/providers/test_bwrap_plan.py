@@ -158,3 +158,15 @@ def test_namespace_probe_makes_a_real_attempt() -> None:
     assert _ns_probe.namespace_problem() == ("", "")
     # An invalid request fails with the kernel's errno (a CSIGNAL bit: EINVAL).
     assert _ns_probe._try_unshare(_ns_probe.CLONE_NEWUSER | 0x1) == errno.EINVAL
+
+
+def test_missing_include_in_writable_exposure_is_warned(tmp_path: Path) -> None:
+    from pysandboxes.policy import parse_text
+
+    text = f'expose-rw={tmp_path}\ninclude "./.local.py-sandboxes"\n'
+    policy = parse_text(text, str(tmp_path / ".py-sandboxes"), cwd=str(tmp_path), environ={})
+    plan = build_plan(launch_for(policy, tmp_path), hostname="python-sb")
+    assert any(
+        f"{tmp_path}/.local.py-sandboxes does not exist" in warning for warning in plan.warnings
+    ), plan.warnings
+    assert not (tmp_path / ".local.py-sandboxes").exists()  # nothing created on the host

@@ -113,6 +113,14 @@ def test_ignore_and_rule_files_in_writable_exposure_are_noted(tmp_path: Path) ->
     assert "Python layer only" in "\n".join(on.unenforced)
 
 
+def test_missing_include_in_writable_exposure_is_noted(tmp_path: Path) -> None:
+    result = plan(tmp_path, f"expose-rw={tmp_path}", 'include "./.local.py-sandboxes"')
+    notes = "\n".join(result.unenforced)
+    assert f"{tmp_path}/.local.py-sandboxes does not exist" in notes and "NOT refused" in notes
+    read_only = plan(tmp_path, f"expose-ro={tmp_path}", 'include "./.local.py-sandboxes"')
+    assert "does not exist" not in "\n".join(read_only.unenforced)
+
+
 # -- TCP ------------------------------------------------------------------------------------------
 
 

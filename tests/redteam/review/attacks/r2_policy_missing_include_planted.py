@@ -1,7 +1,6 @@
 # rule: expose-rw=.
 # rule: include "./.local.py-sandboxes"
 # expect: file PermissionError
-# bypass: only rule files that were loaded are protected; an include whose file is missing (skipped silently) names a path the program may create in a writable exposure, and the next run loads the planted rules (here expose-rw=/ and python-api=ALLOW:*)
 
 """Objective: plant rules for the next run: create the file that the rule file includes but
 that does not exist yet (``include "./.local.py-sandboxes"``, which the learned template ships
