@@ -18,14 +18,13 @@ category, and the two lines that would allow it (the function alone, or its cate
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pysandboxes.guard.denials import API, Reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, Frames
 from pysandboxes.policy.model import API_CATEGORIES, Policy
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 import pysandboxes
 from pysandboxes.guard import calls as calls_module
@@ -42,6 +41,7 @@ _IMPORT_SYSTEM_FILE = "<frozen importlib._bootstrap_external>"
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 if TYPE_CHECKING:
