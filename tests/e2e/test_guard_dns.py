@@ -55,6 +55,9 @@ ATTEMPTS = {
     "sendto_flags": (
         "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', 0, (NAME, 9))"
     ),
+    "sendmsg": (
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendmsg([b'x'], [], 0, (NAME, 9))"
+    ),
     "direct_c_method": "s = socket.socket(); _socket.socket.connect(s, (NAME, 80))",
 }
 

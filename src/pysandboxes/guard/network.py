@@ -825,7 +825,8 @@ def make_net_handlers(
 
 def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]:
     """``install(sock)``, called by the hook for every new socket: puts pre-checks in front of
-    the ``connect``, ``connect_ex``, ``bind``, ``sendto`` and ``listen`` of the Python class
+    the ``connect``, ``connect_ex``, ``bind``, ``sendto``, ``sendmsg`` and ``listen`` of the
+    Python class
     that derives from ``_socket.socket`` directly in ``sock``'s class hierarchy (the stdlib
     ``socket.socket``, so its subclasses too: ``ssl.SSLSocket``), once per class.
 
@@ -858,6 +859,8 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
     c_bind = base.bind
     c_sendto = base.sendto
     c_listen = base.listen
+    c_sendmsg = base.sendmsg
+    len_ = len
 
     def connect(self: Any, address: Any) -> Any:
         audit("pysandboxes.sockaddr", self, address, "OUT")
@@ -879,12 +882,19 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
         audit("pysandboxes.listen", self)
         return c_listen(self, *backlog)
 
+    def sendmsg(self: Any, *args: Any) -> Any:
+        # sendmsg(buffers[, ancdata[, flags[, address]]])
+        if len_(args) > 3 and args[3] is not None:
+            audit("pysandboxes.sockaddr", self, args[3], "OUT")
+        return c_sendmsg(self, *args)
+
     methods = (
         ("listen", listen, c_listen),
         ("connect", connect, c_connect),
         ("connect_ex", connect_ex, c_connect_ex),
         ("bind", bind, c_bind),
         ("sendto", sendto, c_sendto),
+        ("sendmsg", sendmsg, c_sendmsg),
     )
     for _name, method, original in methods:
         method.__doc__ = original.__doc__
