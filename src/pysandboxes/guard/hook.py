@@ -143,7 +143,7 @@ def install(policy: Policy, context: RunContext) -> None:
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
-    pending_signals, deliver_signals = signals.install(kit, guard_globals, id(globals()), busy)
+    pending_signals, take_signals = signals.install(kit, guard_globals, id(globals()), busy)
     frames = make_frames(
         kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
     )
@@ -224,7 +224,7 @@ def install(policy: Policy, context: RunContext) -> None:
             dispatch.get,
             _make_strip(kit, busy),
             pending_signals,
-            deliver_signals,
+            take_signals,
             kit.gc_isenabled,
             kit.gc_disable,
             kit.gc_enable,
@@ -236,7 +236,7 @@ def _hook_body(
     get: Callable[[str], Any],
     strip: Callable[[BaseException], BaseException],
     pending: list[Any],
-    deliver: Callable[[], None],
+    take: Callable[[], list[Any]],
     gc_isenabled: Callable[[], bool],
     gc_disable: Callable[[], None],
     gc_enable: Callable[[], None],
@@ -255,14 +255,18 @@ def _hook_body(
     No program code may run while a handler runs: its frames would have the hook's as
     callers, reachable through ``f_back`` with no event. So the cyclic collector (which runs
     ``__del__`` methods and weak-reference callbacks of the program's garbage) is paused for
-    the handler, and Python signal handlers for signals that came meanwhile are queued
-    (``guard/signals.py``) and run here, on every way out, once the judgment is made.
+    the handler, and the Python signal handlers of signals that came while guard code ran are
+    queued (``guard/signals.py``): they run here, on every way out, once the judgment is made
+    and every name leading to the guard's state is deleted from this frame.
     """
 
     handler = get(event)
     if handler is None:
         if pending:
-            deliver()
+            calls = take()
+            del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable
+            for program_handler, signum, frame in calls:
+                program_handler(signum, frame)
         return
     paused = gc_isenabled()
     if paused:
@@ -275,13 +279,19 @@ def _hook_body(
         if paused:
             gc_enable()
         if pending:
-            deliver()
+            calls = take()
+            del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable, paused
+            for program_handler, signum, frame in calls:
+                program_handler(signum, frame)
         return
     if paused:
         gc_enable()
-    if pending:
-        deliver()
-    del get, strip, handler, pending, deliver, gc_isenabled, gc_disable, gc_enable, paused
+    calls = take() if pending else []
+    del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable, paused
+    for program_handler, signum, frame in calls:
+        program_handler(signum, frame)
+    program_handler = signum = frame = None
+    del calls, program_handler, signum, frame
     raise refusal
 
 

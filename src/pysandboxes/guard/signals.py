@@ -9,14 +9,25 @@ of a socket, a timer, a signal from another process) could walk that frame's ``f
 exception in the middle of a judgment (an ``OSError`` where the guard expects one from the
 system), and it would share the busy mark that lets the guard's own events through.
 
+Worse, any program code that runs with a guard frame below it on the stack can reach that
+frame: a generator that kept its own frame earlier (``sys._getframe`` while no guard frame was
+a caller) and is resumed there sees its ``f_back`` chain lead into the guard
+(``attacks/r3_disarm_sigpipe_queued_kept_frame.py``).
+
 So :func:`install` wraps ``_signal.signal`` (what ``signal.signal`` calls) and
 ``_signal.getsignal``: a Python handler is installed behind a trampoline that
 
-- when the signal interrupted the hook (a frame running the hook module is in the chain),
-  queues it: the hook calls ``deliver`` as it returns, once its judgment is made, and the
-  handler runs then (a signal that came while an outer hook was running waits for that one);
-- otherwise calls the handler with the first frame outside the guard (the frame the guard's
-  own code -- the import check, a wrapper -- was called from), never one of the guard's.
+- when the signal interrupted guard code (a frame of a guard module is in the chain: the hook,
+  the import check, a wrapper's hidden generator), queues it;
+- otherwise calls the handler at once (the interrupted frame chain is the program's alone).
+
+The hook runs the queue as it returns, once its judgment is made: ``take()`` gives the calls
+due (none while an outer hook is still running below), the hook deletes every name that leads
+to the guard's state, then makes the calls from its own frame, which then holds only the
+event, its arguments and the program's handlers. Each handler gets the first frame outside
+the guard as its ``frame`` argument. The signal number (``__index__``) and a non-callable
+handler are made exact ``int`` before the hidden original is entered: no program code runs in
+its generator (``attacks/r3_disarm_signal_index_original.py``).
 
 ``signal.signal`` and ``signal.getsignal`` return the program's handler, not the trampoline.
 The handler's own frame still has guard frames as callers: ``sys._getframe`` and ``tb_frame``
@@ -36,15 +47,17 @@ if TYPE_CHECKING:
 
 def install(
     kit: Kit, guard_globals: frozenset[int], hook_globals: int, busy: dict[int, int]
-) -> tuple[list[Any], Callable[[], None]]:
-    """Put the trampolines in place; the queue of signals that came while the hook ran, and
-    ``deliver()``, which the hook calls as it returns when the queue is not empty.
+) -> tuple[list[Any], Callable[[], list[Any]]]:
+    """Put the trampolines in place; the queue of signals that came while guard code ran, and
+    ``take()``, which the hook calls as it returns when the queue is not empty: the
+    ``(handler, signum, frame)`` calls it must make, once it holds nothing of its own.
 
     ``guard_globals``: ``id()`` of the guard modules' globals; ``hook_globals``: that of
     ``pysandboxes.guard.hook`` (whose frames are the hook). The originals are kept by
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
     to anyone reading ``__closure__``)."""
 
+    import _operator  # type: ignore[import-not-found]  # operator.index, without operator
     import _signal  # type: ignore[import-not-found]  # the C module (signal imports enum)
 
     from pysandboxes.guard.kit import make_busy
@@ -55,6 +68,9 @@ def install(
     id_ = id
     len_ = kit.len
     callable_ = callable
+    to_index = _operator.index  # runs __index__: only outside the hidden generator
+    exact_int = int.__index__  # the value of an int (subclass), no program code
+    type_error = TypeError
     get_ident = kit.get_ident
     getframe = kit.getframe
     main_thread = get_ident()  # arming runs in the main thread, where handlers run
@@ -80,8 +96,8 @@ def install(
 
     def make_trampoline(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
         def trampoline(signum: int, frame: Any) -> Any:
-            inside, frame = placement(frame)
-            if inside:
+            if placement(frame)[1] is not frame:
+                # Guard code was interrupted: the handler must not run with it on the stack.
                 frame = None
                 pending.append((handler, signum))
                 return None
@@ -89,10 +105,10 @@ def install(
 
         return trampoline
 
-    def deliver() -> None:
+    def take() -> list[Any]:
         ident = get_ident()
         if ident != main_thread or ident in busy:
-            return  # another thread; or the guard's own work (this function's getframe)
+            return []  # another thread; or the guard's own work (this function's getframe)
         state = enter()
         try:
             # The hook's body called this; above it, the frame whose operation was judged
@@ -101,10 +117,10 @@ def install(
         finally:
             leave(state)
         if inside:
-            return  # an outer hook is still judging: it delivers when it returns
-        while pending:
-            handler, signum = pending.pop(0)
-            handler(signum, given)
+            return []  # an outer hook is still judging: it runs them when it returns
+        calls = [(handler, signum, given) for handler, signum in pending]
+        pending.clear()
+        return calls
 
     def unwrap(handler: Any) -> Any:
         entry = trampolines.get(id_(handler))
@@ -134,10 +150,26 @@ def install(
     call_signal = hide(c_signal, kit, before_signal, after_signal)
     call_getsignal = hide(c_getsignal, kit, unchanged, after_getsignal)
 
+    def exact_number(value: Any) -> int:
+        return exact_int(to_index(value))  # __index__ runs here, in this wrapper's frame
+
     def signal(*args: Any, **kwargs: Any) -> Any:
+        if len_(args) == 2 and not kwargs:
+            handler = args[1]
+            if not callable_(handler):
+                try:
+                    handler = exact_number(handler)  # SIG_DFL, SIG_IGN (compared with ==)
+                except type_error:
+                    raise type_error(
+                        "signal handler must be signal.SIG_IGN, signal.SIG_DFL, or a callable "
+                        "object"
+                    ) from None
+            args = (exact_number(args[0]), handler)
         return call_signal(args, kwargs)
 
     def getsignal(*args: Any, **kwargs: Any) -> Any:
+        if len_(args) == 1 and not kwargs:
+            args = (exact_number(args[0]),)
         return call_getsignal(args, kwargs)
 
     signal.__doc__ = c_signal.__doc__
@@ -145,4 +177,4 @@ def install(
     signal.__module__ = getsignal.__module__ = "_signal"
     _signal.signal = signal
     _signal.getsignal = getsignal
-    return pending, deliver
+    return pending, take

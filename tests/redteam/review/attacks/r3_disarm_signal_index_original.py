@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: the signal number reaches the hidden _signal.signal as given and the C function calls its __index__ inside the holder generator: a kept frame reads the original fn there, and its raw handler gets _hook_body's frame (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, with the
 unwrapped C ``_signal.signal`` dug out of its wrapper's hidden generator. No module but

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: a queued signal handler runs from deliver() with _hook_body on the stack: a kept generator frame walks f_back to its locals (dispatch.get) -- total disarm with no rule, SIGPIPE made synchronous by a broken pipe
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 Python signal handler that the guard's own ``deliver`` runs. No module but ``sys``.
