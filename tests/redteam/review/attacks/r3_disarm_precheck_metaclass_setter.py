@@ -4,8 +4,8 @@
 # bypass: install_prechecks (run by on_new inside the hook) sets methods with type.__setattr__, which defers to a data descriptor of the class's metaclass: a property setter runs program code under _hook_body, a kept frame reaches dispatch.get (total disarm, no net rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from
-program code that the network pre-check installer runs inside the hook. No rule but the file
-exposure (``_socket`` and ``sys`` come from ``sys.modules``).
+program code that the network pre-check installer runs inside the hook. No network rule:
+only ``import socket``, to reach the C type ``_socket.socket``.
 
 At every ``socket.__new__`` event the hook's ``on_new`` handler calls
 ``install_prechecks(sock)``: for a class of the socket's MRO that derives directly from
