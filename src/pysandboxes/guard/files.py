@@ -600,7 +600,7 @@ def make_file_handlers(
     import sys
     from _thread import get_ident
 
-    from pysandboxes.guard.wrappers import hide
+    from pysandboxes.guard.native_files import hide_reentrant
 
     audit = sys.audit  # captured at arm time, as guard/kit.py does
     sqlite_attach, sqlite_ok, sqlite_deny = 24, 0, 1  # SQLITE_ATTACH, SQLITE_OK, SQLITE_DENY
@@ -608,14 +608,21 @@ def make_file_handlers(
     id_ = id
     getattr_ = getattr
     base_exception = BaseException
-    builtin_function = type(len)
     mro_of = type.__dict__["__mro__"].__get__
     flags_of = type.__dict__["__flags__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
-    holder_code = next(
-        c for c in hide.__code__.co_consts if getattr(c, "co_name", None) == "holder"
+    from pysandboxes.guard import sqlite as sqlite_module
+
+    def inner_code(code: Any, name: str) -> Any:
+        return next(c for c in code.co_consts if getattr(c, "co_name", None) == name)
+
+    one_shot_code = inner_code(hide_reentrant.__code__, "one")
+    connect_before_code = inner_code(
+        inner_code(sqlite_module.build.__code__, "for_module"), "before"
     )
+    function_type = type(inner_code)
+    code_of = function_type.__dict__["__code__"].__get__
 
     def c_method(cls: Any, name: str) -> Any:
         for base in mro_of(cls):
@@ -645,7 +652,9 @@ def make_file_handlers(
         """Whether the C ``__init__`` raising ``sqlite3.connect/handle`` was called by the
         hidden ``_sqlite3.connect`` wrapper itself, with no Python frame between (no
         ``__init__`` of a factory, no ``__del__`` run by the collector): the frame that called
-        into C is a ``wrappers.hide`` generator holding ``_sqlite3``'s ``connect``."""
+        into C is the one-shot generator of a hidden original (``wrappers.hide``) whose
+        ``before`` is the SQLite one -- of the hidden C functions, only ``_sqlite3.connect``
+        makes connections."""
 
         if busy_functions is None or getframe is None:
             return False
@@ -653,13 +662,10 @@ def make_file_handlers(
         state = enter()
         try:
             frame: Any = getframe(3)  # this function, the handler, the hook body, the caller
-            if frame.f_code is not holder_code:
+            if frame.f_code is not one_shot_code:
                 return False
-            fn = frame.f_locals.get("fn")
-            if type_(fn) is not builtin_function or fn.__name__ != "connect":
-                return False
-            name: Any = getattr_(fn.__self__, "__name__", None)  # read once
-            return type_(name) is str_ and str_.rpartition(name, ".")[2] == "_sqlite3"
+            before: Any = frame.f_locals.get("before")
+            return type_(before) is function_type and code_of(before) is connect_before_code
         finally:
             leave(state)
 

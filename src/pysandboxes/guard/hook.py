@@ -143,7 +143,11 @@ def install(policy: Policy, context: RunContext) -> None:
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
-    pending_signals, take_signals = signals.install(kit, guard_globals, id(globals()), busy)
+    from pysandboxes.guard.native_files import OUTSIDE_SCOPE
+
+    pending_signals, take_signals = signals.install(
+        kit, guard_globals, id(globals()), busy, frozenset({id(OUTSIDE_SCOPE)})
+    )
     frames = make_frames(
         kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
     )

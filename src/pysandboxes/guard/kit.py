@@ -145,3 +145,31 @@ def make_busy(kit: Kit, busy: dict[int, int]) -> tuple[Callable[[], Busy], Calla
             enable()
 
     return enter, leave
+
+
+def make_request_check() -> tuple[Callable[[Any], bool], Callable[[], BaseException]]:
+    """``valid(request)``: an exact ``(tuple, dict)`` pair whose dict has exact ``str`` keys
+    (checked without running any code of the program: exact types, C iteration); and the
+    exception for one that is not. Everything is captured now (no global read later)."""
+
+    type_, tuple_, dict_, str_, len_ = type, tuple, dict, str, len
+    type_error = TypeError
+
+    def valid(request: Any) -> bool:
+        if type_(request) is not tuple_ or len_(request) != 2:
+            return False
+        args, kwargs = request
+        if type_(args) is not tuple_ or type_(kwargs) is not dict_:
+            return False
+        for key in kwargs:  # noqa: SIM110 (all() would be a global read at run time)
+            if type_(key) is not str_:
+                return False
+        return True
+
+    def bad() -> BaseException:
+        return type_error("python-sb: a wrapped function was called the wrong way")
+
+    return valid, bad
+
+
+valid_request, bad_request = make_request_check()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pysandboxes.guard.kit import Kit
+from pysandboxes.guard.kit import Kit, bad_request, valid_request
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -70,6 +70,8 @@ def hide_reentrant(
     *,
     outside_guard: bool = False,
     _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
+    _valid: Callable[[Any], bool] = valid_request,  # the same
+    _bad: Callable[[], BaseException] = bad_request,  # the same
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
@@ -86,13 +88,21 @@ def hide_reentrant(
     """
 
     base = _base
+    valid, bad = _valid, _bad
 
     def one(box: list[Any]) -> Generator[Any, Any, None]:
-        request: Any = yield None
+        try:
+            request: Any = yield None
+        except base:  # thrown in by the program: this one-shot generator ends unused
+            box.clear()
+            return
         args: Any = None
         kwargs: Any = None
         result: Any = None
         try:
+            if not valid(request):  # no code of the program runs here (box is full)
+                box.clear()
+                raise bad()
             args, kwargs = before(request[0], request[1])
             result = box.pop()(*args, **kwargs)  # fn is on the value stack only
             if after is not None:
@@ -132,16 +142,24 @@ def hide_reentrant(
     return outside(call) if outside_guard else call
 
 
-def outside(function: Callable[..., Any]) -> Any:
-    """``function`` rebuilt with globals that are no guard module's: its frames are not guard
-    frames (see :func:`hide_reentrant`)."""
-
+def _outside_scope() -> dict[str, Any]:
     import builtins
 
+    return {"__builtins__": builtins.__dict__}
+
+
+#: The globals of every function :func:`outside` rebuilds (one dict: ``guard/signals.py`` knows
+#: its frames by it, captured when the guard is armed).
+OUTSIDE_SCOPE = _outside_scope()
+
+
+def outside(function: Callable[..., Any], _scope: dict[str, Any] = OUTSIDE_SCOPE) -> Any:
+    """``function`` rebuilt with globals that are no guard module's: its frames are not guard
+    frames (see :func:`hide_reentrant`). Its code reads no global name."""
+
     function_type: Any = type(function)
-    scope = {"__builtins__": builtins.__dict__}
     return function_type(
-        function.__code__, scope, function.__name__, function.__defaults__, function.__closure__
+        function.__code__, _scope, function.__name__, function.__defaults__, function.__closure__
     )
 
 
@@ -289,6 +307,7 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
     launch_home = c_env.get("HOME")  # what the launcher gave the program (or nothing)
     openssl_names = ("OPENSSL_CONF", "OPENSSL_MODULES", "OPENSSL_ENGINES")
     launch_openssl = tuple(c_env.get(name) for name in openssl_names)
+    zip_ = zip  # captured: the module's namespace is reachable
 
     def openssl_init() -> None:
         """OpenSSL reads ``$OPENSSL_CONF`` when it is first initialised (``_hashlib`` or
@@ -298,7 +317,7 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         (``python-api=ALLOW:openssl.config``) and the configuration a read."""
 
         changed = False
-        for name, launched in zip(openssl_names, launch_openssl, strict=True):
+        for name, launched in zip_(openssl_names, launch_openssl, strict=True):
             if c_env.get(name) != launched:
                 changed = True
         if not changed:
@@ -534,6 +553,7 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
     environ = c_env  # OpenSSL reads the C environment
     cert_names = ("SSL_CERT_FILE", "SSL_CERT_DIR")
     launch_certs = tuple(environ.get(name) for name in cert_names)
+    zip_ = zip  # captured: the module's namespace is reachable
 
     def methods(base: Any) -> dict[str, Any]:
         chain = base.load_cert_chain
@@ -542,7 +562,7 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
 
         def set_default_verify_paths(self: Any) -> Any:
             # OpenSSL reads $SSL_CERT_FILE / $SSL_CERT_DIR: judged when the program set them.
-            for name, launched in zip(cert_names, launch_certs, strict=True):
+            for name, launched in zip_(cert_names, launch_certs, strict=True):
                 value = environ.get(name)
                 if value and value != launched:
                     audit("open", value, "r", read_flags)

@@ -911,7 +911,9 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
             for parent in bases_of(cls):  # by identity: no program __eq__ runs
                 if parent is base:
                     direct = True
-            if not direct:
+            # A metaclass of the program's could hold data descriptors that type.__setattr__
+            # would call (program code inside the hook): such classes get no pre-check.
+            if not direct or type_(cls) is not type_:
                 continue
             patched[id_(cls)] = cls
             own = dict_of(cls)

@@ -46,14 +46,21 @@ if TYPE_CHECKING:
 
 
 def install(
-    kit: Kit, guard_globals: frozenset[int], hook_globals: int, busy: dict[int, int]
+    kit: Kit,
+    guard_globals: frozenset[int],
+    hook_globals: int,
+    busy: dict[int, int],
+    hidden_globals: frozenset[int] = frozenset(),
 ) -> tuple[list[Any], Callable[[], list[Any]]]:
     """Put the trampolines in place; the queue of signals that came while guard code ran, and
     ``take()``, which the hook calls as it returns when the queue is not empty: the
     ``(handler, signum, frame)`` calls it must make, once it holds nothing of its own.
 
     ``guard_globals``: ``id()`` of the guard modules' globals; ``hook_globals``: that of
-    ``pysandboxes.guard.hook`` (whose frames are the hook). The originals are kept by
+    ``pysandboxes.guard.hook`` (whose frames are the hook); ``hidden_globals``: those of the
+    hidden originals' generators rebuilt outside the guard's modules
+    (``native_files.OUTSIDE_SCOPE``): not guard frames for ``sys._getframe``, but frames a
+    handler must not run above either. The originals are kept by
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
     to anyone reading ``__closure__``)."""
 
@@ -79,15 +86,17 @@ def install(
     trampolines: dict[int, tuple[Any, Any]] = {}
     pending: list[Any] = []  # (handler, signum) that came while the hook ran
 
+    guarded = guard_globals | hidden_globals
+
     def placement(frame: Any) -> tuple[bool, Any]:
-        """Whether ``frame`` is inside the hook, and the first frame outside the guard.
-        (``f_globals`` and ``f_back`` raise no audit event.)"""
+        """Whether ``frame`` is inside the hook, and the first frame outside the guard and the
+        hidden originals' generators. (``f_globals`` and ``f_back`` raise no audit event.)"""
 
         inside = False
         given = frame
         while frame is not None:
             scope = id_(frame.f_globals)
-            if scope in guard_globals:
+            if scope in guarded:
                 if scope == hook_globals:
                     inside = True
                 given = frame.f_back
@@ -113,11 +122,15 @@ def install(
         try:
             # The hook's body called this; above it, the frame whose operation was judged
             # (none for an event C code raises with no Python frame running).
-            inside, given = placement(getframe(1).f_back)
+            below = getframe(1).f_back
+            given = placement(below)[1]
         finally:
             leave(state)
-        if inside:
-            return []  # an outer hook is still judging: it runs them when it returns
+        if given is not below:
+            # Guard code is below this hook (an outer hook, the import check, a hidden
+            # original's generator that raised the event): the queue waits for a hook the
+            # program's own code raised.
+            return []
         calls = [(handler, signum, given) for handler, signum in pending]
         pending.clear()
         return calls

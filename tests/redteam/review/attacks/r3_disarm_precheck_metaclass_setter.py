@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: file PermissionError
-# bypass: install_prechecks (run by on_new inside the hook) sets methods with type.__setattr__, which defers to a data descriptor of the class's metaclass: a property setter runs program code under _hook_body, a kept frame reaches dispatch.get (total disarm, no net rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from
 program code that the network pre-check installer runs inside the hook. No network rule:

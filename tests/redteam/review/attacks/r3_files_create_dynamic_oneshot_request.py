@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: _imp.create_dynamic's one-shot generator (outside globals, not a guard frame) evaluates request[0] of a request the program sends through the reachable factory send: __getitem__ reads the original in box via sys._getframe(1); a fresh encodings.readline is never wrapped (file escape, no rule)
 
 """Objective: read ../outside/secret.txt as a readline history file, through a fresh
 ``readline`` module made by the unwrapped C ``_imp.create_dynamic``. No rule but the file

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: wrappers._named (called by wrap_module at run time for every module created after arming) looks getattr/setattr up in the wrappers module namespace, which the program can write: its getattr receives the original C function (file escape, no rule)
 
 """Objective: read ../outside/secret.txt as a readline history file, with the unwrapped C
 ``read_history_file`` handed to the program by the guard's own ``_named``. No rule but the

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: api PermissionError
-# bypass: the holder generator's send is reachable through the wrapper's __closure__; sent a program object, the holder runs its __getitem__ (request[0]) with fn in its f_locals, read by a kept frame -- every hide()d original (here fork_exec: process escape, no rule)
 
 """Objective: run /bin/cat ../outside/secret.txt as a child process (no process-exec rule, no
 python-import rule) with the unwrapped ``_posixsubprocess.fork_exec`` dug out of its

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: api PermissionError
-# bypass: a signal queued while guard code ran is delivered by the hook from _hook_body, and take() only looks for hook frames below it: a hook entered from a hidden generator's before runs the handler with the holder (fn) on the stack, reached by a kept frame (process escape, no rule)
 
 """Objective: run /bin/cat ../outside/secret.txt as a child process (no process-exec rule, no
 python-import rule) with the unwrapped ``_posixsubprocess.fork_exec``, read from its hidden
