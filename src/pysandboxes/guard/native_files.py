@@ -72,6 +72,9 @@ def hide_reentrant(
     _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
     _valid: Callable[[Any], bool] = valid_request,  # the same
     _bad: Callable[[], BaseException] = bad_request,  # the same
+    _drop_traceback: Callable[[BaseException, None], BaseException] = (
+        BaseException.with_traceback
+    ),  # the same
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
@@ -89,6 +92,7 @@ def hide_reentrant(
 
     base = _base
     valid, bad = _valid, _bad
+    drop_traceback = _drop_traceback
 
     def one(box: list[Any]) -> Generator[Any, Any, None]:
         try:
@@ -109,7 +113,10 @@ def hide_reentrant(
                 result = after(result, args, kwargs)
             outcome: Any = (True, result)
         except base as exc:
-            outcome = (False, exc.with_traceback(None))
+            box.clear()  # first: nothing below may run with the original still here
+            # The C method of BaseException: a refusal class's own attributes can be replaced
+            # with no audit event (attacks/r3_process_refusal_class_method.py).
+            outcome = (False, drop_traceback(exc, None))
         box.clear()
         request = args = kwargs = result = None
         yield outcome

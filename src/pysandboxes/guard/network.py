@@ -851,6 +851,7 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
     bases_of = type.__dict__["__bases__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     set_attribute = type.__setattr__
+    set_, str_ = set, str
     # id -> class, held so that an id is never reused: socket classes looked at, and patched.
     seen: dict[int, type] = {}
     patched: dict[int, type] = {}
@@ -916,7 +917,13 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
             if not direct or type_(cls) is not type_:
                 continue
             patched[id_(cls)] = cls
-            own = dict_of(cls)
+            # The class's own names, read as items: a lookup would call the __eq__ of a key
+            # of the program's (a str subclass with the same hash) inside the hook.
+            own = set_()
+            for key in dict_of(cls):
+                if type_(key) is not str_:
+                    return  # not a class of the standard library: no pre-check
+                own.add(key)
             for name, method, _original in methods:
                 if name not in own:  # never over a method the class defines itself
                     set_attribute(cls, name, method)

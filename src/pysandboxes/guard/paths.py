@@ -78,17 +78,29 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
         fspath_ok = str_ok = False
         slot: Any = None
         for cls in mro_of(type_(obj)):
-            namespace = dict_of(cls)
-            if not fspath_ok and "__fspath__" in namespace:
-                if not _is_pathlib(namespace["__fspath__"], "PurePath.__fspath__"):
+            # Items, not lookups: a key of the program's (a str subclass with the same hash)
+            # would have its __eq__ called by a lookup -- code of the program inside the hook
+            # (attacks/r3_disarm_class_dict_key_eq.py). No pathlib class has such a key.
+            fspath_here = str_here = slot_here = None
+            for key, value in dict_of(cls).items():
+                if type_(key) is not str_:
+                    return None
+                if key == "__fspath__":
+                    fspath_here = value
+                elif key == "__str__":
+                    str_here = value
+                elif key == "_str":
+                    slot_here = value
+            if not fspath_ok and fspath_here is not None:
+                if not _is_pathlib(fspath_here, "PurePath.__fspath__"):
                     return None
                 fspath_ok = True
-            if not str_ok and "__str__" in namespace:
-                if not _is_pathlib(namespace["__str__"], "PurePath.__str__"):
+            if not str_ok and str_here is not None:
+                if not _is_pathlib(str_here, "PurePath.__str__"):
                     return None
                 str_ok = True
-            if slot is None and "_str" in namespace:
-                slot = namespace["_str"]
+            if slot is None and slot_here is not None:
+                slot = slot_here
         if not (fspath_ok and str_ok) or type_(slot) is not member_type:
             return None
         try:

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: pathlib_text (text_of, inside the hook) tests "__fspath__" in each class dict of a path object's MRO; a str-subclass key with the same hash makes the dict lookup call its __eq__: program code under _hook_body, a kept frame reaches dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from the
 ``__eq__`` of a ``str`` subclass that the hook's path code calls while judging an ``open``

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=socket
 # expect: file PermissionError
-# bypass: install_prechecks (inside the hook) asks name not in the class dict of a direct _socket.socket subclass; a str-subclass key with the same hash makes the lookup call its __eq__ under _hook_body, a kept frame reaches dispatch.get (total disarm, no net rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from the
 ``__eq__`` of a key in a socket class's dict, which the network pre-check installer compares

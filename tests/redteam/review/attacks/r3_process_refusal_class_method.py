@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: api PermissionError
-# bypass: Class.attr = value raises no audit event in CPython 3.11 (on_setattr never sees it): the refusal class's with_traceback, called by the hidden generator on the refusal its before raised, runs program code next to the original (process escape, no rule)
 
 """Objective: run /bin/cat ../outside/secret.txt as a child process (no process-exec rule, no
 python-import rule) with the unwrapped ``_posixsubprocess.fork_exec``, read from its hidden
