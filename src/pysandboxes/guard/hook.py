@@ -355,15 +355,6 @@ def _special_handlers(
     id_ = id
     function_type = type(_special_handlers)
     function_globals = function_type.__dict__["__globals__"].__get__
-    # Classes python-sb defined (the refusals it raises, its records): their methods run
-    # inside the hook.
-    protected_classes = frozenset(
-        id(value)
-        for name, module in list(sys.modules.items())
-        if name.startswith("pysandboxes") and module is not None
-        for value in list(vars(module).values())
-        if isinstance(value, type) and str(value.__module__).startswith("pysandboxes")
-    )
     captured_code_deputies = CODE_DEPUTIES
     captured_frame_attributes = FRAME_ATTRIBUTES
     captured_restricted_attributes = RESTRICTED_ATTRIBUTES
@@ -451,10 +442,11 @@ def _special_handlers(
                 guard_function = id_(function_globals(target)) in guard_globals
             finally:
                 leave(state)
-        if guard_function or id_(target) in protected_classes:
-            # Whoever asks, whatever the rules: python-sb's own functions (the hook's body,
-            # a handler) and classes (the refusals it raises) run inside the hook; replacing
-            # their code or methods would run the program's code there.
+        if guard_function:
+            # Whoever asks: python-sb's own functions (the hook's body, a handler) run inside
+            # the hook; replacing their code or defaults would run the program's code there.
+            # (Class attributes raise no event in CPython 3.11: the guard never reads an
+            # attribute of its own classes at run time, records included.)
             judge("object.__setattr__", "introspection", "changing python-sb's own code")
         if introspection_allowed:
             return

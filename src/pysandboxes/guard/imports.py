@@ -190,6 +190,9 @@ def make_import_handlers(
     captured_always_allowed = ALWAYS_ALLOWED
     captured_import_deputies = IMPORT_DEPUTIES
     captured_wrapped_modules = WRAPPED_MODULES
+    # Record fields are read now: a record's class properties can be replaced with no audit
+    # event (attacks/r3_disarm_frames_record_property.py).
+    statement_importer = frames.statement_importer
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
@@ -306,7 +309,7 @@ def make_import_handlers(
         top = name.partition(".")[0]
         if everything or top in names or top in captured_always_allowed:
             return
-        importer = frames.statement_importer(captured_import_deputies)
+        importer = statement_importer(captured_import_deputies)
         if importer is None or is_library_file(importer):
             return
         refuse_import(top)

@@ -198,6 +198,8 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+    *,
+    _hide: Callable[..., Any] = hide_reentrant,  # bound at import: hide also runs after arming
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
     arguments) then ``fn``, with ``fn`` kept in a suspended generator only.
@@ -216,7 +218,7 @@ def hide(
     or throws into a generator runs its code there.
     """
 
-    return hide_reentrant(fn, kit, before, after)
+    return _hide(fn, kit, before, after)  # type: ignore[no-any-return]
 
 
 def _named(
@@ -254,6 +256,7 @@ def _wrapper(
     _type: Any = type,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
     _dict_of: Any = type.__dict__["__dict__"].__get__,
+    _tuple: Any = tuple,
     _plain: Any = _PLAIN,
 ) -> Callable[..., Any]:
     """The wrapper put in place of a function: path-like arguments are converted here, once,
@@ -269,7 +272,7 @@ def _wrapper(
                 return _fspath(value)
         return value
 
-    tuple_ = tuple  # captured: the module's namespace is reachable
+    tuple_ = _tuple  # bound at import: _wrapper also runs after arming
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if args:
@@ -411,8 +414,21 @@ def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
+#: Kit fields read by index, not through the record class's properties: class attributes can
+#: be replaced with no audit event in CPython 3.11 (attacks/r3_files_kit_field_property.py).
+_KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT = (
+    Kit._fields.index(name) for name in ("type", "fspath", "str_exact", "bytes_exact")
+)
+
+
 def exact_path(
-    kit: Kit, path: Any, *, _int: type = int, _type_error: type[Exception] = TypeError
+    kit: Kit,
+    path: Any,
+    *,
+    _int: type = int,
+    _type_error: type[Exception] = TypeError,
+    _item: Callable[[Any, int], Any] = tuple.__getitem__,
+    _fields: tuple[int, int, int, int] = (_KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT),
 ) -> Any:
     """``path`` as an exact ``str`` or ``bytes``, ``__fspath__`` called once (``None`` and
     descriptors unchanged): what a wrapper judges and then passes on, so that a ``str``
@@ -422,16 +438,16 @@ def exact_path(
     wrapper holds this function itself, not the module global: the program can rebind both
     (``import pysandboxes.guard.wrappers``, ``builtins.int = ...``)."""
 
-    if path is None or kit.type(path) is _int:
+    if path is None or _item(kit, _fields[0])(path) is _int:
         return path
     try:
-        text = kit.fspath(path)
+        text = _item(kit, _fields[1])(path)
     except _type_error:
         return path  # a descriptor (int subclass) or an error of the real function's own
     try:
-        return kit.str_exact(text)
+        return _item(kit, _fields[2])(text)
     except _type_error:
-        return kit.bytes_exact(text)
+        return _item(kit, _fields[3])(text)
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
@@ -499,6 +515,8 @@ def exact_text(
     _type_error: type[Exception] = TypeError,
     _int: type = int,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
+    _item: Callable[[Any, int], Any] = tuple.__getitem__,
+    _fields: tuple[int, int, int, int] = (_KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT),
 ) -> Any:
     """As :func:`exact_path`, for the ``before`` of a hidden wrapper: runs no code of the
     program. A ``str``/``bytes`` (subclass) becomes an exact copy in C; ``None`` and ints are
@@ -509,15 +527,15 @@ def exact_text(
 
     if path is None:
         return path
-    kind = kit.type(path)
+    kind = _item(kit, _fields[0])(path)
     if kind is _int:
         return path
     try:
-        return kit.str_exact(path)
+        return _item(kit, _fields[2])(path)
     except _type_error:
         pass
     try:
-        return kit.bytes_exact(path)
+        return _item(kit, _fields[3])(path)
     except _type_error:
         pass
     if _int in _mro_of(kind):

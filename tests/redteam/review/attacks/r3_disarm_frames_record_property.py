@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: the Frames record's fields are properties replaceable with no audit event (CPython 3.11 audits no class attribute); on_statement reads frames.statement_importer inside the hook, so the program's getter runs under _hook_body and a kept frame reaches dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 property getter of python-sb's ``Frames`` record that the import handler reads inside the

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: Kit's fields are properties in its class dict, replaceable with no audit event (CPython 3.11 audits no class attribute); exact_text reads kit.str_exact inside the hidden generator, so the program's getter runs next to the original posix.open (file escape, no rule)
 
 """Objective: read ../outside/secret.txt with the unwrapped ``posix.open`` and a ``dir_fd``
 (the ``open`` event carries no ``dir_fd``: the guard judges the path against the current
