@@ -272,6 +272,12 @@ def make_file_handlers(
     has_ignore = table.ignore_names is not None or table.ignore_anchored is not None
     type_ = kit_type
     str_ = str
+    type_qualname = type.__dict__["__qualname__"].__get__  # no metaclass of the program's runs
+
+    def qualname_of(cls: Any) -> str:
+        name = type_qualname(cls)
+        return str_.__str__(name) if type_(name) is not str_ else name  # type: ignore[no-any-return]
+
     cache: dict[str, int] = {}
     caching = use_cache and not recording
     len_ = len
@@ -390,7 +396,7 @@ def make_file_handlers(
         )
 
     def unsupported(obj: Any) -> None:
-        name = type_(obj).__qualname__
+        name = qualname_of(type_(obj))  # not through a metaclass of the program's
         refuse(
             "file",
             "<" + str_.__str__(name) + ">",
@@ -606,7 +612,6 @@ def make_file_handlers(
     sqlite_attach, sqlite_ok, sqlite_deny = 24, 0, 1  # SQLITE_ATTACH, SQLITE_OK, SQLITE_DENY
     pending: dict[int, tuple[int, BaseException]] = {}  # thread -> (connection id, refusal)
     id_ = id
-    getattr_ = getattr
     base_exception = BaseException
     mro_of = type.__dict__["__mro__"].__get__
     flags_of = type.__dict__["__flags__"].__get__
@@ -675,7 +680,7 @@ def make_file_handlers(
         if made_by_connect():
             return
         connection = args[0] if args else None
-        name = str_.__str__(getattr_(type_(connection), "__qualname__", "?"))
+        name = qualname_of(type_(connection))
         refuse(
             "file",
             "<sqlite3 connection of class " + name + ">",

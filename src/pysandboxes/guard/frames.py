@@ -104,6 +104,16 @@ def make_frames(
     len_ = kit.len
     any_ = any
     tuple_ = tuple
+    str_ = str
+    type_ = kit.type
+    #: What a code object's file is taken to be when ``co_filename`` is not an exact ``str``
+    #: (a loader given a str subclass keeps it): never a library file, never hashed or
+    #: compared with the program's methods (attacks/r3_*_filename_*.py).
+    not_a_file = "<co_filename that is not a str>"
+
+    def file_of(code: Any) -> str:
+        name = code.co_filename
+        return name if type_(name) is str_ else not_a_file  # type: ignore[no-any-return]
 
     def is_deputy(filename: str, deputies: tuple[str, ...]) -> bool:
         if filename.startswith("<frozen "):
@@ -171,7 +181,7 @@ def make_frames(
         a code object with a guard file name without compile or code.replace, both refused).
         Busy must be set (reading ``f_code`` raises an event)."""
 
-        return id_(frame.f_globals) in guard_globals and frame.f_code.co_filename.startswith(
+        return id_(frame.f_globals) in guard_globals and file_of(frame.f_code).startswith(
             guard_prefix
         )
 
@@ -186,7 +196,7 @@ def make_frames(
                 continue
             if deputies:
                 code = frame.f_code
-                filename = code.co_filename
+                filename = file_of(code)
                 # A deputy's own module-level code (its imports) is not on anyone's behalf.
                 if (
                     code.co_name != "<module>"
@@ -210,7 +220,7 @@ def make_frames(
         state = enter()
         try:
             frame = outside_guard(deputies)
-            return None if frame is None else frame.f_code.co_filename  # type: ignore[no-any-return]
+            return None if frame is None else file_of(frame.f_code)
         finally:
             leave(state)
 
@@ -225,7 +235,7 @@ def make_frames(
             frame = outside_guard(deputies)
             if frame is None:
                 return None
-            filename: str = frame.f_code.co_filename
+            filename: str = file_of(frame.f_code)
             if filename.startswith("<") and not filename.startswith("<frozen "):
                 name = frame.f_globals.get("__name__")
                 if name != "__main__":
@@ -245,7 +255,7 @@ def make_frames(
             while frame is not None and len_(found) < count:
                 if not is_guard_frame(frame):
                     code = frame.f_code
-                    found.append((code.co_filename, code.co_name))
+                    found.append((file_of(code), code.co_name))
                 frame = frame.f_back
         finally:
             leave(state)
@@ -267,7 +277,7 @@ def make_frames(
                     frame = frame.f_back
                     continue
                 code = frame.f_code
-                filename = code.co_filename
+                filename = file_of(code)
                 if not is_library_file(filename):
                     break
                 module = module_of_file(filename)

@@ -501,7 +501,9 @@ def _special_handlers(
             judge("pickle.loads", "deserialization", None)
 
     def on_mmap(args: tuple[Any, ...]) -> None:
-        if args and args[0] != -1:
+        # An exact int: the program can raise this event itself with objects of its own,
+        # whose __ne__ would run inside the hook.
+        if args and (type_(args[0]) is not int_ or args[0] != -1):
             judge("mmap.mmap", "native", "a memory map of a file")
 
     def on_call(args: tuple[Any, ...]) -> None:

@@ -98,6 +98,10 @@ class StashFinder:
         audit = kit.audit
         type_ = kit.type
         str_ = str
+        # Captured: operate runs after arming, and this module's namespace is reachable.
+        getattr_, hasattr_, import_error, modules = getattr, hasattr, ImportError, sys.modules
+        module_type: Any = type(sys)
+        module_dict = module_type.__dict__["__dict__"].__get__
 
         def operate(op: str, value: Any) -> Any:
             if op == "find":
@@ -109,23 +113,28 @@ class StashFinder:
                 # importlib.import_module raises no ``import`` event, and a stashed module
                 # runs no code (no ``exec`` event): the import is judged here.
                 audit("pysandboxes.import", value)
-                original = getattr(module, "__spec__", None)
-                return hasattr(module, "__path__"), original
+                original = getattr_(module, "__spec__", None)
+                return hasattr_(module, "__path__"), original
             if op == "take":
                 if type_(value) is not str_ or value not in stash:
-                    raise ImportError(f"no stashed module named {value!r}")
+                    raise import_error(f"no stashed module named {value!r}")
                 audit("pysandboxes.import", value)
                 module = stash.pop(value)
-                specs[value] = getattr(module, "__spec__", None)
+                specs[value] = getattr_(module, "__spec__", None)
                 # Aliases the module registered for itself come back with it: "os.path" is
                 # posixpath, not a submodule the import system could find under "os".
                 prefix = value + "."
                 for key in [k for k in stash if k.startswith(prefix)]:
-                    if getattr(stash[key], "__name__", key) != key:
-                        sys.modules[key] = stash.pop(key)
+                    if getattr_(stash[key], "__name__", key) != key:
+                        modules[key] = stash.pop(key)
                 return module
             if op == "restore":
-                spec = specs.pop(getattr(value, "__name__", None), None)
+                # A module of the exact type, its name read from its dict: no property or
+                # __getattr__ of the program's runs here (attacks/r3_import_stash_restore_name).
+                if type_(value) is not module_type:
+                    return None
+                name = dict.get(module_dict(value), "__name__")
+                spec = specs.pop(name, None) if type_(name) is str_ else None
                 if spec is not None:
                     value.__spec__ = spec
             return None
@@ -271,6 +280,8 @@ def make_import_handlers(
         if type_(code) is not code_type or code.co_name != "<module>":
             return
         filename = code.co_filename
+        if type_(filename) is not str_:
+            filename = "<co_filename that is not a str>"  # never a library's (frames.file_of)
         if is_library_file(filename):
             module = module_of_file(filename)
             if module is None:

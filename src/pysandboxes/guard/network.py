@@ -239,7 +239,13 @@ def make_net_handlers(
     connection_error, permission_error = CONNECTION, PERMISSION
     local_names = _LOCAL_NAMES
     socket_type = _socket.socket
-    isinstance_ = isinstance
+
+    def is_socket(obj: Any) -> bool:
+        """By the exact type's MRO: ``isinstance`` would read a ``__class__`` property of the
+        program's (an event the program raised itself with sys.audit carries any object)."""
+
+        return any_(base is socket_type for base in mro_of(type_(obj)))
+
     os_error = OSError
     numeric_hosts: set[str] = set()  # host strings the pre-check found to be addresses
 
@@ -641,7 +647,7 @@ def make_net_handlers(
         host_obj = tuple_item(address, 0)
         if type_(host_obj) is str_ and host_obj in numeric_hosts:
             return  # the common case, kept cheap: an address seen before
-        if not isinstance_(sock, socket_type) or direction not in ("IN", "OUT"):
+        if not is_socket(sock) or type_(direction) is not str_ or direction not in ("IN", "OUT"):
             return
         if family_of(sock) not in (af_inet, af_inet6):
             return
@@ -659,7 +665,7 @@ def make_net_handlers(
         kernel bind it to a free port on every interface, with no audit event: judged as that
         bind (``IN``, the any-address, port 0)."""
 
-        if len_(args) != 1 or not isinstance_(args[0], socket_type):
+        if len_(args) != 1 or not is_socket(args[0]):
             return
         sock = args[0]
         family = family_of(sock)

@@ -1,6 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=sqlite3
-# expect: api PermissionError
+# expect: file PermissionError
 
 """Objective: run program code inside the hook (a metaclass __getattribute__ answering the
      __qualname__ read of the refusal of an unsupported path type) and take a frame of the

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: SourceFileLoader with a str-subclass path compiles through the import system's allowed compile and keeps the subclass as co_filename; on_exec's is_library_file hashes it in a cache lookup, running its __hash__ under _hook_body, where a kept frame reaches dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from the
 ``__hash__`` of a ``str`` subclass that ends up as a code object's ``co_filename``. No rule but

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: the program can raise any event with sys.audit; on_listen (pysandboxes.listen) calls isinstance(obj, _socket.socket), which reads a non-socket's __class__ property: program code under _hook_body, a kept frame reaches dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 ``__class__`` property that the hook's network handler reads while judging an event the

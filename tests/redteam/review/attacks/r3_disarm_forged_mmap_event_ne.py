@@ -1,6 +1,5 @@
 # rule: expose-ro=.
-# expect: file PermissionError
-# bypass: a CPython event forged with sys.audit carries the program's objects where handlers expect C ints: on_mmap's args[0] != -1 calls the program's __ne__ under _hook_body, a kept frame reaches dispatch.get (total disarm, no rule)
+# expect: api PermissionError
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from the
 ``__ne__`` of an object the hook compares while judging a forged CPython event. No module

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=sqlite3
 # expect: file PermissionError
-# bypass: on_sqlite_handle reads getattr(type(connection), "__qualname__") inside the hook to word its refusal: a metaclass __getattribute__ of the program's Connection subclass runs under _hook_body, a kept frame reaches dispatch.get (total disarm)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 metaclass ``__getattribute__`` that the hook's SQLite handler calls while refusing a

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: api PermissionError
-# bypass: a SourceFileLoader path that is a str subclass becomes co_filename as is: its value names a standard-library file while its __str__ makes the loader read the program's script, so the program's eval runs as library code (dynamic code without a rule; imports and introspection likewise)
 
 """Objective: evaluate source text (``eval``) with no ``dynamic-code`` rule, from code the
 guard takes for the standard library's. No rule but the file exposure.

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: import ModuleNotFoundError
-# bypass: the stash loader's exec_module(obj) runs operate("restore", obj), which reads obj.__name__ before any judgment: a program property runs with operate's frame as caller and a kept frame reads its free variable stash (every module loaded before the program, unjudged; minor: the import list)
 
 """Objective: make a socket with ``_socket`` (loaded by python-sb's guard before the program,
 then stashed) with no ``python-import`` rule for it, by taking it out of the guard's private stash. No rule
