@@ -87,6 +87,7 @@ def make_frames(
     busy: dict[int, int],
     program_code: tuple[str, ...] = (),
     guard_dir: str = "",
+    graveyard: list[Any] | None = None,
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
@@ -307,6 +308,7 @@ def make_frames(
     tb_next = traceback_type.__dict__["tb_next"].__get__
     set_tb_next = traceback_type.__dict__["tb_next"].__set__
     generator_flags = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+    buried: list[Any] = [] if graveyard is None else graveyard
 
     def guard_running(frame: Any) -> bool:
         """Whether ``frame`` or one of its callers is a guard frame still in use: running, or a
@@ -318,10 +320,15 @@ def make_frames(
             if id_(frame.f_globals) in guard_globals:
                 if frame.f_code.co_flags & generator_flags:
                     return True
+                # Its locals are kept alive until the hook returns (the graveyard): clearing
+                # may drop the last reference to an object of the program, whose __del__
+                # would run here, busy (attacks/r3_disarm_del_on_frame_clear.py).
+                kept = frame.f_locals
                 try:
                     frame_clear(frame)  # refused for a frame that is running (any thread)
                 except captured_runtimeerror:
                     return True
+                buried.append(kept)
             frame = frame.f_back
         return False
 

@@ -145,11 +145,21 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     from pysandboxes.guard.native_files import OUTSIDE_SCOPE
 
-    pending_signals, take_signals = signals.install(
+    pending_signals, safe_point, take_signals = signals.install(
         kit, guard_globals, id(globals()), busy, frozenset({id(OUTSIDE_SCOPE)})
     )
+    # What the guard's frame clearing released, kept until the hook has returned (see
+    # _hook_body): an object of the program's freed there runs its __del__ outside the guard.
+    graveyard: list[Any] = []
     frames = make_frames(
-        kit, lib_roots, path_roots, guard_globals, busy, _program_code(context), guard_dir
+        kit,
+        lib_roots,
+        path_roots,
+        guard_globals,
+        busy,
+        _program_code(context),
+        guard_dir,
+        graveyard,
     )
     call_judge = make_call_judge(policy, reporter, frames)
     launcher_prefix = guard_dir.rstrip("/") + "/launch/"
@@ -226,12 +236,14 @@ def install(policy: Policy, context: RunContext) -> None:
         _functools.partial(
             _hook_body,
             dispatch.get,
-            _make_strip(kit, busy),
+            _make_strip(kit, busy, graveyard),
             pending_signals,
+            safe_point,
             take_signals,
             kit.gc_isenabled,
             kit.gc_disable,
             kit.gc_enable,
+            graveyard,
         )
     )
 
@@ -240,10 +252,12 @@ def _hook_body(
     get: Callable[[str], Any],
     strip: Callable[[BaseException], BaseException],
     pending: list[Any],
+    safe: Callable[[], bool],
     take: Callable[[], list[Any]],
     gc_isenabled: Callable[[], bool],
     gc_disable: Callable[[], None],
     gc_enable: Callable[[], None],
+    graveyard: list[Any],
     event: str,
     args: tuple[Any, ...],
 ) -> None:
@@ -266,9 +280,11 @@ def _hook_body(
 
     handler = get(event)
     if handler is None:
-        if pending:
+        if (pending or graveyard) and safe():
             calls = take()
-            del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable
+            del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
+            graveyard.clear()  # emptied before its items are released: __del__ sees nothing
+            del graveyard
             for program_handler, signum, frame in calls:
                 program_handler(signum, frame)
         return
@@ -282,24 +298,32 @@ def _hook_body(
     else:
         if paused:
             gc_enable()
-        if pending:
+        if (pending or graveyard) and safe():
             calls = take()
-            del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable, paused
+            del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
+            del paused
+            graveyard.clear()
+            del graveyard
             for program_handler, signum, frame in calls:
                 program_handler(signum, frame)
         return
     if paused:
         gc_enable()
-    calls = take() if pending else []
-    del get, strip, handler, pending, take, gc_isenabled, gc_disable, gc_enable, paused
-    for program_handler, signum, frame in calls:
+    due = take() if (pending or graveyard) and safe() else None
+    del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable, paused
+    if due is not None:
+        graveyard.clear()
+    del graveyard
+    for program_handler, signum, frame in due or ():
         program_handler(signum, frame)
     program_handler = signum = frame = None
-    del calls, program_handler, signum, frame
+    del due, program_handler, signum, frame
     raise refusal
 
 
-def _make_strip(kit: Any, busy: dict[int, int]) -> Callable[[BaseException], BaseException]:
+def _make_strip(
+    kit: Any, busy: dict[int, int], graveyard: list[Any]
+) -> Callable[[BaseException], BaseException]:
     """``strip(exc)``: clear the frames of ``exc``'s traceback below the hook's own, and return
     ``exc`` without traceback, context or cause (the hook raises it again: the program's
     current exception becomes its context as for any raise)."""
@@ -325,10 +349,13 @@ def _make_strip(kit: Any, busy: dict[int, int]) -> Callable[[BaseException], Bas
             while tb is not None:
                 frame = tb_frame(tb)
                 if not frame.f_code.co_flags & generator_flags:
+                    kept = frame.f_locals  # released when the hook returns (_hook_body)
                     try:  # noqa: SIM105
                         frame_clear(frame)
                     except captured_runtimeerror:  # still running (cannot happen below the hook)
                         pass
+                    graveyard.append(kept)
+                    kept = None
                 tb = tb_next(tb)
             set_traceback(exc, None)
             set_context(exc, None)

@@ -51,10 +51,12 @@ def install(
     hook_globals: int,
     busy: dict[int, int],
     hidden_globals: frozenset[int] = frozenset(),
-) -> tuple[list[Any], Callable[[], list[Any]]]:
-    """Put the trampolines in place; the queue of signals that came while guard code ran, and
-    ``take()``, which the hook calls as it returns when the queue is not empty: the
-    ``(handler, signum, frame)`` calls it must make, once it holds nothing of its own.
+) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
+    """Put the trampolines in place. Returns the queue of signals that came while guard code
+    ran; ``safe()``, true when the hook that calls it was raised by the program's own code (no
+    guard frame below, not busy: program code may run there once the hook holds nothing);
+    and ``take()``, the ``(handler, signum, frame)`` calls due (in the main thread; the queue
+    is emptied).
 
     ``guard_globals``: ``id()`` of the guard modules' globals; ``hook_globals``: that of
     ``pysandboxes.guard.hook`` (whose frames are the hook); ``hidden_globals``: those of the
@@ -114,23 +116,26 @@ def install(
 
         return trampoline
 
-    def take() -> list[Any]:
-        ident = get_ident()
-        if ident != main_thread or ident in busy:
-            return []  # another thread; or the guard's own work (this function's getframe)
+    def safe() -> bool:
+        if get_ident() in busy:
+            return False  # the guard's own work (this function's getframe too)
         state = enter()
         try:
             # The hook's body called this; above it, the frame whose operation was judged
             # (none for an event C code raises with no Python frame running).
             below = getframe(1).f_back
-            given = placement(below)[1]
+            return placement(below)[1] is below  # no guard frame, no hidden generator below
         finally:
             leave(state)
-        if given is not below:
-            # Guard code is below this hook (an outer hook, the import check, a hidden
-            # original's generator that raised the event): the queue waits for a hook the
-            # program's own code raised.
+
+    def take() -> list[Any]:
+        if get_ident() != main_thread or not pending:
             return []
+        state = enter()
+        try:
+            given = placement(getframe(1).f_back)[1]  # the hook's body called this
+        finally:
+            leave(state)
         calls = [(handler, signum, given) for handler, signum in pending]
         pending.clear()
         return calls
@@ -190,4 +195,4 @@ def install(
     signal.__module__ = getsignal.__module__ = "_signal"
     _signal.signal = signal
     _signal.getsignal = getsignal
-    return pending, take
+    return pending, safe, take

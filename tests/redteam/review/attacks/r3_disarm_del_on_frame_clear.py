@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: on_getattr's guard_running clears finished guard frames of a refusal's traceback inside the hook's busy section; the wrapper frame's args held the last reference to a program object, whose __del__ then runs busy: sys._getframe is let through and reaches _hook_body's dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 ``__del__`` that the hook itself triggers by clearing a finished guard frame -- while it holds
