@@ -348,6 +348,10 @@ def make_frames(
                 following = tb_next(following)
                 skipped = True
             if skipped:
+                # The entries spliced out (and their frames) stay alive until the hook has
+                # returned: freed here, a __del__ of the program's would run busy
+                # (attacks/r3_disarm_del_on_traceback_cut.py).
+                buried.append(tb_next(tb))
                 set_tb_next(tb, following)
             if following is None:
                 return

@@ -339,6 +339,8 @@ def _make_strip(
     get_traceback = BaseException.__dict__["__traceback__"].__get__
     set_context = BaseException.__dict__["__context__"].__set__
     set_cause = BaseException.__dict__["__cause__"].__set__
+    get_context = BaseException.__dict__["__context__"].__get__
+    get_cause = BaseException.__dict__["__cause__"].__get__
     generator_flags = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
     def strip(exc: BaseException) -> BaseException:
@@ -357,6 +359,9 @@ def _make_strip(
                     graveyard.append(kept)
                     kept = None
                 tb = tb_next(tb)
+            # What the refusal let go of is freed after the hook (a context exception of the
+            # program's may have a __del__): see _hook_body.
+            graveyard.append((get_traceback(exc), get_context(exc), get_cause(exc)))
             set_traceback(exc, None)
             set_context(exc, None)
             set_cause(exc, None)

@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: on_getattr's cut_guard_tail (inside the busy section) sets tb_next past the guard's traceback entries; the entries and frames it drops are freed on the spot, and a program object whose last reference was the wrapper frame's args runs __del__ busy: sys._getframe is let through to _hook_body's dispatch.get (total disarm, no rule)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 ``__del__`` that the hook triggers by *splicing* guard entries out of a traceback -- while it
