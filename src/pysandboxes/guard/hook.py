@@ -425,10 +425,11 @@ def _special_handlers(
     traceback_type = type(_traceback())
     generator_type = type(_generator())
     coroutine_type = type(_coroutine())
+    # Keyed by the type's id: hashing the program's class could run its metaclass's __hash__.
     frame_getters = {
-        (traceback_type, "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
-        (generator_type, "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
-        (coroutine_type, "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
+        (id(traceback_type), "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
+        (id(generator_type), "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
+        (id(coroutine_type), "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
     }
     category_of = {entry.function: entry.category for entry in calls_module.REGISTRY}
 
@@ -445,7 +446,7 @@ def _special_handlers(
         if name in captured_frame_attributes and not introspection_allowed:
             # Whoever asks (a library too): never hand out a frame of the guard, or one that
             # the guard's frames called.
-            getter = frame_getters.get((type_(args[0]), name))
+            getter = frame_getters.get((id_(type_(args[0])), name))
             if getter is not None:
                 state = enter()
                 try:
@@ -482,7 +483,9 @@ def _special_handlers(
             judge("object.__setattr__", "introspection", "changing python-sb's own code")
         if introspection_allowed:
             return
-        if args[1] == "__code__" and caller_is_program(captured_code_deputies):
+        name = args[1] if len_(args) > 1 else None
+        # An exact str (a forged event could carry a str subclass whose __eq__ would run here).
+        if type_(name) is str_ and name == "__code__" and caller_is_program(captured_code_deputies):
             judge("object.__setattr__", "introspection", "assigning '__code__'")
 
     def program_only(function: str, detail: str) -> Handler:

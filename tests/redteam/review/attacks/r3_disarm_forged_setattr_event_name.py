@@ -1,6 +1,5 @@
 # rule: expose-ro=.
 # expect: file PermissionError
-# bypass: on_setattr compares args[1] == "__code__" with the name a forged object.__setattr__ event carries: a str subclass's __eq__ runs under _hook_body, a kept frame reaches dispatch.get (total disarm, no rule; forged CPython events beyond the two fixed handlers)
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from the
 ``__eq__`` of an attribute name in a forged ``object.__setattr__`` event. No module but
