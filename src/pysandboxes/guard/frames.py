@@ -75,6 +75,7 @@ class Frames(NamedTuple):
     is_library_file: Callable[[str], bool]
     module_of_file: Callable[[str], str | None]
     guard_running: Callable[[Any], bool]
+    hidden_generator: Callable[[Any], bool]
     statement_importer: Callable[[tuple[str, ...]], str | None]
     cut_guard_tail: Callable[[Any], None]
 
@@ -88,6 +89,7 @@ def make_frames(
     program_code: tuple[str, ...] = (),
     guard_dir: str = "",
     graveyard: list[Any] | None = None,
+    hidden_globals: frozenset[int] = frozenset(),
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
@@ -317,7 +319,8 @@ def make_frames(
         it holds nothing any more. Busy must be set (``f_code`` raises an event)."""
 
         while frame is not None:
-            if id_(frame.f_globals) in guard_globals:
+            scope = id_(frame.f_globals)
+            if scope in guard_globals:
                 if frame.f_code.co_flags & generator_flags:
                     return True
                 # Its locals are kept alive until the hook returns (the graveyard): clearing
@@ -331,6 +334,14 @@ def make_frames(
                 buried.append(kept)
             frame = frame.f_back
         return False
+
+    def hidden_generator(frame: Any) -> bool:
+        """A generator frame of a hidden original rebuilt outside the guard's modules (the
+        factory holding ``_imp.create_dynamic``): never handed out through ``gi_frame``, to a
+        library either (``inspect.getgeneratorlocals``;
+        attacks/r3_files_inspect_outside_factory.py)."""
+
+        return frame is not None and id_(frame.f_globals) in hidden_globals
 
     def cut_guard_tail(tb: Any) -> None:
         """Splice the guard's frames out of ``tb``'s chain after its first entry that is not the
@@ -359,6 +370,7 @@ def make_frames(
 
     return Frames(
         guard_running=guard_running,
+        hidden_generator=hidden_generator,
         statement_importer=statement_importer,
         cut_guard_tail=cut_guard_tail,
         caller_is_program=caller_is_program,

@@ -160,6 +160,7 @@ def install(policy: Policy, context: RunContext) -> None:
         _program_code(context),
         guard_dir,
         graveyard,
+        frozenset({id(OUTSIDE_SCOPE)}),
     )
     call_judge = make_call_judge(policy, reporter, frames)
     launcher_prefix = guard_dir.rstrip("/") + "/launch/"
@@ -412,6 +413,7 @@ def _special_handlers(
     )
     guard_in_chain = frames.guard_in_chain
     guard_running = frames.guard_running
+    hidden_generator = frames.hidden_generator
     cut_guard_tail = frames.cut_guard_tail
     judge = call_judge.judge
     allowed = call_judge.allowed
@@ -453,7 +455,9 @@ def _special_handlers(
                     frame = getter(args[0])
                     if name == "tb_frame":
                         cut_guard_tail(args[0])
-                    running = frame is not None and guard_running(frame)
+                    running = frame is not None and (
+                        guard_running(frame) or (name == "gi_frame" and hidden_generator(frame))
+                    )
                 finally:
                     leave(state)
                 if running:

@@ -1,7 +1,6 @@
 # rule: expose-ro=.
 # rule: python-import=inspect
 # expect: api PermissionError
-# bypass: hide_reentrant(outside_guard=True) generators (create_dynamic, exec_dynamic) have OUTSIDE_SCOPE globals, which guard_running does not count as the guard's, and inspect.getgeneratorlocals reads gi_frame as a library (not a code deputy): the factory's fn is handed out (file escape with python-import=inspect)
 
 """Objective: read ../outside/secret.txt as a readline history file, through a fresh
 ``readline`` made by the unwrapped ``_imp.create_dynamic``, dug out of its factory generator
