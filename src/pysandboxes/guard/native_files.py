@@ -296,6 +296,17 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         """An init file is read, and so is every file its ``$include`` lines name: judged
         here, each one read once by the guard to find them (libreadline reads them itself)."""
 
+        # libreadline runs its tilde expansion on the name (``~`` at the start of a word, a
+        # space before it too): a leading one is expanded here as it does; any other ``~``
+        # is refused rather than guessed at (review r3: "/tmp/dd ~" read $HOME-relative).
+        tilde = "~" if type_(path) is str_ else b"~"
+        if type_(path) is str_ and path.startswith("~"):
+            path = expanduser(path)
+        if tilde in path:
+            raise value_error(
+                "python-sb: a readline init file name holding '~' is refused (libreadline "
+                "expands it): pass os.path.expanduser(name)"
+            )
         audit("open", path, "r", read_flags)
         if depth > 16:  # libreadline has no limit, but a deeper chain is no init file
             raise value_error("readline init files: $include nested too deeply")

@@ -500,3 +500,33 @@ attempt("default_paths", lambda: ssl.create_default_context())
     out = _outcomes(run_armed(code, "expose-ro=.\npython-import=*\n", project).lines)
     secret = f"RulePermissionError file {outside}/secret"
     assert out["decode"] == out["default_paths"] == secret, out
+
+
+def test_readline_init_file_tilde_is_expanded_or_refused(tmp_path: Path) -> None:
+    """libreadline runs tilde expansion on an init file's name: a leading ``~`` is judged as
+    the home directory it means; any other ``~`` (libreadline also expands one after a space)
+    is refused rather than judged as written."""
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "x.inputrc").write_text("set bell-style none\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    code = (
+        "import readline\n"
+        "for name in ('~/x.inputrc', '/tmp/dd ~'):\n"
+        "    try:\n"
+        "        readline.read_init_file(name)\n"
+        "        print('read')\n"
+        "    except ValueError:\n"
+        "        print('refused')\n"
+        "    except OSError as exc:\n"
+        "        print(type(exc).__name__)\n"
+    )
+    env = {**os.environ, "HOME": str(home)}
+    denied = run_armed(code, "expose-ro=.\npython-import=*\n", project, env=env)
+    assert denied.lines == ["RulePermissionError", "refused"], denied.stdout + denied.stderr
+    allowed = run_armed(
+        code, f"expose-ro=.\nexpose-ro={home}\npython-import=*\n", tmp_path, env=env
+    )
+    assert allowed.lines == ["read", "refused"], allowed.stdout + allowed.stderr
