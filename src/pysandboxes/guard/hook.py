@@ -146,7 +146,7 @@ def install(policy: Policy, context: RunContext) -> None:
     from pysandboxes.guard.native_files import OUTSIDE_SCOPE
 
     pending_signals, safe_point, take_signals = signals.install(
-        kit, guard_globals, id(globals()), busy, frozenset({id(OUTSIDE_SCOPE)})
+        kit, guard_globals, busy, frozenset({id(OUTSIDE_SCOPE)})
     )
     # What the guard's frame clearing released, kept until the hook has returned (see
     # _hook_body): an object of the program's freed there runs its __del__ outside the guard.

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 def install(
     kit: Kit,
     guard_globals: frozenset[int],
-    hook_globals: int,
     busy: dict[int, int],
     hidden_globals: frozenset[int] = frozenset(),
 ) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
@@ -58,8 +57,7 @@ def install(
     and ``take()``, the ``(handler, signum, frame)`` calls due (in the main thread; the queue
     is emptied).
 
-    ``guard_globals``: ``id()`` of the guard modules' globals; ``hook_globals``: that of
-    ``pysandboxes.guard.hook`` (whose frames are the hook); ``hidden_globals``: those of the
+    ``guard_globals``: ``id()`` of the guard modules' globals; ``hidden_globals``: those of the
     hidden originals' generators rebuilt outside the guard's modules
     (``native_files.OUTSIDE_SCOPE``): not guard frames for ``sys._getframe``, but frames a
     handler must not run above either. The originals are kept by
@@ -90,24 +88,21 @@ def install(
 
     guarded = guard_globals | hidden_globals
 
-    def placement(frame: Any) -> tuple[bool, Any]:
-        """Whether ``frame`` is inside the hook, and the first frame outside the guard and the
-        hidden originals' generators. (``f_globals`` and ``f_back`` raise no audit event.)"""
+    def placement(frame: Any) -> Any:
+        """The first frame above every frame of the guard and of the hidden originals'
+        generators in ``frame``'s chain (``frame`` itself when there is none). ``f_globals``
+        and ``f_back`` raise no audit event."""
 
-        inside = False
         given = frame
         while frame is not None:
-            scope = id_(frame.f_globals)
-            if scope in guarded:
-                if scope == hook_globals:
-                    inside = True
+            if id_(frame.f_globals) in guarded:
                 given = frame.f_back
             frame = frame.f_back
-        return inside, given
+        return given
 
     def make_trampoline(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
         def trampoline(signum: int, frame: Any) -> Any:
-            if placement(frame)[1] is not frame:
+            if placement(frame) is not frame:
                 # Guard code was interrupted: the handler must not run with it on the stack.
                 frame = None
                 pending.append((handler, signum))
@@ -124,7 +119,7 @@ def install(
             # The hook's body called this; above it, the frame whose operation was judged
             # (none for an event C code raises with no Python frame running).
             below = getframe(1).f_back
-            return placement(below)[1] is below  # no guard frame, no hidden generator below
+            return placement(below) is below  # no guard frame, no hidden generator below
         finally:
             leave(state)
 
@@ -133,7 +128,7 @@ def install(
             return []
         state = enter()
         try:
-            given = placement(getframe(1).f_back)[1]  # the hook's body called this
+            given = placement(getframe(1).f_back)  # the hook's body called this
         finally:
             leave(state)
         calls = [(handler, signum, given) for handler, signum in pending]
