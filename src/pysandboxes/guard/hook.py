@@ -280,46 +280,36 @@ def _hook_body(
     """
 
     handler = get(event)
-    if handler is None:
-        if (pending or graveyard) and safe():
-            calls = take()
-            del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
-            graveyard.clear()  # emptied before its items are released: __del__ sees nothing
-            del graveyard
-            for program_handler, signum, frame in calls:
-                program_handler(signum, frame)
-        return
-    paused = gc_isenabled()
-    if paused:
-        gc_disable()
-    try:
-        handler(args)
-    except BaseException as caught:  # every exception leaves the same way
-        refusal = strip(caught)
-    else:
+    refusal = None
+    if handler is not None:
+        paused = gc_isenabled()
+        if paused:
+            gc_disable()
+        try:
+            handler(args)
+        except BaseException as caught:  # every exception leaves the same way
+            refusal = strip(caught)
         if paused:
             gc_enable()
-        if (pending or graveyard) and safe():
-            calls = take()
-            del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
-            del paused
-            graveyard.clear()
-            del graveyard
-            for program_handler, signum, frame in calls:
-                program_handler(signum, frame)
-        return
-    if paused:
-        gc_enable()
-    due = take() if (pending or graveyard) and safe() else None
-    del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable, paused
-    if due is not None:
-        graveyard.clear()
+        del paused
+    if not ((pending or graveyard) and safe()):
+        if refusal is None:
+            return
+        del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
+        del graveyard
+        raise refusal
+    # Signal handlers queued while guard code ran, and what the guard's frame clearing let
+    # go of: only now, with every name leading to the guard's state deleted from this frame.
+    due = take()
+    del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
+    graveyard.clear()  # emptied before its items are released: a __del__ finds nothing
     del graveyard
-    for program_handler, signum, frame in due or ():
+    for program_handler, signum, frame in due:
         program_handler(signum, frame)
     program_handler = signum = frame = None
     del due, program_handler, signum, frame
-    raise refusal
+    if refusal is not None:
+        raise refusal
 
 
 def _make_strip(
