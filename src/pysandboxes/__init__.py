@@ -37,5 +37,16 @@ __all__ = [
     "RulePermissionError",
     "SandBoxError",
     "__version__",
+    "guarded_eval",
     "sandbox_denials",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # guarded_eval is imported on first use: the eval machinery (ast, decimal...) stays off
+    # the start-up path of every run that does not evaluate source text.
+    if name == "guarded_eval":
+        from pysandboxes.evalguard.api import guarded_eval
+
+        return guarded_eval
+    raise AttributeError(f"module 'pysandboxes' has no attribute {name!r}")
