@@ -29,6 +29,7 @@ __all__ = [
     "ConfigProblem",
     "Denial",
     "EvalAttributeDenied",
+    "EvalCallDenied",
     "EvalMemoryError",
     "EvalOutputError",
     "EvalRecursionError",
@@ -338,6 +339,15 @@ class EvalAttributeDenied(AttributeError, RuleEvalError):
 
     def __init__(self, message: str, *, denial: Denial | None = None):
         AttributeError.__init__(self, message)
+        if denial is not None:
+            self.denial = denial
+
+
+class EvalCallDenied(TypeError, RuleEvalError):
+    """A call refused while the source ran (``type()`` with three arguments, a metaclass)."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None):
+        TypeError.__init__(self, message)
         if denial is not None:
             self.denial = denial
 

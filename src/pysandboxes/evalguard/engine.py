@@ -104,6 +104,7 @@ def namespace(compiled: Compiled, names: Mapping[str, Any] | None, strict: bool)
             if copied is not runtime.SKIP:
                 ns[name] = copied
     ns["__builtins__"] = rt.builtins
+    ns["__name__"] = "<guarded-eval>"  # what a class body records as its __module__
     return ns
 
 
@@ -140,7 +141,7 @@ def bound_names(ns: dict[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     for name, value in ns.items():
-        if name.startswith("_sb_") or name == "__builtins__":
+        if name.startswith(("_sb_", "__")) or callable(value):
             continue
         try:
             out[name] = runtime.copy_out(value)

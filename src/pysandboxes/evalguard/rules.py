@@ -525,7 +525,7 @@ def build(policy: Policy, profile: str | None) -> EvalRules:
     singles: dict[str, str] = {}
     for line in lines:
         base = line.key.partition(":")[0]
-        if base in DEFAULTS:
+        if base in DEFAULTS or base == "eval-namespace":
             singles[base] = line.value
             continue
         for denied, item in _split(line.value):

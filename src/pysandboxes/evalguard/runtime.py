@@ -44,6 +44,7 @@ import weakref
 from pysandboxes.errors import (
     Denial,
     EvalAttributeDenied,
+    EvalCallDenied,
     EvalMemoryError,
     EvalOutputError,
     EvalRecursionError,
@@ -301,6 +302,15 @@ def _int_bytes(value: int) -> int:
     return value.bit_length() // 8 + 1
 
 
+#: Big integers cost time faster than memory (multiplication is super-linear): an integer
+#: result is held to 1/64 of ``eval-max-alloc`` (1 MiB of digits under the default 64 MiB).
+_INT_SHARE = 64
+
+
+def need_int(size: int, what: str) -> None:
+    need(size * _INT_SHARE, what)
+
+
 def op_add(a: Any, b: Any) -> Any:
     if (_type(a) is _int and _type(b) is _int) or _type(a) is float:
         return a + b
@@ -333,7 +343,7 @@ def op_mul(a: Any, b: Any) -> Any:
     if ta is _int and tb is _int:
         if -_SMALL < a < _SMALL and -_SMALL < b < _SMALL:
             return a * b
-        need(_int_bytes(a) + _int_bytes(b), "*")
+        need_int(_int_bytes(a) + _int_bytes(b), "*")
     elif ta is float or tb is float:
         return a * b
     elif _isinstance(a, _SEQUENCES):
@@ -358,10 +368,10 @@ def _pow_cost(a: Any, b: Any) -> None:
     if _isinstance(a, _int):
         if a in (0, 1, -1):
             return
-        need(a.bit_length() * b // 8 + 1, "**")
+        need_int(a.bit_length() * b // 8 + 1, "**")
     elif _isinstance(a, fractions.Fraction):
         bits = a.numerator.bit_length() + a.denominator.bit_length()
-        need(bits * b // 8 + 1, "**")
+        need_int(bits * b // 8 + 1, "**")
 
 
 def op_pow(a: Any, b: Any) -> Any:
@@ -371,7 +381,7 @@ def op_pow(a: Any, b: Any) -> Any:
 
 def op_lshift(a: Any, b: Any) -> Any:
     if _isinstance(a, _int) and _isinstance(b, _int) and b > 64 and a:
-        need((a.bit_length() + b) // 8 + 1, "<<")
+        need_int((a.bit_length() + b) // 8 + 1, "<<")
     return a << b
 
 
@@ -658,8 +668,8 @@ class Runtime:
             )
         if not allowed:
             raise self.refuse_attribute(obj, name, "attributes of this object cannot be written")
-        if name in ("prec", "Emax", "Emin") and _isinstance(value, _int) and abs(value) > 64:
-            need(abs(value) // 2, f"setting {name}")
+        if name == "prec" and _isinstance(value, _int) and value > 64:
+            need_int(value, "decimal precision")
 
     # -- imports and exceptions ------------------------------------------------------------
 
@@ -685,11 +695,14 @@ class Runtime:
         return kinds
 
     def class_base(self, base: Any) -> Any:
-        return self.real_types.get(id(base), base)
+        base = self.real_types.get(id(base), base)
+        if not _isinstance(base, _type) or issubclass(base, _type):
+            raise self.refuse_call("class", "a base that is not a class, or a metaclass")
+        return base
 
     def register_class(self, cls: type) -> type:
         if _type(cls) is not _type:
-            raise self.refuse_attribute(cls, "metaclass", "classes with a metaclass")
+            raise self.refuse_call("class", "classes with a metaclass")
         _SOURCE_CLASSES.add(cls)
         return cls
 
@@ -740,6 +753,8 @@ class Runtime:
                     table[name] = real
         if "type" in table:
             table["type"] = self._type_builtin
+        if "ClassDef" in rules.nodes:
+            table["__build_class__"] = builtins.__build_class__
         for name in ("getattr", "hasattr", "isinstance", "issubclass", "print"):
             if name in table:
                 table[name] = _getattr(self, "_b_" + name)
@@ -766,12 +781,20 @@ class Runtime:
         )
         return table
 
-    def _type_builtin(self, obj: Any) -> Any:
-        kind = _type(obj)
+    def refuse_call(self, target: str, why: str) -> _Stop:
+        denial = Denial("eval", target, None, None, None, why)
+        error = EvalCallDenied(f"{target} refused: {why}", denial=denial)
+        state: State | None = _getattr(_local, "state", None)
+        if state is None:
+            raise error
+        return state.trip(error)
+
+    def _type_builtin(self, *args: Any) -> Any:
+        if _len(args) != 1:
+            raise self.refuse_call("type", "type() with three arguments builds a class")
+        kind = _type(args[0])
         if issubclass(kind, _type):
-            raise self.refuse_attribute(
-                obj, "type", "the type of a class (a metaclass) is not handed out"
-            )
+            raise self.refuse_call("type", "the type of a class (a metaclass) is not handed out")
         return self.wrapped_types.get(kind, kind)
 
     def _b_getattr(self, obj: Any, name: Any, *default: Any) -> Any:
@@ -882,10 +905,9 @@ class _LibraryCall:
         cost = _LIBRARY_COSTS.get(_getattr(function, "__qualname__", ""))
         if cost is not None and _getattr(function, "__module__", None) in ("math", "decimal", None):
             cost(args, kwargs)
-        for key in ("prec", "Emax", "Emin"):
-            value: Any = kwargs.get(key)
-            if _isinstance(value, _int) and abs(value) > 64:
-                need(abs(value) // 2, f"{key}=")
+        value: Any = kwargs.get("prec")
+        if _isinstance(value, _int) and value > 64:
+            need_int(value, "decimal precision")
         result = function(*args, **kwargs)
         if _type(result) is _type(sys):
             return self._sb_rt.view(result.__name__)
@@ -901,13 +923,13 @@ class _LibraryCall:
 def _factorial_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if args and _isinstance(args[0], _int) and args[0] > 2000:
         n = args[0]
-        need(n * n.bit_length() // 8, "math.factorial")
+        need_int(n * n.bit_length() // 8, "math.factorial")
 
 
 def _comb_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if args and _isinstance(args[0], _int) and args[0] > 2000:
         n = args[0]
-        need(n * n.bit_length() // 8, "math.comb/perm")
+        need_int(n * n.bit_length() // 8, "math.comb/perm")
 
 
 _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
@@ -1039,18 +1061,27 @@ def _consumer(runtime: Runtime, obj: Any, method: Any) -> Any:
 
 def _format_method(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
-        _check_format_string(runtime, obj, (*args, *kwargs.values()))
+        if _isinstance(obj, _type):  # str.format(fmt, ...)
+            if args:
+                _check_format_string(runtime, args[0], (*args[1:], *kwargs.values()))
+        else:
+            _check_format_string(runtime, obj, (*args, *kwargs.values()))
         return method(*args, **kwargs)
 
     return call
 
 
 def _format_map(runtime: Runtime, obj: Any, method: Any) -> Any:
-    def call(mapping: Any) -> Any:
-        _check_format_string(
-            runtime, obj, tuple(mapping.values()) if _type(mapping) is dict else ()
+    def call(*args: Any) -> Any:
+        fmt, mapping = (
+            (args[0], args[1])
+            if _isinstance(obj, _type) and _len(args) == 2
+            else (obj, args[0] if args else None)
         )
-        return method(mapping)
+        _check_format_string(
+            runtime, fmt, tuple(mapping.values()) if _type(mapping) is dict else ()
+        )
+        return method(*args)
 
     return call
 
