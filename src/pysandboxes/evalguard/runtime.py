@@ -311,16 +311,23 @@ def need_int(size: int, what: str) -> None:
     need(size * _INT_SHARE, what)
 
 
-def op_add(a: Any, b: Any) -> Any:
-    if (_type(a) is _int and _type(b) is _int) or _type(a) is float:
+# The operator helpers run on every checked operation: their first line is the fast path for
+# numbers, with the names they use bound as default arguments (local look-ups; evaluated code
+# cannot reach these functions to pass other values).
+
+
+def op_add(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if (ta is _int and _type(b) is _int) or ta is _float:
         return a + b
     if _isinstance(a, _SEQUENCES) and _isinstance(b, _SEQUENCES):
         need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+")
     return a + b
 
 
-def op_iadd(a: Any, b: Any) -> Any:
-    if (_type(a) is _int and _type(b) is _int) or _type(a) is float:
+def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if (ta is _int and _type(b) is _int) or ta is _float:
         return a + b
     if _isinstance(a, _SEQUENCES):
         if _isinstance(b, _SEQUENCES):
@@ -337,11 +344,11 @@ def _repeat_cost(seq: Any, times: Any, op: str) -> None:
         need(_len(seq) * times * _unit(seq), op)
 
 
-def op_mul(a: Any, b: Any) -> Any:
+def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _SMALL) -> Any:
     ta = _type(a)
     tb = _type(b)
     if ta is _int and tb is _int:
-        if -_SMALL < a < _SMALL and -_SMALL < b < _SMALL:
+        if -_small < a < _small and -_small < b < _small:
             return a * b
         need_int(_int_bytes(a) + _int_bytes(b), "*")
     elif ta is float or tb is float:
@@ -354,12 +361,11 @@ def op_mul(a: Any, b: Any) -> Any:
 
 
 def op_imul(a: Any, b: Any) -> Any:
-    result = op_mul(a, b) if _type(a) is not list else None
-    if result is None:
+    if _type(a) is list:  # in place, as ``*=`` does
         _repeat_cost(a, b, "*=")
         a *= b
         return a
-    return result
+    return op_mul(a, b)
 
 
 def _pow_cost(a: Any, b: Any) -> None:
@@ -417,7 +423,10 @@ def _percent_widths(fmt: Any) -> list[int]:
         i += 1
 
 
-def op_mod(a: Any, b: Any) -> Any:
+def op_mod(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if ta is _int or ta is _float:
+        return a % b
     if _isinstance(a, (_str, _bytes, bytearray)):
         limit = current().rules.max_alloc
         for width in _percent_widths(a):
@@ -492,14 +501,18 @@ class HostFunction:
     """A function the caller passed in ``names``: evaluated code can call it, nothing else
     (its attributes, globals and closure stay out of reach)."""
 
-    __slots__ = ("_sb_function",)
+    __slots__ = ("_sb_function", "_sb_rt")
     _sb_function: Any
+    _sb_rt: Runtime
 
-    def __init__(self, function: Callable[..., Any]) -> None:
+    def __init__(self, function: Callable[..., Any], runtime: Runtime) -> None:
         object.__setattr__(self, "_sb_function", function)
+        object.__setattr__(self, "_sb_rt", runtime)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._sb_function(*args, **kwargs)
+        result = self._sb_function(*args, **kwargs)
+        # What the host returns crosses as its arguments did: data copied, functions wrapped.
+        return copy_in(result, self._sb_rt, True, "the result of a host function")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise EvalAttributeDenied("a host function is read-only in a guarded evaluation")
@@ -570,8 +583,8 @@ class Runtime:
             return "generator internals are never readable"
         if name.startswith("_"):
             return None if name in rules.attributes else "private attributes are not granted"
-        if name in rules.attributes:
-            return None
+        if name in rules.attributes or kind is super:
+            return None  # super(): the public methods of the source's own base classes
         if _isinstance(obj, BaseException) and name == "args":
             return None
         target = obj if _isinstance(obj, _type) else kind
@@ -633,11 +646,27 @@ class Runtime:
             if full in self.rules.imports:
                 return self.view(full)
             raise self.refuse_attribute(view, name, f"module {full} is not granted by eval-import")
-        if value in self.wrapped_types if _type(value) is _type else False:
-            return self.wrapped_types[value]
-        if callable(value) and not _isinstance(value, _type):
+        if _isinstance(value, _type):
+            return self.library_class(value)
+        if callable(value):
             return _LibraryCall(value, self)
         return value
+
+    def library_class(self, cls: type) -> Any:
+        """A class of a granted module as evaluated code sees it: calling it goes through
+        :class:`_LibraryCall` (``collections.Counter(range(10**12))`` draws ticks,
+        ``decimal.Context(prec=...)`` is checked); ``type()``, ``isinstance``, ``except`` and
+        class bases translate it back. Exception classes stay themselves."""
+
+        found = self.wrapped_types.get(cls)
+        if found is not None:
+            return found
+        if issubclass(cls, BaseException):
+            return cls
+        proxy = _LibraryCall(cls, self)
+        self.wrapped_types[cls] = proxy
+        self.real_types[id(proxy)] = cls
+        return proxy
 
     def view(self, name: str) -> ModuleView:
         found = self.views.get(name)
@@ -1293,7 +1322,7 @@ def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int =
     ):
         if kind is HostFunction:
             return value
-        return HostFunction(value)
+        return HostFunction(value, runtime)
     if strict:
         raise TypeError(
             f"{where}: a {kind.__name__} cannot cross into a guarded evaluation "

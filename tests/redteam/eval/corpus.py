@@ -471,11 +471,17 @@ def host_names() -> dict[str, Any]:
     def callback() -> int:
         return 1
 
+    def hand_out() -> Any:
+        import os
+
+        return os
+
     return {
         "config": {"limit": 10},
         "data": {"rows": [{"x": 1}]},
         "rows": [1, 2, 3],
         "callback": callback,
+        "hand_out": hand_out,
         "secret": Secret(),
     }
 
@@ -620,4 +626,25 @@ LEGIT: list[Legit] = [
         "isinstance_builtin_type", "isinstance(x, list) and type(x) == list", True, names={"x": [1]}
     ),
     Legit("big_but_bounded", "len(str(2 ** 10000)) + len('ab' * 1000)", 3011 + 2000),
+]
+
+ATTACKS += [
+    Attack(
+        "library_class_lazy_arg",
+        "import collections\ncollections.Counter(range(10**12))",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "library_context_precision",
+        "import decimal\nctx = decimal.Context(prec=10**9)\nctx.divide(1, 7)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "host_function_result",
+        "result = hand_out()",
+        TypeError,
+        objective=lambda ns: type(ns["result"]).__name__ == "module",
+    ),
 ]
