@@ -51,7 +51,7 @@ RULES = [
 class Attack:
     name: str
     source: str
-    held: type[BaseException]
+    held: Any  # an exception class, or a tuple of them
     control: str = "value"
     objective: Callable[[dict[str, Any]], bool] | None = None
     names: dict[str, Any] = field(default_factory=dict)
@@ -379,7 +379,9 @@ ATTACKS: list[Attack] = [
     Attack("format_builtin", "format(1, '>1000000000')", M, control="memory"),
     Attack("doubling_add", "s = 'x'\nfor i in range(40):\n    s = s + s", M, control="memory"),
     Attack("doubling_extend", "l = [0]\nfor i in range(40):\n    l.extend(l)", M, control="memory"),
-    Attack("squaring_int", "x = 3\nfor i in range(40):\n    x = x * x", M, control="cpu"),
+    # Refused as an allocation, or as a timeout when the machine is slow (each squaring
+    # before the refused one takes longer than the last).
+    Attack("squaring_int", "x = 3\nfor i in range(40):\n    x = x * x", (M, T), control="cpu"),
     Attack("shift", "1 << 10**10", M, control="memory"),
     Attack("nested_comprehension", "[[0] * 10**4 for _ in range(10**5)]", M, control="memory"),
     # -- output floods ----------------------------------------------------------------------
