@@ -385,7 +385,8 @@ def parse(source: str, mode: str, rules: EvalRules) -> ast.AST:
             None,
             None,
             suggestion,
-            f"the source has {len(source)} characters, more than {limit} (100 per eval-max-nodes)",
+            f"the source has {len(source)} characters, more than {limit} (100 per eval-max-nodes):"
+            f" add '{suggestion}'",
         )
         raise EvalSyntaxRejected(_message([denial]), violations=[denial])
     tree = ast.parse(source, "<guarded-eval>", mode)
@@ -402,7 +403,8 @@ def parse(source: str, mode: str, rules: EvalRules) -> ast.AST:
                 None,
                 None,
                 f"{rules.key('eval-max-nodes')}={count}",
-                f"the source has {count} syntax nodes, more than {rules.max_nodes}",
+                f"the source has {count} syntax nodes, more than {rules.max_nodes}: add "
+                f"'{rules.key('eval-max-nodes')}={count}'",
             )
         )
     if checker.violations:
