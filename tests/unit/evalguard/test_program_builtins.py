@@ -39,7 +39,8 @@ for name, src in [("dunder", "().__class__"), ("open", "open('/etc/hostname')"),
         refused[name] = None
     except Exception as exc:
         import pysandboxes
-        refused[name] = [type(exc).__name__, [d.suggestion for d in pysandboxes.sandbox_denials(exc)]]
+        found = pysandboxes.sandbox_denials(exc)
+        refused[name] = [type(exc).__name__, [d.suggestion for d in found]]
 out["refused"] = refused
 print(json.dumps(out))
 """
