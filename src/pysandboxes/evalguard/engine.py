@@ -124,6 +124,10 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     except runtime.Stop:
         error = state.error or RuleEvalError("guarded evaluation interrupted")
         raise error.with_traceback(None) from None
+    except BaseException:
+        if state.error is not None:  # a library turned the interruption into its own error
+            raise state.error.with_traceback(None) from None
+        raise
     finally:
         state.finished = True
         runtime.set_current(previous)

@@ -437,7 +437,6 @@ class EvalRules:
         "max_iterations",
         "max_nodes",
         "max_output",
-        "module_names",
         "namespace",
         "nodes",
         "profile",
@@ -461,7 +460,6 @@ class EvalRules:
     max_nodes: int
     max_output: int
     lines: tuple[RuleLine, ...]
-    module_names: frozenset[str]
 
     def __init__(self, **values: Any) -> None:
         for name in self.__slots__:
@@ -475,15 +473,31 @@ class EvalRules:
 
         return base if self.profile is None else f"{base}:{self.profile}"
 
+    def module_names(self) -> frozenset[str]:
+        """Public names of the granted modules and of their classes. Computed at the first
+        check, not when the rules are built: python-sb builds them before the program runs,
+        when a third-party module such as sympy may not be importable yet."""
+
+        found = _MODULE_NAMES.get(self.imports)
+        if found is None:
+            names: set[str] = set()
+            for module in self.imports:
+                names |= _module_public_names(module)
+            found = _MODULE_NAMES[self.imports] = frozenset(names)
+        return found
+
     def possible_attribute(self, name: str) -> bool:
         """Whether some object the rules can hand out may have ``name`` readable (the check
         before running uses it; the decision by type is taken while the source runs)."""
 
         if name in self.denied_attributes:
             return False
-        if name in self.attributes or name in self.module_names:
+        if name in self.attributes or name in self.module_names():
             return True
         return any(name in ATTRIBUTE_GROUPS[g][1] for g in self.attribute_groups)
+
+
+_MODULE_NAMES: dict[frozenset[str], frozenset[str]] = {}
 
 
 def profiles(policy: Policy) -> list[str | None]:
@@ -559,9 +573,6 @@ def build(policy: Policy, profile: str | None) -> EvalRules:
     for group in denied_groups:
         denied_names |= set(ATTRIBUTE_GROUPS[group][1])
     imports = frozenset(allow.get("eval-import", set()) - deny.get("eval-import", set()))
-    module_names: set[str] = set()
-    for name in imports:
-        module_names |= _module_public_names(name)
     budgets = {key: singles.get(key) for key in DEFAULTS}
     return EvalRules(
         profile=profile,
@@ -581,7 +592,6 @@ def build(policy: Policy, profile: str | None) -> EvalRules:
         max_nodes=_budget(budgets, "eval-max-nodes"),
         max_output=_budget(budgets, "eval-max-output"),
         lines=lines,
-        module_names=frozenset(module_names),
     )
 
 

@@ -994,6 +994,7 @@ _LAZY: frozenset[Any] = frozenset(
         if hasattr(itertools, name)
     }
 )
+_FUNCTION_TYPES: frozenset[type] = frozenset({_type(len), _type(_gen), _type(str.join)})
 _CHECKED_KINDS: frozenset[type] = frozenset(
     {_str, _bytes, bytearray, list, tuple, _int, bool, dict, set, frozenset}
 )
@@ -1316,6 +1317,14 @@ def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int =
         if value.__name__ in runtime.rules.imports:
             return runtime.view(value.__name__)
     elif kind is ModuleView:
+        return value
+    elif _isinstance(value, _type) and runtime._module_of(value):
+        return runtime.library_class(value)  # a class of a granted module (sympy.sin)
+    elif kind in _FUNCTION_TYPES and runtime._module_of(value):
+        return _LibraryCall(value, runtime)  # a function of a granted module
+    elif runtime._module_of(kind):
+        # An object of a granted module (a sympy Symbol): it crosses as is, as the module's
+        # own objects do (public attributes readable, by the module's grant).
         return value
     elif kind in (_type(len), _type(copy_in), _type([].append), _type(str.join)) or (
         callable(value) and kind is not _type
