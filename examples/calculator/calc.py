@@ -19,7 +19,38 @@ import sympy
 import pysandboxes
 
 #: What an expression may use: symbols and the sympy functions a calculator needs.
-FUNCTIONS = ["sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "gcd", "lcm", "Rational", "pi", "E", "I", "oo", "integrate", "diff", "limit", "series", "simplify", "expand", "factor", "solve", "Eq", "Abs", "floor", "ceiling", "Sum", "Matrix"]
+FUNCTIONS = [
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "exp",
+    "log",
+    "gcd",
+    "lcm",
+    "Rational",
+    "pi",
+    "E",
+    "I",
+    "oo",
+    "integrate",
+    "diff",
+    "limit",
+    "series",
+    "simplify",
+    "expand",
+    "factor",
+    "solve",
+    "Eq",
+    "Abs",
+    "floor",
+    "ceiling",
+    "Sum",
+    "Matrix",
+]
 
 
 def names() -> dict[str, object]:

@@ -288,9 +288,10 @@ def need(size: int, what: str) -> None:
 
     state = current()
     if size > state.rules.max_alloc:
+        shown = size if size < 10**18 else "10**18"  # a huge int cannot even be printed
         raise state.trip(
             EvalMemoryError(
-                f"{what} would allocate about {size} bytes, more than "
+                f"{what} would allocate about {shown} bytes, more than "
                 f"{state.rules.key('eval-max-alloc')} ({state.rules.max_alloc})"
             )
         )
@@ -369,15 +370,24 @@ def op_imul(a: Any, b: Any) -> Any:
 
 
 def _pow_cost(a: Any, b: Any) -> None:
-    if not _isinstance(b, _int) or b < 2:
+    """The size of ``a ** b`` for an integer exponent: exact for ints and fractions; for a
+    number type the guard does not know (a sympy ``Rational``), at least one bit per unit of
+    the exponent (floats overflow, decimals round to their precision)."""
+
+    if not _isinstance(b, _int):
+        return
+    n = abs(b)
+    if n < 2:
         return
     if _isinstance(a, _int):
-        if a in (0, 1, -1):
+        if b < 0 or a in (0, 1, -1):
             return
-        need_int(a.bit_length() * b // 8 + 1, "**")
+        need_int(a.bit_length() * n // 8 + 1, "**")
     elif _isinstance(a, fractions.Fraction):
         bits = a.numerator.bit_length() + a.denominator.bit_length()
-        need_int(bits * b // 8 + 1, "**")
+        need_int(bits * n // 8 + 1, "**")
+    elif not _isinstance(a, (float, complex, decimal.Decimal)):
+        need_int(n // 8 + 1, "**")
 
 
 def op_pow(a: Any, b: Any) -> Any:
