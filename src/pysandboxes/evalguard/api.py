@@ -130,6 +130,12 @@ IN_PROCESS = InProcessBackend()
 _backends: dict[str, Any] = {"in-process": IN_PROCESS}
 
 
+def _fork_backend() -> Any:
+    from pysandboxes.evalguard.fork import FORK
+
+    return FORK
+
+
 def register_backend(backend: Any) -> None:
     """Make ``backend`` (an object with ``name`` and ``run``) choosable by name."""
 
@@ -159,10 +165,13 @@ def guarded_eval(
     the rule line that would allow it), :class:`~pysandboxes.errors.EvalTimeout`,
     :class:`~pysandboxes.errors.EvalMemoryError`, :class:`~pysandboxes.errors.EvalRecursionError`,
     :class:`~pysandboxes.errors.EvalOutputError`, :class:`~pysandboxes.errors.EvalAttributeDenied`,
-    or whatever the source itself raised. ``backend``: ``"in-process"`` or a registered
-    name; the default is the worker when one is registered.
+    or whatever the source itself raised. ``backend``: ``"in-process"``, ``"fork"`` (a
+    child process per call, killed at the timeout, memory bounded by ``RLIMIT_AS``) or a
+    registered name; the default is the worker when one is registered, else in-process.
     """
 
+    if backend == "fork" and "fork" not in _backends:
+        _backends["fork"] = _fork_backend()
     chosen = default_backend() if backend is None else _backends.get(backend)
     if chosen is None:
         raise ValueError(f"unknown backend {backend!r} (known: {', '.join(sorted(_backends))})")
