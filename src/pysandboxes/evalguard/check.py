@@ -121,14 +121,16 @@ class Checker(ast.NodeVisitor):
         self.bound = bound
         self.violations: list[Denial] = []
         self._seen: set[tuple[str, str]] = set()
+        self._line = 0  # the line of the last node that had one (operators have none)
         self._finally_depth = 0  # inside a finally block, not in a nested function
         self._loop_in_finally = 0  # loops opened inside that finally block
 
     # -- reporting -------------------------------------------------------------------------
 
     def refuse(self, node: ast.AST, target: str, what: str, suggestion: str | None) -> None:
-        line = getattr(node, "lineno", 0)
-        key = (target, suggestion or what)
+        line = getattr(node, "lineno", 0) or self._line
+        # One line per rule line to add (BinOp and Mult both ask for eval-syntax=arith).
+        key = ("", suggestion) if suggestion else (target, what)
         if key in self._seen:
             return  # one line per distinct problem: the first place it appears
         self._seen.add(key)
@@ -150,6 +152,10 @@ class Checker(ast.NodeVisitor):
         return None
 
     # -- traversal -------------------------------------------------------------------------
+
+    def visit(self, node: ast.AST) -> None:
+        self._line = getattr(node, "lineno", self._line)
+        super().visit(node)
 
     def generic_visit(self, node: ast.AST) -> None:
         kind = type(node).__name__

@@ -118,3 +118,43 @@ def install(
         return compile_(source, filename, mode, *args, **kwargs)
 
     builtins.eval, builtins.exec, builtins.compile = eval, exec, compile  # type: ignore[assignment]
+
+
+def install_learning(
+    caller_is_program: Callable[[tuple[str, ...]], bool],
+    deputies: tuple[str, ...],
+    record: Callable[[tuple[tuple[str, Any], ...]], None],
+) -> None:
+    """Learning and audit mode: the program's ``eval``/``exec``/``compile`` of source text run
+    as in plain Python, and the ``eval-*`` items the source needs are recorded
+    (:mod:`pysandboxes.evalguard.learn`)."""
+
+    from pysandboxes.evalguard.learn import constructs
+
+    real_eval, real_exec, real_compile = builtins.eval, builtins.exec, builtins.compile
+
+    def note(source: Any, mode: str) -> None:
+        if type(source).__name__ == "code":
+            return
+        for field, name in constructs(source, mode):
+            record((("kind", "eval"), (field, name)))
+
+    def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
+        if caller_is_program(deputies):
+            note(source, "eval")
+        return real_eval(source, globals, locals)
+
+    def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
+        if caller_is_program(deputies):
+            note(source, "exec")
+            if isinstance(globals, dict) or isinstance(locals, dict):
+                # exec(code, ns) then ns["result"]: the bindings must be written back
+                record((("kind", "eval"), ("namespace", "adaptive")))
+        return real_exec(source, globals, locals, **kwargs)
+
+    def compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+        if caller_is_program(deputies):
+            note(source, mode)
+        return real_compile(source, filename, mode, *args, **kwargs)
+
+    builtins.eval, builtins.exec, builtins.compile = eval, exec, compile  # type: ignore[assignment]

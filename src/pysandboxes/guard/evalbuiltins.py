@@ -38,3 +38,17 @@ def install(policy: Policy, caller_is_program: Callable[[tuple[str, ...]], bool]
     if None not in rules_module.profiles(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
     program.install(caller_is_program, (*CODE_DEPUTIES, "pysandboxes/evalguard/program.py"))
+
+
+def install_learning(
+    caller_is_program: Callable[[tuple[str, ...]], bool],
+    record: Callable[[tuple[tuple[str, object], ...]], None],
+) -> None:
+    """Learning and audit mode: record the ``eval-*`` items each source text the program
+    evaluates needs, and run it as plain Python does (learning grants everything)."""
+
+    from pysandboxes.evalguard import program
+
+    program.install_learning(
+        caller_is_program, (*CODE_DEPUTIES, "pysandboxes/evalguard/program.py"), record
+    )

@@ -189,7 +189,9 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
-    if policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
+    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
+        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
         evalbuiltins.install(policy, frames.caller_is_program)
 
     import _frozen_importlib
