@@ -19,22 +19,25 @@ The namespace follows ``eval-namespace``:
 
 from __future__ import annotations
 
-import ast
 import builtins
 import sys
-
-from pysandboxes.evalguard import api, engine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-_registered: dict[int, engine.Compiled] = {}
+    from pysandboxes.evalguard.engine import Compiled
+
+# The eval machinery (ast, the checker, decimal...) is imported at the first call: learning
+# and audit runs install the recording builtins below in every program.
+_registered: dict[int, Compiled] = {}
 _MODES = {"eval": "eval", "exec": "exec", "single": "exec"}
 
 
 def _text(source: Any) -> str:
+    import ast
+
     if isinstance(source, ast.AST):
         return ast.unparse(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -49,6 +52,10 @@ def compile_(
 ) -> Any:
     """``compile`` by the program: the checked, rewritten code (run it with the guarded
     ``eval``/``exec``); ``ast.PyCF_ONLY_AST`` parses only (a tree runs nothing)."""
+
+    import ast
+
+    from pysandboxes.evalguard import api, engine
 
     text = _text(source)
     if flags & ast.PyCF_ONLY_AST:
@@ -68,6 +75,8 @@ def compile_(
 
 def run(kind: str, source: Any, globals_: Any, locals_: Any, caller: Any, real: Any) -> Any:
     """``eval``/``exec`` of ``source`` by the program (``caller`` is its frame)."""
+
+    from pysandboxes.evalguard import api, engine
 
     rules = api.resolve(None, None)
     compiled = _registered.get(id(source))
@@ -129,13 +138,13 @@ def install_learning(
     as in plain Python, and the ``eval-*`` items the source needs are recorded
     (:mod:`pysandboxes.evalguard.learn`)."""
 
-    from pysandboxes.evalguard.learn import constructs
-
     real_eval, real_exec, real_compile = builtins.eval, builtins.exec, builtins.compile
 
     def note(source: Any, mode: str) -> None:
         if type(source).__name__ == "code":
             return
+        from pysandboxes.evalguard.learn import constructs
+
         for field, name in constructs(source, mode):
             record((("kind", "eval"), (field, name)))
 

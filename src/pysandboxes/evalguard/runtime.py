@@ -598,6 +598,9 @@ class Runtime:
         if _isinstance(obj, BaseException) and name == "args":
             return None
         target = obj if _isinstance(obj, _type) else kind
+        if target is obj and not any(name in k.__dict__ for k in target.__mro__):
+            # a name a class gets from its metaclass (mro, register): not the class's API
+            return "attributes of a class's metaclass are not granted"
         for types, names in self.group_types:
             if name in names and (target in types or _isinstance(obj, types)):
                 return None
@@ -656,6 +659,8 @@ class Runtime:
             if full in self.rules.imports:
                 return self.view(full)
             raise self.refuse_attribute(view, name, f"module {full} is not granted by eval-import")
+        if _type(value) in _NEVER_VALUES:
+            raise self.refuse_attribute(view, name, f"it is a {_type(value).__name__}")
         if _isinstance(value, _type):
             return self.library_class(value)
         if callable(value):
@@ -834,6 +839,8 @@ class Runtime:
         kind = _type(args[0])
         if issubclass(kind, _type):
             raise self.refuse_call("type", "the type of a class (a metaclass) is not handed out")
+        if kind in _GUARD_TYPES:
+            raise self.refuse_call("type", "the guard's own classes are not handed out")
         return self.wrapped_types.get(kind, kind)
 
     def _b_getattr(self, obj: Any, name: Any, *default: Any) -> Any:
@@ -1005,6 +1012,9 @@ _LAZY: frozenset[Any] = frozenset(
     }
 )
 _FUNCTION_TYPES: frozenset[type] = frozenset({_type(len), _type(_gen), _type(str.join)})
+_GUARD_TYPES: frozenset[type] = frozenset(
+    {ModuleView, HostFunction, _LibraryCall, _Setter, _Package, State}
+)
 _CHECKED_KINDS: frozenset[type] = frozenset(
     {_str, _bytes, bytearray, list, tuple, _int, bool, dict, set, frozenset}
 )

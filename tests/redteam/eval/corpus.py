@@ -38,7 +38,8 @@ RULES = [
     "exception,context,import,yield,class",
     "eval-call=len,range,sum,min,max,sorted,list,dict,set,tuple,str,int,float,print,type,"
     "isinstance,getattr,hasattr,enumerate,zip,map,filter,abs,round,pow,format,bytes,bytearray,"
-    "repr,iter,next,any,all,Exception,ValueError,ZeroDivisionError,RecursionError,TimeoutError",
+    "repr,iter,next,any,all,Exception,ValueError,TypeError,ZeroDivisionError,RecursionError,"
+    "TimeoutError",
     "eval-attribute=str-methods,list-methods,dict-methods,set-methods,num-methods,date-methods",
     "eval-import=math,statistics,fractions,decimal,random,collections,itertools,datetime",
     "eval-magic=__init__",
@@ -650,5 +651,22 @@ ATTACKS += [
         "result = hand_out()",
         TypeError,
         objective=lambda ns: type(ns["result"]).__name__ == "module",
+    ),
+]
+
+ATTACKS += [
+    Attack(
+        "guard_class_by_type",
+        "import math\nV = type(math)\ntry:\n"
+        "    result = getattr(V((x for x in [1]), 'g'), 'gi_frame')\n"
+        "except TypeError:\n    result = getattr((x for x in [1]), 'gi_frame')",
+        EvalCallDenied,
+        objective=_frame,
+    ),
+    Attack(
+        "metaclass_method_on_class",
+        "import fractions\nresult = getattr(fractions.Fraction, 'mro')()",
+        A,
+        objective=lambda ns: object in ns["result"],
     ),
 ]
