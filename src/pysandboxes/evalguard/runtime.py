@@ -949,7 +949,7 @@ class _LibraryCall:
         function = self._sb_function
         args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
         cost = _LIBRARY_COSTS.get(_getattr(function, "__qualname__", ""))
-        if cost is not None and _getattr(function, "__module__", None) in ("math", "decimal", None):
+        if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
         value: Any = kwargs.get("prec")
         if _isinstance(value, _int) and value > 64:
@@ -978,11 +978,26 @@ def _comb_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         need_int(n * n.bit_length() // 8, "math.comb/perm")
 
 
+def _bytes_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int):
+        need(args[0], "random bytes")
+
+
+def _bits_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int):
+        need_int(args[0] // 8, "random bits")
+
+
+#: Library functions whose cost follows from a number argument, by qualified name (the
+#: module is checked against ``_COST_MODULES``).
 _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
     "factorial": _factorial_cost,
     "comb": _comb_cost,
     "perm": _comb_cost,
+    "Random.randbytes": _bytes_cost,
+    "Random.getrandbits": _bits_cost,
 }
+_COST_MODULES = ("math", "decimal", "random", None)
 
 _LAZY: frozenset[Any] = frozenset(
     {range, map, filter, zip, enumerate, reversed, _type(_gen()), _type(iter(())), _type(iter([]))}

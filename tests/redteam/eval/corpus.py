@@ -5,7 +5,8 @@ the same names) reaches the objective on this machine, so that a held attack is 
 
 - ``value``: run in this process, ``objective(ns)`` must be true afterwards;
 - ``cpu``: run in a child python, it is still running after one second;
-- ``memory``: run in a child python limited to 512 MiB of address space, it raises
+- ``memory``: run in a child python limited to 512 MiB (or ``limit_mib``) of address space
+  (four to eight times the allocation budget), it raises
   ``MemoryError`` (it tried to allocate more);
 - ``output``: run in a child python, it prints more than 1 MiB;
 - ``exit``: it raises ``SystemExit`` (it would end the host);
@@ -56,6 +57,7 @@ class Attack:
     control: str = "value"
     objective: Callable[[dict[str, Any]], bool] | None = None
     names: dict[str, Any] = field(default_factory=dict)
+    limit_mib: int = 512  # the address space of a memory control
 
 
 def _has_result(ns: dict[str, Any]) -> bool:
@@ -668,5 +670,22 @@ ATTACKS += [
         "import fractions\nresult = getattr(fractions.Fraction, 'mro')()",
         A,
         objective=lambda ns: object in ns["result"],
+    ),
+]
+
+ATTACKS += [
+    Attack(
+        "random_randbytes",
+        "import random\nrandom.randbytes(2 * 10**8)",
+        M,
+        control="memory",
+        limit_mib=256,
+    ),
+    Attack(
+        "random_getrandbits",
+        "import random\nrandom.getrandbits(2 * 10**9).bit_length()",
+        M,
+        control="memory",
+        limit_mib=256,
     ),
 ]

@@ -22,10 +22,12 @@ from pysandboxes.evalguard.api import guarded_eval
 from tests.redteam.eval.corpus import ATTACKS, LEGIT, RULES, Attack, HostUnchanged, host_names
 
 
-def _child(source: str, *, limit_memory: bool, timeout: float) -> subprocess.CompletedProcess[str]:
+def _child(
+    source: str, *, limit_memory: bool, timeout: float, mib: int = 512
+) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         if limit_memory:
-            resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+            resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
 
     return subprocess.run(
         [sys.executable, "-c", "import sys; exec(sys.stdin.read(), {})"],
@@ -45,7 +47,7 @@ def _control(attack: Attack) -> None:
         with pytest.raises(subprocess.TimeoutExpired):
             _child(attack.source, limit_memory=False, timeout=1.0)
     elif attack.control == "memory":
-        done = _child(attack.source, limit_memory=True, timeout=20)
+        done = _child(attack.source, limit_memory=True, timeout=20, mib=attack.limit_mib)
         assert "MemoryError" in done.stderr, done.stderr[-500:]
     elif attack.control == "output":
         done = _child(attack.source, limit_memory=False, timeout=20)
