@@ -69,6 +69,8 @@ def compile_(
     if mode not in _MODES:
         raise ValueError("compile() mode must be 'exec', 'eval' or 'single'")
     compiled = engine.prepare(text, _MODES[mode], api.resolve(None, None))
+    if len(_registered) >= 1024:  # as the engine's cache: the oldest entries go first
+        _registered.pop(next(iter(_registered)))
     _registered[id(compiled.code)] = compiled
     return compiled.code
 

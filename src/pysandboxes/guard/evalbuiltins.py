@@ -28,7 +28,8 @@ def install(policy: Policy, caller_is_program: Callable[[tuple[str, ...]], bool]
 
     The replacements live in ``evalguard/program.py``, not here: library code the original
     builtins run (a namedtuple's ``sys._getframe``) must not find a guard frame among its
-    callers. That file is named as a deputy, so the frame that decides is its caller's.
+    callers. That file is one of the ``CODE_DEPUTIES``, so the frame that decides is its
+    caller's.
     """
 
     from pysandboxes.evalguard import api, program
@@ -37,7 +38,7 @@ def install(policy: Policy, caller_is_program: Callable[[tuple[str, ...]], bool]
     api.arm(policy)
     if None not in rules_module.profiles(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
-    program.install(caller_is_program, (*CODE_DEPUTIES, "pysandboxes/evalguard/program.py"))
+    program.install(caller_is_program, CODE_DEPUTIES)  # CODE_DEPUTIES names program.py
 
 
 def install_learning(
@@ -49,6 +50,4 @@ def install_learning(
 
     from pysandboxes.evalguard import program
 
-    program.install_learning(
-        caller_is_program, (*CODE_DEPUTIES, "pysandboxes/evalguard/program.py"), record
-    )
+    program.install_learning(caller_is_program, CODE_DEPUTIES, record)

@@ -109,3 +109,21 @@ def test_a_grant_no_rule_may_give_stops_the_run(project: Path, home: Path) -> No
     assert done.returncode == 2
     assert "ran" not in done.stdout
     assert "cannot be granted" in done.stderr
+
+
+def test_library_string_evaluation_refused_while_a_source_runs(project: Path, home: Path) -> None:
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\npython-import=collections\n"
+        "eval-syntax=import,assign\neval-import=collections\n"
+    )
+    (project / "p.py").write_text(
+        "import collections\n"
+        "Q = collections.namedtuple('Q', 'a')  # the program's own call: as usual\n"
+        "try:\n"
+        "    exec(\"import collections\\nP = collections.namedtuple('P', 'x y')\")\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, 'sympify' in str(exc))\n"
+    )
+    done = run_sb(["--os-sandbox=none", "p.py"], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["RuleEvalError", "True"]
