@@ -630,6 +630,8 @@ class Runtime:
             checked = kind in _CHECKED_KINDS or (kind is _type and obj in _CHECKED_KINDS)
             verdict = _CHECKED.get(name, True) if checked else True
             if key is not None:
+                if len(self.decisions) > 4096:  # keys hold types (the source's classes too)
+                    self.decisions.clear()
                 self.decisions[key] = verdict
         value = _getattr(obj, name)
         if verdict is not True:
