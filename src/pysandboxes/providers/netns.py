@@ -34,7 +34,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from pysandboxes.errors import ProviderUnavailableError
 from pysandboxes.policy.model import NetRule, Policy
+from pysandboxes.policy.netrules import resolve_name
 from pysandboxes.providers._ns_common import rule_error
 
 if TYPE_CHECKING:
@@ -129,16 +129,11 @@ def _is_loopback_net(net: Net) -> bool:
 
 
 def system_resolver(name: str) -> list[str]:
-    """Every address ``name`` resolves to on the host, IPv4 first (deduplicated)."""
+    """Every address ``name`` resolves to on the host, IPv4 first (deduplicated): the one answer
+    of this run (``policy.netrules.resolve_name``), which the Python layer's DENY addresses use
+    too."""
 
-    infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
-    found: list[str] = []
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for fam, *_rest, sockaddr in infos:
-            addr = str(sockaddr[0])
-            if fam == family and addr not in found:
-                found.append(addr)
-    return found
+    return list(resolve_name(name))
 
 
 # -- the plan --------------------------------------------------------------------------------------
