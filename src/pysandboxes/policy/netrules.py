@@ -15,7 +15,14 @@ if TYPE_CHECKING:
 
     from pysandboxes.policy.model import Action, Direction, Policy, Proto
 
-__all__ = ["normalise_ip", "parse_net", "parse_ports", "pin_deny_names", "resolve_name"]
+__all__ = [
+    "is_wildcard_bind",
+    "normalise_ip",
+    "parse_net",
+    "parse_ports",
+    "pin_deny_names",
+    "resolve_name",
+]
 
 _ACTIONS: dict[str, Action] = {"ALLOW": "ALLOW", "DENY": "DENY"}
 _PROTOS: dict[str, Proto] = {"TCP": "TCP", "UDP": "UDP", "*": "*"}
@@ -53,6 +60,15 @@ def normalise_ip(text: str) -> str:
     if addr.version == 6 and addr.ipv4_mapped is not None:
         return str(addr.ipv4_mapped)
     return str(addr)
+
+
+def is_wildcard_bind(host: str) -> bool:
+    """Whether an ``IN`` rule's HOST (canonical, as :func:`parse_net` leaves it) holds the
+    unspecified address of its family: ``0.0.0.0/32``, ``::/128`` or a CIDR around them. For
+    ``IN`` HOST is the address the program binds (SPEC §2.4), and that one is the wildcard bind,
+    every interface: a rule for it grants what a port-only enforcer (Landlock) grants."""
+
+    return host.split("/", 1)[0] in ("0.0.0.0", "::")
 
 
 def parse_ports(text: str) -> tuple[tuple[int, int], ...] | None:

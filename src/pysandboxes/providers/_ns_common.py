@@ -146,10 +146,15 @@ def explain_lines(policy: Policy, provider: str) -> list[str]:
             "are not hidden by the kernel layer"
         )
     if policy.net:
+        from pysandboxes.providers import netns
+
         lines.append(
             "  network: pasta user-mode network + nftables ruleset from net= rules "
-            "(DENY first, default drop; names pinned at start)"
+            "(DENY first, default drop; names pinned at start); IN rules forward the host's "
+            "port (every host address for a wildcard bind, the host's loopback for a "
+            "loopback bind)"
         )
+        lines += [f"  limit: {note}" for note in netns.announced_limits(policy)]
     else:
         lines.append("  network: loopback only (no net= rule)")
     return lines

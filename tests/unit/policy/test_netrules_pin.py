@@ -80,3 +80,12 @@ def test_resolve_name_answers_once_per_process() -> None:
     assert netrules.resolve_name("localhost") is first  # the run's one answer, reused
     with pytest.raises(OSError):
         netrules.resolve_name("nowhere.invalid")
+
+
+def test_wildcard_bind_hosts() -> None:
+    assert netrules.is_wildcard_bind("0.0.0.0")
+    assert netrules.is_wildcard_bind("::")
+    assert netrules.is_wildcard_bind("0.0.0.0/0")
+    assert not netrules.is_wildcard_bind("127.0.0.1")
+    assert not netrules.is_wildcard_bind("*")
+    assert not netrules.is_wildcard_bind("10.0.0.0/8")
