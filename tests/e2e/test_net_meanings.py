@@ -18,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_unshare_e2e import provider_ok
-from tests.helpers import PYTHON_SB, base_env, require, require_tool, run_python, run_sb
+from tests.helpers import (
+    PYTHON,
+    PYTHON_SB,
+    base_env,
+    require,
+    require_tool,
+    run_python,
+    run_sb,
+)
 
 SELF_CONNECT = """
 import socket, sys
@@ -431,3 +439,93 @@ def test_wildcard_out_does_not_reach_the_host_loopback_and_says_so(
     )
     assert "limit: <arg>: net=ALLOW|TCP|*|" in explained.stdout, explained.stdout
     assert "does not reach this host's own services on its loopback" in explained.stdout
+
+
+UDP_ECHO = """
+import socket, sys
+server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+server.bind(("0.0.0.0", int(sys.argv[1])))
+print("ready", flush=True)
+data, peer = server.recvfrom(100)
+server.sendto(b"echo:" + data, peer)
+try:
+    server.sendto(b"x", ("127.0.0.1", int(sys.argv[2])))
+    print("ELSEWHERE SENT")
+except OSError as exc:
+    print("ELSEWHERE", type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize(
+    ("provider", "python_layer"),
+    [
+        ("subprocess", True),
+        *((p, layer) for p in ("bwrap", "unshare") for layer in (True, False)),
+    ],
+)
+def test_udp_server_answers_its_peers(
+    provider: str, python_layer: bool, project: Path, home: Path
+) -> None:
+    """``net=ALLOW|UDP|*|P|IN``: a UDP server answers a client on the host (the reply belongs
+    to the IN grant under every enforcer); a datagram to another port of the host is refused
+    (no OUT rule). Control: the same program under plain python sends both."""
+
+    needs(provider)
+    (project / "udp.py").write_text(UDP_ECHO)
+    port = free_port(socket.SOCK_DGRAM)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.1", 0))
+    env = base_env(home)
+
+    def exchange(argv: list[str]) -> tuple[str, str, str]:
+        proc = subprocess.Popen(
+            [*argv, "udp.py", str(port), str(other.getsockname()[1])],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+            client.settimeout(1)
+            answer = ""
+            for _ in range(10):  # the forward may need a moment: UDP is resent
+                client.sendto(b"ping", ("127.0.0.1", port))
+                try:
+                    answer = client.recvfrom(100)[0].decode()
+                    break
+                except TimeoutError:
+                    continue
+        out, err = proc.communicate(timeout=30)
+        return answer, out, err
+
+    def arrived() -> bool:
+        other.settimeout(0.5)
+        try:
+            other.recvfrom(10)
+        except TimeoutError:
+            return False
+        return True
+
+    try:
+        answer, out, err = exchange([PYTHON, "-I"])
+        assert (answer, out, arrived()) == ("echo:ping", "ELSEWHERE SENT\n", True), err
+        answer, out, err = exchange(
+            [
+                PYTHON_SB,
+                f"--os-sandbox={provider}",
+                f"--py-sandbox={'true' if python_layer else 'false'}",
+                f"--expose-ro={project}",
+                "--python-import=socket",
+                f"--net=ALLOW|UDP|*|{port}|IN",
+            ]
+        )
+        elsewhere = arrived()
+    finally:
+        other.close()
+    assert answer == "echo:ping", err
+    assert not elsewhere  # no OUT rule: the other port of the host got nothing
+    if python_layer:
+        assert out == "ELSEWHERE RuleConnectionRefusedError\n", err
