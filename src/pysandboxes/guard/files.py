@@ -22,6 +22,7 @@ import os
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
@@ -34,41 +35,19 @@ else:
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
-#: Certificate stores readable by default (SPEC §3.1), where they exist on Linux distributions.
-#: Certificates only: ``/etc/ssl/private`` (private keys) is not among them.
-CERTIFICATE_STORES = (
-    "/etc/ssl/certs",
-    "/etc/ssl/cert.pem",
-    "/etc/pki/tls/certs",
-    "/etc/pki/tls/cert.pem",
-    "/etc/pki/ca-trust",
-    "/etc/ca-certificates",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/usr/lib/ssl/certs",
-    "/usr/lib/ssl/cert.pem",
+#: The default grants (SPEC §3.1) come from the one list every enforcer uses
+#: (``pysandboxes.policy.defaults``): certificate stores (never ``/etc/ssl/private``), OpenSSL's
+#: configuration, time-zone data, ``mime.types`` (``mimetypes.guess_type`` fails when one of its
+#: files exists but cannot be read), os-release, ``/etc/inputrc``, the name-service files.
+CERTIFICATE_STORES = _defaults.CERTIFICATES.paths
+SYSTEM_DATA = tuple(
+    path
+    for path in _defaults.python_layer_paths(_defaults.RO)
+    if path not in _defaults.CERTIFICATES.paths and not path.startswith("/dev/")
 )
-#: Public system data the standard library reads with ``open`` (``zoneinfo``, ``mimetypes``
-#: -- whose ``guess_type`` fails when one of its files exists but cannot be read --,
-#: ``platform.freedesktop_os_release``, the REPL's ``readline.read_init_file()`` of
-#: ``/etc/inputrc``): readable by default.
-TIMEZONE_DATA = (
-    "/etc/localtime",
-    "/usr/share/zoneinfo",
-    "/etc/mime.types",
-    "/etc/httpd/mime.types",
-    "/etc/httpd/conf/mime.types",
-    "/etc/apache/mime.types",
-    "/etc/apache2/mime.types",
-    "/usr/local/etc/httpd/conf/mime.types",
-    "/usr/local/lib/netscape/mime.types",
-    "/usr/local/etc/mime.types",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/inputrc",
-)
-DEVICES_RW = ("/dev/null", "/dev/zero")
-DEVICES_RO = ("/dev/urandom", "/dev/random")
+TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
+DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
+DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -120,7 +99,7 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     for rule in policy.expose_rw:
         add(rule.path, RW, rule.text, str(rule.origin))
     defaults_ro: list[str] = []
-    for prefix in (*read_roots, *CERTIFICATE_STORES, *TIMEZONE_DATA):
+    for prefix in (*read_roots, *CERTIFICATE_STORES, *SYSTEM_DATA):
         if prefix and os.path.isabs(prefix):
             defaults_ro.extend(_variants(prefix))
     for prefix in defaults_ro:

@@ -51,6 +51,10 @@ SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 1
 FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGCONT")
+#: Device nodes bound from the host into the private /dev: ``_ns_mounts.DEV_NODES`` (from the
+#: default grants of ``policy/defaults.py``), repeated because this step imports no package (a
+#: unit test keeps the two equal).
+DEV_NODES = ("null", "zero", "full", "urandom", "random", "tty")
 #: /proc entries that would let a process act on the host: bound read-only over themselves.
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 
@@ -325,7 +329,7 @@ def build_tree(spec: Spec, own_net: bool) -> None:
 def build_dev(target: str) -> None:
     mountpoint(target, True)
     mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755")
-    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+    for name in DEV_NODES:
         node = f"{target}/{name}"
         mountpoint(node, False)
         mount(f"/oldroot/dev/{name}", node, None, MS_BIND)

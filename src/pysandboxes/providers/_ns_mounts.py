@@ -30,6 +30,7 @@ import os
 import stat
 
 from pysandboxes.errors import ConfigError
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import PathRule, Policy
 from pysandboxes.providers.base import Launch
 
@@ -42,34 +43,25 @@ if TYPE_CHECKING:
         "ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "dev", "remount-ro"
     ]
 
-#: Top-level system entries mounted read-only (or recreated as the same symlink).
-SYSTEM_TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: Top-level system entries mounted read-only (or recreated as the same symlink): the
+#: ``system-trees`` default grant of ``policy/defaults.py``.
+SYSTEM_TOP = tuple(path.lstrip("/") for path in _defaults.SYSTEM_TREES.paths)
 
-#: /etc entries a Python program commonly needs (dynamic loader cache, time zone, certificates,
-#: alternatives that /usr/bin links point to). Missing ones are skipped. Each is one more mount
-#: at every start, so the list is short.
-SYSTEM_ETC = (
-    "ld.so.cache",
-    "localtime",
-    "ssl",
-    "ca-certificates",
-    "pki",
-    "crypto-policies",
-    "alternatives",
-)
-
-#: Name-service files added when the sandbox has a network (``net=`` rules): address selection,
-#: resolver options, protocol and service names (``getaddrinfo(host, "https")``).
-NETWORK_ETC = ("gai.conf", "host.conf", "protocols", "services")
+#: /etc entries bound from the host, read-only: the default grants of ``policy/defaults.py``
+#: that lie below /etc (certificate stores, OpenSSL's configuration, time zone, mime.types,
+#: os-release, inputrc, the name-service files), and the loader's cache and alternatives.
+#: Missing ones are skipped. Each is one more mount at every start.
+SYSTEM_ETC = _defaults.namespace_etc()
 
 #: Device nodes bound into the private /dev (the unshare provider; bwrap's --dev has the same).
-DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_NODES = _defaults.namespace_devices()
 
 #: Upper bound on the entries examined to expand ``ignore=`` patterns (fail closed above).
 MAX_SCAN = 200_000
 
-#: Generated files whose content the providers write (never bound from the host).
-GENERATED_ETC = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "hostname")
+#: Generated files whose content the providers write (bound from the host only where an
+#: exposure names them: see :func:`_generated_etc`).
+GENERATED_ETC = _defaults.GENERATED_ETC
 
 
 class Mount:
@@ -292,7 +284,7 @@ def build_plan(
     plan.add("dev", "/dev")
     plan.add("tmpfs", "/tmp", mode=0o1777)
     plan.add("dir", "/etc")
-    for name in (*SYSTEM_ETC, *(NETWORK_ETC if resolver else ())):
+    for name in SYSTEM_ETC:
         host = "/etc/" + name
         if os.path.exists(host):  # a dangling link is left out
             plan.add("ro-bind", host, host)

@@ -23,6 +23,7 @@ import os
 import sys
 
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy
 from pysandboxes.providers import _linux
 from pysandboxes.providers.base import Availability, Launch, Prepared
@@ -209,46 +210,21 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
 
 # -- the plan -------------------------------------------------------------------------------------
 
-#: Files and directories of the system a Python program needs, readable (and executable for
-#: libraries): the dynamic loader's files, shared libraries, name service files for DNS,
-#: certificate stores, time zones. Missing ones are skipped. Not /etc or /usr wholesale.
-SYSTEM_READ: Final[tuple[str, ...]] = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.preload",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/usr/lib",
-    "/usr/lib32",
-    "/usr/lib64",
-    "/usr/libx32",
-    "/usr/local/lib",
-    "/etc/resolv.conf",
-    "/etc/hosts",
-    "/etc/host.conf",
-    "/etc/nsswitch.conf",
-    "/etc/passwd",  # getpass.getuser(), ~user: world-readable account names (not /etc/shadow)
-    "/etc/group",
-    "/etc/gai.conf",
-    "/etc/services",
-    "/etc/protocols",
-    "/etc/ssl",
-    "/etc/pki",
-    "/etc/ca-certificates",
-    "/etc/ca-certificates.conf",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/etc/localtime",
-    "/usr/share/zoneinfo",
+#: The default grants, from the one list every enforcer uses (``policy/defaults.py``): the
+#: certificate stores (not /etc/ssl/private), time-zone and MIME data, the name-service files,
+#: the accounts libc reads for the process's own entry, the loader and shared libraries.
+#: Missing ones are skipped. Not /etc or /usr wholesale.
+SYSTEM_READ: Final[tuple[str, ...]] = tuple(
+    path
+    for path, access, _name in _defaults.landlock_paths()
+    if access == _defaults.RO and not path.startswith("/dev/")
 )
-#: Devices: /dev/null and /dev/zero readable and writable, the random sources readable.
-SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = (
-    ("/dev/null", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/zero", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/full", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/urandom", FS_READ_FILE),
-    ("/dev/random", FS_READ_FILE),
+#: Devices: read-write ones (/dev/null, /dev/zero, /dev/full) read and written, the random
+#: sources read only.
+SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = tuple(
+    (path, FS_READ_FILE | FS_WRITE_FILE if access == _defaults.RW else FS_READ_FILE)
+    for path, access, _name in _defaults.landlock_paths()
+    if path.startswith("/dev/")
 )
 
 PortSet = tuple[tuple[int, int], ...]  # sorted disjoint inclusive ranges; () = none
@@ -531,9 +507,10 @@ def build_plan(
         grants.append(PathGrant(os.path.realpath(exe), RIGHTS_RO, "interpreter"))
     grants.append(PathGrant(_package_dir(), RIGHTS_RO, "python-sb's own package (bootstrap)"))
     grants.extend(
-        PathGrant(p, RIGHTS_RO, "system: loader, libraries, DNS, TLS") for p in SYSTEM_READ
+        PathGrant(p, RIGHTS_RO, "default: loader, libraries, name service, TLS, data")
+        for p in SYSTEM_READ
     )
-    grants.extend(PathGrant(p, r, "system: device") for p, r in SYSTEM_DEVICES)
+    grants.extend(PathGrant(p, r, "default: device") for p, r in SYSTEM_DEVICES)
     if tmpdir:
         grants.append(PathGrant(tmpdir, RIGHTS_RW, "private temporary directory", True))
     if denials_file:

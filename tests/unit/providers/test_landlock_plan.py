@@ -72,8 +72,17 @@ def test_exposures_and_defaults_become_grants(tmp_path: Path) -> None:
     assert grants[str(tmp_path / "tmp")].rights == ll.RIGHTS_RW
     assert grants["/usr/local/lib/python3.11"].rights == ll.RIGHTS_RO
     assert grants["/usr/bin/python3"].rights == ll.RIGHTS_RO
-    for needed in ("/etc/ld.so.cache", "/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/dev/null"):
+    for needed in (
+        "/etc/ld.so.cache",
+        "/etc/resolv.conf",
+        "/etc/hosts",
+        "/etc/ssl/certs",
+        "/etc/mime.types",
+        "/dev/null",
+    ):
         assert needed in grants
+    # Certificates, never the private keys beside them (issue 11, point 2).
+    assert not any(path in grants for path in ("/etc/ssl", "/etc/ssl/private", "/etc/pki"))
     assert grants["/dev/urandom"].rights == ll.FS_READ_FILE
 
 
