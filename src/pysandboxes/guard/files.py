@@ -257,6 +257,10 @@ def make_file_handlers(
         name = type_qualname(cls)
         return str_.__str__(name) if type_(name) is not str_ else name  # type: ignore[no-any-return]
 
+    import posix
+
+    getcwd = posix.getcwd  # captured now, as everything the closures below call
+    oserror = OSError
     cache: dict[str, int] = {}
     caching = use_cache and not recording
     len_ = len
@@ -281,7 +285,43 @@ def make_file_handlers(
                 return text, origin
         return None, None
 
-    def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
+    def named_path(given: str, base: str | None, resolved: str) -> str:
+        """The path a rule should name: the one the program wrote (absolute, ``.``/``..``
+        removed) when it reaches ``resolved`` through a symbolic link, so that the suggested
+        rule also makes that name exist under bwrap/unshare (issue 11, point 7); else
+        ``resolved``."""
+
+        if type_(given) is not str_:
+            return resolved
+        if not given.startswith("/"):
+            if base is None:
+                try:
+                    base = getcwd()
+                except oserror:
+                    return resolved
+            given = base + "/" + given
+        parts: list[str] = []
+        for part in given.split("/"):
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+                continue
+            parts.append(part)
+        lexical = "/" + "/".join(parts)
+        if lexical != resolved and resolve(lexical, None) == resolved:
+            return lexical
+        return resolved
+
+    def refuse_path(
+        given: str,
+        resolved: str,
+        write: bool,
+        code: int,
+        row: Info | None,
+        base: str | None = None,
+    ) -> None:
         op = "write" if write else "read"
         fields = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
@@ -319,13 +359,14 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            message += f" (add '{key}={resolved}')"
+            named = named_path(given, base, resolved)
+            message += f" (add '{key}={named}')"
             refuse(
                 "file",
                 resolved,
                 None,
                 None,
-                f"{key}={resolved}",
+                f"{key}={named}",
                 op,
                 message,
                 permission,
@@ -350,22 +391,23 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
+        named = named_path(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
-                f"add 'expose-rw={resolved}' to write it"
+                f"add 'expose-rw={named}' to write it"
             )
         else:
             message = (
                 f"Write access to '{shown}' DENIED: rule '{rule}' from {origin} grants read "
-                f"access only (add 'expose-rw={resolved}')"
+                f"access only (add 'expose-rw={named}')"
             )
         refuse(
             "file",
             resolved,
             rule,
             origin,
-            f"expose-rw={resolved}",
+            f"expose-rw={named}",
             op,
             message,
             permission,
@@ -400,7 +442,7 @@ def make_file_handlers(
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
             return resolved
-        refuse_path(given, resolved, write, code, row)
+        refuse_path(given, resolved, write, code, row, base)
         return resolved
 
     def judge(obj: Any, write: bool, dir_fd: Any) -> str | None:

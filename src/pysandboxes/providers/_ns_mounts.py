@@ -289,6 +289,7 @@ def build_plan(
         if os.path.exists(host):  # a dangling link is left out
             plan.add("ro-bind", host, host)
     generated = etc_files(hosts=hosts_file(hostname, pinned), resolver=resolver, hostname=hostname)
+    kept = _generated_over_exposures(plan, policy, generated)
     for name, data in generated.items():
         if name == "resolv.conf" and not data:
             continue
@@ -314,11 +315,14 @@ def build_plan(
         plan.add("ro-bind", path, path)
 
     # 3. exposures, shallowest first (deeper exposures override)
-    _plan_exposures(plan, launch, policy)
+    _plan_exposures(plan, launch, policy, skip=kept)
 
     # 4. private temporary directory
     if tmpdir and os.path.isdir(tmpdir):
         plan.add("bind", tmpdir, tmpdir)
+
+    # 4b. exposures written through a symbolic link exist under the name the rule gives
+    _recreate_links(plan, policy, cwd)
 
     # 5. the working directory's placeholder: read-only (even below the private /tmp)
     if placeholder:
@@ -346,6 +350,139 @@ def build_plan(
         ):
             plan.add("ro-bind", path, path)
     return plan
+
+
+def _generated_over_exposures(
+    plan: TreePlan, policy: Policy, generated: dict[str, bytes]
+) -> frozenset[str]:
+    """Issue 11, point 6: an exposure that names a generated /etc file (learning writes
+    ``expose-ro=/etc/hosts``, ``/etc/passwd``, ``/etc/group``). Per file:
+
+    - ``passwd``, ``group``: the host's file replaces the generated one (the rule grants reading
+      the host's account database, as it does under the Python layer and landlock);
+    - ``hosts``: python-sb's entries (loopback, the host name, the names pinned from ``net=``
+      rules, which the ruleset allows) come first, then the host's entries that name none of
+      them;
+    - ``resolv.conf``, ``nsswitch.conf``, ``hostname``: the generated file stays (the sandbox's
+      own resolver and name), and a warning says so.
+
+    Changes ``generated`` in place; returns the exposed paths not to bind (a generated file
+    stands there).
+    """
+
+    exposed = {rule.path: rule for rule in (*policy.expose_ro, *policy.expose_rw)}
+    kept: set[str] = set()
+    for name in list(generated):
+        path = "/etc/" + name
+        rule = exposed.get(path)
+        if rule is None:
+            continue
+        if name in ("passwd", "group"):
+            del generated[name]
+            continue
+        kept.add(path)
+        if name == "hosts":
+            generated[name] = _merged_hosts(generated[name], path)
+        else:
+            plan.warnings.append(
+                f"{rule.origin}: {rule.text}: the sandbox's {path} is written by python-sb "
+                "(its own resolver and host name) and stays: the host's file is not shown"
+            )
+    return frozenset(kept)
+
+
+def _merged_hosts(own: bytes, host_file: str) -> bytes:
+    """python-sb's /etc/hosts lines, then the host's lines that name none of the same names
+    (a pinned name keeps the address the ruleset allows)."""
+
+    names: set[str] = set()
+    for line in own.decode().splitlines():
+        names.update(line.split("#", 1)[0].split()[1:])
+    try:
+        with open(host_file, encoding="utf-8", errors="replace") as handle:
+            host_lines = handle.read().splitlines()
+    except OSError:
+        return own
+    extra = [
+        line
+        for line in host_lines
+        if line.split("#", 1)[0].split()[1:]
+        and not names.intersection(line.split("#", 1)[0].split()[1:])
+    ]
+    if not extra:
+        return own
+    header = "# the host's entries (expose-ro=/etc/hosts)\n"
+    return own + (header + "\n".join(extra) + "\n").encode()
+
+
+def given_path(rule: PathRule, cwd: str) -> str:
+    """The path an exposure names, absolute and normalised but with its symbolic links kept
+    (``rule.path`` has them resolved)."""
+
+    written = rule.written or rule.path
+    if written.startswith("~"):
+        written = os.path.expanduser(written)
+    return os.path.normpath(os.path.join(cwd, written))
+
+
+def links_along(path: str) -> list[tuple[str, str]]:
+    """The symbolic links met while resolving ``path`` on the host, in order, as ``(where,
+    target)`` with ``where`` free of links itself (``ConfigError`` on a loop)."""
+
+    found: list[tuple[str, str]] = []
+    pending = [p for p in reversed(path.split("/")) if p]
+    current = "/"
+    while pending:
+        part = pending.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, part)
+        if os.path.islink(candidate):
+            target = os.readlink(candidate)
+            found.append((candidate, target))
+            if len(found) > 40:
+                raise ConfigError(f"{path}: too many levels of symbolic links")
+            if target.startswith("/"):
+                current = "/"
+            pending.extend(p for p in reversed(target.split("/")) if p)
+        else:
+            current = candidate
+    return found
+
+
+def _recreate_links(plan: TreePlan, policy: Policy, cwd: str) -> None:
+    """Issue 11, point 7: ``expose-ro=~/project`` where ``~/project`` is a link to elsewhere
+    binds the target (rules hold resolved paths); the link itself is recreated in the tree, so
+    that the program finds the path under the name the rule gives. A link already inside a
+    bound tree is there; one whose place is taken (a mount at or below it) is left out with a
+    warning."""
+
+    made: set[str] = set()
+    for rule in (*policy.expose_ro, *policy.expose_rw):
+        given = given_path(rule, cwd)
+        if given == rule.path or rule.path in plan.hidden:
+            continue
+        for where, target in links_along(given):
+            if where in made:
+                continue
+            if any(
+                (m.kind in ("ro-bind", "bind") and _under(where, m.dest))
+                or (m.kind in ("proc", "dev") and _under(where, m.dest))
+                for m in plan.mounts
+            ):
+                continue  # inside a bound tree: the host's link is there already
+            if any(_under(m.dest, where) for m in plan.mounts):
+                plan.warnings.append(
+                    f"{rule.origin}: {rule.text}: the link {where} -> {target} cannot be "
+                    "recreated in the sandbox (something else is mounted there): the program "
+                    f"finds it as {rule.path} only"
+                )
+                continue
+            plan.add("symlink", where, target)
+            made.add(where)
 
 
 def _writable_exposure(path: str, policy: Policy) -> bool:
@@ -377,7 +514,9 @@ def _covered(mount: Mount, path: str) -> bool:
     return mount.kind in ("tmpfs", "dir") and path == mount.dest
 
 
-def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
+def _plan_exposures(
+    plan: TreePlan, launch: Launch, policy: Policy, skip: frozenset[str] = frozenset()
+) -> None:
     exposures: list[tuple[str, bool, PathRule]] = []
     for rule in policy.expose_ro:
         exposures.append((rule.path, False, rule))
@@ -394,6 +533,8 @@ def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
     matcher = IgnoreMatcher(policy.ignore, launch.cwd)
     for path in ordered:
         rw, rule = by_path[path]
+        if path in skip:
+            continue  # a generated /etc file stands there (see _generated_over_exposures)
         if not _exists(path):
             # The policy loader reports missing paths the user wrote; a learned one is skipped.
             plan.warnings.append(f"{rule.origin}: {rule.text}: {path} does not exist, skipped")
