@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at ru
 if TYPE_CHECKING:
     from typing import Final
 
+    from pysandboxes.policy.model import Policy
+
 ENFORCED: Final = "enforced"
 LIMIT: Final = "limit"
 REFUSED: Final = "refused"
@@ -200,7 +202,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
         ("none", "subprocess", *KERNEL),
         REFUSED,
         "the script {script} is not readable under these rules: add 'expose-ro={directory}' "
-        "(nothing was run)",
+        "(SPEC 5.2: the script's directory must be exposed)",
     ),
     Limit(
         "net.unix-sockets",
@@ -252,6 +254,53 @@ def said_at_start(key: str, python_layer: bool) -> bool:
     if limit.status != LIMIT:
         return False
     return limit.python_layer is None or limit.python_layer == python_layer
+
+
+def check_script(policy: Policy, script: str, read_roots: tuple[str, ...]) -> Notice | None:
+    """Issue 11, point 8: one behaviour under every provider. The script must be readable under
+    the rules (an exposure, or a default grant: the interpreter's installation, ``read_roots``)
+    and not hidden by ``ignore=``; else the refusal to give before anything runs."""
+
+    import os
+
+    from pysandboxes.policy import defaults
+
+    real = os.path.realpath(script)
+
+    def under(path: str, root: str) -> bool:
+        return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
+
+    if policy.ignore:
+        from pysandboxes.policy.decide import path_access  # compiles globs: only then
+
+        if path_access(policy, real) == "ignored":
+            return _unreadable(script)
+    exposures = [rule.path for rule in (*policy.expose_ro, *policy.expose_rw)]
+    defaults_ro = [*read_roots, *defaults.python_layer_paths(defaults.RO)]
+    for root in (*exposures, *defaults_ro):
+        if root and (under(real, root) or under(real, os.path.realpath(root))):
+            return None
+    return _unreadable(script)
+
+
+def _unreadable(script: str) -> Notice:
+    import os
+
+    from pysandboxes.policy.model import display_path
+
+    directory = display_path(os.path.dirname(os.path.abspath(script)))
+    if directory == ".":
+        shown_dir = "."
+    elif directory.startswith(("/", "~")):
+        shown_dir = directory
+    else:
+        shown_dir = "./" + directory
+    return notice(
+        "files.script-unreadable",
+        True,
+        script=display_path(os.path.abspath(script)),
+        directory=shown_dir,
+    )
 
 
 def markdown_table() -> str:
