@@ -272,6 +272,12 @@ def build_plan(
 
     policy = launch.policy
     plan = TreePlan()
+    from pysandboxes.providers import limits
+
+    python_layer = bool(policy.py_sandbox.value)
+    for item in limits.namespace_notices(policy, launch.context.provider):
+        if limits.said_at_start(item.key, python_layer):
+            plan.warnings.append(item.text)
 
     # 1. system
     for top in SYSTEM_TOP:

@@ -267,6 +267,7 @@ class Plan(_Record):
         "announced",
         "bind",
         "connect",
+        "notices",
         "paths",
         "proc_self",
         "rights",
@@ -284,6 +285,8 @@ class Plan(_Record):
     unenforced: tuple[str, ...]
     #: Announced limits that hold with the Python layer on too (said at every start).
     announced: tuple[str, ...]
+    #: The sentences above that come from ``providers/limits.py``, with their keys.
+    notices: tuple[limits.Notice, ...]
 
     def __init__(
         self,
@@ -298,6 +301,7 @@ class Plan(_Record):
         proc_self: bool = True,
         unenforced: tuple[str, ...] = (),
         announced: tuple[str, ...] = (),
+        notices: tuple[limits.Notice, ...] = (),
     ) -> None:
         self._init(
             abi=abi,
@@ -310,6 +314,7 @@ class Plan(_Record):
             proc_self=proc_self,
             unenforced=unenforced,
             announced=announced,
+            notices=notices,
         )
 
     def replace(self, **changes: object) -> Plan:
@@ -529,11 +534,14 @@ def build_plan(
     if denials_file:
         grants.append(PathGrant(denials_file, FS_WRITE_FILE, "--denials file", True))
 
-    announced: list[str] = []
+    announced: list[limits.Notice] = []
+    keyed: list[limits.Notice] = []
     grants = _keep_read_only_out_of_writable(grants, policy, python_layer, announced)
 
     def say(key: str, **fields: object) -> None:
-        notes.append(limits.notice(key, python_layer, **fields).text)
+        item = limits.notice(key, python_layer, **fields)
+        keyed.append(item)
+        notes.append(item.text)
 
     say("files.metadata")
     say("files.shared-libraries")
@@ -563,7 +571,7 @@ def build_plan(
                 rw=holders[0].path,
             )
     if not python_layer or _may_run_programs(policy):
-        announced.append(limits.notice("files.executables", python_layer).text)
+        announced.append(limits.notice("files.executables", python_layer))
 
     if rights.net:
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes)
@@ -583,7 +591,7 @@ def build_plan(
     allow_udp = _udp_allowed(policy, python_layer, problems, notes)
     allow_unix = _unix_sockets_allowed(policy, problems)
     if not allow_unix and (not python_layer or _may_import(policy, "socket")):
-        announced.append(limits.notice("net.unix-sockets", python_layer).text)
+        announced.append(limits.notice("net.unix-sockets", python_layer))
     if not rights.scoped:
         notes.append(
             f"Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes "
@@ -603,7 +611,8 @@ def build_plan(
         allow_udp=allow_udp,
         allow_unix=allow_unix,
         unenforced=tuple(notes),
-        announced=tuple(announced),
+        announced=tuple(item.text for item in announced),
+        notices=(*announced, *keyed),
     )
 
 
@@ -635,7 +644,7 @@ _ANCESTOR_RIGHTS: Final = RIGHTS_RO
 
 
 def _keep_read_only_out_of_writable(
-    grants: list[PathGrant], policy: Policy, python_layer: bool, announced: list[str]
+    grants: list[PathGrant], policy: Policy, python_layer: bool, announced: list[limits.Notice]
 ) -> list[PathGrant]:
     """Issue 11, point 1: Landlock rights are inherited down the tree and add up, so an
     ``expose-ro`` below an ``expose-rw`` would be writable. Each such writable directory keeps
@@ -725,7 +734,7 @@ def _keep_read_only_out_of_writable(
                     rw_origin=rule.origin,
                     ro_path=display_path(path),
                     chain=shown,
-                ).text
+                )
             )
     return out
 

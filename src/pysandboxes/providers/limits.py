@@ -256,6 +256,66 @@ def said_at_start(key: str, python_layer: bool) -> bool:
     return limit.python_layer is None or limit.python_layer == python_layer
 
 
+def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
+    """The file-system notices of ``bwrap``/``unshare`` for ``policy`` (the mount plan adds
+    the ones that depend on the host's tree, such as links it could not recreate)."""
+
+    python_layer = bool(policy.py_sandbox.value)
+    found = [
+        notice("files.system-trees", python_layer),
+        notice("files.generated-etc", python_layer),
+    ]
+    for rule in policy.ignore:
+        found.append(
+            notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
+        )
+    return found
+
+
+def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
+    """Every notice of ``provider`` for ``policy``, for ``--explain --json``: key (``None``
+    for a network sentence the provider words itself), status, text, and whether a run says it
+    at start."""
+
+    python_layer = bool(policy.py_sandbox.value)
+    out: list[dict[str, object]] = []
+    if provider in NAMESPACE:
+        for item in namespace_notices(policy, provider):
+            out.append(
+                {
+                    "key": item.key,
+                    "status": item.status,
+                    "text": item.text,
+                    "at_start": said_at_start(item.key, python_layer),
+                }
+            )
+    elif provider == "landlock":
+        import sys
+
+        from pysandboxes.errors import ConfigError
+        from pysandboxes.providers import landlock
+
+        try:
+            plan = landlock.build_plan(
+                policy, abi=landlock.landlock_abi() or 7, prefixes=(sys.prefix,)
+            )
+        except ConfigError as exc:
+            return [{"key": None, "status": REFUSED, "text": str(exc), "at_start": True}]
+        keys = {item.text: item.key for item in plan.notices}
+        for text in plan.announced:
+            out.append({"key": keys.get(text), "status": LIMIT, "text": text, "at_start": True})
+        for text in plan.unenforced:
+            out.append(
+                {
+                    "key": keys.get(text),
+                    "status": LIMIT,
+                    "text": text,
+                    "at_start": not python_layer,
+                }
+            )
+    return out
+
+
 def check_script(policy: Policy, script: str, read_roots: tuple[str, ...]) -> Notice | None:
     """Issue 11, point 8: one behaviour under every provider. The script must be readable under
     the rules (an exposure, or a default grant: the interpreter's installation, ``read_roots``)
