@@ -108,9 +108,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
         add(device, RO, None, None)
     for device in DEVICES_RW:
         add(device, RW, None, None)
-    if context.program_kind == "script" and context.program:
-        for path in _variants(os.path.abspath(context.program)):
-            add(path, RO, None, None)
+    # The script itself is not a default grant (none of the kernel providers could grant it
+    # alone): its directory must be exposed, which the launcher checks before starting
+    # (SPEC 5.2, issue 11 point 8; providers/limits.check_script).
     if context.tmpdir:
         for path in _variants(context.tmpdir):
             add(path, RW, None, None)
