@@ -240,3 +240,22 @@ def test_landlock_announces_unix_sockets_and_executables(tmp_path: Path) -> None
     allowed = run_sb(["-c", program], cwd=tmp_path, env=env)
     assert allowed.stdout == "unix ok\nexec ok\n", allowed.stderr
     assert limits.notice("net.unix-sockets", False).text not in allowed.stderr
+
+
+@pytest.mark.parametrize("provider", ["bwrap", "unshare"])
+def test_exposed_etc_keeps_the_sandbox_host_name(tmp_path: Path, provider: str) -> None:
+    """An exposure of /etc itself: the host's files, except those python-sb must write (its
+    resolver, its host name), which are put over it without touching the host's."""
+
+    provider_ok(provider)
+    require(Path("/etc/hostname").is_file(), "no /etc/hostname on this machine")
+    before = Path("/etc/hostname").read_bytes()
+    program = "print(open('/etc/hostname').read().strip(), open('/etc/passwd').read()[:5])"
+    control = run_python(["-c", program], cwd=tmp_path)
+    assert control.returncode == 0
+    env = rules(tmp_path, provider, "false", "expose-ro=/etc", f"{provider}.hostname=sbx")
+    result = run_sb(["-c", program], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "sbx"
+    assert result.stdout.split()[1] == control.stdout.split()[1]  # the host's accounts
+    assert Path("/etc/hostname").read_bytes() == before

@@ -295,6 +295,16 @@ def build_tree(spec: Spec, own_net: bool) -> None:
             make_parent(target)
             os.symlink(source, target)
         elif kind == "file":
+            if os.path.lexists(target):
+                # Over a file of a bound host tree (an exposed /etc): never write into the
+                # host's file; bind a copy held in this step's own tmpfs over it instead.
+                scratch = f"/data-{len(os.listdir('/'))}"
+                fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+                os.write(fd, data)
+                os.close(fd)
+                mount(scratch, target, None, MS_BIND)
+                set_read_only(target, recursive=False)
+                continue
             make_parent(target)
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
             os.write(fd, data)

@@ -275,9 +275,10 @@ def build_plan(
     from pysandboxes.providers import limits
 
     python_layer = bool(policy.py_sandbox.value)
+    layer = "" if python_layer else ", py-sandbox=false"
     for item in limits.namespace_notices(policy, launch.context.provider):
         if limits.said_at_start(item.key, python_layer):
-            plan.warnings.append(item.text)
+            plan.warnings.append(f"{launch.context.provider}{layer}: {item.text}")
 
     # 1. system
     for top in SYSTEM_TOP:
@@ -296,8 +297,15 @@ def build_plan(
             plan.add("ro-bind", host, host)
     generated = etc_files(hosts=hosts_file(hostname, pinned), resolver=resolver, hostname=hostname)
     kept = _generated_over_exposures(plan, policy, generated)
+    # An exposure of /etc itself (or of /) would cover the generated files: they are then
+    # mounted over it, after the exposures (late), where the host has the file.
+    etc_exposed = any(_under("/etc", r.path) for r in (*policy.expose_ro, *policy.expose_rw))
+    late: list[tuple[str, bytes]] = []
     for name, data in generated.items():
         if name == "resolv.conf" and not data:
+            continue
+        if etc_exposed:
+            late.append((name, data))
             continue
         plan.add("file", "/etc/" + name, data=data, mode=0o644)
 
@@ -322,6 +330,17 @@ def build_plan(
 
     # 3. exposures, shallowest first (deeper exposures override)
     _plan_exposures(plan, launch, policy, skip=kept)
+
+    # 3b. generated /etc files over an exposed /etc
+    for name, data in late:
+        host = "/etc/" + name
+        if os.path.isfile(host) and not os.path.islink(host) and host not in plan.hidden:
+            plan.add("file", host, data=data, mode=0o644)
+        else:
+            plan.warnings.append(
+                f"/etc is exposed and the host has no plain file {host}: the sandbox's "
+                f"generated {host} cannot be put over it (the host's is shown, if any)"
+            )
 
     # 4. private temporary directory
     if tmpdir and os.path.isdir(tmpdir):
@@ -378,9 +397,18 @@ def _generated_over_exposures(
 
     exposed = {rule.path: rule for rule in (*policy.expose_ro, *policy.expose_rw)}
     kept: set[str] = set()
+    whole = [rule for path, rule in exposed.items() if _under("/etc", path)]
     for name in list(generated):
         path = "/etc/" + name
         rule = exposed.get(path)
+        if rule is None and whole:
+            # /etc exposed whole: the host's accounts, python-sb's hosts entries first, and
+            # the sandbox's own resolver and name (put over the exposure, see build_plan).
+            if name in ("passwd", "group"):
+                del generated[name]
+            elif name == "hosts":
+                generated[name] = _merged_hosts(generated[name], path)
+            continue
         if rule is None:
             continue
         if name in ("passwd", "group"):

@@ -242,3 +242,15 @@ def test_links_along_follows_chains() -> None:
     if os.path.islink("/var/run"):
         assert links_along("/var/run/x") == [("/var/run", os.readlink("/var/run"))]
     assert links_along("/usr") == []
+
+
+def test_exposed_etc_keeps_the_generated_files_over_it(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", "/etc"),))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h", resolver="10.0.2.3")
+    kinds = [(m.kind, m.dest) for m in plan.mounts]
+    etc_bind = kinds.index(("ro-bind", "/etc"))
+    for name in ("hosts", "resolv.conf", "nsswitch.conf"):
+        if Path("/etc", name).is_file() and not Path("/etc", name).is_symlink():
+            assert kinds.index(("file", f"/etc/{name}")) > etc_bind
+    # The host's accounts are shown (the rule exposes them), not generated ones.
+    assert ("file", "/etc/passwd") not in kinds and ("file", "/etc/group") not in kinds
