@@ -259,3 +259,26 @@ def test_exposed_etc_keeps_the_sandbox_host_name(tmp_path: Path, provider: str) 
     assert result.stdout.split()[0] == "sbx"
     assert result.stdout.split()[1] == control.stdout.split()[1]  # the host's accounts
     assert Path("/etc/hostname").read_bytes() == before
+
+
+def test_explain_shows_what_landlock_enforces_and_the_run_says_the_same(tmp_path: Path) -> None:
+    """Point 1: --explain no longer lists the writable directory as plainly read-write or the
+    nested path as protected when it is not; its limits are the start warnings, word for word."""
+
+    import json
+
+    provider_ok("landlock")
+    (tmp_path / "proj" / "ro").mkdir(parents=True)
+    env = rules(tmp_path, "landlock", "false", "expose-rw=./proj", "expose-ro=./proj/ro")
+    explained = run_sb(["--explain", "--json", "-c", "pass"], cwd=tmp_path, env=env)
+    assert explained.returncode == 0, explained.stderr
+    found = json.loads(explained.stdout)["provider"]["limits"]
+    nested = [item for item in found if item["key"] == "files.nested-read-only"]
+    assert len(nested) == 1 and nested[0]["status"] == "limit" and nested[0]["at_start"]
+    text = run_sb(["--explain", "-c", "pass"], cwd=tmp_path, env=env).stdout
+    assert "read-only itself, read-write entry by entry" in text
+    run = run_sb(["-c", "pass"], cwd=tmp_path, env=env)
+    assert run.returncode == 0, run.stderr
+    said = [item["text"] for item in found if item["at_start"]]
+    for sentence in said:
+        assert sentence in run.stderr

@@ -856,13 +856,12 @@ def _describe(plan: Plan) -> list[str]:
         if grant.required or grant.why.startswith(("interpreter", "private")):
             if grant.rights & FS_WRITE_FILE:
                 kind = "read-write"
-            elif grant.why in entries:
-                kind = "read-only itself, read-write entry by entry"
+            elif grant.why.startswith("expose-rw"):  # split around a read-only path
+                count = entries.get(grant.why, 0)
+                kind = f"read-only itself, read-write entry by entry ({count} entries)"
             else:
                 kind = "read-only"
             lines.append(f"  files {kind}: {grant.path}  [{grant.why}]")
-    for why, count in entries.items():
-        lines.append(f"  files read-write: {count} entries granted one by one  [{why}]")
     lines.append(
         "  files read-only: the default grants (docs/rules.md: certificate stores, time zones, "
         "mime.types, name service, accounts, the loader and shared libraries); /dev/null, "
