@@ -380,7 +380,11 @@ def _union(rules: Iterable[NetRule]) -> PortSet:
 
 
 def _tcp_ports(
-    policy: Policy, direction: str, python_layer: bool, problems: list[str], notes: list[str]
+    policy: Policy,
+    direction: str,
+    python_layer: bool,
+    problems: list[str],
+    notes: list[limits.Notice],
 ) -> PortSet:
     """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind)."""
 
@@ -396,8 +400,9 @@ def _tcp_ports(
         granted = _normalise(exact + host_only)
         if host_only:
             notes.append(
-                f"TCP {verb} port(s) {format_ports(host_only)}: Landlock grants them for every "
-                "host; the host part of the rule is checked by the Python layer only"
+                limits.notice(
+                    "net.tcp-host-part", python_layer, verb=verb, ports=format_ports(host_only)
+                )
             )
     else:
         granted = exact
@@ -408,26 +413,36 @@ def _tcp_ports(
                 and _intersect(_ports_of(rule), host_only)
             ):
                 problems.append(
-                    f"{rule.origin}: '{rule.text}' allows TCP only to {rule.host}; Landlock "
-                    "filters TCP by port, so with py-sandbox=false it would open the port to "
-                    "every host"
+                    limits.notice(
+                        "net.tcp-host-part-refused",
+                        python_layer,
+                        origin=rule.origin,
+                        rule=rule.text,
+                        host=rule.host,
+                    ).text
                 )
     for rule in deny_some_host:
         overlap = _intersect(_ports_of(rule), granted)
         if overlap and not python_layer:
             problems.append(
-                f"{rule.origin}: '{rule.text}' cannot be enforced: Landlock filters TCP by port, "
-                f"and port(s) {format_ports(overlap)} are open to every host"
+                limits.notice(
+                    "net.tcp-deny-host-refused",
+                    python_layer,
+                    origin=rule.origin,
+                    rule=rule.text,
+                    ports=format_ports(overlap),
+                ).text
             )
         elif overlap:
             notes.append(
-                f"'{rule.text}' ({rule.origin}) is enforced by the Python layer only: "
-                "Landlock cannot refuse a host"
+                limits.notice("net.tcp-deny-host", python_layer, rule=rule.text, origin=rule.origin)
             )
     return granted
 
 
-def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes: list[str]) -> bool:
+def _udp_allowed(
+    policy: Policy, python_layer: bool, problems: list[str], notes: list[limits.Notice]
+) -> bool:
     """Whether UDP sockets may be created at all (Landlock cannot filter UDP)."""
 
     allows = [r for r in policy.net if r.action == "ALLOW" and r.proto in ("UDP", "*")]
@@ -435,10 +450,7 @@ def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes:
         # Name resolution sends UDP to the resolver; the Python layer judges every name.
         dns = any(r.action == "ALLOW" and r.direction in ("OUT", "*") for r in policy.net)
         if allows or dns:
-            notes.append(
-                "UDP is not restricted by the kernel (Landlock cannot filter it; needed for DNS); "
-                "the Python layer judges every datagram"
-            )
+            notes.append(limits.notice("net.udp", python_layer))
             return True
         return False
     if not allows:
@@ -450,13 +462,13 @@ def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes:
     if not full_out or denies:
         for rule in allows if not full_out else denies:
             problems.append(
-                f"{rule.origin}: '{rule.text}' cannot be enforced with py-sandbox=false: Landlock "
-                "cannot filter UDP, which is all or nothing (allow it with "
-                "net=ALLOW|UDP|*|*|OUT and no UDP DENY, or use py-sandbox=true or os-sandbox=bwrap)"
+                limits.notice(
+                    "net.udp-refused", python_layer, origin=rule.origin, rule=rule.text
+                ).text
             )
         return False
     if not any(r.host == "*" and r.ports is None and r.direction in ("IN", "*") for r in allows):
-        notes.append("UDP sockets can also receive: Landlock cannot restrict UDP IN")
+        notes.append(limits.notice("net.udp-in", python_layer))
     return True
 
 
@@ -510,7 +522,7 @@ def build_plan(
     rights = rights_for_abi(abi)
     python_layer = _python_layer(policy)
     problems: list[str] = []
-    notes: list[str] = []
+    notes: list[limits.Notice] = []
 
     grants: list[PathGrant] = []
     for rule in policy.expose_ro:
@@ -535,13 +547,10 @@ def build_plan(
         grants.append(PathGrant(denials_file, FS_WRITE_FILE, "--denials file", True))
 
     announced: list[limits.Notice] = []
-    keyed: list[limits.Notice] = []
     grants = _keep_read_only_out_of_writable(grants, policy, python_layer, announced)
 
     def say(key: str, **fields: object) -> None:
-        item = limits.notice(key, python_layer, **fields)
-        keyed.append(item)
-        notes.append(item.text)
+        notes.append(limits.notice(key, python_layer, **fields))
 
     say("files.metadata")
     say("files.shared-libraries")
@@ -581,22 +590,16 @@ def build_plan(
     else:
         connect = bind = None
         if policy_restricts_tcp(policy):
-            message = (
-                f"this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed)"
-            )
             if python_layer:
-                notes.append(message + "; the Python layer enforces net= alone")
+                say("net.no-tcp-rules", abi=abi)
             else:
-                problems.append(message + "; use py-sandbox=true or os-sandbox=bwrap")
+                problems.append(limits.notice("net.no-tcp-rules-refused", False, abi=abi).text)
     allow_udp = _udp_allowed(policy, python_layer, problems, notes)
     allow_unix = _unix_sockets_allowed(policy, problems)
     if not allow_unix and (not python_layer or _may_import(policy, "socket")):
         announced.append(limits.notice("net.unix-sockets", python_layer))
     if not rights.scoped:
-        notes.append(
-            f"Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes "
-            "outside the sandbox are not refused by the kernel"
-        )
+        say("signals.no-scopes", abi=abi)
     if problems:
         raise ConfigError(
             "os-sandbox=landlock cannot enforce these rules with py-sandbox=false:\n  "
@@ -610,9 +613,9 @@ def build_plan(
         bind=bind,
         allow_udp=allow_udp,
         allow_unix=allow_unix,
-        unenforced=tuple(notes),
+        unenforced=tuple(item.text for item in notes),
         announced=tuple(item.text for item in announced),
-        notices=(*announced, *keyed),
+        notices=(*announced, *notes),
     )
 
 

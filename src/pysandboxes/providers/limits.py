@@ -212,6 +212,91 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "socket(AF_UNIX) is refused by the seccomp filter unless landlock.unix-sockets=true "
         "(Landlock cannot restrict a socket's path); socketpair() works",
     ),
+    Limit(
+        "net.tcp-host-part",
+        "net (TCP, a host)",
+        ("landlock",),
+        LIMIT,
+        "TCP {verb} port(s) {ports}: Landlock grants them for every host; the host part of the "
+        "rule is checked by the Python layer only",
+        python_layer=False,
+    ),
+    Limit(
+        "net.tcp-host-part-refused",
+        "net (TCP, a host)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' allows TCP only to {host}; Landlock filters TCP by port, so with "
+        "py-sandbox=false it would open the port to every host",
+    ),
+    Limit(
+        "net.tcp-deny-host",
+        "net (DENY of a host)",
+        ("landlock",),
+        LIMIT,
+        "'{rule}' ({origin}) is enforced by the Python layer only: Landlock cannot refuse a host",
+        python_layer=False,
+    ),
+    Limit(
+        "net.tcp-deny-host-refused",
+        "net (DENY of a host)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' cannot be enforced: Landlock filters TCP by port, and port(s) "
+        "{ports} are open to every host",
+    ),
+    Limit(
+        "net.no-tcp-rules",
+        "net (TCP)",
+        ("landlock",),
+        LIMIT,
+        "this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed); the "
+        "Python layer enforces net= alone",
+        python_layer=False,
+    ),
+    Limit(
+        "net.no-tcp-rules-refused",
+        "net (TCP)",
+        ("landlock",),
+        REFUSED,
+        "this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed); use "
+        "py-sandbox=true or os-sandbox=bwrap",
+    ),
+    Limit(
+        "net.udp",
+        "net (UDP)",
+        ("landlock",),
+        LIMIT,
+        "UDP is not restricted by the kernel (Landlock cannot filter it; needed for DNS); the "
+        "Python layer judges every datagram",
+        python_layer=False,
+    ),
+    Limit(
+        "net.udp-refused",
+        "net (UDP)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' cannot be enforced with py-sandbox=false: Landlock cannot filter "
+        "UDP, which is all or nothing (allow it with net=ALLOW|UDP|*|*|OUT and no UDP DENY, or "
+        "use py-sandbox=true or os-sandbox=bwrap)",
+    ),
+    Limit(
+        "net.udp-in",
+        "net (UDP IN)",
+        ("landlock",),
+        LIMIT,
+        "UDP sockets can also receive: Landlock cannot restrict UDP IN",
+        python_layer=False,
+    ),
+    Limit(
+        "signals.no-scopes",
+        "other processes",
+        ("landlock",),
+        LIMIT,
+        "Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes outside the "
+        "sandbox are not refused by the kernel",
+        python_layer=False,
+    ),
 )
 
 _BY_KEY: Final[dict[str, Limit]] = {limit.key: limit for limit in LIMITS}
