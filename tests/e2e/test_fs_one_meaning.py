@@ -282,3 +282,18 @@ def test_explain_shows_what_landlock_enforces_and_the_run_says_the_same(tmp_path
     said = [item["text"] for item in found if item["at_start"]]
     for sentence in said:
         assert sentence in run.stderr
+
+
+@pytest.mark.parametrize(("provider", "py"), CASES)
+def test_system_link_exposure_keeps_its_name(tmp_path: Path, provider: str, py: str) -> None:
+    """Point 7: ``expose-ro=/var/run`` (a link to /run on most systems)."""
+
+    provider_ok(provider)
+    require(os.path.islink("/var/run"), "/var/run is not a symbolic link here")
+    program = "import os\nprint(os.path.isdir('/var/run'), sorted(os.listdir('/var/run'))[:3])"
+    control = run_python(["-c", program], cwd=tmp_path)
+    assert control.returncode == 0
+    env = rules(tmp_path, provider, py, "expose-ro=/var/run")
+    result = run_sb(["-c", program], cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == control.stdout
