@@ -349,6 +349,20 @@ def build_plan(
     # 4b. exposures written through a symbolic link exist under the name the rule gives
     _recreate_links(plan, policy, cwd)
 
+    # 4c. default read-only grants (the interpreter's installation, the /etc defaults) that a
+    # writable exposure covers stay read-only, as under the Python layer (the longer default
+    # decides): bound read-only over themselves again.
+    exact = {r.path for r in (*policy.expose_ro, *policy.expose_rw)}
+    defaults_ro = [*interpreter, *("/etc/" + name for name in SYSTEM_ETC)]
+    for path in defaults_ro:
+        if (
+            path not in exact
+            and os.path.exists(path)
+            and _writable_exposure(path, policy)
+            and not any(_under(path, h) for h in plan.hidden)
+        ):
+            plan.add("ro-bind", path, path)
+
     # 5. the working directory's placeholder: read-only (even below the private /tmp)
     if placeholder:
         plan.add("remount-ro", cwd)

@@ -254,3 +254,16 @@ def test_exposed_etc_keeps_the_generated_files_over_it(tmp_path: Path) -> None:
             assert kinds.index(("file", f"/etc/{name}")) > etc_bind
     # The host's accounts are shown (the rule exposes them), not generated ones.
     assert ("file", "/etc/passwd") not in kinds and ("file", "/etc/group") not in kinds
+
+
+def test_defaults_inside_a_writable_exposure_stay_read_only(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv"
+    venv.mkdir()
+    policy = Policy(expose_rw=(rule("expose-rw", str(tmp_path)),))
+    ctx = RunContext(
+        provider="bwrap", cwd=str(tmp_path), python=sys.executable, prefixes=(str(venv),)
+    )
+    launch = Launch(policy, ctx, (sys.executable, "-c", "pass"), {}, cwd=str(tmp_path))
+    kinds = [(m.kind, m.dest) for m in build_plan(launch, hostname="h").mounts]
+    last_venv = max(i for i, kind in enumerate(kinds) if kind == ("ro-bind", str(venv)))
+    assert last_venv > kinds.index(("bind", str(tmp_path)))
