@@ -58,3 +58,27 @@ def test_every_limit_has_a_known_status_and_fills_its_fields() -> None:
     assert limits.said_at_start("files.ignore", False)
     assert not limits.said_at_start("files.ignore", True)
     assert limits.said_at_start("net.unix-sockets", True)
+
+
+def test_check_script_wants_a_rule_or_a_default(tmp_path: Path) -> None:
+    from pysandboxes.policy import parse_text
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    script = scripts / "job.py"
+    script.write_text("pass\n")
+
+    def check(*lines: str, roots: tuple[str, ...] = ()) -> limits.Notice | None:
+        text = "\n".join(lines) + "\n"
+        policy = parse_text(text, str(tmp_path / ".py-sandboxes"), cwd=str(tmp_path), environ={})
+        return limits.check_script(policy, str(script), roots)
+
+    refused = check()
+    assert refused is not None and refused.key == "files.script-unreadable"
+    assert f"expose-ro={scripts}" in refused.text or "expose-ro=./scripts" in refused.text
+    assert check(f"expose-ro={scripts}") is None
+    assert check(f"expose-rw={tmp_path}") is None
+    assert check(f"expose-ro={script}") is None
+    assert check(roots=(str(tmp_path),)) is None  # inside the interpreter's installation
+    hidden = check(f"expose-ro={scripts}", "ignore=job.py")
+    assert hidden is not None and hidden.key == "files.script-unreadable"
