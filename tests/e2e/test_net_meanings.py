@@ -437,7 +437,9 @@ def test_wildcard_out_does_not_reach_the_host_loopback_and_says_so(
         cwd=project,
         env=env,
     )
-    assert "limit: <arg>: net=ALLOW|TCP|*|" in explained.stdout, explained.stdout
+    assert f"limit: 'net=ALLOW|TCP|*|{port}|OUT' (<arg>): a '*' host" in explained.stdout, (
+        explained.stdout
+    )
     assert "does not reach this host's own services on its loopback" in explained.stdout
 
 

@@ -322,11 +322,15 @@ def _in_forwards(
         for address in addresses:
             by_address.setdefault(address, []).extend(_ports(rule))
         for net in unreachable:
-            message = (
-                f"{rule.origin}: {rule.text}: the sandbox may bind {net.with_prefixlen}, but "
-                "it is not an address of this host: pasta forwards nothing to it, so nothing "
-                "outside the sandbox reaches that server"
-            )
+            from pysandboxes.providers import limits
+
+            message = limits.notice(
+                "net.in-not-a-host-address",
+                True,
+                rule=rule.text,
+                origin=rule.origin,
+                net=net.with_prefixlen,
+            ).text
             if message not in warnings:
                 warnings.append(message)
     result: dict[str, Ranges] = {}
@@ -358,23 +362,6 @@ def _wider(address: str) -> list[str]:
     if address in ("0.0.0.0", "::"):
         return [""]
     return ["", "::" if ":" in address else "0.0.0.0"]
-
-
-def announced_limits(policy: Policy) -> list[str]:
-    """What the namespace providers do not enforce as the Python layer does, said at start
-    and by ``--explain`` (from the rules alone, no name resolved)."""
-
-    notes: list[str] = []
-    for rule in policy.net:
-        if rule.action == "ALLOW" and rule.host == "*" and rule.direction in ("OUT", "*"):
-            notes.append(
-                f"{rule.origin}: {rule.text}: a '*' host does not reach this host's own "
-                "services on its loopback (127.0.0.1, ::1) from the sandbox: name them "
-                "(net=ALLOW|TCP|127.0.0.1|PORT|OUT); 127.0.0.1 in the sandbox is the "
-                "sandbox's own loopback"
-            )
-            break
-    return notes
 
 
 def build_plan(
@@ -413,7 +400,6 @@ def build_plan(
         forwards[proto] = result
     tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
     udp_in = _in_forwards(rules, "UDP", is_local, warnings)
-    warnings += announced_limits(policy)
     ipv6 = any(
         item.rule.action == "ALLOW"
         and (

@@ -126,7 +126,7 @@ def test_in_host_is_the_bind_address() -> None:
     assert "meta nfproto ipv6 meta l4proto udp th dport { 5000 } accept" in inbound
     assert "ip daddr 192.0.2.2/32 meta l4proto tcp th dport { 8002 } accept" in inbound
     assert "ip daddr 198.51.100.7/32" in inbound  # binding it is allowed, if it existed
-    assert any("198.51.100.7/32" in w and "forwards nothing" in w for w in plan.warnings)
+    assert any("198.51.100.7/32" in w and "nothing is forwarded to it" in w for w in plan.warnings)
     assert plan.ipv6  # an IPv6 wildcard is forwarded
     argv = netns.pasta_argv(plan, 1, "/p")
     tcp = [argv[i + 1] for i, word in enumerate(argv) if word == "-t"]
@@ -155,15 +155,23 @@ def test_in_forwards_minus_deny_and_wider_binds() -> None:
         netns.build_plan(policy("ALLOW|TCP|0.0.0.0/32|*|IN"))
     # An IN rule no host address reaches needs no port list: nothing is forwarded.
     quiet = netns.build_plan(policy("ALLOW|TCP|10.0.0.0/8|*|IN"), is_local=local)
-    assert quiet.tcp_in == () and any("forwards nothing" in w for w in quiet.warnings)
+    assert quiet.tcp_in == () and any("nothing is forwarded to it" in w for w in quiet.warnings)
 
 
 def test_wildcard_out_announces_the_host_loopback_limit() -> None:
-    rules = policy("ALLOW|*|*|*|OUT", "ALLOW|TCP|*|443|OUT")
-    (note,) = netns.announced_limits(rules)
+    from pysandboxes.providers import limits
+
+    def network_notices(rules: Policy) -> list[str]:
+        return [
+            n.text for n in limits.namespace_notices(rules, "bwrap") if n.key.startswith("net.")
+        ]
+
+    (note,) = network_notices(policy("ALLOW|*|*|*|OUT", "ALLOW|TCP|*|443|OUT"))
     assert "'*' host does not reach this host's own services on its loopback" in note
-    assert note in netns.build_plan(rules).warnings
-    assert netns.announced_limits(policy("ALLOW|TCP|127.0.0.1|5432|OUT")) == []
+    assert "'net=ALLOW|*|*|*|OUT' (<arg>)" in note
+    assert limits.said_at_start("net.any-host-not-host-loopback", True)
+    assert limits.said_at_start("net.any-host-not-host-loopback", False)
+    assert network_notices(policy("ALLOW|TCP|127.0.0.1|5432|OUT", "ALLOW|TCP|*|80|IN")) == []
 
 
 def test_pasta_command() -> None:
