@@ -619,11 +619,38 @@ def make_file_handlers(
                 _path, writes, side_files, _vfs = opened
                 resolved = judge_text(path, None, writes)
                 if not writes and side_files and resolved is not None and wal_mode(resolved):
-                    judge_text(resolved + "-wal", None, True)
-                    judge_text(resolved + "-shm", None, True)
+                    judge_wal_files(resolved)
             if uri is True:
                 return
         judge_text(text, None, True)
+
+    def judge_wal_files(database: str) -> None:
+        """A read-only open of a database in WAL mode: SQLite still creates and writes its
+        ``-wal`` and ``-shm`` files, judged as writes (learning records them as such)."""
+
+        for side in (database + "-wal", database + "-shm"):
+            code, _row = access(side)
+            if recording or (code == rw_code and side not in protected):
+                judge_text(side, None, True)
+                continue
+            shown = show(database)
+            refuse(
+                "file",
+                side,
+                None,
+                None,
+                None,
+                "write",
+                f"Opening SQLite database '{shown}' read-only DENIED: it is in WAL mode, so "
+                f"SQLite still creates and writes '{shown}-wal' and '{shown}-shm', which no "
+                "expose-rw rule covers; add immutable=1 to the URI when the file does not "
+                "change while the program runs (file:...?mode=ro&immutable=1), or expose its "
+                "directory read-write",
+                permission,
+                None,
+                (("kind", "file"), ("op", "write"), ("path", side)),
+            )
+            return
 
     def wal_mode(path: str) -> bool:
         """Whether ``path`` is a database in WAL mode (a read-only open of it still writes its
