@@ -980,8 +980,8 @@ def make_precheck_installer(
     receive_methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (),
 ) -> Callable[[Any], None]:
     """``install(sock)``, called by the hook for every new socket: puts pre-checks in front of
-    the ``connect``, ``connect_ex``, ``bind``, ``sendto``, ``sendmsg`` and ``listen`` of the
-    Python class
+    the ``connect``, ``connect_ex``, ``bind``, ``sendto``, ``sendmsg`` and ``listen`` (and the
+    ``receive_methods`` of :func:`make_receive_methods`) of the Python class
     that derives from ``_socket.socket`` directly in ``sock``'s class hierarchy (the stdlib
     ``socket.socket``, so its subclasses too: ``ssl.SSLSocket``), once per class.
 
