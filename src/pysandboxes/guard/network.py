@@ -735,15 +735,18 @@ def make_net_handlers(
         sock, result = args
         if not is_tuple(result) or tuple_len(result) < 2:
             return
-        if not received_from_kernel(result):
-            return
         peer = endpoint(tuple_item(result, tuple_len(result) - 1))
-        local = local_endpoint(sock)
-        if peer is None or local is None:
+        if peer is None:
             return
+        local = local_endpoint(sock)
+        if local is None:
+            return
+        entry = (local[0], local[1], peer[0], peer[1])
+        if entry in received or not received_from_kernel(result):
+            return  # known already (nothing to check), or not a genuine reception
         if len_(received) > 4096:
             received.clear()
-        received.add((local[0], local[1], peer[0], peer[1]))
+        received.add(entry)
 
     def is_reply(sock: Any, address: Any) -> bool:
         """Whether sending to ``address`` from ``sock`` answers a peer: a UDP socket whose
@@ -764,8 +767,20 @@ def make_net_handlers(
         allowed, rule, _origin = match("UDP", pins.get(peer[0], ()), peer[0], peer[1], "OUT")
         return allowed or rule is None
 
+    def allowed_already(sock: Any, address: Any) -> bool:
+        """The fast path of :func:`judge_inet`: an OUT to this exact address already allowed."""
+
+        if not is_tuple(address) or tuple_len(address) < 2:
+            return False
+        host_obj, port_obj = tuple_item(address, 0), tuple_item(address, 1)
+        if type_(host_obj) is not str_ or type_(port_obj) is not int_ or not is_socket(sock):
+            return False
+        return (family_of(sock), type_of(sock), host_obj, port_obj, "OUT") in allowed_before
+
     def on_sendmsg(args: tuple[Any, ...]) -> None:
         if len_(args) > 1 and args[1] is not None:
+            if allowed_already(args[0], args[1]):
+                return
             if is_reply(args[0], args[1]):
                 return  # belongs to the IN grant, as the replies of an accepted connection
             judge_sock(args[0], args[1], "OUT")
