@@ -86,6 +86,8 @@ def learned(project: Path, home: Path) -> tuple[Path, Path, dict[str, str], str]
     assert learn.returncode == 0, learn.stderr
     assert learn.stdout == control.stdout
     assert "NOT observed" not in learn.stderr
+    assert "observed child processes (seccomp user notification): they ran " in learn.stderr
+    assert "helper" in learn.stderr and "cat" in learn.stderr
     (project / "out" / "copy.txt").unlink()
     return script, rules, env, control.stdout
 

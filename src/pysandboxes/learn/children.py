@@ -452,7 +452,7 @@ class ChildObserver:
             server.listen(1)
         except OSError as exc:
             server.close()
-            self.status, self.reason = "unavailable", f"cannot create {path}: {exc.strerror}"
+            self.status, self.reason = "unavailable", f"cannot create {path}: {exc}"
             return
         self._server = server
         self._socket_path = path
@@ -563,11 +563,9 @@ class ChildObserver:
         poller.register(self._listener, select.POLLIN)
         while True:
             events = poller.poll(50)
-            if not events:
-                if self._stopping():
-                    self.left_running = True
-                    return
-                continue
+            if self._stopping():  # checked even when busy: a child left looping must not hold us
+                self.left_running = True
+                return
             for _, event in events:
                 if event & select.POLLIN:
                     self._answer_one()
@@ -754,17 +752,18 @@ def spawned(functions: list[str]) -> str:
 
 
 def not_learned_lines(observer: ChildObserver, functions: list[str]) -> list[str]:
-    """What was not learned about child processes, for stderr and the learned file; empty when
-    the program started none, or when they were observed."""
+    """What was not learned about child processes, for stderr and the learned file (one
+    comment line each); empty when the program started none, or when they were observed."""
 
     if not functions or observer.status == "observing":
         return []
     return [
-        f"child processes were started ({spawned(functions)}) but NOT observed: {observer.reason}.",
-        "The programs they ran and the files they read and wrote are not in these rules: add "
-        "them by hand (expose-ro=/usr/bin/PROGRAM for each program, its files' directories),",
-        "or learn again where seccomp user notification works (Linux 5.5 or later, no "
-        "seccomp-blocking container).",
+        f"child processes were started ({spawned(functions)}) but NOT observed:",
+        f"{observer.reason}.",
+        "The programs they ran and the files they read and wrote are NOT in these rules:",
+        "add them by hand (expose-ro=/usr/bin/PROGRAM for each program, and the directories",
+        "of their files), or learn again where seccomp user notification works (Linux 5.5+,",
+        "no container profile that blocks seccomp).",
     ]
 
 
@@ -774,6 +773,11 @@ def observed_lines(observer: ChildObserver) -> list[str]:
     lines: list[str] = []
     if observer.status != "observing":
         return lines
+    if observer.executables:
+        names = sorted({os.path.basename(path) for path in observer.executables})
+        lines.append(
+            f"observed child processes (seccomp user notification): they ran {', '.join(names)}"
+        )
     if observer.skipped_proc:
         lines.append(
             f"child processes read {observer.skipped_proc} /proc entr"
