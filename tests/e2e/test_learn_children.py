@@ -28,6 +28,7 @@ subprocess.run(["sh", "-c", "cat data/in.txt > out/copy.txt"], check=True)
 subprocess.run(["ls", "listed"], check=True)
 os.system("cat data/other.txt")
 subprocess.run(["tools/helper", "data/in.txt"], check=True)
+subprocess.run(["tools/script.sh"], check=True)
 child = "print(open('data/in.txt').read().strip(), 'from a Python child')"
 subprocess.run([sys.executable, "-c", child], check=True)
 """
@@ -56,6 +57,11 @@ def setup(project: Path) -> Path:
     cat = shutil.which("cat", path=base_env(project)["PATH"])
     assert cat is not None
     shutil.copy(cat, project / "tools" / "helper")
+    # a script whose interpreter the kernel opens itself (no call shows it: read from the #!)
+    env = shutil.which("env", path=base_env(project)["PATH"])
+    script = project / "tools" / "script.sh"
+    script.write_text(f"#!{env} sh\necho from a script\n")
+    script.chmod(0o755)
     (project / "app").mkdir()
     script = project / "app" / "prog.py"  # its own directory is granted: not the project's
     script.write_text(PROGRAM)
@@ -97,7 +103,7 @@ def test_learned_file_names_the_programs_and_the_childrens_files(
 ) -> None:
     _, rules, _, _ = learned
     lines = rule_lines(rules)
-    for program in ("cat", "sh", "ls"):
+    for program in ("cat", "sh", "ls", "env"):
         found = shutil.which(program, path=base_env(Path("/"))["PATH"])
         assert found is not None
         assert f"expose-ro={found}" in lines, (program, lines)

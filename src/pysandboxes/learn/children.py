@@ -695,6 +695,9 @@ class ChildObserver:
                 return  # a shell trying each directory of PATH: only the one that exists runs
             self.executables.setdefault(path, None)
             self.records_.setdefault(("read", path), None)
+            interpreter = script_interpreter(path)
+            if interpreter is not None and interpreter not in self.executables:
+                self._record("exec", interpreter)  # opened by the kernel: no call to observe
             return
         if operation == "read" and not os.path.exists(path):
             return  # fails the same way under every provider: nothing to grant
@@ -708,6 +711,24 @@ class ChildObserver:
         """The observed accesses as the Python layer writes its records (``kind: file``)."""
 
         return [{"kind": "file", "op": op, "path": path} for op, path in self.records_]
+
+
+def script_interpreter(path: str) -> str | None:
+    """The interpreter a ``#!`` line names (``/usr/bin/env`` in ``#!/usr/bin/env sh``), or
+    ``None``. The kernel opens it itself when the script is executed, so no observed call shows
+    it, yet Landlock refuses to run the script unless it may execute the interpreter too."""
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].split()
+    if not words or not words[0].startswith(b"/"):
+        return None
+    return os.path.normpath(words[0].decode("utf-8", "surrogateescape"))
 
 
 def granted_everywhere() -> tuple[str, ...]:

@@ -303,3 +303,14 @@ def test_refusal_texts_name_the_cause() -> None:
     assert "user-notification" in children.refusal_text(OSError(errno.EINVAL, "x"))
     assert "container" in children.refusal_text(OSError(errno.EACCES, "x"))
     assert "already" in children.refusal_text(OSError(errno.EBUSY, "x"))
+
+
+def test_script_interpreter_is_read_from_the_shebang(tmp_path: Path) -> None:
+    script = tmp_path / "s"
+    script.write_text("#!/usr/bin/env  sh -e\necho\n")
+    assert children.script_interpreter(str(script)) == "/usr/bin/env"
+    script.write_text("#!relative\n")
+    assert children.script_interpreter(str(script)) is None
+    script.write_bytes(b"\x7fELF")
+    assert children.script_interpreter(str(script)) is None
+    assert children.script_interpreter(str(tmp_path / "missing")) is None
