@@ -43,6 +43,7 @@ import sys
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: the child imports this before the program runs
 if TYPE_CHECKING:
+    import socket
     import threading
     from collections.abc import Mapping
     from typing import Final
@@ -416,12 +417,12 @@ class ChildObserver:
     def __init__(self, tmpdir: str | None, environ: Mapping[str, str]) -> None:
         self.status = "waiting"  # waiting / observing / off / unavailable
         self.reason = ""
-        self.records_: dict[tuple[str, str], None] = {}
+        self._accesses: dict[tuple[str, str], None] = {}
         self.executables: dict[str, None] = {}
         self.skipped_proc = 0
         self.left_running = False
         self.errors = 0
-        self._server: object | None = None
+        self._server: socket.socket | None = None
         self._socket_path = ""
         self._listener = -1
         self._thread: threading.Thread | None = None
@@ -490,7 +491,7 @@ class ChildObserver:
     def _close_server(self) -> None:
         server = self._server
         if server is not None:
-            server.close()  # type: ignore[attr-defined]
+            server.close()
             self._server = None
             try:  # noqa: SIM105 (a run's tmpdir is removed anyway)
                 os.unlink(self._socket_path)
@@ -518,7 +519,7 @@ class ChildObserver:
         import socket
 
         server = self._server
-        assert isinstance(server, socket.socket)
+        assert server is not None
         while True:
             ready, _, _ = select.select([server], [], [], 0.1)
             if ready:
@@ -694,7 +695,7 @@ class ChildObserver:
             if not os.path.isfile(path):
                 return  # a shell trying each directory of PATH: only the one that exists runs
             self.executables.setdefault(path, None)
-            self.records_.setdefault(("read", path), None)
+            self._accesses.setdefault(("read", path), None)
             interpreter = script_interpreter(path)
             if interpreter is not None and interpreter not in self.executables:
                 self._record("exec", interpreter)  # opened by the kernel: no call to observe
@@ -705,12 +706,12 @@ class ChildObserver:
             return
         if operation == "write" and not os.path.isdir(os.path.dirname(path)):
             return
-        self.records_.setdefault((operation, path), None)
+        self._accesses.setdefault((operation, path), None)
 
     def records(self) -> list[dict[str, str]]:
         """The observed accesses as the Python layer writes its records (``kind: file``)."""
 
-        return [{"kind": "file", "op": op, "path": path} for op, path in self.records_]
+        return [{"kind": "file", "op": op, "path": path} for op, path in self._accesses]
 
 
 def script_interpreter(path: str) -> str | None:
