@@ -766,6 +766,13 @@ def _names_by_number() -> dict[int, str]:
 # -- what the learning session says ---------------------------------------------------------------
 
 
+#: ``process-exec`` functions that start no other program: a fork runs the same interpreter,
+#: whose Python layer goes on recording (an ``exec`` after it is recorded as ``os.exec*``).
+RUN_NO_PROGRAM: Final = frozenset(
+    {"os.fork", "os.forkpty", "pty.fork", "_xxsubinterpreters.create"}
+)
+
+
 def spawned(functions: list[str]) -> str:
     """The process-starting functions the Python layer saw, for the summary (``os.system,
     subprocess.Popen``)."""
@@ -777,6 +784,7 @@ def not_learned_lines(observer: ChildObserver, functions: list[str]) -> list[str
     """What was not learned about child processes, for stderr and the learned file (one
     comment line each); empty when the program started none, or when they were observed."""
 
+    functions = [f for f in functions if f not in RUN_NO_PROGRAM]
     if not functions or observer.status == "observing":
         return []
     return [

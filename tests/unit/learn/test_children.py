@@ -204,6 +204,7 @@ def test_switch_turns_it_off_before_anything_is_set_up(tmp_path: Path) -> None:
     lines = children.not_learned_lines(observer, ["subprocess.Popen"])
     assert "NOT observed" in lines[0] and "subprocess.Popen" in lines[0]
     assert children.not_learned_lines(observer, []) == []
+    assert children.not_learned_lines(observer, ["os.fork"]) == []  # no other program ran
 
 
 def test_kernel_refusal_is_reported_not_fatal(tmp_path: Path, data: Path) -> None:
