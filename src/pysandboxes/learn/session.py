@@ -29,9 +29,10 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
+from pysandboxes.learn.children import ChildObserver
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
 from pysandboxes.learn.records import ApiAccess, EnvAccess, Recording
 from pysandboxes.policy.model import Policy
@@ -409,17 +410,15 @@ class LearningSession:
             pass
 
 
-def _child_observer(mode: str, tmpdir: str | None, environ: Mapping[str, str]) -> Any:
+def _child_observer(
+    mode: str, tmpdir: str | None, environ: Mapping[str, str]
+) -> ChildObserver | None:
     """The observer of child processes (learning mode only: ``pysandboxes.learn.children``)."""
 
-    if mode != "learn":
-        return None
-    from pysandboxes.learn.children import ChildObserver
-
-    return ChildObserver(tmpdir, environ)
+    return ChildObserver(tmpdir, environ) if mode == "learn" else None
 
 
-def _report_children(observer: Any, recording: Recording, learned: Learned) -> None:
+def _report_children(observer: ChildObserver, recording: Recording, learned: Learned) -> None:
     """What the observation of child processes could not learn: warnings (stderr), and the same
     as comments in the learned file when children ran unobserved."""
 
