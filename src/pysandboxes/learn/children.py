@@ -695,7 +695,8 @@ class ChildObserver:
             if not os.path.isfile(path):
                 return  # a shell trying each directory of PATH: only the one that exists runs
             self.executables.setdefault(path, None)
-            self._accesses.setdefault(("read", path), None)
+            if not _beneath_any(path, self._granted):  # helpers in /usr/lib need no rule
+                self._accesses.setdefault(("read", path), None)
             interpreter = script_interpreter(path)
             if interpreter is not None and interpreter not in self.executables:
                 self._record("exec", interpreter)  # opened by the kernel: no call to observe
