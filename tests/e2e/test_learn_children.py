@@ -268,3 +268,31 @@ def test_enforcing_runs_never_set_it_up(project: Path, home: Path) -> None:
     assert learn.returncode == 0, learn.stderr
     if children.unavailable_reason() is None:
         assert "Seccomp_filters:\\t1" in learn.stdout
+
+
+def test_the_interpreters_own_accesses_are_learned_once_by_the_python_layer(
+    project: Path, home: Path
+) -> None:
+    """A program without children learns the same file with the observation on and off: the
+    interpreter's own calls pass through the listener but are left to the Python layer."""
+
+    observation_ok()
+    (project / "app").mkdir()
+    (project / "data").mkdir()
+    (project / "data" / "in.txt").write_text("x\n")
+    script = project / "app" / "own.py"
+    script.write_text(
+        "import os\n"
+        "print(open('data/in.txt').read().strip(), sorted(os.listdir('data')))\n"
+        "os.makedirs('made', exist_ok=True)\n"
+        "open('made/out.txt', 'w').write('y')\n"
+    )
+    texts = []
+    for switch in ("on", "off"):
+        rules = project / f"learned-{switch}.py-sandboxes"
+        env = base_env(home, {children.SWITCH: switch})
+        learn = run_sb([f"--learn={rules}", str(script)], cwd=project, env=env)
+        assert learn.returncode == 0, learn.stderr
+        texts.append(rule_lines(rules))
+    assert texts[0] == texts[1]
+    assert "expose-ro=./data" in texts[0] and "expose-rw=./made" in texts[0]
