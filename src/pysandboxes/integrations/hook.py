@@ -58,6 +58,14 @@ USAGE = (
 )
 
 
+#: The tools that write a file, per agent (an edit of a rule file is refused).
+EDIT_TOOLS = {
+    "claude-code": ("Write", "Edit", "MultiEdit", "NotebookEdit"),
+    "gemini": ("write_file", "replace"),
+    "copilot": ("edit", "create", "write"),
+}
+
+
 class HookError(Exception):
     """A payload or a hook option the hook cannot use (answered as a refusal)."""
 
@@ -190,7 +198,7 @@ def extract(agent: str, payload: dict[str, object]) -> tuple[str, object, object
             args = {}
         if tool in ("bash", "shell"):
             return "shell", _text(args.get("command"), "toolArgs.command"), cwd
-        return _edit(args, cwd)
+        return _edit(args, cwd) if tool in EDIT_TOOLS["copilot"] else ("other", None, None)
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -217,7 +225,9 @@ def extract(agent: str, payload: dict[str, object]) -> tuple[str, object, object
                     if line.startswith("*** Move to: "):
                         paths.append(line[13:].strip())
         return "edit", paths, cwd
-    return _edit(tool_input, cwd)
+    if tool in EDIT_TOOLS.get(agent, ()):
+        return _edit(tool_input, cwd)
+    return "other", None, None
 
 
 def _edit(args: dict[str, object], cwd: object) -> tuple[str, object, object]:
