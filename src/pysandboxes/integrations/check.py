@@ -46,6 +46,15 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "
 DEFAULT_ALLOWED_MODULES = frozenset({"venv", "pip", "ensurepip", "virtualenv", "pipx", "uv"})
 #: Python programs that import and run the project's own code.
 DEFAULT_RUNNERS = frozenset({"pytest", "py.test", "jupyter", "jupyter-notebook", "jupyter-lab"})
+#: The key, in the variables of a scope, of the current directory (``cd`` is followed).
+CWD = "\0cwd"
+#: Variables taken from the hook's own environment when the command does not set them: those
+#: that name places (a command name made of another variable is refused as unknown).
+SAFE_ENVIRON = frozenset(
+    {"HOME", "USER", "LOGNAME", "TMPDIR", "PWD", "VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT"}
+)
+#: Builtins that read a value into a variable the hook cannot know.
+_READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 #: Builtins whose NAME=VALUE arguments set shell variables.
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 RULE_SUFFIXES = (".py-sandboxes", "py-sandboxes.profile")
@@ -131,6 +140,9 @@ class Checker:
     def __init__(self, settings: Settings | None = None, cwd: str | None = None) -> None:
         self.settings = settings or Settings()
         self.cwd = cwd or os.getcwd()
+        #: the directory of the command being checked (after the ``cd`` of the same text), or
+        #: None when a ``cd`` went somewhere the hook cannot know
+        self.here: str | None = self.cwd
         self.findings: list[Finding] = []
 
     # -- entry points ----------------------------------------------------------------------------
@@ -232,7 +244,7 @@ class Checker:
         self.walk_nested_words(node, env, depth)
         if not node.words:
             for name, value in node.assigns:
-                env[name] = self.expand(value, env)
+                assign(env, name, self.expand(value, env))
             for redirect in node.redirects:
                 self.redirect(redirect, env, depth)
             return
@@ -253,16 +265,52 @@ class Checker:
                 values = self.expand(word, env)
                 if values and len(values) == 1 and "=" in values[0]:
                     var, _, text = values[0].partition("=")
-                    env[var] = [text]
+                    assign(env, var, [text])
                 elif word.literal() is None and "=" in word.raw:
                     env[word.raw.partition("=")[0]] = None
+        if first is not None and first[0] in _READERS:
+            for word in node.words[1:]:
+                target = word.literal()
+                if target and _is_plain_name(target):
+                    env[target] = None
+        if first is not None and first[0] == "printf":
+            for i, word in enumerate(node.words[1:-1], start=1):
+                target = node.words[i + 1].literal()
+                if word.literal() == "-v" and target:
+                    env[target] = None
         if first is None:
             self.dynamic(node.words[0].raw)
             return
+        self.here = self.directory(env)
+        if first[0] in ("cd", "pushd"):
+            self.change_directory(node, env)
         rest = [self.arg(word, env) for word in node.words[1:]]
+        expanded = any(part[0] != "lit" for part in node.words[0].parts)
         for program in first:
             argv = [_Arg(program, node.words[0].raw), *rest]
+            if expanded and program.split() != [program]:
+                # an unquoted expansion is split into words: "$C" = "python3 x.py"
+                argv = [_Arg(w, node.words[0].raw) for w in program.split()] + rest
+                if not argv:
+                    continue
             self.command(argv, env, depth, stdin=stdin, heredoc=heredoc)
+
+    def directory(self, env: dict[str, list[str] | None]) -> str | None:
+        if CWD not in env:
+            return self.cwd
+        values = env[CWD]
+        return values[0] if values and len(values) == 1 else None
+
+    def change_directory(self, node: Node, env: dict[str, list[str] | None]) -> None:
+        """``cd DIR`` in this scope: later relative paths are read from DIR."""
+
+        args = [w for w in node.words[1:] if not (w.literal() or "").startswith("-")]
+        values = self.expand(args[0], env) if args else [os.path.expanduser("~")]
+        here = self.directory(env)
+        if values is None or len(values) != 1 or here is None or values[0] == "-":
+            env[CWD] = None
+            return
+        env[CWD] = [os.path.normpath(os.path.join(here, os.path.expanduser(values[0])))]
 
     def dynamic(self, raw: str) -> None:
         self.add(
@@ -308,7 +356,7 @@ class Checker:
                 name = str(part[1])
                 if name in env:
                     options = env[name]
-                elif name in os.environ and _is_plain_name(name):
+                elif name in SAFE_ENVIRON and name in os.environ:
                     options = [os.environ[name]]
                 else:
                     options = None
@@ -359,8 +407,12 @@ class Checker:
             inner = _WRAPPERS[name](self, argv)
             if inner:
                 self.inner(inner, env, depth, stdin=stdin, heredoc=heredoc, shebang=shebang)
-        elif name in ("eval",):
+        elif name == "eval":
             self.shell_string(argv[1:], env, depth, joined=True)
+        elif name == "trap" and len(argv) > 2 and not (argv[1].value or "-").startswith("-"):
+            self.shell_string(argv[1:2], env, depth, joined=False)
+        elif name in ("source", ".") and len(argv) > 1:
+            self.sourced(argv[1])
         elif name == "alias":
             for arg in argv[1:]:
                 if arg.value and "=" in arg.value:
@@ -618,20 +670,22 @@ class Checker:
         """A rule file python-sb would find for ``script`` (next to it, or in the current
         directory; for ``-c`` code and the REPL, in the current directory)."""
 
-        places = [self.cwd]
+        here = self.here or self.cwd
+        places = [here]
         if script and script != "-":
-            places.insert(0, os.path.dirname(os.path.join(self.cwd, os.path.expanduser(script))))
+            places.insert(0, os.path.dirname(os.path.join(here, os.path.expanduser(script))))
         return any(os.path.isfile(os.path.join(p, ".py-sandboxes")) for p in places)
 
     def config_allowed(self, config: str, script: str | None) -> bool:
         if not config:
             return False
-        wanted = os.path.realpath(os.path.join(self.cwd, os.path.expanduser(config)))
+        here = self.here or self.cwd
+        wanted = os.path.realpath(os.path.join(here, os.path.expanduser(config)))
         for allowed in self.settings.allowed_configs:
             if os.path.realpath(os.path.join(self.cwd, os.path.expanduser(allowed))) == wanted:
                 return True
         if script and script != "-":
-            own = os.path.join(os.path.dirname(os.path.join(self.cwd, script)), ".py-sandboxes")
+            own = os.path.join(os.path.dirname(os.path.join(here, script)), ".py-sandboxes")
             return os.path.realpath(own) == wanted
         return False
 
@@ -683,7 +737,12 @@ class Checker:
             self.shell_string(argv[i : i + 1], env, depth, joined=False)
             return
         if i < len(argv) and not reads_stdin:
-            return  # a shell script file: out of the hook's sight (see docs/agents.md)
+            if argv[i].raw.startswith(("<(", "$(", "`")) or argv[i].value in _STDIN_PATHS:
+                self.sourced(argv[i])
+                if argv[i].value not in _STDIN_PATHS:
+                    return
+            else:
+                return  # a shell script file: out of the hook's sight (see docs/agents.md)
         if heredoc is not None:
             self.check_text(heredoc, dict(env), depth + 1)
         elif stdin in ("pipe", "file"):
@@ -692,6 +751,18 @@ class Checker:
                 f"`{_join(argv)}` runs the commands it reads from its standard input, which "
                 "the hook cannot see",
                 "run the commands themselves, or put them in `bash -c '...'`",
+            )
+
+    def sourced(self, arg: _Arg) -> None:
+        """``source FILE``: a shell file is out of sight, but commands produced on the spot
+        (``source <(...)``, ``/dev/stdin``) are refused as unreadable."""
+
+        if arg.raw.startswith(("<(", "$(", "`")) or arg.value in _STDIN_PATHS:
+            self.add(
+                "unparsable",
+                f"`source {arg.raw}` runs commands that are produced when it runs: the hook "
+                "cannot see them",
+                "run the commands themselves",
             )
 
     def shell_string(
@@ -724,7 +795,19 @@ class Checker:
         """A program run by its path: read its shebang (what the kernel would run)."""
 
         path = argv[0].value or ""
-        full = os.path.join(self.cwd, os.path.expanduser(path))
+        if self.here is None and not os.path.isabs(os.path.expanduser(path)):
+            self.add(
+                "unreadable",
+                f"the hook cannot tell which file {path} is after a `cd` it cannot follow",
+                "use the script's absolute path, or a literal cd",
+            )
+            return
+        full = os.path.join(self.here or self.cwd, os.path.expanduser(path))
+        real = os.path.basename(os.path.realpath(full))
+        if python_like(real) or real in ("python-sb",):
+            # a link (or a venv's bin/python) to an interpreter: judged as that interpreter
+            self.command([_Arg(real, argv[0].raw), *argv[1:]], env, depth + 1, stdin=stdin)
+            return
         try:
             with open(full, "rb") as handle:
                 head = handle.read(256)
@@ -953,12 +1036,30 @@ def _dash_c(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
     """``su -c CMD``, ``script -c CMD``, ``nix-shell --run CMD``: a shell string."""
 
     for i, arg in enumerate(argv[1:], start=1):
-        if arg.value in ("-c", "--command", "--run") and i + 1 < len(argv):
+        value = arg.value or ""
+        grouped = value[:1] == "-" and value[1:2] != "-" and value.endswith("c")
+        if (grouped or value in ("--command", "--run")) and i + 1 < len(argv):
             return [_Arg("sh", "sh"), _Arg("-c", "-c"), argv[i + 1]]
         if arg.value and arg.value.startswith(("--command=", "--run=")):
             text = arg.value.split("=", 1)[1]
             return [_Arg("sh", "sh"), _Arg("-c", "-c"), _Arg(text, text)]
     return []
+
+
+_STDIN_PATHS = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def assign(env: dict[str, list[str] | None], name: str, values: list[str] | None) -> None:
+    """A variable set again may hold any of its values (a branch the hook does not evaluate
+    could have set it): the values are united, an unknown one makes it unknown."""
+
+    if name in env:
+        before = env[name]
+        if before is None or values is None:
+            env[name] = None
+            return
+        values = before + [v for v in values if v not in before]
+    env[name] = values
 
 
 _WRAPPERS: dict[str, Unwrap] = {
@@ -979,6 +1080,7 @@ _WRAPPERS: dict[str, Unwrap] = {
     "chrt": _fixed(frozenset(), positional=1),
     "unbuffer": _fixed(frozenset()),
     "catchsegv": _fixed(frozenset()),
+    "coproc": _fixed(frozenset()),
     "xargs": _xargs,
     "parallel": _xargs,
     "find": _find,

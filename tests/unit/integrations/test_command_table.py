@@ -10,6 +10,7 @@ The commands run in a small project (``PROJECT``) that has scripts with each kin
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -225,6 +226,17 @@ TABLE: list[tuple[str, str]] = [
     ("strace -f python3 x.py", "python"),
     ("taskset 0x1 python x.py", "python"),
     ("\\python x.py", "python"),
+    ("C='python3 x.py'; $C", "python"),
+    ("if true; then P=python3; else P=ls; fi; $P x.py", "python"),
+    ("read -r P <<< python3; $P x.py", "dynamic"),
+    ("trap 'python3 x.py' EXIT", "python"),
+    ("coproc python3 x.py", "python"),
+    ("source <(echo python3 x.py)", "unparsable"),
+    ("bash <(echo python3 x.py)", "dynamic"),
+    ("echo 'python3 x.py' | bash /dev/stdin", "unparsable"),
+    ("script -qc 'python3 x.py' /dev/null", "python"),
+    ("./venv/bin/python3 x.py", "python"),
+    ("./py x.py", "python"),
     ("'python3' x.py", "python"),
     ("p\"ython\" x.py", "python"),
     ("[[ -f x ]] && python3 x.py", "python"),
@@ -241,7 +253,10 @@ TABLE: list[tuple[str, str]] = [
     # -- shebangs --------------------------------------------------------------------------------
     ("scripts/report.py data.csv", "ok"),
     ("./scripts/report.py", "ok"),
-    ("cd /tmp && $PROJECT/scripts/report.py", "ok"),
+    ("cd scripts && ./report.py", "ok"),
+    ("cd scripts; ./bad_sibling.py", "shebang"),
+    ("(cd scripts) && ./report.py", "unreadable"),
+    ("cd \"$SOMEWHERE\" && ./report.py", "unreadable"),
     ("./scripts/uvx_report.py", "ok"),
     ("./bad.py", "shebang"),
     ("./direct.py arg", "shebang"),
@@ -305,6 +320,7 @@ def make_project(root: Path) -> Path:
         path = root / name
         path.write_text(text)
         path.chmod(0o755)
+    (root / "py").symlink_to(sys.executable)  # an interpreter under another name
     return root
 
 
