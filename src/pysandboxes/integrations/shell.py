@@ -707,7 +707,7 @@ class _Parser:
         while True:
             self.skip_blanks()
             c = self.peek()
-            if not c or c in ";&|)\n":
+            if not c or (c in ";&|)\n" and not self.startswith("&>")):
                 break
             if self.at_redirect():
                 node.redirects.append(self.parse_redirect())
