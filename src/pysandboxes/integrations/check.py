@@ -448,7 +448,8 @@ class Checker:
         """Commands that change a rule file (``rm``, ``mv``, ``cp x .py-sandboxes``, ``sed -i``,
         ``git rm``...)."""
 
-        values = [a.value for a in argv[1:] if a.value is not None]
+        # a glob or an unknown part is matched against the files there, as bash would expand it
+        values = [a.value if a.value is not None else a.loose for a in argv[1:]]
         targets: list[str] = []
         if name in _WRITERS_ANY:
             targets = values
@@ -462,10 +463,43 @@ class Checker:
             targets = [v[3:] for v in values if v.startswith("of=")]
         elif name == "git" and values and values[0] in ("rm", "mv", "checkout", "restore"):
             targets = values[1:]
+        elif name == "find" and "-delete" in values:
+            targets = [v for v in values if "py-sandboxes" in v]
+        recursive = name in ("rm", "git") and any(
+            (v.startswith("-") and not v.startswith("--") and ("r" in v or "R" in v))
+            or v == "--recursive"
+            for v in values
+        )
         for target in targets:
-            if not target.startswith("-") and is_rule_file(target):
-                self.rule_write(target)
+            if target.startswith("-"):
+                continue
+            found = self.rule_files_in(target, recursive=recursive)
+            if found:
+                self.rule_write(found)
                 return
+
+    def rule_files_in(self, target: str, *, recursive: bool) -> str:
+        """The rule file ``target`` names (or one its glob matches, or, for ``rm -r``, one
+        under the directory it names); empty if none."""
+
+        if is_rule_file(target) or "py-sandboxes" in os.path.basename(target):
+            return target
+        here = self.here or self.cwd
+        paths = [target]
+        if any(c in target for c in "*?[$"):
+            import glob
+
+            pattern = target.replace("$UNKNOWN", "*")
+            paths = glob.glob(os.path.expanduser(pattern), root_dir=here)[:1000]
+            if any(is_rule_file(p) for p in paths):
+                return next(p for p in paths if is_rule_file(p))
+        if recursive:
+            for path in paths:
+                full = os.path.join(here, os.path.expanduser(path))
+                found = _rule_file_under(full)
+                if found:
+                    return found
+        return ""
 
     # -- python and python-sb --------------------------------------------------------------------
 
@@ -833,6 +867,21 @@ class Checker:
         words.append(_Arg(path, path))
         words.extend(argv[1:])
         self.command(words, env, depth + 1, stdin=stdin, heredoc=heredoc, shebang=path)
+
+
+def _rule_file_under(directory: str, budget: int = 5000) -> str:
+    """A rule file somewhere under ``directory`` (a bounded walk; symbolic links not followed)."""
+
+    if not os.path.isdir(directory) or os.path.islink(directory):
+        return ""
+    for root, dirs, files in os.walk(directory):
+        for name in files:
+            if is_rule_file(name):
+                return os.path.join(root, name)
+        budget -= len(files) + len(dirs)
+        if budget <= 0:
+            return ""
+    return ""
 
 
 def _is_plain_name(name: str) -> bool:
