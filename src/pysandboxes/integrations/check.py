@@ -124,8 +124,11 @@ def is_rule_file(path: str) -> bool:
 
 def python_like(name: str) -> bool:
     """``python``, ``python3``, ``python3.12``, ``pythonw``, ``pypy3``, ``graalpy``,
-    ``ipython``... (a name made of one of those stems and a version)."""
+    ``ipython``... (a name made of one of those stems and a version), and the ``py``
+    launcher."""
 
+    if name == "py":  # the Python launcher (python-launcher on Linux)
+        return True
     for stem in ("python", "pypy", "graalpy", "ipython", "jython", "micropython"):
         if name.startswith(stem):
             rest = name[len(stem) :]

@@ -31,6 +31,7 @@ TABLE: list[tuple[str, str]] = [
     ("ipython", "python"),
     ("ipython x.py", "python"),
     ("pythonw x.py", "python"),
+    ("py -3.12 x.py", "python"),
     ("python", "python"),
     ("python -", "python"),
     ("python -c 'print(1)'", "python"),
