@@ -24,15 +24,17 @@ user's behalf. A payload it cannot read, and any error of the hook itself, is a 
 hook that fails open protects nothing. ``AGENT`` may also be ``shell``: the command text on
 stdin, the verdict on stdout (exit status 1 when refused), for people and scripts.
 
-This runs before every shell command an agent issues: only ``json``, ``os`` and ``sys``, and
-the parser, are imported.
+This runs before every shell command an agent issues: only ``os`` and ``sys``, the parser and
+a small JSON codec (:mod:`~pysandboxes.integrations.jsonlite`; ``json`` would import ``re``)
+are imported.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+
+from pysandboxes.integrations import jsonlite
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -142,7 +144,7 @@ def decide(agent: str, raw: bytes, settings: Settings) -> list[str]:
     from pysandboxes.integrations.check import Checker, is_rule_file
 
     try:
-        payload = json.loads(raw.decode("utf-8"))
+        payload = jsonlite.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise HookError(f"the {agent} payload is not JSON ({exc}); refused") from None
     if not isinstance(payload, dict):
@@ -191,7 +193,7 @@ def extract(agent: str, payload: dict[str, object]) -> tuple[str, object, object
         args = payload.get("toolArgs")
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
+                args = jsonlite.loads(args) if args.strip() else {}
             except ValueError:
                 raise HookError("the copilot toolArgs are not JSON; refused") from None
         if not isinstance(args, dict):
@@ -271,4 +273,4 @@ def answer(agent: str, reasons: list[str]) -> tuple[str, int]:
         if not reasons:
             return "", 0
         out = {"permissionDecision": "deny", "permissionDecisionReason": reason}
-    return json.dumps(out), 0
+    return jsonlite.dumps(out), 0
