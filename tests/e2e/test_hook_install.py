@@ -118,6 +118,18 @@ def test_other_settings_are_kept(project: Path, home: Path) -> None:
     assert not skill.exists()
 
 
+def test_a_hook_command_with_words(project: Path, home: Path) -> None:
+    env = base_env(home)
+    result = run_sb(
+        ["--install-hook=codex", "--hook-command=uvx --from pysandboxes python-sb"],
+        cwd=project,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads((project / ".codex" / "hooks.json").read_text())
+    assert commands_in(data) == ["uvx --from pysandboxes python-sb --hook=codex"]
+
+
 def test_a_file_that_is_not_json_is_left_alone(project: Path, home: Path) -> None:
     settings = project / ".gemini" / "settings.json"
     settings.parent.mkdir()

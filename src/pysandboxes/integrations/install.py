@@ -90,9 +90,11 @@ def main(words: list[str], *, remove: bool = False) -> int:
 def default_command() -> str:
     """The absolute path of the running ``python-sb`` (an agent's PATH may not have it)."""
 
+    from pysandboxes.integrations.check import quote
+
     argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
     if os.path.basename(argv0) == PROG:
-        return os.path.abspath(argv0)
+        return quote(os.path.abspath(argv0))
     return PROG
 
 
@@ -120,9 +122,12 @@ def skill_file(base: str) -> str:
 
 
 def hook_command(agent: str, command: str, options: list[str]) -> str:
+    """The registered shell command: ``command`` as given (``--hook-command`` is shell text,
+    e.g. ``uvx --from pysandboxes python-sb``), then the hook and its options, quoted."""
+
     from pysandboxes.integrations.check import quote
 
-    return " ".join([quote(command), f"--hook={agent}", *(quote(o) for o in options)])
+    return " ".join([command, f"--hook={agent}", *(quote(o) for o in options)])
 
 
 def entry(agent: str, command: str) -> tuple[str, dict[str, object]]:
