@@ -53,6 +53,16 @@ CWD = "\0cwd"
 SAFE_ENVIRON = frozenset(
     {"HOME", "USER", "LOGNAME", "TMPDIR", "PWD", "VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT"}
 )
+#: Variables that make python-sb's own interpreter load code before it applies any rule.
+LAUNCHER_VARIABLES = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH"})
+#: PYTHON* variables that load no code (every other one is refused for python-sb).
+HARMLESS_PYTHON_VARIABLES = frozenset(
+    {
+        "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8",
+        "PYTHONHASHSEED", "PYTHONFAULTHANDLER", "PYTHONCOERCECLOCALE", "PYTHONLEGACYWINDOWSSTDIO",
+        "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONOPTIMIZE", "PYTHONVERBOSE",
+    }
+)  # fmt: skip
 #: Builtins that read a value into a variable the hook cannot know.
 _READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 #: Builtins whose NAME=VALUE arguments set shell variables.
@@ -146,6 +156,9 @@ class Checker:
         #: the directory of the command being checked (after the ``cd`` of the same text), or
         #: None when a ``cd`` went somewhere the hook cannot know
         self.here: str | None = self.cwd
+        #: variables set for the command being checked (``NAME=v cmd``, ``env NAME=v``, earlier
+        #: assignments of the same text): those that act on python-sb's own interpreter
+        self.launcher_vars: set[str] = set()
         self.findings: list[Finding] = []
 
     # -- entry points ----------------------------------------------------------------------------
@@ -285,6 +298,10 @@ class Checker:
             self.dynamic(node.words[0].raw)
             return
         self.here = self.directory(env)
+        # variables python-sb itself would start with: set on this command, or earlier in the text
+        self.launcher_vars = {name for name, _ in node.assigns} | {
+            name for name in env if name != CWD
+        }
         if first[0] in ("cd", "pushd"):
             self.change_directory(node, env)
         rest = [self.arg(word, env) for word in node.words[1:]]
@@ -407,6 +424,10 @@ class Checker:
         elif name in SHELLS:
             self.shell(argv, env, depth, stdin=stdin, heredoc=heredoc)
         elif name in _WRAPPERS:
+            if name in ("env", "sudo", "doas"):
+                for arg in argv[1:]:
+                    if arg.value and "=" in arg.value and _is_plain_name(arg.value.split("=")[0]):
+                        self.launcher_vars.add(arg.value.split("=", 1)[0])
             inner = _WRAPPERS[name](self, argv)
             if inner:
                 self.inner(inner, env, depth, stdin=stdin, heredoc=heredoc, shebang=shebang)
@@ -675,6 +696,17 @@ class Checker:
         if explain:
             return
         base = "python-sb" + (f" {quote(script)}" if script else "")
+        for variable in sorted(self.launcher_vars):
+            if variable in LAUNCHER_VARIABLES or (
+                variable.startswith("PYTHON") and variable not in HARMLESS_PYTHON_VARIABLES
+            ):
+                self.add(
+                    "sb-environment",
+                    f"{variable} is set for python-sb: it acts on python-sb's own interpreter "
+                    "(code from a sitecustomize.py, a preloaded library) before any rule applies",
+                    f"{base} (without setting {variable}; the rule file's env= lines give the "
+                    "program its variables)",
+                )
         for option in widening:
             if option == "--learn" or option.startswith(("--learn=", "--audit")):
                 message = (

@@ -161,6 +161,12 @@ TABLE: list[tuple[str, str]] = [
     ("python-sb --pysandboxes-config other.py-sandboxes scripts/report.py", "sb-config"),
     ("python-sb --learn -c 'print(1)'", "sb-option"),
     ("uvx python-sb --learn scripts/report.py", "sb-option"),
+    ("PYTHONPATH=. python-sb scripts/report.py", "sb-environment"),
+    ("export PYTHONPATH=/tmp/evil; python-sb scripts/report.py", "sb-environment"),
+    ("env LD_PRELOAD=./x.so python-sb scripts/report.py", "sb-environment"),
+    ("PYTHONSTARTUP=x.py ./scripts/report.py", "sb-environment"),
+    ("PYTHONUNBUFFERED=1 python-sb scripts/report.py", "ok"),
+    ("PYTHONPATH=src mypy src && python-sb scripts/report.py", "ok"),
     ("bash -c 'python-sb --os-sandbox=none scripts/report.py'", "sb-option"),
     # -- the bypasses of the reference implementation: each refused ------------------------------
     ("bash -c \"python x.py\"", "python"),
