@@ -443,6 +443,16 @@ class Checker:
                     self.check_text(arg.value.split("=", 1)[1], dict(env), depth + 1)
         elif name in _RUNNING_TOOLS:
             inner = _RUNNING_TOOLS[name](self, argv)
+            if (
+                inner
+                and name in ("uv", "uvx")
+                and os.path.basename(inner[0].value or "")
+                in (
+                    "python-sb",
+                    "pysandboxes",
+                )
+            ):
+                self.python_sb_source(argv)
             if inner:
                 self.inner(inner, env, depth, stdin=stdin, heredoc=heredoc, shebang=shebang)
         elif "/" in path:
@@ -745,6 +755,25 @@ class Checker:
             places.insert(0, os.path.dirname(os.path.join(here, os.path.expanduser(script))))
         return any(os.path.isfile(os.path.join(p, ".py-sandboxes")) for p in places)
 
+    def python_sb_source(self, argv: list[_Arg]) -> None:
+        """``uvx --from SOURCE python-sb``: python-sb from a URL or a path is another program."""
+
+        for i, arg in enumerate(argv[1:], start=1):
+            value = arg.value or ""
+            if value == "--from" and i + 1 < len(argv):
+                source = argv[i + 1].value
+            elif value.startswith("--from="):
+                source = value.split("=", 1)[1]
+            else:
+                continue
+            if source is None or not _is_requirement(source):
+                self.add(
+                    "sb-source",
+                    f"`--from {source or argv[i + 1].raw}` takes python-sb from somewhere else "
+                    "than the package index: that program need not enforce anything",
+                    "uvx --from pysandboxes python-sb ...",
+                )
+
     def config_allowed(self, config: str, script: str | None) -> bool:
         if not config:
             return False
@@ -917,6 +946,19 @@ def _rule_file_under(directory: str, budget: int = 5000) -> str:
         if budget <= 0:
             return ""
     return ""
+
+
+def _is_requirement(text: str) -> bool:
+    """A requirement from the package index (``pysandboxes``, ``pysandboxes==0.8``), not a URL
+    or a path."""
+
+    return (
+        bool(text)
+        and not text.startswith((".", "/", "~"))
+        and "/" not in text
+        and ":" not in text
+        and "@" not in text
+    )
 
 
 def _is_plain_name(name: str) -> bool:
