@@ -2,7 +2,8 @@
 
 Each row is a command and the expected verdict: ``ok`` (no objection) or the kind of the first
 refusal (``python``, ``runner``, ``shebang``, ``sb-option``, ``sb-config``, ``sb-learning``,
-``rules-write``, ``dynamic``, ``unparsable``, ``unreadable``). The rows include every bypass
+``sb-environment``, ``sb-source``, ``rules-write``, ``dynamic``, ``unparsable``,
+``unreadable``). The rows include every bypass
 measured on the reference implementation (each refused) and its false positives (each allowed).
 The commands run in a small project (``PROJECT``) that has scripts with each kind of shebang.
 """
