@@ -13,7 +13,8 @@ directly. A command is refused when it
 - runs a script whose shebang is a bare Python;
 - runs ``python-sb`` with an option that widens or replaces the rules (``--learn``, ``--audit``,
   any ``--KEY=VALUE`` rule, a ``--pysandboxes-config`` other than the script's own or an
-  allowed one);
+  allowed one), without a rule file (learning mode), with variables that load code into its
+  own interpreter (``PYTHONPATH``, ``LD_PRELOAD``...), or taken from a URL or a path;
 - writes, moves or deletes a rule file (``*.py-sandboxes``);
 - or cannot be read: a syntax this parser does not know, a program name computed at run time
   (``$X args``), a shell reading its commands from a pipe, a script whose first line cannot be
