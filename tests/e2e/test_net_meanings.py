@@ -311,9 +311,10 @@ def test_wildcard_in_rule_serves_every_host_address(
     assert proc.returncode == 0, err
 
 
+@pytest.mark.parametrize("python_layer", [True, False], ids=["py-on", "py-off"])
 @pytest.mark.parametrize("provider", ["bwrap", "unshare"])
 def test_loopback_in_rule_serves_the_host_loopback_only(
-    provider: str, project: Path, home: Path
+    provider: str, python_layer: bool, project: Path, home: Path
 ) -> None:
     """``net=ALLOW|TCP|127.0.0.1|PORT|IN``: a loopback-only server; the host's loopback reaches
     it, the host's own address does not (nothing is forwarded from it)."""
@@ -331,7 +332,7 @@ def test_loopback_in_rule_serves_the_host_loopback_only(
         "127.0.0.1",
         port,
         10,
-        True,
+        python_layer,
     )
     try:
         assert reach("127.0.0.1", port) == "from-sandbox"
