@@ -344,7 +344,9 @@ def _in_forwards(
             and _covers_address(item, address)
             for port in _ports(item.rule)
         )
-        result[address] = subtract(merge(ranges), denied)
+        # Port 0 is "any free port" for a bind, never a port pasta can forward (it would bind
+        # a random port of the host).
+        result[address] = subtract(merge(ranges), merge((*denied, (0, 0))))
     for address in list(result):
         for other in _wider(address):
             if other in result:
@@ -390,7 +392,7 @@ def build_plan(
                     "(all 65535 cannot be)",
                 )
         allowed = _loopback_ports(rules, "ALLOW", proto)
-        result = subtract(allowed, _loopback_ports(rules, "DENY", proto))
+        result = subtract(allowed, merge((*_loopback_ports(rules, "DENY", proto), (0, 0))))
         if any(lo <= 53 <= hi for lo, hi in result):
             result = subtract(result, ((53, 53),))
             warnings.append(

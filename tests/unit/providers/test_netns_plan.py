@@ -153,6 +153,9 @@ def test_in_forwards_minus_deny_and_wider_binds() -> None:
     )
     with pytest.raises(ConfigError, match="name the ports"):
         netns.build_plan(policy("ALLOW|TCP|0.0.0.0/32|*|IN"))
+    # Port 0 (a bind to any free port) is never forwarded: pasta would bind a random port.
+    zero = netns.build_plan(policy("ALLOW|TCP|127.0.0.1|0-2|IN", "ALLOW|UDP|127.0.0.1|0|OUT"))
+    assert zero.tcp_in == (("127.0.0.1", ((1, 2),)),) and zero.udp_to_host == ()
     # An IN rule no host address reaches needs no port list: nothing is forwarded.
     quiet = netns.build_plan(policy("ALLOW|TCP|10.0.0.0/8|*|IN"), is_local=local)
     assert quiet.tcp_in == () and any("nothing is forwarded to it" in w for w in quiet.warnings)
