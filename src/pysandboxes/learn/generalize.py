@@ -671,52 +671,16 @@ def wrap_names(key: str, names: Sequence[str], width: int = _WRAP) -> list[str]:
     return lines
 
 
-_ARCHIVES = (".zip", ".egg", ".whl", ".pyz")
-
-
-class _ModuleEvidence:
-    """Whether an attempted import found a module (an ``import`` event fires before the search).
-
-    ``try: import winreg / except ImportError`` probes are common in the standard library and
-    in packages; a name that does not exist is not written, since a refused import raises a
-    ``ModuleNotFoundError`` that such code already handles. Standard-library names are looked
-    up with ``importlib.util.find_spec`` (the same installation as the child); any other name is
-    kept when a recorded file path shows it (``name/``, ``name.py``, ``name.cpython-*.so``), or
-    when the run read an archive (a zip import), or when the guard reported no files at all.
-    """
-
-    def __init__(self, recording: Recording) -> None:
-        self.parts: set[str] = set()
-        self.archive = False
-        files = recording.of_type(FileAccess)
-        self.no_files = not files
-        for access in files:
-            for part in access.path.split("/"):
-                self.parts.add(part)
-                self.parts.add(part.split(".", 1)[0])
-            if access.path.endswith(_ARCHIVES):
-                self.archive = True
-
-    def found(self, name: str) -> bool:
-        if name in sys.stdlib_module_names:
-            import importlib.util
-
-            try:
-                return importlib.util.find_spec(name) is not None
-            except (ImportError, ValueError):
-                return True
-        return self.no_files or self.archive or name in self.parts
-
-
 def _imports(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    # Only imports that found a module are recorded (the guard holds a report back until the
+    # module is in sys.modules): a probe for a name that does not exist never gets here.
     names: set[str] = set()
-    evidence = _ModuleEvidence(recording)
     for access in recording.of_type(ImportAccess):
         top = access.top_level
         if not is_module_name(top):
             learned.warnings.append(f"skipped python-import for module {shown(top)}: not a name")
             continue
-        if top == "__main__" or _import_allowed(top, ctx) or not evidence.found(top):
+        if top == "__main__" or _import_allowed(top, ctx):
             continue
         names.add(top)
     groups = (

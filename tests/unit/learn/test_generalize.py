@@ -362,19 +362,6 @@ def test_default_grants_cover_this_interpreter() -> None:
     assert "/dev/null" in grants
 
 
-def test_imports_that_found_nothing_are_not_written(tree: dict[str, Path]) -> None:
-    lib = tree["proj"] / "lib" / "tinyfmt" / "__init__.py"
-    rec = recording(
-        ImportAccess("winreg"),  # standard library, absent on this platform: a probe
-        ImportAccess("org"),  # pickle's `from org.python.core import ...` probe
-        ImportAccess("tinyfmt"),
-        ImportAccess("json"),
-        FileAccess(str(lib), False),
-    )
-    learned = generalize(rec, context(tree))
-    assert rules(learned, "imports") == ["python-import=json", "python-import=tinyfmt"]
-
-
 def test_a_created_directory_is_granted_itself(tree: dict[str, Path]) -> None:
     made = tree["proj"] / "db"
     made.mkdir()
