@@ -56,12 +56,14 @@ from dataclasses import dataclass, field
 from pysandboxes.learn.records import (
     ApiAccess,
     EnvAccess,
+    EnvScan,
     EvalAccess,
     FileAccess,
     ImportAccess,
     NetAccess,
     Recording,
 )
+from pysandboxes.learn.secrets import looks_secret
 from pysandboxes.learn.values import is_env_name, is_module_name, shown, unsafe_reason
 from pysandboxes.policy.model import Policy
 
@@ -261,10 +263,13 @@ class Learned:
     sections: dict[str, list[str]] = field(default_factory=dict)
     rules: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Commented-out lines a person must decide on (secrets read by name): written even when
+    #: no rule is, so that the decision is in the file.
+    reviews: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.rules
+        return not self.rules and not self.reviews
 
     def add(self, section: str, key: str, value: str, comment: str | None = None) -> None:
         line = f"{key}={value}" + (f"  # {comment}" if comment else "")
@@ -733,32 +738,79 @@ def _env_unset(name: str, ctx: LearnContext) -> str | None:
     return None
 
 
+#: What :func:`env_verdict` says of a variable the program read by name.
+ENV_GRANT = "grant"  # written active: env=NAME=${NAME}
+ENV_SECRET = "secret"  # looks like a secret: written commented out, under a review note
+ENV_UNSET = "unset"  # not set while learning: written commented out
+ENV_INTERPRETER = "interpreter"  # PYTHON*: not written, a warning
+ENV_UNENV = "unenv"  # an unenv= of the file removes it: not written, a warning
+ENV_BAD_NAME = "bad-name"  # not a plain name: not written, a warning
+ENV_NEEDS_NOTHING = "nothing"  # the launcher's own, or already granted: nothing to say
+
+
+def env_verdict(name: str, ctx: LearnContext) -> tuple[str, str | None]:
+    """``(verdict, detail)`` for a variable read by name: one decision for learning (what to
+    write) and audit (what to report), so that both say the same of the same run."""
+
+    if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
+        return ENV_NEEDS_NOTHING, None
+    if not is_env_name(name):
+        return ENV_BAD_NAME, "not a plain name"
+    blocked = _env_unset(name, ctx)
+    if blocked is not None:
+        return ENV_UNENV, f"{blocked} removes it whatever else"
+    if name.startswith("PYTHON"):
+        return (
+            ENV_INTERPRETER,
+            "it acts on the interpreter before the Python layer is armed; add it by hand if "
+            "the program needs it",
+        )
+    if ctx.host_env is not None and name not in ctx.host_env:
+        return ENV_UNSET, "not set while learning"
+    if looks_secret(name):
+        return ENV_SECRET, "looks like a secret: review before granting it"
+    return ENV_GRANT, None
+
+
 def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     names = sorted({a.name for a in recording.of_type(EnvAccess)})
     unset: list[str] = []
+    secrets: list[str] = []
     for name in names:
-        if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
+        verdict, detail = env_verdict(name, ctx)
+        if verdict == ENV_NEEDS_NOTHING:
             continue
-        if not is_env_name(name):
-            learned.warnings.append(f"skipped env for variable {shown(name)}: not a plain name")
-            continue
-        blocked = _env_unset(name, ctx)
-        if blocked is not None:
-            learned.warnings.append(f"not granting env {name}: {blocked} removes it whatever else")
-            continue
-        if name.startswith("PYTHON"):
-            learned.warnings.append(
-                f"not granting env {name}: it acts on the interpreter before the Python layer "
-                "is armed; add it by hand if the program needs it"
-            )
-            continue
-        if ctx.host_env is not None and name not in ctx.host_env:
+        if verdict == ENV_BAD_NAME:
+            learned.warnings.append(f"skipped env for variable {shown(name)}: {detail}")
+        elif verdict in (ENV_UNENV, ENV_INTERPRETER):
+            learned.warnings.append(f"not granting env {name}: {detail}")
+        elif verdict == ENV_UNSET:
             unset.append(name)
-            continue
-        learned.add("environment", "env", f"{name}=${{{name}}}")
+        elif verdict == ENV_SECRET:
+            secrets.append(name)
+        else:
+            learned.add("environment", "env", f"{name}=${{{name}}}")
+    # Secrets read by name: never granted without a person deciding (docs/learning.md).
+    fresh = [name for name in secrets if f"# env={name}=${{{name}}}" not in ctx.existing_lines]
+    if fresh:
+        learned.warnings.append(
+            "not granting " + ", ".join(fresh) + ": read by name, but the name looks like a "
+            "secret; the line is written commented out, uncomment it if the program needs it"
+        )
+        learned.note(
+            "environment",
+            "Review: secret. Read by name, but the names look like secrets (tokens, keys,",
+        )
+        learned.note(
+            "environment",
+            "passwords, credential files), so they are NOT granted. Uncomment a line only if",
+        )
+        learned.note("environment", "the program must receive that secret:")
+        for name in fresh:
+            learned.note("environment", f"env={name}=${{{name}}}")
+            learned.reviews.append(f"env={name}=${{{name}}}")
     # Not granted: the run never received a value, so nothing it did depends on one. Written as
-    # comments for the reviewer (a library probing AWS_SECRET_ACCESS_KEY would otherwise be
-    # handed the secret on the next machine that has it), once per file.
+    # comments for the reviewer, once per file.
     fresh = [name for name in unset if f"# env={name}=${{{name}}}" not in ctx.existing_lines]
     if fresh:
         learned.note(
@@ -768,6 +820,18 @@ def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> N
         learned.note("environment", "uncomment a line to pass that variable when it is set:")
         for name in fresh:
             learned.note("environment", f"env={name}=${{{name}}}")
+    if recording.of_type(EnvScan) and SCAN_NOTE[0] not in ctx.existing_lines:
+        for line in SCAN_NOTE:
+            learned.note("environment", line.removeprefix("# "))
+
+
+#: Written once when the program went through the whole environment (``os.environ.items()``,
+#: ``.copy()``, ``urllib.request.getproxies()``...): no variable is granted for a scan.
+SCAN_NOTE: tuple[str, ...] = (
+    "# The program (or a library) also went through the whole environment (iterating",
+    "# os.environ, copying it, urllib's *_proxy lookup...); no variable is granted for that:",
+    "# it sees only what env= grants. Add what it needs by name, or with a pattern (APP_*).",
+)
 
 
 # -- sensitive calls ------------------------------------------------------------------------------

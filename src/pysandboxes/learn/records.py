@@ -5,7 +5,9 @@ The guard (``pysandboxes.guard``) writes one JSON object per line to ``RunContex
 - ``{"kind": "file", "op": "read"|"write", "path": ...}``
 - ``{"kind": "net", "proto", "host", "ip", "port", "dir"}`` (``port`` null and ``proto`` ``*``
   for a name looked up without a port or socket type)
-- ``{"kind": "import", "name"}``, ``{"kind": "env", "name"}``
+- ``{"kind": "import", "name"}`` (sent once the module is loaded: a probe that found nothing
+  is never sent), ``{"kind": "env", "name"}`` (a variable read by name),
+  ``{"kind": "env-scan"}`` (the program went through the whole environment)
 - ``{"kind": "api", "function", "category"}``, ``{"kind": "eval", ...}``
 
 and, in audit mode, a ``"denial"`` object (``Denial.to_dict()``) on each line the rules would
@@ -62,6 +64,12 @@ class EnvAccess:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvScan:
+    """The program went through the whole environment (iteration, ``.items()``, ``.copy()``,
+    ``dict(os.environ)``, ``urllib.request.getproxies()``...): no variable is read by name."""
+
+
+@dataclass(frozen=True, slots=True)
 class ApiAccess:
     """A sensitive call (``python-api``) and its category."""
 
@@ -81,7 +89,7 @@ class EvalAccess:
     items: tuple[tuple[str, str], ...]
 
 
-Access = FileAccess | NetAccess | ImportAccess | EnvAccess | ApiAccess | EvalAccess
+Access = FileAccess | NetAccess | ImportAccess | EnvAccess | EnvScan | ApiAccess | EvalAccess
 
 #: Record fields of an ``eval`` line and the ``eval-*`` key each one feeds.
 EVAL_FIELDS: dict[str, str] = {
@@ -138,6 +146,8 @@ def parse_record(data: dict[str, Any]) -> Access:
         return ImportAccess(_text(data, "name"))
     if kind == "env":
         return EnvAccess(_text(data, "name"))
+    if kind == "env-scan":
+        return EnvScan()
     if kind == "api":
         return ApiAccess(_text(data, "function"), str(data.get("category") or ""))
     if kind == "eval":

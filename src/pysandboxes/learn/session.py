@@ -33,7 +33,7 @@ from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import EnvAccess, Recording
+from pysandboxes.learn.records import EnvAccess, EnvScan, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -255,9 +255,16 @@ class LearningSession:
         where = self._shown(self.written)
         saved = f" (previous version saved as {self._shown(self.backup)})" if self.backup else ""
         ended = "" if status in (0, None) else f" (the program ended with status {status})"
+        reviews = len(learned.reviews)
+        to_review = (
+            f" and {reviews} commented-out line{'s' if reviews != 1 else ''} to review"
+            if reviews
+            else ""
+        )
         self._say(
-            f"{self._label()}: wrote {count} rule line{'s' if count != 1 else ''} to {where}"
-            f"{saved}{ended}. They grant what this run did: review them before relying on them."
+            f"{self._label()}: wrote {count} rule line{'s' if count != 1 else ''}{to_review} to "
+            f"{where}{saved}{ended}. They grant what this run did: review them before relying "
+            "on them."
         )
 
     def _generalize(self, existing: Policy | None, existing_text: str = "") -> Learned:
@@ -305,6 +312,11 @@ class LearningSession:
             for denial in denials:
                 for line in describe(denial):
                     self._say("  " + line)
+        if self.recording.of_type(EnvScan):
+            from pysandboxes.learn.generalize import SCAN_NOTE
+
+            for line in SCAN_NOTE:
+                self._say(f"{self._label()}: {line.removeprefix('# ')}")
         if self.denials_file and denials:
             self._append_denials(denials)
 
@@ -312,17 +324,22 @@ class LearningSession:
         """Variables the program read, set in python-sb's environment, that the rules do not
         pass (the guard does not judge the environment: the launcher builds it, SPEC §3.4)."""
 
-        from pysandboxes.learn.generalize import LAUNCHER_VARIABLES
-        from pysandboxes.policy.decide import build_environment
+        from pysandboxes.learn import generalize as g
 
+        ctx = g.LearnContext(cwd=self.cwd, existing=self.policy, host_env=frozenset(self.environ))
         out: list[Denial] = []
         for access in self.recording.of_type(EnvAccess):
             name = access.name
-            if name in known or name in LAUNCHER_VARIABLES or name not in self.environ:
-                continue  # an unset variable: withholding it changes nothing
-            known.add(name)
-            if name in build_environment(self.policy, {name: "x"}):
+            if name in known:
                 continue
+            known.add(name)
+            # The same decision as learning's (generalize.env_verdict), against these rules.
+            verdict, why = g.env_verdict(name, ctx)
+            if verdict in (g.ENV_NEEDS_NOTHING, g.ENV_UNSET, g.ENV_BAD_NAME):
+                continue  # an unset variable: withholding it changes nothing
+            detail = "read by the program, not passed to it by the rules"
+            if verdict in (g.ENV_SECRET, g.ENV_INTERPRETER):
+                detail += f"; {why}"
             unset = next((r for r in self.policy.unenv if fnmatch.fnmatchcase(name, r.name)), None)
             out.append(
                 Denial(
@@ -331,7 +348,7 @@ class LearningSession:
                     rule=unset.text if unset else None,
                     origin=str(unset.origin) if unset else None,
                     suggestion=None if unset else f"env={name}=${{{name}}}",
-                    detail="read by the program, not passed to it by the rules",
+                    detail=detail,
                 )
             )
         return out
