@@ -263,7 +263,6 @@ def make_file_handlers(
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
-    learning = recording and not reporter.auditing
     listing = [False]  # set while a directory listing is judged (only changes reporting)
     show = reporter.show_path
     protected = table.protected
@@ -313,9 +312,10 @@ def make_file_handlers(
         quiet = quiet or launcher_call()
         # The path finder lists every sys.path directory it searches whatever the program
         # imports: an unexposed one (the current directory, for -c and -m) is refused without
-        # a --denials line or an audit report; its modules are simply not found. Learning still
-        # records it: a directory the program put on sys.path must be readable to import from.
-        quiet = quiet or (listing[0] and not learning and import_system_call())
+        # a --denials line; its modules are simply not found. Learning records it and audit
+        # reports it (one record for both): a directory the program put on sys.path must be
+        # readable to import from.
+        quiet = quiet or (listing[0] and not recording and import_system_call())
         shown = show(resolved)
         if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)

@@ -363,10 +363,24 @@ def _grant_bases(default_grants: tuple[str, ...], private_tmp: str | None) -> tu
     return tuple(sorted(b.rstrip("/") + "/" for b in bases))
 
 
-def is_default_grant(path: str, ctx: LearnContext) -> bool:
-    """True when the defaults already allow ``path`` (no rule needed)."""
+def is_default_grant(path: str, ctx: LearnContext, write: bool = False) -> bool:
+    """True when the defaults already allow ``path`` (no rule needed) for that access.
 
-    return (path + "/").startswith(_grant_bases(ctx.default_grants, ctx.private_tmp))
+    Writing is granted by default only in the private temp directory and to the writable
+    devices (``/dev/null``...); a write below the interpreter's installation (a ``pip install``
+    into the environment) is refused by the guard and reported by audit, so it is learned too.
+    """
+
+    if not write:
+        return (path + "/").startswith(_grant_bases(ctx.default_grants, ctx.private_tmp))
+    return (path + "/").startswith(_grant_bases(_writable_defaults(), ctx.private_tmp))
+
+
+@functools.lru_cache(maxsize=1)
+def _writable_defaults() -> tuple[str, ...]:
+    from pysandboxes.guard import files as guard_files  # the guard's own list of defaults
+
+    return tuple(guard_files.DEVICES_RW)
 
 
 @functools.lru_cache(maxsize=16)
@@ -477,11 +491,25 @@ def program_directories(ctx: LearnContext) -> list[str]:
     return []
 
 
+def program_needs(ctx: LearnContext) -> list[str]:
+    """The :func:`program_directories` that neither the defaults nor ``ctx.existing`` grant
+    for reading: what learning writes for them, and what audit reports."""
+
+    return [
+        directory
+        for directory in program_directories(ctx)
+        if not is_default_grant(directory, ctx) and _existing_mode(directory, ctx) not in RO_OR_RW
+    ]
+
+
+RO_OR_RW = ("ro", "rw")
+
+
 def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     wanted: dict[str, bool] = {}  # directory -> writable
 
     def want(path: str, write: bool) -> None:
-        if is_default_grant(path, ctx):
+        if is_default_grant(path, ctx, write):
             return
         have = _existing_mode(path, ctx)
         if have == "rw" or (have == "ro" and not write):
@@ -489,7 +517,7 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         wanted[path] = wanted.get(path, False) or write
 
     hidden: set[str] = set()
-    for directory in program_directories(ctx):
+    for directory in program_needs(ctx):
         want(directory, False)
     for access in recording.of_type(FileAccess):
         if access.path.startswith("@"):  # an abstract Unix socket: no file rule names it
@@ -500,7 +528,7 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         path = os.path.normpath(os.path.join(ctx.cwd, access.path))
         if access.write and _is_bytecode_cache(path):
             continue
-        if is_default_grant(path, ctx):
+        if is_default_grant(path, ctx, access.write):
             continue
         have = _existing_mode(path, ctx)
         if have == "rw" or (have == "ro" and not access.write):
@@ -754,6 +782,12 @@ def env_verdict(name: str, ctx: LearnContext) -> tuple[str, str | None]:
 
     if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
         return ENV_NEEDS_NOTHING, None
+    if ctx.host_env is not None and name not in ctx.host_env:
+        # Nothing the run did depended on a value. A plain name is shown commented out; an
+        # interpreter variable or a name no rule can hold is not worth a line.
+        if name.startswith("PYTHON") or not is_env_name(name):
+            return ENV_NEEDS_NOTHING, None
+        return ENV_UNSET, "not set while learning"
     if not is_env_name(name):
         return ENV_BAD_NAME, "not a plain name"
     blocked = _env_unset(name, ctx)
@@ -765,8 +799,6 @@ def env_verdict(name: str, ctx: LearnContext) -> tuple[str, str | None]:
             "it acts on the interpreter before the Python layer is armed; add it by hand if "
             "the program needs it",
         )
-    if ctx.host_env is not None and name not in ctx.host_env:
-        return ENV_UNSET, "not set while learning"
     if looks_secret(name):
         return ENV_SECRET, "looks like a secret: review before granting it"
     return ENV_GRANT, None

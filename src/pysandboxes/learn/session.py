@@ -298,9 +298,25 @@ class LearningSession:
 
     # -- audit -----------------------------------------------------------------------------------
 
+    def _audit_context(self) -> LearnContext:
+        """The run's context for the decisions audit shares with learning, against the rules
+        in force (includes too: audit judges what this run would be refused)."""
+
+        return LearnContext.for_run(
+            cwd=self.cwd,
+            program_kind=self.program_kind,
+            program=self.program,
+            private_tmp=self.tmpdir,
+            prefixes=self.prefixes,
+            environ=self.environ,
+            existing=self.policy,
+        )
+
     def _finish_audit(self) -> None:
+        ctx = self._audit_context()
         denials = [denial for denial, _ in self.recording.denials.values()]
-        denials += self._env_denials({d.target for d in denials if d.kind == "env"})
+        denials += self._program_denials(ctx, {d.target for d in denials if d.kind == "file"})
+        denials += self._env_denials(ctx, {d.target for d in denials if d.kind == "env"})
         if not denials:
             self._say(f"{self._label()}: no access outside the rules in this run")
         else:
@@ -320,13 +336,36 @@ class LearningSession:
         if self.denials_file and denials:
             self._append_denials(denials)
 
-    def _env_denials(self, known: set[str]) -> list[Denial]:
+    def _program_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
+        """The directory a kernel provider must let the interpreter read to start the program
+        at all (the script's, or the ``-m`` package's ``sys.path`` entry), when the rules do not
+        expose it: learning writes that line (``generalize.program_needs``), audit reports it."""
+
+        from pysandboxes.learn.generalize import program_needs
+
+        out: list[Denial] = []
+        for directory in program_needs(ctx):
+            if directory in known:
+                continue
+            out.append(
+                Denial(
+                    kind="file",
+                    target=directory,
+                    rule=None,
+                    origin=None,
+                    suggestion=f"expose-ro={directory}",
+                    detail="read: the program's own directory, which a kernel provider must "
+                    "expose for the interpreter to start the program",
+                )
+            )
+        return out
+
+    def _env_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
         """Variables the program read, set in python-sb's environment, that the rules do not
         pass (the guard does not judge the environment: the launcher builds it, SPEC §3.4)."""
 
         from pysandboxes.learn import generalize as g
 
-        ctx = g.LearnContext(cwd=self.cwd, existing=self.policy, host_env=frozenset(self.environ))
         out: list[Denial] = []
         for access in self.recording.of_type(EnvAccess):
             name = access.name

@@ -10,6 +10,7 @@ import pytest
 
 from pysandboxes.learn.generalize import (
     DANGEROUS_MODULES,
+    SCAN_NOTE,
     LearnContext,
     Learned,
     default_grants,
@@ -21,12 +22,14 @@ from pysandboxes.learn.generalize import (
 from pysandboxes.learn.records import (
     ApiAccess,
     EnvAccess,
+    EnvScan,
     EvalAccess,
     FileAccess,
     ImportAccess,
     NetAccess,
     Recording,
 )
+from pysandboxes.learn.secrets import looks_secret
 from pysandboxes.policy.model import (
     ApiRule,
     EnvRule,
@@ -289,7 +292,7 @@ def test_environment(tree: dict[str, Path]) -> None:
         EnvAccess("OPTIONAL"),  # read, not set when learning
         EnvAccess("PYTHONPATH"),  # acts before the guard: a warning, no line
     )
-    host = frozenset({"REPORT_TITLE", "LC_ALL", "AWS_SECRET", "TEMP"})
+    host = frozenset({"REPORT_TITLE", "LC_ALL", "AWS_SECRET", "TEMP", "BAD=NAME", "PYTHONPATH"})
     learned = generalize(rec, context(tree, existing=existing, host_env=host))
     assert learned.sections["environment"] == [
         "env=REPORT_TITLE=${REPORT_TITLE}",
@@ -304,6 +307,37 @@ def test_environment(tree: dict[str, Path]) -> None:
     assert generalize(rec, ctx).sections["environment"] == ["env=REPORT_TITLE=${REPORT_TITLE}"]
     assert len(learned.warnings) == 3
     assert "PYTHONPATH" in learned.warnings[-1]
+
+
+def test_unset_interpreter_variables_and_odd_names_are_not_worth_a_line(
+    tree: dict[str, Path],
+) -> None:
+    rec = recording(EnvAccess("PYTHONTZPATH"), EnvAccess("bamboo.buildKey"), EnvAccess("X"))
+    learned = generalize(rec, context(tree, host_env=frozenset({"X"})))
+    assert learned.sections["environment"] == ["env=X=${X}"]
+    assert learned.warnings == []
+
+
+def test_secrets_read_by_name_are_written_commented_for_review(tree: dict[str, Path]) -> None:
+    names = ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "NETRC")
+    rec = recording(*(EnvAccess(n) for n in names), EnvAccess("APP_MODE"), EnvScan())
+    learned = generalize(rec, context(tree, host_env=frozenset({*names, "APP_MODE"})))
+    section = learned.sections["environment"]
+    assert [line for line in section if not line.startswith("#")] == ["env=APP_MODE=${APP_MODE}"]
+    assert learned.rules == [("env", "APP_MODE=${APP_MODE}")]
+    review = section.index(next(line for line in section if line.startswith("# Review: secret")))
+    for name in names:
+        line = f"# env={name}=${{{name}}}"
+        assert line in section and section.index(line) > review
+        assert any(name in warning for warning in learned.warnings)
+    assert "# " + SCAN_NOTE[0].removeprefix("# ") in section  # the scan, said once
+    # A secret alone is still written (commented), so that the decision is in the file.
+    alone = generalize(
+        recording(EnvAccess("API_KEY")), context(tree, host_env=frozenset({"API_KEY"}))
+    )
+    assert not alone.empty and alone.rules == []
+    assert looks_secret("PGPASSFILE") and looks_secret("db_password") and looks_secret("MYSQL_PWD")
+    assert not looks_secret("HOME") and not looks_secret("LANG") and not looks_secret("APP_MODE")
 
 
 def test_sensitive_calls_by_function_with_their_category(tree: dict[str, Path]) -> None:
