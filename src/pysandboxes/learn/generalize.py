@@ -665,10 +665,17 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         proto, host, direction = key
         found, spans = ports[key], ranges[key]
         comment = None
-        if 0 in found and (direction == "IN" or (found == {0} and not spans)):
-            # A bind to port 0 (any port the kernel picks), or a name looked up without a port.
+        if direction == "IN" and 0 in found:
+            # A bind to port 0: "a port the kernel picks", which every enforcer reads as such
+            # (the guard judges the bind with port 0, Landlock's bind rule for port 0 means the
+            # ephemeral ports, the namespace providers forward nothing for it); "*" would be
+            # every port, which bwrap and unshare refuse to forward from the host.
+            text = _format_ports(found, set())
+            comment = "port 0: chosen by the kernel"
+        elif found == {0} and not spans:
+            # A name looked up without a port.
             text = "*"
-            comment = "port chosen by the kernel" if direction == "IN" else "looked up, no port"
+            comment = "looked up, no port"
         else:
             text = _format_ports(found - {0}, spans)
             if spans:

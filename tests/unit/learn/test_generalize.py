@@ -208,7 +208,7 @@ def test_own_server_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
         NetAccess("TCP", None, "127.0.0.1", 5432, "OUT"),  # outside the range: as is
     )
     assert rules(generalize(rec, context(tree)), "network") == [
-        "net=ALLOW|TCP|127.0.0.1|*|IN  # port chosen by the kernel",
+        "net=ALLOW|TCP|127.0.0.1|0|IN  # port 0: chosen by the kernel",
         "net=ALLOW|TCP|127.0.0.1|5432,32768-60999|OUT  # ephemeral ports: the program's own "
         "server, on a port the kernel chose",
     ]
@@ -410,7 +410,7 @@ def test_a_loopback_name_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
         NetAccess("TCP", "example.com", "", 45000, "OUT"),  # not this machine: as is
     )
     assert rules(generalize(rec, context(tree)), "network") == [
-        "net=ALLOW|TCP|127.0.0.1|*|IN  # port chosen by the kernel",
+        "net=ALLOW|TCP|127.0.0.1|0|IN  # port 0: chosen by the kernel",
         "net=ALLOW|TCP|example.com|45000|OUT",
         "net=ALLOW|TCP|localhost|32768-60999|OUT  # ephemeral ports: the program's own server, "
         "on a port the kernel chose",
