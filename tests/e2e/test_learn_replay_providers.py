@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.server
 import re
 import shutil
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -181,6 +182,36 @@ def urllib_page(tree: Path, home: Path) -> Run:
     return run
 
 
+def own_server_fixed_port(tree: Path, home: Path) -> Run:
+    """A server on a fixed loopback port and a client of it, in one program."""
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    text = (
+        "import socket, threading\n"
+        "server = socket.socket()\n"
+        "server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        f"server.bind(('127.0.0.1', {port}))\n"
+        "server.listen()\n\n\n"
+        "def answer():\n"
+        "    peer, _ = server.accept()\n"
+        "    peer.sendall(b'hello')\n"
+        "    peer.close()\n\n\n"
+        "threading.Thread(target=answer, daemon=True).start()\n"
+        f"client = socket.create_connection(('127.0.0.1', {port}), timeout=10)\n"
+        "print(client.recv(5).decode())\n"
+    )
+    return script(tree, home, text)
+
+
+OWN_SERVER_FIXED_PORT = (
+    "the learned OUT rule to the program's own loopback server is forwarded to the host's "
+    "loopback by pasta under the namespace providers, which binds that port inside the sandbox: "
+    "the program's own bind fails with EADDRINUSE (issue 11 point 10; see docs/learning.md)"
+)
+
 OWN_SERVER_ON_LOOPBACK = (
     "a program that binds port 0 and talks to itself over loopback needs an OUT rule for a port "
     "it cannot know; the learned ephemeral OUT range is forwarded to the host by pasta under "
@@ -197,6 +228,11 @@ CASES = [
         http_sqlite,
         normalise=lambda text: re.sub(r"\(\d+ stored\)", "(n stored)", text),
         broken={"bwrap": OWN_SERVER_ON_LOOPBACK, "unshare": OWN_SERVER_ON_LOOPBACK},
+    ),
+    Case(
+        "own-server-fixed-port",
+        own_server_fixed_port,
+        broken={"bwrap": OWN_SERVER_FIXED_PORT, "unshare": OWN_SERVER_FIXED_PORT},
     ),
     Case("use-package", use_package),
     Case("temp-threads", temp_threads),
