@@ -23,17 +23,20 @@ How each kind is generalised (docs/learning.md says the same for users):
   (:func:`program_directories`).
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
-  picks a port) is written with port ``*``; a connection to a loopback address on a port in the
+  picks a port) is written with port ``0``; a connection to a loopback address on a port in the
   kernel's ephemeral range, in a run that bound port 0, is written with that range (the program
   talks to a server it started itself on a port that changes every run).
 - **Modules**: top-level names, in three commented groups: modules that reach outside the
   interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
-  and the rest (third-party packages and the program's own modules).
-- **Environment**: ``env=NAME=${NAME}`` for each variable read; one that was not set during the
-  run is written commented out, for the reviewer, and not granted. ``TMPDIR``, ``TEMP`` and
-  ``TMP`` are never learned (the launcher points ``TMPDIR`` at the private temp directory);
-  ``PYTHON*`` variables, which act on the interpreter before the Python layer is armed, are left
-  to the user with a warning.
+  and the rest (third-party packages and the program's own modules). The guard records an
+  import only once its module loaded, so every recorded name is written (a probe never is).
+- **Environment**: ``env=NAME=${NAME}`` for each variable read by name (:func:`env_verdict`,
+  which audit uses too); a scan of the whole environment grants nothing (a note says so); a
+  name that looks like a secret (:mod:`pysandboxes.learn.secrets`) is written commented out
+  under a review note; one that was not set during the run is written commented out, for the
+  reviewer, and not granted. ``TMPDIR``, ``TEMP`` and ``TMP`` are never learned (the launcher
+  points ``TMPDIR`` at the private temp directory); ``PYTHON*`` variables, which act on the
+  interpreter before the Python layer is armed, are left to the user with a warning.
 - **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
   category, which would grant more than the run used).
 - **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
