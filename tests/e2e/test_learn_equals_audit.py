@@ -256,3 +256,31 @@ def test_probes_for_modules_that_do_not_exist(home: Path, project: Path) -> None
     )
     compared.check()
     assert names_of(compared.lines, "python-import") == {"gc"}
+
+
+def test_the_import_systems_listing_only_where_a_module_was_found(
+    home: Path, project: Path
+) -> None:
+    """For -c the current directory is on sys.path and is listed on every import: learned and
+    reported only when a module of the run came from it (here a package in ./src, put there by
+    the program; the listing of ./src is what finds it)."""
+
+    (project / "src" / "mypkg").mkdir(parents=True)
+    (project / "src" / "mypkg" / "__init__.py").write_text("VALUE = 7\n")
+    plain, _, _ = learn_and_audit(
+        ["-c", "import json; print(json.dumps([1]))"],
+        cwd=project,
+        home=home,
+        env=base_env(home),
+        rule_dir=project,
+    )
+    plain.check()
+    assert not [r for r in plain.lines if r.startswith("expose-")], plain.lines
+    code = "import sys; sys.path.insert(0, 'src'); import mypkg; print(mypkg.VALUE)"
+    (project.parent / "learned.py-sandboxes").unlink()
+    (project.parent / "audit.jsonl").unlink()
+    found, _, _ = learn_and_audit(
+        ["-c", code], cwd=project, home=home, env=base_env(home), rule_dir=project
+    )
+    found.check()
+    assert "expose-ro=./src" in found.lines

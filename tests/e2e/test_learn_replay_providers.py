@@ -134,6 +134,16 @@ def code_csv_json(tree: Path, home: Path) -> Run:
     return Run(["-c", code], project, base_env(home), project / ".py-sandboxes")
 
 
+def code_src_package(tree: Path, home: Path) -> Run:
+    """-c importing a package from a directory the program puts on sys.path."""
+
+    project = tree / "project"
+    (project / "src" / "mypkg").mkdir(parents=True)
+    (project / "src" / "mypkg" / "__init__.py").write_text("VALUE = 7\n")
+    code = "import sys; sys.path.insert(0, 'src'); import mypkg; print(mypkg.VALUE)"
+    return Run(["-c", code], project, base_env(home), project / ".py-sandboxes")
+
+
 def script(tree: Path, home: Path, text: str, extra_env: dict[str, str] | None = None) -> Run:
     project = tree / "project"
     project.mkdir()
@@ -240,6 +250,7 @@ CASES = [
     Case("m-tool", module_tool),
     Case("stdin", from_stdin),
     Case("c-csv-json", code_csv_json),
+    Case("c-src-package", code_src_package),
     Case("tabulate", tabulate_skill),
     Case("pytest-pluggy", pytest_pluggy),
     Case("m-pytest", module_pytest, normalise=lambda text: re.sub(r" in [0-9.]+s", "", text)),

@@ -303,7 +303,7 @@ def make_file_handlers(
 
     def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
         op = "write" if write else "read"
-        fields = (("kind", "file"), ("op", op), ("path", resolved))
+        fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
         # shrugs off the refusal: not worth a --denials line or a learned rule.
         quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
@@ -312,10 +312,14 @@ def make_file_handlers(
         quiet = quiet or launcher_call()
         # The path finder lists every sys.path directory it searches whatever the program
         # imports: an unexposed one (the current directory, for -c and -m) is refused without
-        # a --denials line; its modules are simply not found. Learning records it and audit
-        # reports it (one record for both): a directory the program put on sys.path must be
-        # readable to import from.
-        quiet = quiet or (listing[0] and not recording and import_system_call())
+        # a --denials line; its modules are simply not found. In learn and audit modes it is
+        # recorded, marked, and held back: learning writes it and audit reports it only when a
+        # module of the run was found there (learn/generalize.py, listing_needed).
+        by_import_system = listing[0] and import_system_call()
+        quiet = quiet or (by_import_system and not recording)
+        deferred = by_import_system and recording
+        if deferred:
+            fields = (*fields, ("by", "import-system"))
         shown = show(resolved)
         if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)
@@ -353,6 +357,7 @@ def make_file_handlers(
                 given,
                 fields,
                 quiet,
+                deferred,
             )
             return
         if resolved in protected:

@@ -229,8 +229,58 @@ def make_import_handlers(
     contains = dict.__contains__
     pop = dict.pop
     list_ = list
+    # Where each module of the run was found (the sys.path entry its top-level package came
+    # from), recorded once per directory as {"kind": "module-root"}: learning and audit keep the
+    # import system's listing of a sys.path directory only when a module was found there.
+    known_modules = set(modules)  # the launcher's, loaded before the guard was armed
+    roots_seen: set[str] = set()
+    count = [len_(modules)]
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    dict_get = dict.get
+    getattr_ = getattr
+
+    def strip(path: Any, parts: int) -> str | None:
+        if type_(path) is not str_ or not path.startswith("/"):
+            return None  # built-in, frozen, or not a path
+        for _ in range(parts):
+            path = path.rpartition("/")[0]
+        return path or None
+
+    def root_of(name: str, module: Any) -> list[str]:
+        if type_(module) is not module_type:
+            return []
+        namespace = module_dict(module)
+        spec = dict_get(namespace, "__spec__")
+        parts = name.count(".") + 1
+        try:
+            locations = getattr_(spec, "submodule_search_locations", None)
+            origin = getattr_(spec, "origin", None)
+            if spec is None:
+                locations = dict_get(namespace, "__path__")
+                origin = dict_get(namespace, "__file__")
+            if locations is not None:  # a package: its directories
+                found = [strip(location, parts) for location in list_(locations)]
+            else:
+                found = [strip(origin, parts)]
+        except Exception:  # a spec of the program's that does not read back
+            return []
+        return [root for root in found if root is not None]
+
+    def scan_modules() -> None:
+        count[0] = len_(modules)
+        for name in list_(modules):
+            if name in known_modules:
+                continue
+            known_modules.add(name)
+            for root in root_of(name, dict_get(modules, name)):
+                if root not in roots_seen:
+                    roots_seen.add(root)
+                    record((("kind", "module-root"), ("path", root)))
 
     def settle() -> None:
+        if count[0] != len_(modules):
+            scan_modules()
         if not waiting:
             return
         for top in list_(waiting):

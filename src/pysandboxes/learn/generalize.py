@@ -63,6 +63,8 @@ from pysandboxes.learn.records import (
     EvalAccess,
     FileAccess,
     ImportAccess,
+    ImportListing,
+    ModuleRoot,
     NetAccess,
     Recording,
 )
@@ -494,6 +496,25 @@ def program_directories(ctx: LearnContext) -> list[str]:
     return []
 
 
+def listing_needed(listing: ImportListing, recording: Recording) -> bool:
+    """Whether the import system's listing of a ``sys.path`` directory is needed: a module of
+    the run was found there. (It lists every such directory on every import: for ``-c`` and
+    ``-m`` the current directory, which a run that imports nothing from it does not need.)
+    Learning writes it, and audit reports it, only then."""
+
+    path = os.path.normpath(listing.path)
+    roots = _module_roots(recording)
+    return path in roots or os.path.realpath(path) in roots
+
+
+def _module_roots(recording: Recording) -> frozenset[str]:
+    found: set[str] = set()
+    for root in recording.of_type(ModuleRoot):
+        path = os.path.normpath(root.path)
+        found.update((path, os.path.realpath(path)))
+    return frozenset(found)
+
+
 def program_needs(ctx: LearnContext) -> list[str]:
     """The :func:`program_directories` that neither the defaults nor ``ctx.existing`` grant
     for reading: what learning writes for them, and what audit reports."""
@@ -522,6 +543,9 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     hidden: set[str] = set()
     for directory in program_needs(ctx):
         want(directory, False)
+    for listing in recording.of_type(ImportListing):
+        if listing_needed(listing, recording):
+            want(os.path.normpath(os.path.join(ctx.cwd, listing.path)), False)
     for access in recording.of_type(FileAccess):
         if access.path.startswith("@"):  # an abstract Unix socket: no file rule names it
             learned.warnings.append(

@@ -33,7 +33,7 @@ from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import EnvAccess, EnvScan, Recording
+from pysandboxes.learn.records import EnvAccess, EnvScan, ImportListing, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -313,8 +313,14 @@ class LearningSession:
         )
 
     def _finish_audit(self) -> None:
+        from pysandboxes.learn.generalize import listing_needed
+
         ctx = self._audit_context()
-        denials = [denial for denial, _ in self.recording.denials.values()]
+        denials = [
+            denial
+            for denial, access in self.recording.denials.values()
+            if not isinstance(access, ImportListing) or listing_needed(access, self.recording)
+        ]
         denials += self._program_denials(ctx, {d.target for d in denials if d.kind == "file"})
         denials += self._env_denials(ctx, {d.target for d in denials if d.kind == "env"})
         if not denials:
