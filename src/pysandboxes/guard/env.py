@@ -20,7 +20,8 @@ Two kinds of read, recorded differently (issue 11 point 13):
   part of a scan, while a name the program wrote or built (``"HOME"``) is another object and is
   a read by name.
 
-Listed in the wrapper table of ``docs/python-layer.md``.
+``os.environb`` is recorded the same way (its names decoded with ``surrogateescape``, as
+``os.fsdecode`` does). Listed in the wrapper table of ``docs/python-layer.md``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def install_recorder(record: Callable[[tuple[tuple[str, Any], ...]], None]) -> N
     str_ = str
     type_ = type
     isinstance_ = isinstance
+    bytes_ = bytes
+    decode = bytes.decode
     # The one object handed out for each name by a scan (see the module docstring).
     handed: dict[str, str] = {}
     get_handed = handed.get
@@ -50,6 +53,9 @@ def install_recorder(record: Callable[[tuple[tuple[str, Any], ...]], None]) -> N
         if type_(key) is str_:
             if get_handed(key) is not key:
                 record((("kind", "env"), ("name", key)))
+        elif type_(key) is bytes_:  # os.environb
+            if get_handed(key) is not key:
+                record((("kind", "env"), ("name", decode(key, "utf-8", "surrogateescape"))))
         elif isinstance_(key, str_):  # a str subclass: its plain text, no method of its own
             record((("kind", "env"), ("name", str_.__str__(key))))
 
@@ -72,3 +78,6 @@ def install_recorder(record: Callable[[tuple[tuple[str, Any], ...]], None]) -> N
             return base.__repr__(self)  # type: ignore[no-any-return]
 
     os.environ.__class__ = RecordingEnviron
+    environb = getattr(os, "environb", None)  # POSIX only; its own mapping of the same data
+    if environb is not None and type(environb) is base:
+        environb.__class__ = RecordingEnviron

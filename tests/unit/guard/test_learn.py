@@ -119,3 +119,18 @@ def test_an_import_is_reported_once_its_module_is_loaded_and_a_probe_never(
         assert imported == {"importlib", "json", "gc"}, (mode, imported)
     logged = {json.loads(line)["target"] for line in denials.read_text().splitlines()}
     assert logged == {"importlib", "json", "gc"}
+
+
+def test_environb_reads_by_name_and_scans(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "print(os.environb.get(b'WANTED'), len(dict(os.environb)) > 0)\n"
+        "for key in os.environb:\n"
+        "    os.environb[key]\n"
+        "print('done')\n"
+    )
+    env = {**os.environ, "WANTED": "w", "AWS_SECRET_ACCESS_KEY": "s"}
+    result = run_armed(code, "", tmp_path, mode="learn", env=env)
+    assert result.returncode == 0 and "done" in result.lines, result.stderr
+    assert {r["name"] for r in result.records if r["kind"] == "env"} == {"WANTED"}
+    assert {"kind": "env-scan"} in result.records
