@@ -174,7 +174,9 @@ def module_pytest(tree: Path, home: Path) -> Run:
         "    pytest.skip('not here')\n"
     )
     # -p no:cacheprovider and no byte-code: the learning run leaves no cache behind that the
-    # replay would read through a path the learning run never took.
+    # replay would read through a path the learning run never took (pytest reads its rewritten
+    # .pyc back with marshal.load, a python-api call; docs/learning.md, "What learning cannot
+    # see").
     env = base_env(home, {"PYTHONDONTWRITEBYTECODE": "1"})
     args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     return Run(args, project, env, project / ".py-sandboxes")
