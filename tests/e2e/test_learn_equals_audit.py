@@ -22,6 +22,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ from pysandboxes.policy.decide import (
     path_access,
 )
 from pysandboxes.policy.model import Policy
-from tests.helpers import base_env, run_sb
+from tests.helpers import base_env, require, run_sb
 
 SECRETS_AND_OTHERS = {
     "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -162,6 +163,7 @@ def learn_and_audit(
 def test_an_installed_package_tabulate(home: Path, project: Path) -> None:
     """The seed's skill: tabulate lives in the environment's site-packages."""
 
+    require(find_spec("tabulate"), "tabulate is not installed (pip install -e '.[dev]')")
     script = project / "t.py"
     script.write_text("from tabulate import tabulate\nprint(tabulate([['a', 1]]))\n")
     compared, _, _ = learn_and_audit(

@@ -18,6 +18,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,7 @@ def script(tree: Path, home: Path, text: str, extra_env: dict[str, str] | None =
 
 
 def tabulate_skill(tree: Path, home: Path) -> Run:
+    require(find_spec("tabulate"), "tabulate is not installed (pip install -e '.[dev]')")
     return script(tree, home, "from tabulate import tabulate\nprint(tabulate([['a', 1]]))\n")
 
 
