@@ -356,6 +356,17 @@ def run(cmd: CommandLine) -> int:
             )
             raise ConfigError([ConfigProblem("<arg>", message)])
 
+    judged = bool(plan.policy.py_sandbox.value) or provider.kernel
+    if plan.mode == "enforce" and cmd.kind == "script" and cmd.program and judged:
+        # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
+        # do not let the sandbox read is refused here, naming the rule to add.
+        from pysandboxes.providers.limits import check_script
+
+        refusal = check_script(plan.policy, cmd.program, _prefixes())
+        if refusal is not None:
+            from pysandboxes.policy.model import display_path
+
+            raise ConfigError([ConfigProblem(display_path(plan.rule_file), refusal.text)])
     if plan.mode == "enforce":
         env = build_environment(plan.policy, os.environ)
     else:

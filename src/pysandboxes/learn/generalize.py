@@ -215,7 +215,7 @@ def default_grants(extra: Iterable[str] = ()) -> list[str]:
 
     found += [
         *guard_files.CERTIFICATE_STORES,
-        *guard_files.TIMEZONE_DATA,
+        *guard_files.SYSTEM_DATA,
         *guard_files.DEVICES_RW,
         *guard_files.DEVICES_RO,
     ]
