@@ -189,6 +189,23 @@ def module_pytest(tree: Path, home: Path) -> Run:
     return Run(args, project, env, project / ".py-sandboxes")
 
 
+def module_probes(tree: Path, home: Path) -> Run:
+    return script(
+        tree,
+        home,
+        "try:\n    import winreg\nexcept ImportError:\n    pass\n"
+        "try:\n    import no_such_module_here\nexcept ImportError:\n    pass\n"
+        "import gc\n\nprint(gc.isenabled())\n",
+    )
+
+
+PROBE_LOGGED = (
+    "the replay behaves the same (the probe fails either way), but in enforce mode the guard "
+    "refuses an import before the search and writes a --denials line even for a module that "
+    "does not exist; learning does not grant such names, by design (docs/learning.md)"
+)
+
+
 def urllib_page(tree: Path, home: Path) -> Run:
     assert PAGE_URL, "the page server fixture is not running"
     text = (
@@ -264,6 +281,11 @@ CASES = [
     Case("pytest-pluggy", pytest_pluggy),
     Case("m-pytest", module_pytest, normalise=lambda text: re.sub(r" in [0-9.]+s", "", text)),
     Case("urllib-page", urllib_page),
+    Case(
+        "module-probes",
+        module_probes,
+        broken={"subprocess": PROBE_LOGGED, "landlock": PROBE_LOGGED},
+    ),
 ]
 
 PAGE_URL: list[str] = []
