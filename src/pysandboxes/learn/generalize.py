@@ -68,7 +68,7 @@ from pysandboxes.learn.records import (
     NetAccess,
     Recording,
 )
-from pysandboxes.learn.secrets import looks_secret
+from pysandboxes.learn.secrets import looks_secret, looks_secret_path
 from pysandboxes.learn.values import is_env_name, is_module_name, shown, unsafe_reason
 from pysandboxes.policy.model import Policy
 
@@ -515,6 +515,14 @@ def _module_roots(recording: Recording) -> frozenset[str]:
     return frozenset(found)
 
 
+def file_grant_looks_secret(path: str, write: bool, ctx: LearnContext) -> bool:
+    """Whether the rule learning would write for this file access is left for review (a
+    place that holds credentials); audit says "looks like a secret" for the same accesses."""
+
+    grant, _ = _grant_for(FileAccess(path, write), ctx)
+    return looks_secret_path(grant)
+
+
 def program_needs(ctx: LearnContext) -> list[str]:
     """The :func:`program_directories` that neither the defaults nor ``ctx.existing`` grant
     for reading: what learning writes for them, and what audit reports."""
@@ -583,15 +591,32 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         if not covered:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
+    secrets: list[str] = []
     for path, write in kept:
         value, why = render_path(path, ctx)
         key = "expose-rw" if write else "expose-ro"
         if value is None:
             learned.warnings.append(f"skipped {key} for {shown(path)}: {why}")
             continue
+        if looks_secret_path(path):
+            secrets.append(f"{key}={value}")  # credentials: left to a person (docs/learning.md)
+            continue
         lines.append((value, key))
     for value, key in sorted(lines):
         learned.add("files", key, value)
+    fresh = [line for line in sorted(secrets) if f"# {line}" not in ctx.existing_lines]
+    if fresh:
+        learned.warnings.append(
+            "not granting " + ", ".join(fresh) + ": the program read it, but it looks like a "
+            "place that holds credentials; the line is written commented out, uncomment it if "
+            "the program needs it"
+        )
+        learned.note("files", "Review: secret. The program read these, but they look like places")
+        learned.note("files", "that hold credentials (keys, tokens, passwords), so they are NOT")
+        learned.note("files", "granted. Uncomment a line only if the program must read them:")
+        for line in fresh:
+            learned.note("files", line)
+            learned.reviews.append(line)
 
 
 # -- network --------------------------------------------------------------------------------------

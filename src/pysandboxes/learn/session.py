@@ -321,6 +321,7 @@ class LearningSession:
             for denial, access in self.recording.denials.values()
             if not isinstance(access, ImportListing) or listing_needed(access, self.recording)
         ]
+        denials = [self._secret_file(denial, ctx) for denial in denials]
         denials += self._program_denials(ctx, {d.target for d in denials if d.kind == "file"})
         denials += self._env_denials(ctx, {d.target for d in denials if d.kind == "env"})
         if not denials:
@@ -341,6 +342,27 @@ class LearningSession:
                 self._say(f"{self._label()}: {line.removeprefix('# ')}")
         if self.denials_file and denials:
             self._append_denials(denials)
+
+    @staticmethod
+    def _secret_file(denial: Denial, ctx: LearnContext) -> Denial:
+        """A file access whose rule learning would leave for review says so (the same
+        decision: ``generalize.file_grant_looks_secret``)."""
+
+        from pysandboxes.learn.generalize import file_grant_looks_secret
+
+        if denial.kind != "file" or not denial.target.startswith("/"):
+            return denial
+        write = (denial.detail or "").startswith("write")
+        if not file_grant_looks_secret(denial.target, write, ctx):
+            return denial
+        return Denial(
+            kind=denial.kind,
+            target=denial.target,
+            rule=denial.rule,
+            origin=denial.origin,
+            suggestion=denial.suggestion,
+            detail=f"{denial.detail or ''}; looks like a secret: review before granting it",
+        )
 
     def _program_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
         """The directory a kernel provider must let the interpreter read to start the program
@@ -417,7 +439,7 @@ class LearningSession:
                                 data.get("kind"),
                                 data.get("target"),
                                 data.get("rule"),
-                                data.get("detail"),
+                                _first_part(data.get("detail")),
                             )
                         )
         except OSError:
@@ -425,7 +447,8 @@ class LearningSession:
         try:
             with open(self.denials_file, "a", encoding="utf-8") as handle:
                 for denial in denials:
-                    if (denial.kind, denial.target, denial.rule, denial.detail) not in present:
+                    key = (denial.kind, denial.target, denial.rule, _first_part(denial.detail))
+                    if key not in present:
                         handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
         except OSError as exc:
             self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
@@ -480,6 +503,13 @@ def describe(denial: Denial) -> list[str]:
     else:
         lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
     return lines
+
+
+def _first_part(detail: object) -> object:
+    """A denial's detail up to the notes audit adds after ``;`` (the guard appended the same
+    access without them)."""
+
+    return detail.split(";", 1)[0] if isinstance(detail, str) else detail
 
 
 def _read_text(path: str) -> str:

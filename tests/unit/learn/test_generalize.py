@@ -29,7 +29,7 @@ from pysandboxes.learn.records import (
     NetAccess,
     Recording,
 )
-from pysandboxes.learn.secrets import looks_secret
+from pysandboxes.learn.secrets import looks_secret, looks_secret_path
 from pysandboxes.policy.model import (
     ApiRule,
     EnvRule,
@@ -90,7 +90,8 @@ def test_files_become_directories_in_the_written_forms(tree: dict[str, Path]) ->
         FileAccess(str(p / "data" / "sub"), False),  # listed: covered by ./data
         FileAccess(str(p / "out" / "report.txt"), True),
         FileAccess(str(h / "app" / "conf.ini"), False),
-        FileAccess(str(h / ".netrc"), False),  # directly in home: the file alone
+        FileAccess(str(h / ".netrc"), False),  # credentials: left for review, commented out
+        FileAccess(str(h / ".aws" / "credentials"), False),  # likewise, by its directory
         FileAccess(str(tree["venv"] / "share" / "x.json"), False),
         FileAccess(str(tree["hosttmp"] / "job" / "a.txt"), True),
         FileAccess(str(tree["hosttmp/private"] / "scratch"), True),  # private temp: default
@@ -108,10 +109,13 @@ def test_files_become_directories_in_the_written_forms(tree: dict[str, Path]) ->
         "expose-ro=./data",
         "expose-rw=./out",
         "expose-ro=/etc/hosts",
-        "expose-ro=~/.netrc",
         "expose-ro=~/app",
     ]
-    assert learned.warnings == []
+    section = learned.sections["files"]
+    assert section[section.index("# expose-ro=~/.aws") - 3].startswith("# Review: secret")
+    assert "# expose-ro=~/.netrc" in section  # directly in home: the file alone
+    assert learned.reviews == ["expose-ro=~/.aws", "expose-ro=~/.netrc"]
+    assert len(learned.warnings) == 1 and "~/.netrc" in learned.warnings[0]
 
 
 def test_relative_paths_and_a_write_in_the_current_directory(tree: dict[str, Path]) -> None:
@@ -337,6 +341,10 @@ def test_secrets_read_by_name_are_written_commented_for_review(tree: dict[str, P
     )
     assert not alone.empty and alone.rules == []
     assert looks_secret("PGPASSFILE") and looks_secret("db_password") and looks_secret("MYSQL_PWD")
+    for path in ("/h/.ssh", "/h/.aws/credentials", "/etc/ssl/private", "/h/.netrc", "/p/tls.key"):
+        assert looks_secret_path(path), path
+    for path in ("/h/app", "/etc/hosts", "/p/data/in.csv", "/h/.config/report"):
+        assert not looks_secret_path(path), path
     assert not looks_secret("HOME") and not looks_secret("LANG") and not looks_secret("APP_MODE")
 
 
