@@ -20,7 +20,9 @@ How each kind is generalised (docs/learning.md says the same for users):
   the import system (anything in ``__pycache__``; the import system ignores a refused cache
   write), and what the output file already grants. The script's own directory is always
   granted read-only; for ``-m``, the ``sys.path`` entry that holds the top-level package
-  (:func:`program_directories`).
+  (:func:`program_directories`). A rule for a place that holds credentials (``~/.aws``,
+  ``~/.netrc``, ``*.key``: :func:`pysandboxes.learn.secrets.looks_secret_path`) is written
+  commented out under a review note, never granted.
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
   picks a port) is written with port ``0``; a connection to a loopback address on a port in the
