@@ -734,6 +734,11 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             text = _format_ports(found - {0}, spans)
             if spans:
                 comment = "ephemeral ports: the program's own server, on a port the kernel chose"
+                learned.warnings.append(
+                    f"net=ALLOW|{proto}|{host}|{text}|{direction} lets the program reach its own "
+                    "server on loopback: it replays under the Python layer and landlock, not yet "
+                    "under bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+                )
         learned.add("network", "net", f"ALLOW|{proto}|{host}|{text}|{direction}", comment)
 
 
