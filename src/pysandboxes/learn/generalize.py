@@ -682,6 +682,20 @@ def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
 def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     accesses: list[NetAccess] = recording.of_type(NetAccess)
     binds_any_port = any(a.direction == "IN" and a.port == 0 for a in accesses)
+    bound = {(a.proto, a.port) for a in accesses if a.direction == "IN" and a.port}
+    own = sorted(
+        {
+            a.port
+            for a in accesses
+            if a.direction == "OUT" and (a.proto, a.port) in bound and _is_loopback(a.ip, a.host)
+        }
+    )
+    if own:
+        learned.warnings.append(
+            f"the program connects to its own server on loopback (port {', '.join(map(str, own))}"
+            "): the OUT line for it replays under the Python layer and landlock, not yet under "
+            "bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+        )
     low, high = ctx.ephemeral_ports
     ports: dict[tuple[str, str, str], set[int]] = {}
     ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}

@@ -219,6 +219,13 @@ def test_own_server_on_an_ephemeral_port(tree: dict[str, Path]) -> None:
     ]
     # Said at learn time: that OUT line does not replay under bwrap/unshare yet.
     assert len(learned.warnings) == 1 and "not yet under bwrap or unshare" in learned.warnings[0]
+    # A fixed port it binds and connects to: the same warning.
+    rec = recording(
+        NetAccess("TCP", None, "127.0.0.1", 8765, "IN"),
+        NetAccess("TCP", "localhost", "127.0.0.1", 8765, "OUT"),
+    )
+    warnings = generalize(rec, context(tree)).warnings
+    assert len(warnings) == 1 and "own server on loopback (port 8765)" in warnings[0]
     # Without a bind to port 0, an ephemeral-looking port is just a port.
     rec = recording(NetAccess("TCP", None, "127.0.0.1", 41234, "OUT"))
     learned = generalize(rec, context(tree))
