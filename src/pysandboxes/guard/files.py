@@ -242,7 +242,6 @@ def make_file_handlers(
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
-    learning = recording and not reporter.auditing
     listing = [False]  # set while a directory listing is judged (only changes reporting)
     show = reporter.show_path
     protected = table.protected
@@ -323,7 +322,7 @@ def make_file_handlers(
         base: str | None = None,
     ) -> None:
         op = "write" if write else "read"
-        fields = (("kind", "file"), ("op", op), ("path", resolved))
+        fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
         # shrugs off the refusal: not worth a --denials line or a learned rule.
         quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
@@ -332,9 +331,14 @@ def make_file_handlers(
         quiet = quiet or launcher_call()
         # The path finder lists every sys.path directory it searches whatever the program
         # imports: an unexposed one (the current directory, for -c and -m) is refused without
-        # a --denials line or an audit report; its modules are simply not found. Learning still
-        # records it: a directory the program put on sys.path must be readable to import from.
-        quiet = quiet or (listing[0] and not learning and import_system_call())
+        # a --denials line; its modules are simply not found. In learn and audit modes it is
+        # recorded, marked, and held back: learning writes it and audit reports it only when a
+        # module of the run was found there (learn/generalize.py, listing_needed).
+        by_import_system = listing[0] and import_system_call()
+        quiet = quiet or (by_import_system and not recording)
+        deferred = by_import_system and recording
+        if deferred:
+            fields = (*fields, ("by", "import-system"))
         shown = show(resolved)
         if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)
@@ -373,6 +377,7 @@ def make_file_handlers(
                 given,
                 fields,
                 quiet,
+                deferred,
             )
             return
         if resolved in protected:
