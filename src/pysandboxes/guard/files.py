@@ -22,6 +22,7 @@ import os
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
@@ -34,41 +35,19 @@ else:
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
-#: Certificate stores readable by default (SPEC §3.1), where they exist on Linux distributions.
-#: Certificates only: ``/etc/ssl/private`` (private keys) is not among them.
-CERTIFICATE_STORES = (
-    "/etc/ssl/certs",
-    "/etc/ssl/cert.pem",
-    "/etc/pki/tls/certs",
-    "/etc/pki/tls/cert.pem",
-    "/etc/pki/ca-trust",
-    "/etc/ca-certificates",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/usr/lib/ssl/certs",
-    "/usr/lib/ssl/cert.pem",
+#: The default grants (SPEC §3.1) come from the one list every enforcer uses
+#: (``pysandboxes.policy.defaults``): certificate stores (never ``/etc/ssl/private``), OpenSSL's
+#: configuration, time-zone data, ``mime.types`` (``mimetypes.guess_type`` fails when one of its
+#: files exists but cannot be read), os-release, ``/etc/inputrc``, the name-service files.
+CERTIFICATE_STORES = _defaults.CERTIFICATES.paths
+SYSTEM_DATA = tuple(
+    path
+    for path in _defaults.python_layer_paths(_defaults.RO)
+    if path not in _defaults.CERTIFICATES.paths and not path.startswith("/dev/")
 )
-#: Public system data the standard library reads with ``open`` (``zoneinfo``, ``mimetypes``
-#: -- whose ``guess_type`` fails when one of its files exists but cannot be read --,
-#: ``platform.freedesktop_os_release``, the REPL's ``readline.read_init_file()`` of
-#: ``/etc/inputrc``): readable by default.
-TIMEZONE_DATA = (
-    "/etc/localtime",
-    "/usr/share/zoneinfo",
-    "/etc/mime.types",
-    "/etc/httpd/mime.types",
-    "/etc/httpd/conf/mime.types",
-    "/etc/apache/mime.types",
-    "/etc/apache2/mime.types",
-    "/usr/local/etc/httpd/conf/mime.types",
-    "/usr/local/lib/netscape/mime.types",
-    "/usr/local/etc/mime.types",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/inputrc",
-)
-DEVICES_RW = ("/dev/null", "/dev/zero")
-DEVICES_RO = ("/dev/urandom", "/dev/random")
+TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
+DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
+DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -120,7 +99,7 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     for rule in policy.expose_rw:
         add(rule.path, RW, rule.text, str(rule.origin))
     defaults_ro: list[str] = []
-    for prefix in (*read_roots, *CERTIFICATE_STORES, *TIMEZONE_DATA):
+    for prefix in (*read_roots, *CERTIFICATE_STORES, *SYSTEM_DATA):
         if prefix and os.path.isabs(prefix):
             defaults_ro.extend(_variants(prefix))
     for prefix in defaults_ro:
@@ -129,9 +108,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
         add(device, RO, None, None)
     for device in DEVICES_RW:
         add(device, RW, None, None)
-    if context.program_kind == "script" and context.program:
-        for path in _variants(os.path.abspath(context.program)):
-            add(path, RO, None, None)
+    # The script itself is not a default grant (none of the kernel providers could grant it
+    # alone): its directory must be exposed, which the launcher checks before starting
+    # (SPEC 5.2, issue 11 point 8; providers/limits.check_script).
     if context.tmpdir:
         for path in _variants(context.tmpdir):
             add(path, RW, None, None)
@@ -263,7 +242,6 @@ def make_file_handlers(
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
-    learning = recording and not reporter.auditing
     listing = [False]  # set while a directory listing is judged (only changes reporting)
     show = reporter.show_path
     protected = table.protected
@@ -278,6 +256,10 @@ def make_file_handlers(
         name = type_qualname(cls)
         return str_.__str__(name) if type_(name) is not str_ else name  # type: ignore[no-any-return]
 
+    import posix
+
+    getcwd = posix.getcwd  # captured now, as everything the closures below call
+    oserror = OSError
     cache: dict[str, int] = {}
     caching = use_cache and not recording
     len_ = len
@@ -302,9 +284,45 @@ def make_file_handlers(
                 return text, origin
         return None, None
 
-    def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
+    def named_path(given: str, base: str | None, resolved: str) -> str:
+        """The path a rule should name: the one the program wrote (absolute, ``.``/``..``
+        removed) when it reaches ``resolved`` through a symbolic link, so that the suggested
+        rule also makes that name exist under bwrap/unshare (issue 11, point 7); else
+        ``resolved``."""
+
+        if type_(given) is not str_:
+            return resolved
+        if not given.startswith("/"):
+            if base is None:
+                try:
+                    base = getcwd()
+                except oserror:
+                    return resolved
+            given = base + "/" + given
+        parts: list[str] = []
+        for part in given.split("/"):
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+                continue
+            parts.append(part)
+        lexical = "/" + "/".join(parts)
+        if lexical != resolved and resolve(lexical, None) == resolved:
+            return lexical
+        return resolved
+
+    def refuse_path(
+        given: str,
+        resolved: str,
+        write: bool,
+        code: int,
+        row: Info | None,
+        base: str | None = None,
+    ) -> None:
         op = "write" if write else "read"
-        fields = (("kind", "file"), ("op", op), ("path", resolved))
+        fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
         # shrugs off the refusal: not worth a --denials line or a learned rule.
         quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
@@ -313,9 +331,14 @@ def make_file_handlers(
         quiet = quiet or launcher_call()
         # The path finder lists every sys.path directory it searches whatever the program
         # imports: an unexposed one (the current directory, for -c and -m) is refused without
-        # a --denials line or an audit report; its modules are simply not found. Learning still
-        # records it: a directory the program put on sys.path must be readable to import from.
-        quiet = quiet or (listing[0] and not learning and import_system_call())
+        # a --denials line; its modules are simply not found. In learn and audit modes it is
+        # recorded, marked, and held back: learning writes it and audit reports it only when a
+        # module of the run was found there (learn/generalize.py, listing_needed).
+        by_import_system = listing[0] and import_system_call()
+        quiet = quiet or (by_import_system and not recording)
+        deferred = by_import_system and recording
+        if deferred:
+            fields = (*fields, ("by", "import-system"))
         shown = show(resolved)
         if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)
@@ -340,19 +363,21 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            message += f" (add '{key}={resolved}')"
+            named = named_path(given, base, resolved)
+            message += f" (add '{key}={named}')"
             refuse(
                 "file",
                 resolved,
                 None,
                 None,
-                f"{key}={resolved}",
+                f"{key}={named}",
                 op,
                 message,
                 permission,
                 given,
                 fields,
                 quiet,
+                deferred,
             )
             return
         if resolved in protected:
@@ -371,22 +396,23 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
+        named = named_path(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
-                f"add 'expose-rw={resolved}' to write it"
+                f"add 'expose-rw={named}' to write it"
             )
         else:
             message = (
                 f"Write access to '{shown}' DENIED: rule '{rule}' from {origin} grants read "
-                f"access only (add 'expose-rw={resolved}')"
+                f"access only (add 'expose-rw={named}')"
             )
         refuse(
             "file",
             resolved,
             rule,
             origin,
-            f"expose-rw={resolved}",
+            f"expose-rw={named}",
             op,
             message,
             permission,
@@ -421,7 +447,7 @@ def make_file_handlers(
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
             return resolved
-        refuse_path(given, resolved, write, code, row)
+        refuse_path(given, resolved, write, code, row, base)
         return resolved
 
     def judge(obj: Any, write: bool, dir_fd: Any) -> str | None:
@@ -576,9 +602,13 @@ def make_file_handlers(
     def on_chdir(args: tuple[Any, ...]) -> None:
         invalidate()
 
-    def judge_database(database: Any) -> None:
-        """A database file SQLite opens read-write (and creates): ``sqlite3.connect``'s
-        argument, an ``ATTACH``'d file, the target of ``VACUUM INTO``."""
+    def judge_database(database: Any, uri: bool | None = None) -> None:
+        """A database file SQLite opens: ``sqlite3.connect``'s argument, an ``ATTACH``'d file,
+        the target of ``VACUUM INTO``. A ``file:`` URI is judged as SQLite reads it
+        (``guard/sqlite.py``): ``mode=ro`` is a read (plus the WAL files of a database in WAL
+        mode, unless ``immutable=1``), ``mode=memory`` opens nothing. ``uri``: the
+        ``sqlite3.connect`` argument when known; unless it is ``True`` a ``file:`` name is also
+        judged as the plain file SQLite would open read-write."""
 
         text = text_of(database)
         if text is fd_mark or text is None:
@@ -588,18 +618,98 @@ def make_file_handlers(
         if text in ("", ":memory:"):
             return
         if text.startswith("file:"):
-            uri = text[5:].split("?", 1)[0].split("#", 1)[0]  # SQLite: query or fragment
-            if uri.startswith("//"):
-                uri = uri[2:]
-                uri = uri[uri.find("/") :] if "/" in uri else ""
-            uri = unquote(uri)  # SQLite decodes %XX escapes in the path of a URI
-            if uri in ("", ":memory:"):
+            opened = parse_uri(text)  # None: SQLite refuses the URI and opens nothing
+            path = None if opened is None else opened[0]
+            if opened is not None and path:  # "": a temporary database, no file of ours
+                _path, writes, side_files, _vfs = opened
+                resolved = judge_text(path, None, writes)
+                if not writes and side_files and resolved is not None and wal_mode(resolved):
+                    judge_wal_files(resolved)
+            if uri is True:
                 return
-            judge_text(uri, None, True)
         judge_text(text, None, True)
 
+    def judge_wal_files(database: str) -> None:
+        """A read-only open of a database in WAL mode: SQLite still creates and writes its
+        ``-wal`` and ``-shm`` files, judged as writes (learning records them as such)."""
+
+        for side in (database + "-wal", database + "-shm"):
+            code, _row = access(side)
+            if recording or (code == rw_code and side not in protected):
+                judge_text(side, None, True)
+                continue
+            shown = show(database)
+            refuse(
+                "file",
+                side,
+                None,
+                None,
+                None,
+                "write",
+                f"Opening SQLite database '{shown}' read-only DENIED: it is in WAL mode, so "
+                f"SQLite still creates and writes '{shown}-wal' and '{shown}-shm', which no "
+                "expose-rw rule covers; add immutable=1 to the URI when the file does not "
+                "change while the program runs (file:...?mode=ro&immutable=1), or expose its "
+                "directory read-write",
+                permission,
+                None,
+                (("kind", "file"), ("op", "write"), ("path", side)),
+            )
+            return
+
+    def wal_mode(path: str) -> bool:
+        """Whether ``path`` is a database in WAL mode (a read-only open of it still writes its
+        ``-wal`` and ``-shm`` files). Its header is read by the guard itself: a regular file
+        only (``O_NONBLOCK``: a FIFO never blocks the hook)."""
+
+        if busy_functions is None:
+            return True  # cannot look: judged as the stricter case
+        enter, leave = busy_functions
+        state = enter()
+        try:
+            try:
+                fd = os_open(path, wal_open_flags)
+            except os_error:
+                return False  # no file: a read-only open fails, writing nothing
+            try:
+                if not is_regular(fstat(fd).st_mode):
+                    return False
+                header = os_read(fd, 100)
+            except os_error:
+                return True
+            finally:
+                os_close(fd)
+        finally:
+            leave(state)
+        return is_wal_database(header)
+
+    def connect_uri() -> bool | None:
+        """The ``uri`` argument the hidden ``_sqlite3.connect`` wrapper passed (``True`` or
+        ``False``), when the ``sqlite3.connect`` event being judged comes from it; else
+        ``None``. Read from the wrapper's frame, as :func:`made_by_connect` does: an event the
+        program raises itself cannot claim it."""
+
+        found = connect_call()
+        if found is None:
+            return None
+        args, kwargs = found
+        value: Any = None
+        if type_(args) is tuple_ and len_(args) > 7:
+            value = args[7]
+        if type_(kwargs) is dict_:
+            for key, item in dict_items(kwargs):
+                if type_(key) is str_ and str_eq(key, "uri"):
+                    value = item
+        if value is None or value is False:
+            return False
+        if value is True:
+            return True
+        if type_(value) is int_:
+            return value != 0  # type: ignore[no-any-return]
+        return None  # another object: CPython calls its __bool__, not judged here
+
     def on_sqlite(args: tuple[Any, ...]) -> None:
-        judge_database(args[0] if args else None)
+        judge_database(args[0] if args else None, connect_uri())
 
     # ATTACH DATABASE and VACUUM INTO (guard/sqlite.py): an authorizer on every connection,
     # set by the hidden _sqlite3.connect wrapper. Everything used at run time is captured now.
@@ -618,6 +728,18 @@ def make_file_handlers(
     dict_of = type.__dict__["__dict__"].__get__
     immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
     from pysandboxes.guard import sqlite as sqlite_module
+
+    parse_uri = sqlite_module.build_uri_parser()
+    is_wal_database = sqlite_module.is_wal_database
+    os_open, os_read, os_close, fstat = os.open, os.read, os.close, os.fstat
+    wal_open_flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    os_error = OSError
+    import stat as stat_module
+
+    is_regular = stat_module.S_ISREG
+    dict_ = dict
+    dict_items = dict.items
+    str_eq = str.__eq__
 
     def inner_code(code: Any, name: str) -> Any:
         return next(c for c in code.co_consts if getattr(c, "co_name", None) == name)
@@ -653,26 +775,35 @@ def make_file_handlers(
 
         return authorizer
 
-    def made_by_connect() -> bool:
-        """Whether the C ``__init__`` raising ``sqlite3.connect/handle`` was called by the
-        hidden ``_sqlite3.connect`` wrapper itself, with no Python frame between (no
-        ``__init__`` of a factory, no ``__del__`` run by the collector): the frame that called
-        into C is the one-shot generator of a hidden original (``wrappers.hide``) whose
-        ``before`` is the SQLite one -- of the hidden C functions, only ``_sqlite3.connect``
-        makes connections."""
+    def connect_call(depth: int = 4) -> tuple[Any, Any] | None:
+        """``(args, kwargs)`` of the hidden ``_sqlite3.connect`` wrapper when the event being
+        judged was raised inside the C ``__init__`` called by that wrapper itself, with no
+        Python frame between (no ``__init__`` of a factory, no ``__del__`` run by the
+        collector): the frame that called into C is the one-shot generator of a hidden original
+        (``wrappers.hide``) whose ``before`` is the SQLite one -- of the hidden C functions,
+        only ``_sqlite3.connect`` makes connections. ``None`` otherwise."""
 
         if busy_functions is None or getframe is None:
-            return False
+            return None
         enter, leave = busy_functions
         state = enter()
         try:
-            frame: Any = getframe(3)  # this function, the handler, the hook body, the caller
+            # this function, its caller here, the handler, the hook body, the caller
+            frame: Any = getframe(depth)
             if frame.f_code is not one_shot_code:
-                return False
-            before: Any = frame.f_locals.get("before")
-            return type_(before) is function_type and code_of(before) is connect_before_code
+                return None
+            found: Any = frame.f_locals
+            before: Any = found.get("before")
+            if type_(before) is not function_type or code_of(before) is not connect_before_code:
+                return None
+            return found.get("args"), found.get("kwargs")
         finally:
             leave(state)
+
+    def made_by_connect() -> bool:
+        """Whether ``sqlite3.connect/handle`` comes from the hidden wrapper (``connect_call``)."""
+
+        return connect_call() is not None
 
     def on_sqlite_handle(args: tuple[Any, ...]) -> None:
         # Raised inside the C __init__, before the connection can be used (or given an
