@@ -49,6 +49,25 @@ def _number(node: ast.expr) -> bool:
     )
 
 
+def _int_fast_path(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.expr | None:
+    """For operands that are plain names (reading them twice changes nothing), the test under
+    which the operation cannot allocate: ``i % 3`` when ``i`` is an int, ``a + b`` when both
+    are ints. The checked helper runs otherwise. (A loop's arithmetic then costs no call.)"""
+
+    def is_int(node: ast.expr) -> ast.expr:
+        return ast.Compare(
+            left=_call("_sb_type", node), ops=[ast.Is()], comparators=[_name("_sb_int")]
+        )
+
+    if not isinstance(left, ast.Name):
+        return None
+    if isinstance(op, ast.Mod) and (isinstance(right, ast.Name) or _number(right)):
+        return is_int(_name(left.id))
+    if isinstance(op, ast.Add) and isinstance(right, ast.Name):
+        return ast.BoolOp(op=ast.And(), values=[is_int(_name(left.id)), is_int(_name(right.id))])
+    return None
+
+
 class Rewriter(ast.NodeTransformer):
     """See the module docstring. Run only on a tree the checker accepted."""
 
@@ -90,7 +109,11 @@ class Rewriter(ast.NodeTransformer):
             return node
         if isinstance(node.op, ast.Mod) and _number(left):
             return node
-        return ast.copy_location(_call(helper, left, right), node)
+        checked: ast.expr = _call(helper, left, right)
+        fast = _int_fast_path(node.op, left, right)
+        if fast is not None:
+            checked = ast.IfExp(test=fast, body=ast.BinOp(left, node.op, right), orelse=checked)
+        return ast.copy_location(checked, node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         op = type(node.op)
@@ -104,6 +127,14 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(target, ast.Name):
             load: ast.expr = _name(target.id)
             store: ast.expr = _name(target.id, ast.Store())
+            fast = _int_fast_path(node.op, load, value)
+            if fast is not None:  # total += i: no call when both are ints
+                checked = ast.IfExp(
+                    test=fast,
+                    body=ast.BinOp(_name(target.id), node.op, value),
+                    orelse=_call(helper, _name(target.id), value),
+                )
+                return ast.copy_location(ast.Assign(targets=[store], value=checked), node)
         elif isinstance(target, ast.Attribute):
             holder = self.temp()
             statements.append(

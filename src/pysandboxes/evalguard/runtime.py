@@ -824,6 +824,8 @@ class Runtime:
             _sb_from=self.import_from,
             _sb_compress=_compress,
             _sb_tick=_tick,
+            _sb_type=_type,
+            _sb_int=_int,
         )
         return table
 

@@ -689,3 +689,15 @@ ATTACKS += [
         limit_mib=256,
     ),
 ]
+
+ATTACKS += [
+    # The names-only fast path of % and + (no call when both operands are ints) must still send
+    # strings to the checked helpers.
+    Attack("percent_width_by_name", "f = '%01000000000d'\nn = 1\nf % n", M, control="memory"),
+    Attack(
+        "augmented_add_by_name",
+        "s = 'x' * 1000\nt = s\nfor i in range(30):\n    s += s",
+        M,
+        control="memory",
+    ),
+]
