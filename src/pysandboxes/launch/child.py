@@ -317,6 +317,8 @@ class Program:
             return os.path.dirname(os.path.realpath(self.target))
         if self.kind == "module":
             return os.getcwd()
+        if self.kind == "worker":  # partial mode: the calling program's sys.path[0]
+            return self.target
         return ""
 
     def argv(self, argv0: str | None = None) -> list[str]:
@@ -714,6 +716,12 @@ def main(fd: int, src_dir: str) -> None:
         saved_path = saved_path[1:]
     sys.path[:] = trusted_path(src_dir)
     load_error = load_program(program)
+    sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
+    server = None
+    if program.kind == "worker":  # partial mode: threads and imports before the guard
+        from pysandboxes.launch.worker import prepare  # type: ignore[attr-defined,unused-ignore]
+
+        server = prepare(fields)
     if fields.get("arm") == "1":
         arm_guard(guard_data, src_dir)
     set_path0(program, isolated=isolated, saved_path=saved_path)
@@ -727,6 +735,9 @@ def main(fd: int, src_dir: str) -> None:
             raise load_error
         flush_std()
         return
+    if server is not None:
+        server.serve()
+        end_guarded(None, atexit)
     if program.kind == "repl":
         if fields.get("ipython") == "1":
             start_ipython(fields)

@@ -1,0 +1,458 @@
+"""Partial mode's worker: the call loop that runs inside the sandboxed interpreter.
+
+``child.py`` starts it for the program kind ``worker`` (see ``pysandboxes.partial``): the
+bootstrap imports this module and calls :func:`prepare` *before* the Python layer is armed --
+every module the loop needs is loaded and every thread it uses is started then, since after
+arming the rules judge thread starts and imports -- then arms the guard and calls
+:meth:`Server.serve`.
+
+Transport: one inherited ``AF_UNIX`` socketpair end, descriptor ``fields["worker_fd"]``, carrying
+length-prefixed frames (:func:`encode_frame`)::
+
+    LEN (4 bytes, little endian: the size of what follows) | KIND (1 byte) | ID (4 bytes) | BODY
+
+Parent to worker:
+
+- ``D`` define function ``ID``: BODY is a pickle of the function, shipped by value (see
+  ``pysandboxes.partial.shipping``); decoded with :class:`_Loader`, whose ``find_class``
+  imports modules as the *program* (judged by ``python-import``) and never raises the
+  ``pickle.find_class`` event (the bytes come from the trusted parent);
+- ``C`` call ``ID``: BODY is a pickle of ``(function id, args, kwargs)``.
+
+Worker to parent (for call ``ID``):
+
+- ``R`` the result, pickled (protocol 5) and no larger than the size limit (checked here,
+  at the sender);
+- ``E`` the exception, as plain data (``marshal`` of dicts, lists, str, int, None: see
+  :func:`error_record`); the parent rebuilds it.
+
+Sync functions run in a pool of threads started before arming; coroutine functions run on an
+event loop in its own thread. The threads take turns reading the socket (a "leader/follower"
+loop: the reader hands the read lock on and runs the call itself), so a sequential caller costs
+no thread hand-off. The worker's standard output is its standard error (``dup2``): what a
+function prints never reaches the parent's standard output, a stdio MCP server's protocol
+channel.
+
+A function's code is rebuilt here with ``marshal`` and ``types.FunctionType`` by this module,
+which is python-sb's (library) code, so the guard does not judge those steps as the program's
+dynamic code. The parent gave every shipped code object a file name starting with
+:data:`PROGRAM_PREFIX`, which is no library directory: once it runs, the guard judges that code
+as the program's (imports, dynamic code, introspection), wherever its source file lives.
+"""
+
+import builtins
+import marshal
+import os
+import pickle
+import sys
+import threading
+import types
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Frame header: 4 bytes of length, 1 byte of kind, 4 bytes of call or function id.
+HEADER = 9
+#: Prefix of the file name of every shipped code object (``<sandboxed>/path/to/app.py``).
+PROGRAM_PREFIX = "<sandboxed>"
+#: Protocol of every pickle on the wire (out-of-band buffers are not used).
+PROTOCOL = 5
+#: Largest frame the worker accepts from the parent (a define frame may be large).
+MAX_INCOMING = 1 << 30
+
+DEFINE, CALL, RESULT, ERROR = b"D", b"C", b"R", b"E"
+
+
+def encode_frame(kind: bytes, ident: int, body: bytes) -> bytes:
+    """One frame (see the module docstring)."""
+
+    return (len(body) + 5).to_bytes(4, "little") + kind + ident.to_bytes(4, "little") + body
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+# -- rebuilding shipped functions and classes (parent -> worker) ----------------------------------
+
+#: Namespaces of the modules whose functions were shipped by value, by module name; the
+#: parent's ``__main__`` shares this interpreter's ``__main__`` (so that its classes pickle back
+#: by reference).
+_namespaces: "dict[str, dict[str, Any]]" = {}
+
+#: The program's import: code whose file name is not a library's, so that the guard judges the
+#: modules a shipped function needs by ``python-import``, as if the function imported them.
+_IMPORT_SOURCE = (
+    "def program_import(name):\n"
+    "    module = __import__(name)\n"
+    "    for part in name.split('.')[1:]:\n"
+    "        module = getattr(module, part)\n"
+    "    return module\n"
+)
+_import_namespace: "dict[str, Any]" = {"__builtins__": builtins, "__name__": "__sandboxed__"}
+exec(compile(_IMPORT_SOURCE, PROGRAM_PREFIX + "import", "exec"), _import_namespace)
+program_import = _import_namespace["program_import"]
+
+
+def namespace_of(module: str) -> "dict[str, Any]":
+    found = _namespaces.get(module)
+    if found is None:
+        if module == "__main__":
+            found = sys.modules["__main__"].__dict__
+        else:
+            found = {"__name__": module, "__builtins__": builtins}
+        _namespaces[module] = found
+    return found
+
+
+def make_function(code_bytes: bytes, module: str, name: str, cells: int) -> "types.FunctionType":
+    """A function skeleton: its code, its module's namespace, empty closure cells (filled by
+    :func:`fill_function` once everything it refers to, itself included, exists)."""
+
+    code = marshal.loads(code_bytes)
+    closure = tuple(types.CellType() for _ in range(cells)) if cells else None
+    return types.FunctionType(code, namespace_of(module), name, None, closure)
+
+
+def fill_function(function: "types.FunctionType", state: "tuple[Any, ...]") -> None:
+    items, defaults, kwdefaults, cells, qualname, attributes = state
+    function.__globals__.update(items)
+    function.__defaults__ = defaults
+    function.__kwdefaults__ = kwdefaults
+    for cell, value in zip(function.__closure__ or (), cells, strict=True):
+        if value is not _EMPTY_CELL:
+            cell.cell_contents = value
+    function.__qualname__ = qualname
+    function.__dict__.update(attributes)
+
+
+class _EmptyCell:
+    """Stands for a closure cell that was empty when the function was shipped."""
+
+    def __reduce__(self) -> str:
+        return "_EMPTY_CELL"
+
+
+_EMPTY_CELL = _EmptyCell()
+
+
+#: Classes shipped by value, by the parent's token (see ``partial.shipping``).
+_classes: "dict[int, type]" = {}
+
+
+def make_class(
+    token: int, meta: type, name: str, bases: "tuple[type, ...]", base_dict: "dict[str, Any]"
+) -> type:
+    """A class shipped by value (defined in ``__main__`` or in a function): its skeleton, made
+    with its metaclass; attributes follow in :func:`fill_class`. The same class of the caller
+    is the same class here, whichever frame brought it."""
+
+    known = _classes.get(token)
+    if known is not None:
+        return known
+    cls: type = meta(name, bases, base_dict)
+    _classes[token] = cls
+    module = base_dict.get("__module__")
+    if module == "__main__" and "." not in base_dict.get("__qualname__", name):
+        namespace_of("__main__").setdefault(name, cls)
+    return cls
+
+
+def fill_class(cls: type, items: "dict[str, Any]") -> None:
+    for key, value in items.items():
+        setattr(cls, key, value)
+
+
+def import_module(name: str) -> "types.ModuleType":
+    module: types.ModuleType = program_import(name)
+    return module
+
+
+#: What a define frame may name besides the modules the program imports.
+_OWN = {
+    "make_function": make_function,
+    "fill_function": fill_function,
+    "make_class": make_class,
+    "fill_class": fill_class,
+    "import_module": import_module,
+    "_EMPTY_CELL": _EMPTY_CELL,
+}
+_OWN_MODULE = __name__
+
+
+class _Loader(pickle.Unpickler):
+    """Decodes the parent's frames (trusted bytes). Globals are resolved here rather than by
+    ``pickle``'s own ``find_class``: this module's rebuilders, the pickle machinery's own modules,
+    and every other module imported as the program imports it (judged by the rules)."""
+
+    def find_class(self, module: str, name: str) -> "Any":
+        if module == _OWN_MODULE or module == "pysandboxes_worker":
+            return _OWN[name]
+        if module in ("builtins", "copyreg", "_codecs"):
+            target: Any = sys.modules[module]
+        else:
+            target = program_import(module)
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target
+
+
+def _loads(data: bytes) -> "Any":
+    import io
+
+    return _Loader(io.BytesIO(data)).load()
+
+
+# -- errors (worker -> parent) ---------------------------------------------------------------------
+
+#: Types an error record's ``args`` may hold; anything else is sent as its ``repr``.
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def _plain(value: "Any", depth: int = 0) -> bool:
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if depth > 8:
+        return False
+    if kind in (list, tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+_OWN_FILES = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _frames(tb: "Any") -> "list[list[Any]]":
+    """(file, line, function) of each frame of ``tb`` outside python-sb's own code; shipped
+    code keeps its parent-side file name (the parent shows the source lines)."""
+
+    found = []
+    while tb is not None:
+        try:
+            code = tb.tb_frame.f_code
+            filename, line, name = code.co_filename, tb.tb_lineno, code.co_name
+        except Exception:  # the guard does not hand out its own frames
+            break
+        if type(filename) is str and not filename.startswith(_OWN_FILES):
+            if filename.startswith(PROGRAM_PREFIX):
+                filename = filename[len(PROGRAM_PREFIX) :]
+            found.append([filename, line, name])
+        tb = tb.tb_next
+    return found
+
+
+def error_record(exc: BaseException) -> "dict[str, Any]":
+    """``exc`` as plain data: class, message, arguments when plain, OS error fields, the
+    refusals of its chain (``sandbox_denials``) and the frames of the sandboxed traceback."""
+
+    cls = type(exc)
+    args = list(exc.args) if _plain(list(exc.args)) else [repr(a) for a in exc.args]
+    record: dict[str, Any] = {
+        "module": str(cls.__module__),
+        "qualname": str(cls.__qualname__),
+        "message": _safe_str(exc),
+        "args": args,
+        "frames": _frames(exc.__traceback__),
+        "denials": [],
+        "chain": [],
+    }
+    if isinstance(exc, OSError):
+        record["errno"] = exc.errno if type(exc.errno) is int else None
+        record["strerror"] = exc.strerror if type(exc.strerror) is str else None
+        record["filename"] = exc.filename if type(exc.filename) is str else None
+    errors = sys.modules.get("pysandboxes.errors")
+    if errors is not None:
+        for denial in errors.sandbox_denials(exc):
+            fields = denial.to_dict()
+            record["denials"].append({k: v for k, v in fields.items() if _plain(v)})
+    seen = {id(exc)}
+    link = exc.__cause__ or exc.__context__
+    while link is not None and id(link) not in seen and len(record["chain"]) < 8:
+        seen.add(id(link))
+        kind = type(link)
+        record["chain"].append([f"{kind.__module__}.{kind.__qualname__}", _safe_str(link)])
+        link = link.__cause__ or link.__context__
+    return record
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__}: unprintable>"
+
+
+# -- the server ------------------------------------------------------------------------------------
+
+
+class Server:
+    """The call loop (see the module docstring): threads, a loop, one socket."""
+
+    def __init__(self, fd: int, threads: int, max_result: int) -> None:
+        self.fd = fd
+        self.max_result = max_result
+        self.functions: dict[int, Any] = {}
+        self.read_lock = threading.Lock()
+        self.write_lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.loop: Any = None
+        self.threads: list[threading.Thread] = []
+        self.thread_count = max(1, threads)
+        self.go = threading.Event()
+
+    def start_threads(self) -> None:
+        """Start every thread now, before the guard is armed (it judges thread starts)."""
+
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        # The loop's executor (getaddrinfo, run_in_executor) must not start threads later.
+        from concurrent.futures import ThreadPoolExecutor
+
+        executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pysb-executor")
+        barrier = threading.Barrier(5)
+        for _ in range(4):
+            executor.submit(barrier.wait)
+        barrier.wait()
+        self.loop.set_default_executor(executor)
+        loop_thread = threading.Thread(target=self._run_loop, name="pysb-loop", daemon=True)
+        loop_thread.start()
+        for index in range(self.thread_count):
+            thread = threading.Thread(target=self._take_turns, name=f"pysb-{index}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def _run_loop(self) -> None:
+        import asyncio
+
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def serve(self) -> None:
+        """Let the threads read and run calls; return when the parent closes the socket."""
+
+        self.go.set()
+        self.stopped.wait()
+
+    def _take_turns(self) -> None:
+        self.go.wait()
+        while not self.stopped.is_set():
+            with self.read_lock:
+                if self.stopped.is_set():
+                    return
+                try:
+                    header = _read_exact(self.fd, HEADER)
+                    size = int.from_bytes(header[:4], "little") - 5
+                    if size < 0 or size > MAX_INCOMING:
+                        raise EOFError
+                    kind, ident = header[4:5], int.from_bytes(header[5:9], "little")
+                    body = _read_exact(self.fd, size) if size else b""
+                except (EOFError, OSError):
+                    self.stopped.set()
+                    return
+                if kind == DEFINE:
+                    self._define(ident, body)
+                    continue
+                if kind != CALL:
+                    self.stopped.set()
+                    return
+            self._call(ident, body)  # the read lock is another thread's turn now
+
+    def _define(self, ident: int, body: bytes) -> None:
+        try:
+            self.functions[ident] = _loads(body)
+        except BaseException as exc:  # reported on the calls of that function
+            self.functions[ident] = _Undefined(exc)
+
+    def _call(self, ident: int, body: bytes) -> None:
+        try:
+            function_id, args, kwargs = _loads(body)
+            function = self.functions[function_id]
+            if type(function) is _Undefined:
+                raise function.exc
+            if getattr(function, "_pysb_async", False) or _is_coroutine_function(function):
+                import asyncio
+
+                future = asyncio.run_coroutine_threadsafe(function(*args, **kwargs), self.loop)
+                future.add_done_callback(lambda done: self._finish_async(ident, done))
+                return
+            result = function(*args, **kwargs)
+        except BaseException as exc:
+            self._send_error(ident, exc)
+            return
+        self._send_result(ident, result)
+
+    def _finish_async(self, ident: int, future: "Any") -> None:
+        try:
+            result = future.result()
+        except BaseException as exc:
+            self._send_error(ident, exc)
+            return
+        self._send_result(ident, result)
+
+    def _send_result(self, ident: int, result: "Any") -> None:
+        try:
+            data = pickle.dumps(result, PROTOCOL)
+        except BaseException as exc:
+            self._send_error(ident, exc, "the result cannot be pickled")
+            return
+        if len(data) > self.max_result:
+            self._send_error(ident, None, f"result of {len(data)} bytes", big=len(data))
+            return
+        self._write(encode_frame(RESULT, ident, data))
+
+    def _send_error(
+        self, ident: int, exc: "BaseException | None", context: str = "", big: int = 0
+    ) -> None:
+        if exc is None:
+            record: dict[str, Any] = {"module": "", "qualname": "", "too_big": big}
+        else:
+            try:
+                record = error_record(exc)
+            except BaseException as inner:
+                record = {"module": "builtins", "qualname": "RuntimeError", "message": repr(inner)}
+        if context:
+            record["context"] = context
+        self._write(encode_frame(ERROR, ident, marshal.dumps(record, 4)))
+
+    def _write(self, frame: bytes) -> None:
+        with self.write_lock:
+            view = memoryview(frame)
+            try:
+                while view:
+                    view = view[os.write(self.fd, view) :]
+            except OSError:
+                self.stopped.set()
+
+
+class _Undefined:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _is_coroutine_function(function: "Any") -> bool:
+    code = getattr(function, "__code__", None)
+    return code is not None and bool(code.co_flags & 0x80)  # CO_COROUTINE
+
+
+def prepare(fields: "dict[str, str]") -> Server:
+    """Everything before the guard is armed: standard output to standard error, the threads."""
+
+    os.dup2(2, 1)
+    fd = int(fields["worker_fd"])
+    server = Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))
+    server.start_threads()
+    return server
