@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import itertools
 import marshal
 import os
