@@ -148,9 +148,6 @@ class Worker:
         if self._closed:
             raise PartialModeError("this worker was closed")
         started = self._started
-        if started is not None and started.process.poll() is not None:
-            self._died(started, "")
-            started = None
         if started is not None:
             return started
         from pysandboxes.partial.spawn import start_worker
@@ -291,6 +288,7 @@ class Worker:
         callback: Callable[[_Pending], None] | None,
         *,
         wait: bool = False,
+        retry: bool = True,
     ) -> _Pending:
         fid = self._function_id(function)
         frames = b""
@@ -319,10 +317,17 @@ class Worker:
         try:
             started.sock.sendall(frames + _w.encode_frame(_w.CALL, ident, body))
         except OSError as exc:
+            # The worker had closed its end before the call was whole: it cannot have run.
+            with self._lock:
+                self._pending.pop(ident, None)
             self._died(started, "")
+            if retry:
+                return self._send_locked(
+                    self._ensure_started(), function, args, kwargs, callback, retry=False
+                )
             raise WorkerDiedError(
-                f"the sandboxed worker had ended before {_name(function)} was sent ({exc}); "
-                "it did not run"
+                f"the sandboxed worker ended before {_name(function)} was sent ({exc}); it "
+                "did not run"
             ) from None
         self._defined.add(fid)
         if wait:  # init_fn: its failure is the caller's error (the write lock is held)
@@ -378,32 +383,55 @@ class Worker:
 
         if self._started is not started:
             return
-        sock = started.sock
         try:
-            if timeout is not None:
-                poller = select.poll()
-                poller.register(sock, select.POLLIN)
-                if not poller.poll(max(0, int(timeout * 1000))):
-                    return
-            header = _recv_exact(sock, _w.HEADER)
-            size = int.from_bytes(header[:4], "little") - 5
-            if size < 0 or size > self.max_result + _ERROR_SLACK:
-                self._stop_started(started)
-                self._died(started, "it sent a frame larger than the result limit")
-                return
-            body = _recv_exact(sock, size) if size else b""
+            frame = self._read_frame(started, timeout)
+        except _Breach:
+            self._stop_started(started)
+            self._died(started, "it sent a frame larger than the result limit")
+            return
         except (EOFError, OSError):
             self._died(started, "")
             return
-        ident = int.from_bytes(header[5:9], "little")
+        if frame is None:
+            return
+        kind, ident, body = frame
         with self._lock:
             pending = self._pending.pop(ident, None)
             if pending is None:
                 return
-            pending.kind, pending.body, pending.done = header[4:5], body, True
+            pending.kind, pending.body, pending.done = kind, body, True
             self._cv.notify_all()
         if pending.callback is not None:
             pending.callback(pending)
+
+    def _read_frame(
+        self, started: Started, timeout: float | None
+    ) -> tuple[bytes, int, bytes] | None:
+        """The next frame of ``started`` (``None`` if ``timeout`` passes first); reads ahead,
+        so that a small frame costs one system call."""
+
+        buffer: bytes = started.buffer
+        sock = started.sock
+        limit = self.max_result + _ERROR_SLACK + _w.HEADER
+        while True:
+            need = _w.HEADER
+            if len(buffer) >= _w.HEADER:
+                need = int.from_bytes(buffer[:4], "little") + 4
+                if need < _w.HEADER or need > limit:
+                    raise _Breach
+                if len(buffer) >= need:
+                    started.buffer = buffer[need:]
+                    return buffer[4:5], int.from_bytes(buffer[5:9], "little"), buffer[9:need]
+            if timeout is not None:
+                poller = select.poll()
+                poller.register(sock, select.POLLIN)
+                if not poller.poll(max(0, int(timeout * 1000))):
+                    started.buffer = buffer
+                    return None
+            chunk = sock.recv(max(1 << 16, need - len(buffer)))
+            if not chunk:
+                raise EOFError
+            buffer = buffer + chunk if buffer else chunk
 
     def _stop(self, pending: _Pending, why: str) -> None:
         """A call's timeout or cancellation: kill its worker (the function stops with it)."""
@@ -489,15 +517,8 @@ def _lists(value: Any) -> Any:
     return value
 
 
-def _recv_exact(sock: Any, size: int) -> bytes:
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    while view:
-        count = sock.recv_into(view)
-        if not count:
-            raise EOFError
-        view = view[count:]
-    return bytes(buffer)
+class _Breach(Exception):
+    """The worker sent a frame the protocol does not allow (too large)."""
 
 
 def _death_message(status: int | None, reason: str) -> str:

@@ -64,6 +64,19 @@ DATA_GLOBALS = frozenset(
 )
 
 
+#: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4).
+_GLOBAL_OPCODES = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84")
+
+
+def _fast_loads(data: bytes) -> Any:
+    """``pickle.loads`` when no byte of ``data`` could be an opcode naming a global (small
+    results only: the scan is cheap there), else the restricted unpickler."""
+
+    if len(data) < 4096 and not any(op in data for op in _GLOBAL_OPCODES):
+        return pickle.loads(data)
+    return DataUnpickler(io.BytesIO(data), DATA_GLOBALS, False).load()
+
+
 class DataUnpickler(pickle.Unpickler):
     """``pickle.Unpickler`` that resolves only allowed globals (see the module docstring)."""
 
@@ -112,6 +125,8 @@ def loads_result(data: bytes, allowed: frozenset[tuple[str, str]], anything: boo
     """Decode a result (``UnsafeResultError`` for anything outside the allow-list)."""
 
     try:
+        if allowed is DATA_GLOBALS and not anything:
+            return _fast_loads(data)
         return DataUnpickler(io.BytesIO(data), allowed, anything).load()
     except UnsafeResultError:
         raise

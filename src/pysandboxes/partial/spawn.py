@@ -108,6 +108,8 @@ class Started:
         self.prepared = prepared
         self.tmpdir = tmpdir
         self.session = session
+        #: Bytes read ahead from the socket (``pool.Worker._read_frame``).
+        self.buffer = b""
 
     def kill(self) -> None:
         """End the worker now (SIGKILL): its process, and with it the sandbox around it."""
