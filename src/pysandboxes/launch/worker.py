@@ -99,7 +99,8 @@ _IMPORT_SOURCE = (
     "    return module\n"
 )
 _import_namespace: "dict[str, Any]" = {"__builtins__": builtins, "__name__": "__sandboxed__"}
-exec(compile(_IMPORT_SOURCE, PROGRAM_PREFIX + "import", "exec"), _import_namespace)
+_IMPORTER = PROGRAM_PREFIX + "import"
+exec(compile(_IMPORT_SOURCE, _IMPORTER, "exec"), _import_namespace)
 program_import = _import_namespace["program_import"]
 
 
@@ -245,7 +246,7 @@ def _frames(tb: "Any") -> "list[list[Any]]":
             filename, line, name = code.co_filename, tb.tb_lineno, code.co_name
         except Exception:  # the guard does not hand out its own frames
             break
-        if type(filename) is str and not filename.startswith(_OWN_FILES):
+        if type(filename) is str and not filename.startswith(_OWN_FILES) and filename != _IMPORTER:
             if filename.startswith(PROGRAM_PREFIX):
                 filename = filename[len(PROGRAM_PREFIX) :]
             found.append([filename, line, name])
@@ -433,7 +434,12 @@ class Server:
         self, ident: int, exc: "BaseException | None", context: str = "", big: int = 0
     ) -> None:
         if exc is None:
-            record: dict[str, Any] = {"module": "", "qualname": "", "too_big": big}
+            record: dict[str, Any] = {
+                "module": "",
+                "qualname": "",
+                "too_big": big,
+                "limit": self.max_result,
+            }
         else:
             try:
                 record = error_record(exc)

@@ -92,8 +92,8 @@ class DataUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         if (module, name) not in self.allowed:
             raise UnsafeResultError(
-                f"the result names {module}.{name}, which is not a data type: refused (pass "
-                f"returns=[{name}] or returns='objects' to accept it)"
+                f"the result names {module}.{name}, which is not a data type: refused (name "
+                "its class in returns=[...], or pass returns='objects', to accept it)"
             )
         target: Any = sys.modules.get(module)
         if target is None:
@@ -179,7 +179,7 @@ def rebuild_error(record: dict[str, Any], function_name: str) -> BaseException:
     if record.get("too_big"):
         return ResultTooLargeError(
             f"{function_name}: the result ({record['too_big']} bytes pickled) is larger than the "
-            "limit (max_result=); nothing was sent"
+            f"limit (max_result={record.get('limit')}); the worker sent none of it"
         )
     module, qualname = str(record.get("module", "")), str(record.get("qualname", ""))
     message = str(record.get("message", ""))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
 import sys
+import threading
+import time
 
 from pysandboxes.errors import ConfigError, ConfigProblem, ProviderUnavailableError
 from pysandboxes.launch import cli
@@ -97,7 +98,7 @@ class Started:
 
     def __init__(
         self,
-        process: subprocess.Popen[bytes],
+        process: _Process,
         sock: socket.socket,
         prepared: Prepared,
         tmpdir: str,
@@ -132,9 +133,8 @@ class Started:
 
         with contextlib.suppress(OSError):
             self.sock.close()
-        try:
-            status = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        status = self.process.wait(timeout=5)
+        if status is None:
             self.kill()
             status = self.process.wait()
         if self.prepared.relay is not None:
@@ -230,22 +230,7 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
         prepared: Prepared = provider.prepare(launch)
         for warning in prepared.warnings:
             sys.stderr.write(f"python-sb: {warning}\n")
-        steps = list(prepared.pre_exec)
-
-        def pre_exec() -> None:
-            for step in steps:
-                step()
-
-        process = subprocess.Popen(
-            prepared.argv,
-            env=prepared.env,
-            pass_fds=tuple(prepared.pass_fds or pass_fds),
-            cwd=plan.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=2,  # never the caller's stdout (a stdio MCP server's protocol channel)
-            preexec_fn=pre_exec if steps else None,
-            close_fds=True,
-        )
+        process = _spawn(prepared, keep=(*pass_fds, *prepared.pass_fds))
         if prepared.relay is not None:
             prepared.relay.started(process.pid)
         if session is not None:
@@ -259,3 +244,87 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
         if fd >= 0:
             os.close(fd)
     return Started(process, parent_end, prepared, tmpdir, session)
+
+
+class _Process:
+    """The worker's process (``subprocess.Popen``'s few methods used here)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The status (minus the signal number when killed); ``None`` after ``timeout``."""
+
+        if timeout is None:
+            return self._reap(0)
+        end = time.monotonic() + timeout
+        while True:
+            status = self._reap(os.WNOHANG)
+            if status is not None or time.monotonic() >= end:
+                return status
+            time.sleep(0.005)
+
+    def _reap(self, flags: int) -> int | None:
+        with self._lock:
+            if self.returncode is not None:
+                return self.returncode
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:
+                self.returncode = -1
+                return self.returncode
+            if pid == 0:
+                return None
+            self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, 9)
+
+
+def _spawn(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
+    """Fork, apply the provider's ``pre_exec`` steps, exec (as the supervisor does).
+
+    Not ``subprocess.Popen(preexec_fn=...)``: a provider's step may never return in the process
+    it runs in (``unshare`` makes it the sandbox's outer process, which waits for the program),
+    and Popen would wait for that process to exec. Between fork and exec the child only
+    closes descriptors, applies the steps and execs; the modules the steps use are imported
+    here first (a forked child of a threaded program must not take the import lock).
+    """
+
+    import _socket  # noqa: F401  (used by unshare's step)
+    import fcntl  # noqa: F401
+
+    keep_fds = sorted({fd for fd in keep if fd > 2})
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(devnull)
+        raise
+    if pid == 0:
+        try:
+            os.dup2(devnull, 0)
+            os.dup2(2, 1)  # never the caller's stdout (a stdio MCP server's protocol channel)
+            low = 3
+            for fd in keep_fds:
+                os.closerange(low, fd)
+                low = fd + 1
+            os.closerange(low, 1 << 16)
+            for step in prepared.pre_exec:
+                step()
+            os.execve(prepared.argv[0], prepared.argv, prepared.env)
+        except BaseException as exc:
+            try:
+                os.write(2, f"python-sb: cannot start the sandboxed worker: {exc}\n".encode())
+            finally:
+                os._exit(127)
+    os.close(devnull)
+    return _Process(pid)
