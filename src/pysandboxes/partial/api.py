@@ -17,7 +17,8 @@ import sys
 import threading
 
 from pysandboxes.partial.errors import PartialModeError
-from pysandboxes.partial.pool import DEFAULT_MAX_RESULT, Worker
+from pysandboxes.partial.pool import DEFAULT_MAX_RESULT, Worker, _check_timeout
+from pysandboxes.partial.results import allowed_globals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,6 +81,10 @@ def sandbox(
 
     if rules is not None:
         rules = os.path.abspath(os.path.expanduser(rules))
+    if returns is not None:
+        allowed_globals(returns)  # a bad value is an error when decorating, not at the call
+    if timeout is not None:
+        _check_timeout(timeout)
 
     def mark(target: Any) -> Any:
         if isinstance(target, staticmethod | classmethod):
@@ -164,6 +169,8 @@ class sandboxes:
         if rules is not None and sandboxes_config is not None:
             raise PartialModeError("give rules= or sandboxes_config=, not both")
         rules = rules if rules is not None else sandboxes_config
+        allowed_globals(returns)
+        _check_timeout(timeout)
         self.rules = os.path.abspath(os.path.expanduser(rules)) if rules is not None else None
         self.options: dict[str, Any] = {
             "timeout": timeout,

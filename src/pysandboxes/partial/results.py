@@ -26,7 +26,7 @@ import pickle
 import sys
 
 from pysandboxes.errors import Denial, SandBoxError
-from pysandboxes.partial.errors import SandboxedError, UnsafeResultError
+from pysandboxes.partial.errors import PartialModeError, SandboxedError, UnsafeResultError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -112,11 +112,13 @@ def allowed_globals(returns: str | Iterable[type]) -> tuple[frozenset[tuple[str,
     if returns == "objects":
         return DATA_GLOBALS, True
     if isinstance(returns, str):
-        raise ValueError(f"returns= must be 'data', 'objects' or a list of classes: {returns!r}")
+        raise PartialModeError(
+            f"returns= must be 'data', 'objects' or a list of classes: {returns!r}"
+        )
     extra = set()
     for cls in returns:
         if not isinstance(cls, type):
-            raise TypeError(f"returns= lists classes, not {cls!r}")
+            raise PartialModeError(f"returns= lists classes, not {cls!r}")
         extra.add((cls.__module__, cls.__qualname__))
     return DATA_GLOBALS | frozenset(extra), False
 

@@ -1,0 +1,218 @@
+"""Partial mode: the API's edges (learning, the lock, complete mode, errors), through real
+programs and workers (``os-sandbox=subprocess``: these points do not depend on the provider;
+test_partial.py runs the provider matrix)."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+from tests.helpers import PYTHON, base_env, run_sb
+
+HEADER = """
+import json, sys
+from pysandboxes import sandbox, sandboxes, sandbox_denials, SandBoxError
+from pysandboxes.errors import ConfigError
+from pysandboxes.partial.errors import PartialModeError
+"""
+
+
+def run_program(
+    tmp_path: Path, body: str, *args: str, header: str = HEADER
+) -> subprocess.CompletedProcess[str]:
+    program = tmp_path / "app.py"
+    program.write_text(header + textwrap.dedent(body))
+    return subprocess.run(
+        [PYTHON, str(program), *args],
+        cwd=tmp_path,
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_import_pysandboxes_stays_light(tmp_path: Path) -> None:
+    proc = run_program(
+        tmp_path,
+        """
+        import sys
+        import pysandboxes
+        heavy = {"threading", "asyncio", "pickle", "socket", "concurrent.futures"}
+        print(sorted(heavy & set(sys.modules)))
+        print(pysandboxes.sandbox.__module__)
+        """,
+        header="",
+    )
+    # Partial mode's machinery loads on first use of its names, not with the package.
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "pysandboxes.partial.api"]
+
+
+def test_learning_writes_what_the_functions_did(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "input.txt").write_text("hello")
+    learned = tmp_path / "learned.py-sandboxes"
+    proc = run_program(
+        tmp_path,
+        """
+        @sandbox
+        def read(path):
+            import json
+            with open(path) as handle:
+                return json.dumps(handle.read())
+
+        with sandboxes(learn=sys.argv[1]):
+            print(read(sys.argv[2]))
+        """,
+        str(learned),
+        str(data / "input.txt"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == '"hello"'
+    rules = learned.read_text().splitlines()
+    assert "python-import=json" in rules
+    assert any(line.startswith("expose-ro=") for line in rules), rules
+
+
+def test_learning_and_keyword_rules_are_refused_under_the_lock(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("learn=false\nos-sandbox=subprocess\n")
+    proc = run_program(
+        tmp_path,
+        """
+        @sandbox
+        def f():
+            return 1
+
+        for options in ({"learn": True}, {"python_import": "json"}):
+            try:
+                with sandboxes(**options):
+                    f()
+            except ConfigError as exc:
+                print("refused", "learn=false" in str(exc))
+        with sandboxes():
+            print("plain", f())
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == ["refused True", "refused True", "plain 1"]
+
+
+def test_under_python_sb_a_marked_function_is_a_plain_call(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text(
+        "os-sandbox=subprocess\nexpose-ro=.\npython-import=os,pysandboxes\n"
+    )
+    program = tmp_path / "complete.py"
+    program.write_text(
+        textwrap.dedent(
+            """
+            import os
+            from pysandboxes import sandbox, is_in_sandbox
+
+            @sandbox
+            def where():
+                return os.getpid()
+
+            print(is_in_sandbox(), where() == os.getpid())
+            """
+        )
+    )
+    proc = run_sb([str(program)], cwd=tmp_path, env=base_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True True"
+
+
+def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\n")
+    (tmp_path / "none.py-sandboxes").write_text("os-sandbox=none\n")
+    proc = run_program(
+        tmp_path,
+        """
+        import threading
+
+        LOCK = threading.Lock()
+
+        @sandbox
+        def uses_lock():
+            return LOCK.locked()
+
+        def negative():
+            @sandbox(timeout=-1)
+            def function():
+                return 1
+
+        @sandbox
+        def takes(value):
+            return value
+
+        def attempt(name, call):
+            try:
+                call()
+            except SandBoxError as exc:
+                print(name, type(exc).__name__)
+
+        attempt("none", lambda: sandboxes("none.py-sandboxes").__enter__())
+        attempt("threads", lambda: sandboxes(threads=0).__enter__())
+        attempt("returns", lambda: sandboxes(returns="everything").__enter__())
+        with sandboxes():
+            attempt("unpicklable", uses_lock)
+            attempt("negative", negative)
+            attempt("argument", lambda: takes(threading.Lock()))
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [
+        "none",
+        "ConfigError",
+        "threads",
+        "PartialModeError",
+        "returns",
+        "PartialModeError",
+        "unpicklable",
+        "PartialModeError",
+        "negative",
+        "PartialModeError",
+        "argument",
+        "PartialModeError",
+    ]
+
+
+def test_returns_option_accepts_named_classes_and_objects(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text(
+        "os-sandbox=subprocess\npython-import=datetime,decimal,uuid,pathlib\n"
+    )
+    proc = run_program(
+        tmp_path,
+        """
+        import datetime, decimal, uuid, pathlib
+
+        class Point:
+            def __init__(self, x):
+                self.x = x
+
+        @sandbox
+        def data():
+            return {"when": datetime.date(2026, 12, 1), "d": decimal.Decimal("1.5"),
+                    "u": uuid.UUID(int=1), "p": pathlib.PurePosixPath("/a"), "s": {1, 2}}
+
+        @sandbox
+        def point():
+            return Point(3)
+
+        @sandbox(returns=[Point])
+        def point_allowed():
+            return Point(4)
+
+        with sandboxes():
+            print(sorted(data()))
+            try:
+                point()
+            except SandBoxError as exc:
+                print(type(exc).__name__)
+            print(point_allowed().x)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["['d', 'p', 's', 'u', 'when']", "UnsafeResultError", "4"]
