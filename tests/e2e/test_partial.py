@@ -117,6 +117,8 @@ def test_calls_run_concurrently(report: dict[str, Any]) -> None:
     assert report["sync_concurrency_seconds"] < 2
     assert report["async_concurrency"] == {"ok": ["done"] * 8}
     assert report["async_concurrency_seconds"] < 2
+    # The worker's event loop has an executor, whose threads were started before the guard.
+    assert report["executor"] == {"ok": 6}
 
 
 def test_each_profile_has_its_own_worker_and_rules(report: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ dynamic code. The parent gave every shipped code object a file name starting wit
 as the program's (imports, dynamic code, introspection), wherever its source file lives.
 """
 
+import _queue  # type: ignore[import-not-found,unused-ignore]
 import builtins
 import io
 import marshal
@@ -63,6 +64,8 @@ PROTOCOL = 5
 MAX_INCOMING = 1 << 30
 
 DEFINE, CALL, RESULT, ERROR = b"D", b"C", b"R", b"E"
+#: Threads of the event loop's executor (``getaddrinfo``, ``run_in_executor``).
+EXECUTOR_THREADS = 4
 
 
 def encode_frame(kind: bytes, ident: int, body: bytes) -> bytes:
@@ -313,34 +316,80 @@ class Server:
         self.threads: list[threading.Thread] = []
         self.thread_count = max(1, threads)
         self.go = threading.Event()
+        self.loop_wanted = threading.Event()
+        self.loop_ready = threading.Event()
+        self.loop_error: BaseException | None = None
+        self.executor_queue: Any = _queue.SimpleQueue()
 
     def start_threads(self) -> None:
-        """Start every thread now, before the guard is armed (it judges thread starts)."""
+        """Start every thread now, before the guard is armed (it judges thread starts): the
+        readers, a parked thread for the event loop and parked threads for the loop's executor.
+        ``asyncio`` itself is imported only when the first coroutine function is called (a
+        library import of python-sb's, which the rules do not judge): a worker of sync
+        functions never pays for it."""
 
-        import asyncio
-
-        self.loop = asyncio.new_event_loop()
-        # The loop's executor (getaddrinfo, run_in_executor) must not start threads later.
-        from concurrent.futures import ThreadPoolExecutor
-
-        executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pysb-executor")
-        barrier = threading.Barrier(5)
-        for _ in range(4):
-            executor.submit(barrier.wait)
-        barrier.wait()
-        self.loop.set_default_executor(executor)
-        loop_thread = threading.Thread(target=self._run_loop, name="pysb-loop", daemon=True)
-        loop_thread.start()
+        for _ in range(EXECUTOR_THREADS):
+            threading.Thread(
+                target=self._executor_thread, name="pysb-executor", daemon=True
+            ).start()
+        threading.Thread(target=self._loop_thread, name="pysb-loop", daemon=True).start()
         for index in range(self.thread_count):
             thread = threading.Thread(target=self._take_turns, name=f"pysb-{index}", daemon=True)
             thread.start()
             self.threads.append(thread)
 
-    def _run_loop(self) -> None:
-        import asyncio
+    def _executor_thread(self) -> None:
+        while True:
+            future, function, args, kwargs = self.executor_queue.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = function(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
 
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
+    def _loop_thread(self) -> None:
+        self.loop_wanted.wait()
+        try:
+            import asyncio
+            import concurrent.futures
+
+            queue = self.executor_queue
+
+            class ParkedExecutor(concurrent.futures.ThreadPoolExecutor):
+                """The loop's executor (``getaddrinfo``, ``run_in_executor``): threads that
+                were started before the guard was armed (asyncio wants this class; none of
+                its own threads is ever started)."""
+
+                def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+                    return None
+
+                def submit(self, fn: "Any", /, *args: "Any", **kwargs: "Any") -> "Any":
+                    future: Any = concurrent.futures.Future()
+                    queue.put((future, fn, args, kwargs))
+                    return future
+
+            loop = asyncio.new_event_loop()
+            loop.set_default_executor(ParkedExecutor())
+            asyncio.set_event_loop(loop)
+            self.loop = loop
+        except BaseException as exc:
+            self.loop_error = exc
+        finally:
+            self.loop_ready.set()
+        if self.loop is not None:
+            self.loop.run_forever()
+
+    def _event_loop(self) -> "Any":
+        self.loop_wanted.set()
+        self.loop_ready.wait()
+        if self.loop is None:
+            raise RuntimeError(
+                f"python-sb: the worker's event loop could not start: {self.loop_error!r}"
+            )
+        return self.loop
 
     def serve(self) -> None:
         """Let the threads read and run calls; return when the parent closes the socket."""
@@ -400,9 +449,9 @@ class Server:
             if type(function) is _Undefined:
                 raise function.exc
             if is_async:
-                import asyncio
-
-                future = asyncio.run_coroutine_threadsafe(function(*args, **kwargs), self.loop)
+                loop = self._event_loop()
+                run_threadsafe = sys.modules["asyncio"].run_coroutine_threadsafe
+                future = run_threadsafe(function(*args, **kwargs), loop)
                 future.add_done_callback(lambda done: self._finish_async(ident, done))
                 return
             result = function(*args, **kwargs)

@@ -81,6 +81,12 @@ async def async_sleep(seconds, marker):
 
 
 @sandbox
+async def in_executor():
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, sum, [1, 2, 3])
+
+
+@sandbox
 def sleep_then(seconds):
     time.sleep(seconds)
     return seconds
@@ -259,6 +265,8 @@ with sandboxes() as pool:
     start = time.monotonic()
     guarded("async_concurrency", lambda: asyncio.run(eight()))
     out("async_concurrency_seconds", time.monotonic() - start)
+
+    guarded("executor", lambda: asyncio.run(in_executor()))
 
     guarded("profile_json", lambda: with_json([1, 2]))
     guarded("profile_default", lambda: without_json([1, 2]))
