@@ -76,6 +76,15 @@ def test_import_refusal_comes_back_with_its_denial(report: dict[str, Any]) -> No
     assert [(d["kind"], d["target"]) for d in refused["denials"]] == [("import", "socket")]
 
 
+def test_shipped_code_is_judged_as_the_programs(report: dict[str, Any]) -> None:
+    # The worker (python-sb's own code) builds the function; the guard still judges the
+    # function's eval as the program's dynamic code, which no rule allows.
+    assert report["control_eval"] == 42
+    refused = report["eval"]
+    assert refused["error"] == "RuleApiPermissionError"
+    assert [d["kind"] for d in refused["denials"]] == ["api"]
+
+
 def test_exception_keeps_its_class_and_the_sandboxed_traceback(report: dict[str, Any]) -> None:
     failed = report["exception"]
     assert failed["error"] == "ValueError"

@@ -122,9 +122,25 @@ def make_function(code_bytes: bytes, module: str, name: str, cells: int) -> "typ
     """A function skeleton: its code, its module's namespace, empty closure cells (filled by
     :func:`fill_function` once everything it refers to, itself included, exists)."""
 
-    code = marshal.loads(code_bytes)
+    code = _as_program(marshal.loads(code_bytes))
     closure = tuple(types.CellType() for _ in range(cells)) if cells else None
     return types.FunctionType(code, namespace_of(module), name, None, closure)
+
+
+def _as_program(code: "types.CodeType") -> "types.CodeType":
+    """``code`` with :data:`PROGRAM_PREFIX` before every file name in it (the parent does it
+    already; done again here so that no bytes handed to this loader, whoever calls it, make
+    code that the guard would count as a library's)."""
+
+    consts = code.co_consts
+    if any(type(c) is types.CodeType for c in consts):
+        consts = tuple(_as_program(c) if type(c) is types.CodeType else c for c in consts)
+    filename = code.co_filename
+    if type(filename) is not str or not filename.startswith(PROGRAM_PREFIX):
+        filename = PROGRAM_PREFIX + str(filename)
+    if filename is code.co_filename and consts is code.co_consts:
+        return code
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def fill_function(function: "types.FunctionType", state: "tuple[Any, ...]") -> None:

@@ -165,6 +165,11 @@ def chatty():
 
 
 @sandbox
+def evaluate(source):
+    return eval(source)
+
+
+@sandbox
 def inside():
     return pysandboxes.is_in_sandbox()
 
@@ -205,6 +210,8 @@ with sandboxes() as pool:
     guarded("secret", lambda: read_file(SECRET))
     guarded("import", import_socket)
     guarded("exception", fails)
+    out("control_eval", evaluate.__wrapped__("6 * 7"))
+    guarded("eval", lambda: evaluate("6 * 7"))
 
     counter = os.path.join(WORK, "counter.txt")
     before = worker.restarts
