@@ -192,8 +192,13 @@ def fill_class(cls: type, items: "dict[str, Any]") -> None:
         setattr(cls, key, value)
 
 
-def import_module(name: str) -> "types.ModuleType":
+def import_module(name: str, submodules: "tuple[str, ...]" = ()) -> "types.ModuleType":
+    """``name`` imported as the program imports it, with the ``submodules`` its function reads
+    as attributes (``urllib`` and ``request``)."""
+
     module: types.ModuleType = program_import(name)
+    for sub in submodules:
+        program_import(f"{name}.{sub}")
     return module
 
 

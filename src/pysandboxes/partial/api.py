@@ -122,6 +122,10 @@ def sandbox(
         functools.update_wrapper(wrapper, target)
         wrapper.__sandbox_original__ = target
         wrapper.__sandbox_marked__ = marked
+        if "mcp" in sys.modules:  # @sandbox over @server.tool(): never a tool left outside
+            from pysandboxes.partial.mcp import repoint_registered
+
+            repoint_registered(target, wrapper)
         return wrapper
 
     if function is not None:

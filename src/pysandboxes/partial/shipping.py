@@ -78,6 +78,19 @@ def _names(code: types.CodeType, found: set[str]) -> set[str]:
     return found
 
 
+class _ModuleWithSubmodules:
+    """A module global and the submodules its function reads from it."""
+
+    __slots__ = ("name", "subs")
+
+    def __init__(self, name: str, subs: tuple[str, ...]) -> None:
+        self.name = name
+        self.subs = subs
+
+    def __reduce__(self) -> Any:
+        return (_w.import_module, (self.name, self.subs))
+
+
 class Shipper(pickle.Pickler):
     """A pickler that sends functions and classes by value when they must be (see above)."""
 
@@ -106,6 +119,13 @@ class Shipper(pickle.Pickler):
         glob = function.__globals__
         builtins_ = glob.get("__builtins__")
         items = {name: glob[name] for name in names if name in glob}
+        for name, value in items.items():
+            if type(value) is types.ModuleType:
+                # ``import urllib.request`` binds ``urllib``; the code reads ``.request``.
+                base = value.__name__
+                subs = tuple(sorted(n for n in names if f"{base}.{n}" in sys.modules))
+                if subs:
+                    items[name] = _ModuleWithSubmodules(base, subs)
         del builtins_
         cells = []
         for cell in function.__closure__ or ():
