@@ -99,6 +99,8 @@ def sandbox(
                 if is_in_sandbox():
                     return await target(*args, **kwargs)
                 worker, timeout_ = _route(marked)
+                if kwargs and "mcp" in sys.modules:
+                    kwargs = _without_mcp_context(kwargs)
                 try:
                     return await worker.acall(target, args, kwargs, timeout=timeout_)
                 finally:
@@ -112,6 +114,8 @@ def sandbox(
                 if is_in_sandbox():
                     return target(*args, **kwargs)
                 worker, timeout_ = _route(marked)
+                if kwargs and "mcp" in sys.modules:
+                    kwargs = _without_mcp_context(kwargs)
                 try:
                     return worker.call(target, args, kwargs, timeout=timeout_)
                 finally:
@@ -279,6 +283,17 @@ class sandboxes:
         import asyncio
 
         await asyncio.to_thread(self.__exit__, *exc_info)
+
+
+def _without_mcp_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """An MCP ``Context`` argument stays in the caller: the function gets ``None`` for it (the
+    SDK passes it by keyword to a tool that asks for it)."""
+
+    for key, value in kwargs.items():
+        kind = type(value)
+        if kind.__name__ == "Context" and kind.__module__.startswith("mcp."):
+            return {k: (None if k == key else v) for k, v in kwargs.items()}
+    return kwargs
 
 
 def _route(marked: Marked) -> tuple[Worker, float | None]:
