@@ -9,7 +9,9 @@ Python layer on) that prints one JSON object:
 - a 100 KB round trip (100 KB argument, 100 KB result); target <= 2 ms;
 - worker start-up (``Worker.start()``: planning, provider, interpreter, guard, threads), next
   to ``python3 -c pass``; target <= 150 ms;
-- the worker's resident memory (``VmRSS`` of its interpreter); target <= 30 MB.
+- the worker's resident memory (``VmRSS`` of its interpreter); target <= 30 MB;
+- an MCP tool call over stdio (the SDK's client and server, 2.x), sandboxed against the same
+  tool unsandboxed; target within x1.5.
 
 When ``BENCH_REFERENCE_PYTHON`` names an interpreter with the reference implementation
 (``pysandboxes==0.7.0``, installed in a separate venv, never in this one), its calls per second
@@ -144,10 +146,63 @@ REFERENCE = textwrap.dedent(
 )
 
 
+MCP_SERVER = textwrap.dedent(
+    """
+    from pysandboxes import sandbox
+    from pysandboxes.partial import mcp as sandboxed_mcp
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+
+    @server.tool()
+    @sandbox
+    def sandboxed(text: str) -> str:
+        return text.upper()
+
+    @server.tool()
+    def plain(text: str) -> str:
+        return text.upper()
+
+    sandboxed_mcp.run(server, "stdio")
+    """
+)
+
+MCP_CLIENT = textwrap.dedent(
+    """
+    import asyncio, json, sys, time
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=[sys.argv[1]],
+                                       cwd=sys.argv[2])
+        n = int(sys.argv[3])
+        out = {}
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            for name in ("plain", "sandboxed", "plain", "sandboxed"):
+                await s.call_tool(name, {"text": "x"})
+                start = time.perf_counter()
+                for _ in range(n):
+                    await s.call_tool(name, {"text": "x"})
+                per_call = (time.perf_counter() - start) / n * 1000
+                out[name] = min(out.get(name, per_call), per_call)
+        print(json.dumps(out))
+
+    asyncio.run(main())
+    """
+)
+
+
 def setup(workdir: Path) -> None:
     (workdir / "partial.py-sandboxes").write_text("os-sandbox=landlock\npy-sandbox=true\n")
     (workdir / "partial_bench.py").write_text(PROGRAM)
     (workdir / "reference_bench.py").write_text(REFERENCE)
+    mcp_dir = workdir / "mcp"
+    mcp_dir.mkdir()
+    (mcp_dir / ".py-sandboxes").write_text("os-sandbox=landlock\n")
+    (mcp_dir / "server.py").write_text(MCP_SERVER)
+    (mcp_dir / "client.py").write_text(MCP_CLIENT)
 
 
 def _python_start_ms(runs: int) -> float:
@@ -248,4 +303,34 @@ def memory(workdir: Path, runs: int) -> dict[str, Any]:
     return {"name": "partial: worker resident memory", "kind": "value", "value": text}
 
 
-CASES = [calls, round_trip, start_up, memory]
+def mcp_stdio(workdir: Path, runs: int) -> dict[str, Any]:
+    """The same tool through MCP over stdio, sandboxed and not; target within x1.5."""
+
+    import sys
+
+    mcp_dir = workdir / "mcp"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(mcp_dir / "client.py"),
+            str(mcp_dir / "server.py"),
+            str(mcp_dir),
+            str(max(50, runs * 10)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    name = "partial: MCP tool call over stdio"
+    if proc.returncode != 0:
+        return {"name": name, "kind": "value", "value": f"not run: {proc.stderr[-300:]}"}
+    data = json.loads(proc.stdout)
+    ratio = data["sandboxed"] / data["plain"]
+    text = (
+        f"{data['sandboxed']:.2f} ms sandboxed vs {data['plain']:.2f} ms plain, x{ratio:.2f}  "
+        f"target <= x1.5: {_verdict(ratio <= 1.5)}"
+    )
+    return {"name": name, "kind": "value", "value": text}
+
+
+CASES = [calls, round_trip, start_up, memory, mcp_stdio]
