@@ -126,14 +126,23 @@ PROGRAM = textwrap.dedent(
     """
 )
 
-REFERENCE = textwrap.dedent(
+#: The reference resolves functions by importing their module by name in its child: the
+#: function lives in a module of its own (a ``__main__`` function fails there).
+REFERENCE_TOOLS = textwrap.dedent(
     """
-    import json, sys, time
-    from pysandboxes import sandbox, sandboxes
+    from pysandboxes import sandbox
 
     @sandbox
     def trivial():
         return None
+    """
+)
+
+REFERENCE = textwrap.dedent(
+    """
+    import json, sys, time
+    from pysandboxes import sandboxes
+    from reference_tools import trivial
 
     N = int(sys.argv[1])
     with sandboxes():
@@ -198,6 +207,7 @@ def setup(workdir: Path) -> None:
     (workdir / "partial.py-sandboxes").write_text("os-sandbox=landlock\npy-sandbox=true\n")
     (workdir / "partial_bench.py").write_text(PROGRAM)
     (workdir / "reference_bench.py").write_text(REFERENCE)
+    (workdir / "reference_tools.py").write_text(REFERENCE_TOOLS)
     mcp_dir = workdir / "mcp"
     mcp_dir.mkdir()
     (mcp_dir / ".py-sandboxes").write_text("os-sandbox=landlock\n")
@@ -277,6 +287,9 @@ def calls(workdir: Path, runs: int) -> dict[str, Any]:
     )
     if "reference_calls_per_s" in data:
         text += f"; reference 0.7.0 {data['reference_calls_per_s']:,.0f}/s"
+    elif "reference_error" in data:
+        last = data["reference_error"].strip().splitlines()[-1:] or ["?"]
+        text += f"; reference 0.7.0 failed: {last[0][:120]}"
     text += f"  target >= 20,000: {_verdict(rate >= 20_000)}"
     return {"name": "partial: trivial sandboxed call (landlock)", "kind": "value", "value": text}
 
