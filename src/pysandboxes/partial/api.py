@@ -15,6 +15,7 @@ import functools
 import os
 import sys
 import threading
+import weakref
 
 from pysandboxes.partial.errors import PartialModeError
 from pysandboxes.partial.pool import DEFAULT_MAX_RESULT, Worker, _check_timeout
@@ -37,7 +38,16 @@ def is_in_sandbox() -> bool:
 class Marked:
     """A function marked with ``@sandbox`` and its options (the registry's entry)."""
 
-    __slots__ = ("fresh", "function", "is_async", "max_result", "returns", "rules", "timeout")
+    __slots__ = (
+        "__weakref__",
+        "fresh",
+        "function",
+        "is_async",
+        "max_result",
+        "returns",
+        "rules",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -58,8 +68,9 @@ class Marked:
         self.is_async = code is not None and bool(code.co_flags & 0x80)  # CO_COROUTINE
 
 
-#: Every marked function, in decoration order (never looked up by name).
-REGISTRY: list[Marked] = []
+#: Every marked function alive (its wrapper holds it), never looked up by name: a nested
+#: function marked at each call of its factory leaves when its wrapper does.
+REGISTRY: weakref.WeakSet[Marked] = weakref.WeakSet()
 
 
 def sandbox(
@@ -92,7 +103,7 @@ def sandbox(
         if not callable(target) or not hasattr(target, "__code__"):
             raise PartialModeError(f"@sandbox marks a function, not {target!r}")
         marked = Marked(target, rules, timeout, fresh, returns, max_result)
-        REGISTRY.append(marked)
+        REGISTRY.add(marked)
         if marked.is_async:
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:

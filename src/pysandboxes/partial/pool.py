@@ -25,6 +25,7 @@ import os
 import select
 import threading
 import time
+import weakref
 
 from pysandboxes.errors import SandBoxError
 from pysandboxes.launch import worker as _w
@@ -120,8 +121,10 @@ class Worker:
         self._started: Started | None = None
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
-        self._function_ids: dict[int, tuple[int, Any]] = {}
-        self._payloads: dict[int, bytes] = {}
+        #: Function -> its id in the worker and its pickled form (weak: a function made anew
+        #: at each call of a factory leaves with its last reference).
+        self._functions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+        self._fids = itertools.count(1)
         self._defined: set[int] = set()
         self._async_waiting = 0
         self._pump_running = False
@@ -260,13 +263,13 @@ class Worker:
                 self._async_waiting -= 1
         return self._outcome(pending, function, allowed)
 
-    def _function_id(self, function: Callable[..., Any]) -> int:
-        key = id(function)
-        known = self._function_ids.get(key)
-        if known is None or known[1] is not function:
-            known = (len(self._function_ids) + 1, function)
-            self._function_ids[key] = known
-        return known[0]
+    def _function_entry(self, function: Callable[..., Any]) -> list[Any]:
+        """``[id in the worker, pickled form or None]`` of ``function`` (write lock held)."""
+
+        entry = self._functions.get(function)
+        if entry is None:
+            entry = self._functions[function] = [next(self._fids), None]
+        return entry
 
     def _submit(
         self,
@@ -290,10 +293,11 @@ class Worker:
         wait: bool = False,
         retry: bool = True,
     ) -> _Pending:
-        fid = self._function_id(function)
+        entry = self._function_entry(function)
+        fid = entry[0]
         frames = b""
         if fid not in self._defined:
-            payload = self._payloads.get(fid)
+            payload = entry[1]
             if payload is None:
                 try:
                     payload = shipping.dumps(function)
@@ -302,7 +306,7 @@ class Worker:
                         f"{_name(function)} cannot be sent to the sandbox: {exc} (everything "
                         "it refers to must be picklable)"
                     ) from exc
-                self._payloads[fid] = payload
+                entry[1] = payload
             frames += _w.encode_frame(_w.DEFINE, fid, payload)
         try:
             body = shipping.dumps_call(fid, args, kwargs)

@@ -117,7 +117,6 @@ class Shipper(pickle.Pickler):
         code = function.__code__
         names = _names(code, set())
         glob = function.__globals__
-        builtins_ = glob.get("__builtins__")
         items = {name: glob[name] for name in names if name in glob}
         for name, value in items.items():
             if type(value) is types.ModuleType:
@@ -126,7 +125,6 @@ class Shipper(pickle.Pickler):
                 subs = tuple(sorted(n for n in names if f"{base}.{n}" in sys.modules))
                 if subs:
                     items[name] = _ModuleWithSubmodules(base, subs)
-        del builtins_
         cells = []
         for cell in function.__closure__ or ():
             try:
