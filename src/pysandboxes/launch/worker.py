@@ -23,8 +23,9 @@ Worker to parent (for call ``ID``):
 
 - ``R`` the result, pickled (protocol 5) and no larger than the size limit (checked here,
   at the sender);
-- ``E`` the exception, as plain data (``marshal`` of dicts, lists, str, int, None: see
-  :func:`error_record`); the parent rebuilds it.
+- ``E`` the exception, as plain data (a pickle of dicts, lists, str, int, float, bool, bytes
+  and None that names no global: see :func:`error_record`); the parent decodes it with an
+  unpickler that resolves no global at all, and rebuilds the exception.
 
 Sync functions run in a pool of threads started before arming; coroutine functions run on an
 event loop in its own thread. The threads take turns reading the socket (a "leader/follower"
@@ -517,7 +518,11 @@ class Server:
                 record = {"module": "builtins", "qualname": "RuntimeError", "message": repr(inner)}
         if context:
             record["context"] = context
-        self._write(encode_frame(ERROR, ident, marshal.dumps(record, 4)))
+        try:
+            data = pickle.dumps(record, PROTOCOL)
+        except Exception:  # a str subclass's __reduce__ of the program's, say
+            data = pickle.dumps({"module": "builtins", "qualname": "RuntimeError"}, PROTOCOL)
+        self._write(encode_frame(ERROR, ident, data))
 
     def _write(self, frame: bytes) -> None:
         with self.write_lock:

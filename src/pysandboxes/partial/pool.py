@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import marshal
 import os
 import select
 import threading
@@ -497,9 +496,11 @@ class Worker:
         if pending.kind == _w.RESULT:
             names, anything = allowed if allowed is not None else (self.allowed, self.anything)
             return results.loads_result(pending.body, names, anything)
+        # Decoded with no global allowed: dicts, lists, strings, numbers (never marshal, which
+        # is not meant for bytes from an untrusted writer).
         try:
-            record = marshal.loads(pending.body)
-        except (EOFError, ValueError, TypeError):
+            record = results.loads_result(pending.body, frozenset(), False)
+        except UnsafeResultError:
             record = None
         from pysandboxes.launch.child import plain_data
 
@@ -508,14 +509,18 @@ class Worker:
         raise results.rebuild_error(record, _name(function))
 
 
-def _lists(value: Any) -> Any:
-    """``value`` with tuples and floats as the plain types ``plain_data`` checks."""
+def _lists(value: Any, depth: int = 0) -> Any:
+    """``value`` with tuples, floats and bytes as the plain types ``plain_data`` checks (an
+    error record's arguments may hold them); too deep a nesting becomes a set, which
+    ``plain_data`` refuses."""
 
+    if depth > 32:
+        return set()
     kind = type(value)
     if kind is dict:
-        return {k: _lists(v) for k, v in value.items()}
+        return {k: _lists(v, depth + 1) for k, v in value.items()}
     if kind in (list, tuple):
-        return [_lists(v) for v in value]
+        return [_lists(v, depth + 1) for v in value]
     if kind in (float, bytes):
         return str(value)
     return value

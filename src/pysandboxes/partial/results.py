@@ -225,7 +225,10 @@ def _construct(
     denial = denials[0] if denials else None
     try:
         if issubclass(cls, SandBoxError) and issubclass(cls, OSError):
-            exc: BaseException = cls(message, denial=denial, filename=record.get("filename"))  # type: ignore[call-arg]
+            try:
+                exc: BaseException = cls(message, denial=denial, filename=record.get("filename"))  # type: ignore[call-arg]
+            except TypeError:  # RuleConnectionRefusedError takes no file name
+                exc = cls(message, denial=denial)  # type: ignore[call-arg]
         elif issubclass(cls, SandBoxError) and issubclass(cls, ImportError):
             exc = cls(message, denial=denial)  # type: ignore[call-arg]
         elif issubclass(cls, OSError) and record.get("errno") is not None:
