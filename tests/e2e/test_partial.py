@@ -150,6 +150,15 @@ def test_hostile_result_is_refused_by_the_restricted_unpickler(report: dict[str,
     assert report["hostile_marker"] is False
 
 
+def test_a_forged_oversized_frame_kills_the_worker(report: dict[str, Any]) -> None:
+    # The function writes a header claiming 1 GB on the worker's own socket: the caller reads
+    # no further, kills the worker and fails the call; the next call gets a new worker.
+    forged = report["forged"]
+    assert forged["error"] == "WorkerDiedError"
+    assert "larger than the result limit" in forged["message"]
+    assert "ok" in report["after_forged"]
+
+
 def test_result_size_limit(report: dict[str, Any]) -> None:
     assert report["big_small"] == {"ok": 100}
     assert report["big"]["error"] == "ResultTooLargeError"

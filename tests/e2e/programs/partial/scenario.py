@@ -170,6 +170,20 @@ def evaluate(source):
 
 
 @sandbox
+def forge_frame():
+    """Hostile: write a frame header claiming 1 GB straight onto the worker's socket."""
+    import stat
+
+    for fd in range(3, 256):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.write(fd, (1 << 30).to_bytes(4, "little") + b"R" + bytes(4))
+        except OSError:
+            pass
+    time.sleep(30)
+
+
+@sandbox
 def inside():
     return pysandboxes.is_in_sandbox()
 
@@ -292,6 +306,8 @@ with sandboxes() as pool:
     pickle.loads(pickle.dumps(Evil(control_marker)))
     out("hostile_control", os.path.exists(control_marker))
 
+    guarded("forged", forge_frame)
+    guarded("after_forged", where)
     guarded("chatty", chatty)
     guarded("is_in_sandbox", lambda: pysandboxes.is_in_sandbox())
     guarded("is_in_sandbox_worker", inside)
