@@ -4,6 +4,7 @@ test_partial.py runs the provider matrix)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -216,3 +217,35 @@ def test_returns_option_accepts_named_classes_and_objects(tmp_path: Path) -> Non
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["['d', 'p', 's', 'u', 'when']", "UnsafeResultError", "4"]
+
+
+def test_run_with_init_fn_prepares_each_worker(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\n")
+    proc = run_program(
+        tmp_path,
+        """
+        import pysandboxes
+
+        STATE = {"ready": False, "calls": 0}
+
+        def setup():
+            STATE["ready"] = True
+
+        @sandbox
+        async def state():
+            STATE["calls"] += 1
+            return dict(STATE)
+
+        async def main():
+            return [await state(), await state()]
+
+        print(json.dumps(pysandboxes.run(main(), init_fn=setup)))
+        print(json.dumps(STATE))
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    inside, outside = proc.stdout.splitlines()
+    # init_fn ran in the worker, whose module state lives on between calls; the caller's own
+    # STATE is untouched.
+    assert json.loads(inside) == [{"ready": True, "calls": 1}, {"ready": True, "calls": 2}]
+    assert json.loads(outside) == {"ready": False, "calls": 0}

@@ -146,7 +146,11 @@ def _as_program(code: "types.CodeType") -> "types.CodeType":
 
 def fill_function(function: "types.FunctionType", state: "tuple[Any, ...]") -> None:
     items, defaults, kwdefaults, cells, qualname, attributes = state
-    function.__globals__.update(items)
+    # The worker's module namespace keeps what it holds (what init_fn or earlier calls set):
+    # a name gets the caller's value only the first time a function brings it.
+    namespace = function.__globals__
+    for name, value in items.items():
+        namespace.setdefault(name, value)
     function.__defaults__ = defaults
     function.__kwdefaults__ = kwdefaults
     for cell, value in zip(function.__closure__ or (), cells, strict=True):
