@@ -249,3 +249,41 @@ def test_run_with_init_fn_prepares_each_worker(tmp_path: Path) -> None:
     # STATE is untouched.
     assert json.loads(inside) == [{"ready": True, "calls": 1}, {"ready": True, "calls": 2}]
     assert json.loads(outside) == {"ready": False, "calls": 0}
+
+
+def test_fresh_workers_and_async_timeouts(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\npython-import=asyncio\n")
+    proc = run_program(
+        tmp_path,
+        """
+        import asyncio, time
+        from pysandboxes.partial.errors import CallTimeoutError
+
+        COUNTER = [0]
+
+        @sandbox(fresh=True)
+        def bump_fresh():
+            COUNTER[0] += 1
+            return COUNTER[0]
+
+        @sandbox
+        def bump():
+            COUNTER[0] += 1
+            return COUNTER[0]
+
+        @sandbox(timeout=0.5)
+        async def forever():
+            await asyncio.sleep(30)
+
+        with sandboxes():
+            print(bump_fresh(), bump_fresh(), bump(), bump())
+            start = time.monotonic()
+            try:
+                asyncio.run(forever())
+            except CallTimeoutError:
+                print("timeout", time.monotonic() - start < 10)
+            print(bump())  # a new worker: its own COUNTER again
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["1 1 1 2", "timeout True", "1"]
