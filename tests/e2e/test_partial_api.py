@@ -287,3 +287,27 @@ def test_fresh_workers_and_async_timeouts(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["1 1 1 2", "timeout True", "1"]
+
+
+def test_worker_entry_point_for_other_packages(tmp_path: Path) -> None:
+    (tmp_path / "eval.py-sandboxes").write_text("os-sandbox=subprocess\n")
+    proc = run_program(
+        tmp_path,
+        """
+        from pysandboxes.partial.pool import Worker
+        from pysandboxes.partial.errors import CallTimeoutError
+
+        with Worker("eval.py-sandboxes", max_restarts=5, threads=2) as worker:
+            # python-sb's own function, by reference (imported as library code in the worker)
+            print(worker.call(sandbox_denials, (None,)))
+            # a lambda, by value
+            print(worker.call(lambda a, b: a * b, (6, 7)))
+            try:
+                worker.call(lambda: sum(range(10**12)), timeout=0.5)
+            except CallTimeoutError:
+                print("timeout", worker.restarts)
+            print(worker.call(len, ("abc",)), worker.restarts)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "42", "timeout 0", "3 1"]

@@ -229,6 +229,11 @@ class _Loader(pickle.Unpickler):
             return _OWN[name]
         if module in ("builtins", "copyreg", "_codecs"):
             target: Any = sys.modules[module]
+        elif module == "pysandboxes" or module.startswith("pysandboxes."):
+            # python-sb's own code (the eval guard's evaluator, say): imported as the
+            # worker's own import, and it runs as library code, as in the caller.
+            __import__(module)
+            target = sys.modules[module]
         else:
             target = program_import(module)
         for part in name.split("."):
