@@ -23,7 +23,7 @@ from tests.helpers import PYTHON, REPO, base_env, require
 PROGRAMS = Path(__file__).parent / "programs" / "partial_mcp"
 CLIENT = PROGRAMS / "mcp_client.py"
 EXAMPLE = REPO / "examples" / "mcp-server" / "server.py"
-MCP1_DEFAULT = "/tmp/pysandboxes-mcp1/bin/python"
+MCP1_DEFAULT = str(REPO / ".venv" / "mcp1" / "bin" / "python")  # scripts/setup.sh makes it
 
 
 def _has_mcp(python: str, series: str) -> bool:
