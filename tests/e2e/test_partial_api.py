@@ -311,3 +311,29 @@ def test_worker_entry_point_for_other_packages(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["[]", "42", "timeout 0", "3 1"]
+
+
+def test_restart_budget_is_visible_and_bounded(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\npython-import=os\n")
+    proc = run_program(
+        tmp_path,
+        """
+        import os
+        from pysandboxes.partial.errors import RestartBudgetExceeded, WorkerDiedError
+
+        @sandbox
+        def die():
+            os._exit(3)
+
+        with sandboxes(max_restarts=1) as pool:
+            for _ in range(3):
+                try:
+                    die()
+                except WorkerDiedError as exc:
+                    print("died", exc.status, pool.worker_for(None).restarts)
+                except RestartBudgetExceeded:
+                    print("budget", pool.worker_for(None).restarts)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["died 3 0", "died 3 1", "budget 1"]
