@@ -337,3 +337,32 @@ def test_restart_budget_is_visible_and_bounded(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["died 3 0", "died 3 1", "budget 1"]
+
+
+def test_learning_sees_the_child_processes_of_a_sandboxed_function(tmp_path: Path) -> None:
+    # The worker's threads start after learning's seccomp hand-over, so the processes a
+    # function starts from them are observed too.
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "f.txt").write_text("hi\n")
+    learned = tmp_path / "learned.py-sandboxes"
+    proc = run_program(
+        tmp_path,
+        """
+        import subprocess
+
+        @sandbox
+        def cat(path):
+            return subprocess.run(["cat", path], capture_output=True, text=True).stdout
+
+        with sandboxes(learn=sys.argv[1]):
+            print(cat(sys.argv[2]).strip())
+        """,
+        str(learned),
+        str(data / "f.txt"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "hi"
+    rules = learned.read_text().splitlines()
+    assert any(line.startswith("expose-ro=") and line.endswith("/cat") for line in rules), rules
+    assert "they ran cat" in proc.stderr

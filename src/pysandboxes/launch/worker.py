@@ -1,10 +1,11 @@
 """Partial mode's worker: the call loop that runs inside the sandboxed interpreter.
 
 ``child.py`` starts it for the program kind ``worker`` (see ``pysandboxes.partial``): the
-bootstrap imports this module and calls :func:`prepare` *before* the Python layer is armed --
-every module the loop needs is loaded and every thread it uses is started then, since after
-arming the rules judge thread starts and imports -- then arms the guard and calls
-:meth:`Server.serve`.
+bootstrap imports this module and calls :func:`prepare` *before* the Python layer is armed, and
+:meth:`Server.start_threads` last before arming (after learning's seccomp hand-over, which the
+threads must inherit) -- every module the loop needs is loaded and every thread it uses is
+started then, since after arming the rules judge thread starts and imports -- then arms the
+guard and calls :meth:`Server.serve`.
 
 Transport: one inherited ``AF_UNIX`` socketpair end, descriptor ``fields["worker_fd"]``, carrying
 length-prefixed frames (:func:`encode_frame`)::
@@ -556,10 +557,9 @@ def _is_coroutine_function(function: "Any") -> bool:
 
 
 def prepare(fields: "dict[str, str]") -> Server:
-    """Everything before the guard is armed: standard output to standard error, the threads."""
+    """Before the guard is armed: standard output to standard error, the server (whose
+    :meth:`Server.start_threads` the bootstrap calls last before arming)."""
 
     os.dup2(2, 1)
     fd = int(fields["worker_fd"])
-    server = Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))
-    server.start_threads()
-    return server
+    return Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))
