@@ -366,3 +366,41 @@ def test_learning_sees_the_child_processes_of_a_sandboxed_function(tmp_path: Pat
     rules = learned.read_text().splitlines()
     assert any(line.startswith("expose-ro=") and line.endswith("/cat") for line in rules), rules
     assert "they ran cat" in proc.stderr
+
+
+def test_an_interrupted_sync_call_stops_with_its_worker(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text(
+        "os-sandbox=subprocess\nexpose-rw=.\npython-import=time\n"
+    )
+    marker, control = tmp_path / "finished", tmp_path / "control"
+    proc = run_program(
+        tmp_path,
+        """
+        import os, signal, threading, time
+
+        @sandbox
+        def slow(path, seconds):
+            time.sleep(seconds)
+            open(path, "w").close()
+
+        @sandbox
+        def quick():
+            return "quick"
+
+        with sandboxes() as pool:
+            slow(sys.argv[2], 0)  # the control: uninterrupted, it writes its file
+            threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+            try:
+                slow(sys.argv[1], 2)
+            except KeyboardInterrupt:
+                print("interrupted")
+            print(quick(), pool.worker_for(None).restarts)
+            time.sleep(2.5)
+        """,
+        str(marker),
+        str(control),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["interrupted", "quick 1"]
+    assert control.exists()
+    assert not marker.exists()  # the function never finished: its worker was killed

@@ -561,5 +561,10 @@ def prepare(fields: "dict[str, str]") -> Server:
     :meth:`Server.start_threads` the bootstrap calls last before arming)."""
 
     os.dup2(2, 1)
+    # A terminal's Ctrl-C reaches the whole foreground group, the worker included: the caller
+    # decides (an interrupted call kills the worker), never the worker on its own.
+    import _signal  # type: ignore[import-not-found,unused-ignore]
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     fd = int(fields["worker_fd"])
     return Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))

@@ -209,7 +209,11 @@ class Worker:
         timeout = self.timeout if timeout is None else timeout
         _check_timeout(timeout)
         pending = self._submit(function, args, kwargs or {}, None)
-        self._wait(pending, None if timeout is None else time.monotonic() + timeout)
+        try:
+            self._wait(pending, None if timeout is None else time.monotonic() + timeout)
+        except BaseException:  # KeyboardInterrupt: the call is stopped with its worker
+            self._stop(pending, "cancel")
+            raise
         return self._outcome(pending, function, allowed)
 
     async def acall(
