@@ -110,6 +110,8 @@ program_import = _import_namespace["program_import"]
 
 
 def namespace_of(module: str) -> "dict[str, Any]":
+    """The worker's namespace for the caller's module ``module`` (its functions share it)."""
+
     found = _namespaces.get(module)
     if found is None:
         if module == "__main__":
