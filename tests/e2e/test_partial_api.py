@@ -404,3 +404,32 @@ def test_an_interrupted_sync_call_stops_with_its_worker(tmp_path: Path) -> None:
     assert proc.stdout.splitlines() == ["interrupted", "quick 1"]
     assert control.exists()
     assert not marker.exists()  # the function never finished: its worker was killed
+
+
+def test_a_worker_that_cannot_start_is_an_error_at_entry(tmp_path: Path) -> None:
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\n")
+    proc = run_program(
+        tmp_path,
+        """
+        from pysandboxes.partial.errors import WorkerDiedError
+
+        @sandbox
+        def f():
+            return 1
+
+        def setup():
+            raise ValueError("init failed")
+
+        # An interpreter that cannot start (a bad env= rule), an init_fn that fails.
+        for options in ({"env": "PYTHONHOME=/nonexistent"}, {"init_fn": setup}):
+            try:
+                with sandboxes(**options):
+                    print("entered")
+            except WorkerDiedError as exc:
+                print("not started", exc.status)
+            except ValueError as exc:
+                print("init", exc)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["not started 1", "init init failed"]

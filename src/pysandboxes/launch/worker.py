@@ -20,7 +20,8 @@ Parent to worker:
   ``pickle.find_class`` event (the bytes come from the trusted parent);
 - ``C`` call ``ID``: BODY is a pickle of ``(function id, args, kwargs)``.
 
-Worker to parent (for call ``ID``):
+Worker to parent: ``K`` once, when the guard is armed and the threads wait (the parent's
+start-up waits for it); then, for call ``ID``:
 
 - ``R`` the result, pickled (protocol 5) and no larger than the size limit (checked here,
   at the sender);
@@ -65,7 +66,7 @@ PROTOCOL = 5
 #: Largest frame the worker accepts from the parent (a define frame may be large).
 MAX_INCOMING = 1 << 30
 
-DEFINE, CALL, RESULT, ERROR = b"D", b"C", b"R", b"E"
+DEFINE, CALL, RESULT, ERROR, READY = b"D", b"C", b"R", b"E", b"K"
 #: Threads of the event loop's executor (``getaddrinfo``, ``run_in_executor``).
 EXECUTOR_THREADS = 4
 
@@ -428,6 +429,7 @@ class Server:
     def serve(self) -> None:
         """Let the threads read and run calls; return when the parent closes the socket."""
 
+        self._write(encode_frame(READY, 0, b""))  # armed, threads waiting: calls may come
         self.go.set()
         self.stopped.wait()
 

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
     from pysandboxes.partial.spawn import Started
 
+#: Seconds a new worker has to arm its guard and say it is ready.
+START_TIMEOUT = 60.0
 #: Default largest result, pickled (bytes).
 DEFAULT_MAX_RESULT = 64 << 20
 #: Slack over ``max_result`` for an error record before the frame counts as a protocol breach.
@@ -165,6 +167,7 @@ class Worker:
         started = start_worker(
             self.plan, threads=self.threads, max_result=self.max_result, path0=self.path0
         )
+        self._await_ready(started)
         with self._lock:
             self._started = started
             self._defined = set()
@@ -172,6 +175,28 @@ class Worker:
             init = self.init_fn
             self._send_locked(started, init, (), {}, None, wait=True)
         return started
+
+    def _await_ready(self, started: Started) -> None:
+        """Wait for the worker's ``K`` frame: a worker that cannot start (a provider's step
+        refused, the guard could not arm) is an error here, at ``start()``, with its status
+        (its own message is on stderr), rather than at the first call."""
+
+        timed_out = False
+        try:
+            frame = self._read_frame(started, START_TIMEOUT)
+            timed_out = frame is None
+        except (EOFError, OSError, _Breach):
+            frame = None
+        if frame is not None and frame[0] == _w.READY:
+            return
+        started.kill()
+        status = started.finish()
+        late = f"it did not start within {START_TIMEOUT:g} s"
+        why = late if timed_out else _status_text(status)
+        raise WorkerDiedError(
+            f"the sandboxed worker could not start: {why} (its message is on stderr)",
+            status=status,
+        )
 
     def close(self) -> None:
         """End the worker (calls still in flight fail with ``WorkerDiedError``)."""
@@ -534,19 +559,22 @@ class _Breach(Exception):
     """The worker sent a frame the protocol does not allow (too large)."""
 
 
-def _death_message(status: int | None, reason: str) -> str:
+def _status_text(status: int | None) -> str:
     if status is None:
-        how = "the sandboxed worker ended"
-    elif status < 0:
+        return "the sandboxed worker ended"
+    if status < 0:
         import signal
 
         try:
             name = signal.Signals(-status).name
         except ValueError:
             name = f"signal {-status}"
-        how = f"the sandboxed worker was killed by {name}"
-    else:
-        how = f"the sandboxed worker exited with status {status}"
+        return f"the sandboxed worker was killed by {name}"
+    return f"the sandboxed worker exited with status {status}"
+
+
+def _death_message(status: int | None, reason: str) -> str:
+    how = _status_text(status)
     if reason:
         how += f" ({reason})"
     return how + " during the call; the call is not sent again"
