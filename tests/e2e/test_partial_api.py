@@ -157,6 +157,7 @@ def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
         attempt("none", lambda: sandboxes("none.py-sandboxes").__enter__())
         attempt("threads", lambda: sandboxes(threads=0).__enter__())
         attempt("returns", lambda: sandboxes(returns="everything").__enter__())
+        attempt("unknown", lambda: sandboxes(not_a_key="x").__enter__())
         with sandboxes():
             attempt("unpicklable", uses_lock)
             attempt("negative", negative)
@@ -171,6 +172,8 @@ def test_bad_options_are_clear_errors(tmp_path: Path) -> None:
         "PartialModeError",
         "returns",
         "PartialModeError",
+        "unknown",
+        "ConfigError",
         "unpicklable",
         "PartialModeError",
         "negative",
