@@ -38,15 +38,35 @@ __all__ = [
     "SandBoxError",
     "__version__",
     "guarded_eval",
+    "is_in_sandbox",
+    "run",
+    "sandbox",
     "sandbox_denials",
+    "sandboxes",
 ]
+
+#: Partial mode's names, loaded on first use: ``import pysandboxes`` stays light (no threads,
+#: asyncio or pickle machinery for a program that only needs the errors).
+_PARTIAL = frozenset({"sandbox", "sandboxes", "run", "is_in_sandbox"})
 
 
 def __getattr__(name: str) -> object:
-    # guarded_eval is imported on first use: the eval machinery (ast, decimal...) stays off
-    # the start-up path of every run that does not evaluate source text.
+    if name in _PARTIAL:
+        from pysandboxes.partial import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    # guarded_eval is imported on first use too: the eval machinery (ast, decimal...) stays
+    # off the start-up path of every run that does not evaluate source text.
     if name == "guarded_eval":
         from pysandboxes.evalguard.api import guarded_eval
 
         return guarded_eval
     raise AttributeError(f"module 'pysandboxes' has no attribute {name!r}")
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pysandboxes.evalguard.api import guarded_eval
+    from pysandboxes.partial.api import is_in_sandbox, run, sandbox, sandboxes
