@@ -172,6 +172,10 @@ def guarded_eval(
 
     if backend == "fork" and "fork" not in _backends:
         _backends["fork"] = _fork_backend()
+    if backend == "worker" and "worker" not in _backends:
+        from pysandboxes.evalguard.worker import WORKER
+
+        _backends["worker"] = WORKER
     chosen = default_backend() if backend is None else _backends.get(backend)
     if chosen is None:
         raise ValueError(f"unknown backend {backend!r} (known: {', '.join(sorted(_backends))})")
