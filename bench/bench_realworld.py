@@ -1,0 +1,114 @@
+"""Real test suites under each provider, as a ratio to plain python in the same run (issue 12).
+
+For each project of ``tests/realworld/sdists.txt`` that ``scripts/setup.sh`` fetched (the same
+pinned sdists and pytest arguments as ``tests/realworld/test_sdists.py``): the sdist is unpacked
+once, its suite learned once with ``python-sb --learn``, the file locked, then
+``python -m pytest`` is timed under plain python3 and under ``python-sb`` with
+``OS_SANDBOX=subprocess``, ``landlock``, ``bwrap`` and ``unshare`` (the Python layer on),
+alternated run by run, as medians. Target: <= 1.15x with the Python layer on.
+
+The suites take seconds each: ``--runs 5`` is plenty (``bench/run.py realworld --runs 5``).
+A project that is not in the cache is reported as missing, not timed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cases import PYTHON3, PYTHON_SB
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.realworld import harness  # noqa: E402
+from tests.realworld.test_sdists import PROJECTS, PYTEST  # noqa: E402
+
+PROVIDERS = ("subprocess", "landlock", "bwrap", "unshare")
+TARGET = 1.15
+
+
+def _environment(home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):  # 1: a suite with failures still ran completely
+        raise RuntimeError(
+            f"{' '.join(argv)} ended with {proc.returncode}:\n"
+            + proc.stderr.decode(errors="replace")[-2000:]
+        )
+    return elapsed
+
+
+def _measure(name: str, args: list[str]) -> Callable[[Path, int], dict[str, Any]]:
+    def measure(workdir: Path, runs: int) -> dict[str, Any]:
+        label = f"{name}: pytest under each provider / python3"
+        cache = harness.sdist_cache()
+        try:
+            source = _unpack(name, workdir / name)
+        except FileNotFoundError:
+            return {"name": label, "kind": "value", "value": f"missing from {cache}", "unit": ""}
+        home = workdir / f"{name}-home"
+        home.mkdir()
+        env = _environment(home)
+        argv = [*PYTEST, *args]
+        rules = source / ".py-sandboxes"
+        subprocess.run(
+            [PYTHON_SB, f"--learn={rules}", *argv], cwd=source, env=env, capture_output=True
+        )
+        with rules.open("a") as handle:
+            handle.write("learn=false\n")
+        sides: dict[str, list[float]] = {"python3": [], **{p: [] for p in PROVIDERS}}
+        for _ in range(runs):  # alternate, so drift hits every side alike
+            sides["python3"].append(_timed([PYTHON3, *argv], source, env))
+            for provider in PROVIDERS:
+                sandboxed = {**env, "OS_SANDBOX": provider}
+                sides[provider].append(_timed([PYTHON_SB, *argv], source, sandboxed))
+        base = statistics.median(sides["python3"])
+        ratios = {p: round(statistics.median(sides[p]) / base, 3) for p in PROVIDERS}
+        worst = max(ratios.values())
+        verdict = "ok" if worst <= TARGET else "MISSED"
+        text = "  ".join(f"{p} x{r}" for p, r in ratios.items())
+        return {
+            "name": label,
+            "kind": "value",
+            "value": f"python3 {base:.2f} s  {text}  target <= x{TARGET}: {verdict}",
+            "unit": "",
+            "baseline_median_s": round(base, 3),
+            "ratios": ratios,
+            "runs": runs,
+        }
+
+    return measure
+
+
+def _unpack(name: str, destination: Path) -> Path:
+    version = harness.pinned()[name]
+    wanted = f"{name}-{version}.tar.gz".replace("_", "-").lower()
+    cache = harness.sdist_cache()
+    for path in cache.glob("*.tar.gz"):
+        if path.name.replace("_", "-").lower() == wanted:
+            destination.mkdir(parents=True)
+            shutil.unpack_archive(path, destination, filter="data")
+            (root,) = list(destination.iterdir())
+            return root
+    raise FileNotFoundError(wanted)
+
+
+CASES: list[Any] = [_measure(project.name, project.args) for project in PROJECTS]
