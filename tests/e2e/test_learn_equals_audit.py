@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pysandboxes.policy import load_policy
+from pysandboxes.policy import load_policy, parse_text
 from pysandboxes.policy.decide import (
     api_decision,
     build_environment,
@@ -93,6 +93,15 @@ class Compared:
             str(learned_file), environ={"HOME": str(home)}, cwd=str(cwd), learned_ok=True
         )
         self.denials = denials
+        # The file lines left for review (commented out under "Review: secret"), read as rules.
+        reviewed = "".join(
+            line.removeprefix("# ") + "\n"
+            for line in self.text.splitlines()
+            if line.startswith(("# expose-ro=", "# expose-rw="))
+        )
+        self.reviewed: Policy = parse_text(
+            reviewed, str(learned_file), environ={"HOME": str(home)}, cwd=str(cwd), learned_ok=True
+        )
 
     def of_kind(self, kind: str) -> list[dict[str, str]]:
         return [d for d in self.denials if d["kind"] == kind]
@@ -116,11 +125,15 @@ class Compared:
         for denial in self.of_kind("api"):
             assert api_decision(policy, denial["target"], denial["detail"] or "")[0], denial
         # Files: every reported access granted; every expose line covers one of them.
+        # (a place that holds credentials is written commented out, for review: the same
+        # lines, uncommented, must grant it)
         files = self.of_kind("file")
         for denial in files:
             write = (denial["detail"] or "").startswith("write")
-            assert path_access(policy, denial["target"]) in (("rw",) if write else ("ro", "rw"))
-        for rule in (*policy.expose_ro, *policy.expose_rw):
+            wanted = ("rw",) if write else ("ro", "rw")
+            if path_access(policy, denial["target"]) not in wanted:
+                assert path_access(self.reviewed, denial["target"]) in wanted, denial
+        for rule in (*policy.expose_ro, *policy.expose_rw, *self.reviewed.expose_ro):
             assert any(
                 (d["target"] + "/").startswith(rule.path.rstrip("/") + "/") for d in files
             ), f"{rule.text} covers nothing audit reported: {files}"
@@ -286,3 +299,25 @@ def test_the_import_systems_listing_only_where_a_module_was_found(
     )
     found.check()
     assert "expose-ro=./src" in found.lines
+
+
+def test_a_credentials_file_read_is_left_for_review(home: Path, project: Path) -> None:
+    """A library reading ~/.aws/credentials (as botocore's credential chain does) learns no
+    rule that hands the credentials over; audit says the same."""
+
+    aws = home / ".aws"
+    aws.mkdir()
+    (aws / "credentials").write_text("[default]\naws_secret_access_key = x\n")
+    script = project / "c.py"
+    script.write_text(
+        "import os\n\n"
+        "with open(os.path.expanduser('~/.aws/credentials')) as handle:\n"
+        "    print(len(handle.read()) > 0)\n"
+    )
+    compared, learn_err, audit_err = learn_and_audit(
+        [str(script)], cwd=project, home=home, env=base_env(home), rule_dir=project
+    )
+    compared.check()
+    assert "# expose-ro=~/.aws" in compared.text
+    assert not [r for r in compared.lines if ".aws" in r]
+    assert "expose-ro=~/.aws" in learn_err and "looks like a secret" in audit_err

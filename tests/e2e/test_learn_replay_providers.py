@@ -4,7 +4,8 @@ Every program of the learning tests (``tests/e2e/test_learn.py``'s and
 ``test_learn_equals_audit.py``'s) is learned once with ``python-sb`` (a new rule file from the
 template, which says ``py-sandbox=true`` and ``os-sandbox=${OS_SANDBOX:-...}``), then run again
 with the learned file in force under ``landlock``, ``bwrap`` and ``unshare`` (chosen with
-``OS_SANDBOX``, the template's documented switch), the Python layer on. Each replay must end as
+``OS_SANDBOX``, the template's documented switch), the Python layer on, and under the Python
+layer alone (``subprocess``). Each replay must end as
 the learning run did, print the same thing, and be refused nothing: it runs with
 ``--denials=FILE`` and that file must stay absent, and stderr must hold no refusal.
 """
@@ -27,7 +28,11 @@ from tests.helpers import base_env, require, run_sb
 
 PROGRAMS = Path(__file__).resolve().parent / "programs" / "learn"
 SALES = "region,amount\nnorth,120.50\nsouth,80.00\nnorth,42.25\neast,310.00\n"
-PROVIDERS = ("landlock", "bwrap", "unshare")
+#: The kernel providers, and the Python layer alone (``subprocess``), whose ``--denials`` file
+#: shows every refusal the program caught: bwrap and unshare do not let the sandbox append to
+#: ``--denials=FILE`` today (the file is not bound in), so under them a refusal the program
+#: catches shows only if it changes the status or the output.
+PROVIDERS = ("subprocess", "landlock", "bwrap", "unshare")
 
 
 @dataclass
@@ -184,6 +189,23 @@ def module_pytest(tree: Path, home: Path) -> Run:
     return Run(args, project, env, project / ".py-sandboxes")
 
 
+def module_probes(tree: Path, home: Path) -> Run:
+    return script(
+        tree,
+        home,
+        "try:\n    import winreg\nexcept ImportError:\n    pass\n"
+        "try:\n    import no_such_module_here\nexcept ImportError:\n    pass\n"
+        "import gc\n\nprint(gc.isenabled())\n",
+    )
+
+
+PROBE_LOGGED = (
+    "the replay behaves the same (the probe fails either way), but in enforce mode the guard "
+    "refuses an import before the search and writes a --denials line even for a module that "
+    "does not exist; learning does not grant such names, by design (docs/learning.md)"
+)
+
+
 def urllib_page(tree: Path, home: Path) -> Run:
     assert PAGE_URL, "the page server fixture is not running"
     text = (
@@ -259,6 +281,11 @@ CASES = [
     Case("pytest-pluggy", pytest_pluggy),
     Case("m-pytest", module_pytest, normalise=lambda text: re.sub(r" in [0-9.]+s", "", text)),
     Case("urllib-page", urllib_page),
+    Case(
+        "module-probes",
+        module_probes,
+        broken={"subprocess": PROBE_LOGGED, "landlock": PROBE_LOGGED},
+    ),
 ]
 
 PAGE_URL: list[str] = []

@@ -20,7 +20,9 @@ How each kind is generalised (docs/learning.md says the same for users):
   the import system (anything in ``__pycache__``; the import system ignores a refused cache
   write), and what the output file already grants. The script's own directory is always
   granted read-only; for ``-m``, the ``sys.path`` entry that holds the top-level package
-  (:func:`program_directories`).
+  (:func:`program_directories`). A rule for a place that holds credentials (``~/.aws``,
+  ``~/.netrc``, ``*.key``: :func:`pysandboxes.learn.secrets.looks_secret_path`) is written
+  commented out under a review note, never granted.
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
   picks a port) is written with port ``0``; a connection to a loopback address on a port in the
@@ -68,7 +70,7 @@ from pysandboxes.learn.records import (
     NetAccess,
     Recording,
 )
-from pysandboxes.learn.secrets import looks_secret
+from pysandboxes.learn.secrets import looks_secret, looks_secret_path
 from pysandboxes.learn.values import is_env_name, is_module_name, shown, unsafe_reason
 from pysandboxes.policy.model import Policy
 
@@ -515,6 +517,14 @@ def _module_roots(recording: Recording) -> frozenset[str]:
     return frozenset(found)
 
 
+def file_grant_looks_secret(path: str, write: bool, ctx: LearnContext) -> bool:
+    """Whether the rule learning would write for this file access is left for review (a
+    place that holds credentials); audit says "looks like a secret" for the same accesses."""
+
+    grant, _ = _grant_for(FileAccess(path, write), ctx)
+    return looks_secret_path(grant)
+
+
 def program_needs(ctx: LearnContext) -> list[str]:
     """The :func:`program_directories` that neither the defaults nor ``ctx.existing`` grant
     for reading: what learning writes for them, and what audit reports."""
@@ -583,15 +593,32 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         if not covered:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
+    secrets: list[str] = []
     for path, write in kept:
         value, why = render_path(path, ctx)
         key = "expose-rw" if write else "expose-ro"
         if value is None:
             learned.warnings.append(f"skipped {key} for {shown(path)}: {why}")
             continue
+        if looks_secret_path(path):
+            secrets.append(f"{key}={value}")  # credentials: left to a person (docs/learning.md)
+            continue
         lines.append((value, key))
     for value, key in sorted(lines):
         learned.add("files", key, value)
+    fresh = [line for line in sorted(secrets) if f"# {line}" not in ctx.existing_lines]
+    if fresh:
+        learned.warnings.append(
+            "not granting " + ", ".join(fresh) + ": the program read it, but it looks like a "
+            "place that holds credentials; the line is written commented out, uncomment it if "
+            "the program needs it"
+        )
+        learned.note("files", "Review: secret. The program read these, but they look like places")
+        learned.note("files", "that hold credentials (keys, tokens, passwords), so they are NOT")
+        learned.note("files", "granted. Uncomment a line only if the program must read them:")
+        for line in fresh:
+            learned.note("files", line)
+            learned.reviews.append(line)
 
 
 # -- network --------------------------------------------------------------------------------------
@@ -655,6 +682,20 @@ def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
 def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     accesses: list[NetAccess] = recording.of_type(NetAccess)
     binds_any_port = any(a.direction == "IN" and a.port == 0 for a in accesses)
+    bound = {(a.proto, a.port) for a in accesses if a.direction == "IN" and a.port}
+    own = sorted(
+        {
+            a.port
+            for a in accesses
+            if a.direction == "OUT" and (a.proto, a.port) in bound and _is_loopback(a.ip, a.host)
+        }
+    )
+    if own:
+        learned.warnings.append(
+            f"the program connects to its own server on loopback (port {', '.join(map(str, own))}"
+            "): the OUT line for it replays under the Python layer and landlock, not yet under "
+            "bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+        )
     low, high = ctx.ephemeral_ports
     ports: dict[tuple[str, str, str], set[int]] = {}
     ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
@@ -707,6 +748,11 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             text = _format_ports(found - {0}, spans)
             if spans:
                 comment = "ephemeral ports: the program's own server, on a port the kernel chose"
+                learned.warnings.append(
+                    f"net=ALLOW|{proto}|{host}|{text}|{direction} lets the program reach its own "
+                    "server on loopback: it replays under the Python layer and landlock, not yet "
+                    "under bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+                )
         learned.add("network", "net", f"ALLOW|{proto}|{host}|{text}|{direction}", comment)
 
 

@@ -16,7 +16,7 @@ secret unseen, so the words are wide.
 
 from __future__ import annotations
 
-__all__ = ["CREDENTIAL_VARIABLES", "SECRET_WORDS", "looks_secret"]
+__all__ = ["CREDENTIAL_VARIABLES", "SECRET_WORDS", "looks_secret", "looks_secret_path"]
 
 #: Parts of a name that mark a secret or a credential.
 SECRET_WORDS: tuple[str, ...] = (
@@ -71,3 +71,56 @@ def looks_secret(name: str) -> bool:
         or any(word in upper for word in SECRET_WORDS)
         or upper.endswith(SECRET_SUFFIXES)
     )
+
+
+#: Directories that hold credentials (any path with one of them as a component).
+SECRET_DIRECTORIES: frozenset[str] = frozenset(
+    {
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".kube",
+        ".docker",
+        ".azure",
+        "gcloud",
+        ".password-store",
+        "keyrings",
+        ".secrets",
+        "secrets",
+        "private",
+    }
+)
+
+#: Files that hold credentials, by name.
+SECRET_FILES: frozenset[str] = frozenset(
+    {
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".pypirc",
+        ".npmrc",
+        ".my.cnf",
+        "credentials",
+        "credentials.json",
+        "shadow",
+        "gshadow",
+    }
+)
+
+#: File endings of keys and key stores.
+SECRET_FILE_SUFFIXES: tuple[str, ...] = (".pem", ".key", ".p12", ".pfx", ".jks", ".kdbx")
+
+
+def looks_secret_path(path: str) -> bool:
+    """True when a file rule for ``path`` would grant credentials: a component is a credential
+    directory (``~/.ssh``, ``~/.aws``, ``/etc/ssl/private``...), or the last one a credential
+    file (``~/.netrc``, ``id_ed25519``, ``server.key``...)."""
+
+    parts = [part for part in path.split("/") if part]
+    if any(part in SECRET_DIRECTORIES for part in parts):
+        return True
+    if not parts:
+        return False
+    name = parts[-1]
+    return name in SECRET_FILES or name.startswith("id_") or name.endswith(SECRET_FILE_SUFFIXES)

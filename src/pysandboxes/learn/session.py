@@ -32,8 +32,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
+from pysandboxes.learn.children import ChildObserver
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import EnvAccess, EnvScan, ImportListing, Recording
+from pysandboxes.learn.records import ApiAccess, EnvAccess, EnvScan, ImportListing, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -101,6 +102,7 @@ class LearningSession:
         self.written: str | None = None
         self.backup: str | None = None
         self.learned: Learned | None = None
+        self.children = _child_observer(mode, tmpdir, self.environ)
         self._announce()
 
     # -- the launcher's interface ----------------------------------------------------------------
@@ -114,6 +116,8 @@ class LearningSession:
         """After the child is spawned: drop the parent's write end, start reading."""
 
         self._close_write_end()
+        if self.children is not None:
+            self.children.start()
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._read_loop, name="python-sb-learning", daemon=True
@@ -133,6 +137,9 @@ class LearningSession:
         with _signals_held():
             self._close_write_end()
             self._collect()
+            if self.children is not None:
+                self.children.stop()
+                self.recording.extend(self.children.records())
             try:
                 if self.mode == "learn":
                     self._finish_learning(status)
@@ -279,6 +286,8 @@ class LearningSession:
             existing=existing,
         )
         self.learned = generalize(self.recording, ctx)
+        if self.children is not None:
+            _report_children(self.children, self.recording, self.learned)
         return self.learned
 
     def _give_back(self, learned: Learned, intro: str) -> None:
@@ -321,6 +330,7 @@ class LearningSession:
             for denial, access in self.recording.denials.values()
             if not isinstance(access, ImportListing) or listing_needed(access, self.recording)
         ]
+        denials = [self._secret_file(denial, ctx) for denial in denials]
         denials += self._program_denials(ctx, {d.target for d in denials if d.kind == "file"})
         denials += self._env_denials(ctx, {d.target for d in denials if d.kind == "env"})
         if not denials:
@@ -341,6 +351,27 @@ class LearningSession:
                 self._say(f"{self._label()}: {line.removeprefix('# ')}")
         if self.denials_file and denials:
             self._append_denials(denials)
+
+    @staticmethod
+    def _secret_file(denial: Denial, ctx: LearnContext) -> Denial:
+        """A file access whose rule learning would leave for review says so (the same
+        decision: ``generalize.file_grant_looks_secret``)."""
+
+        from pysandboxes.learn.generalize import file_grant_looks_secret
+
+        if denial.kind != "file" or not denial.target.startswith("/"):
+            return denial
+        write = (denial.detail or "").startswith("write")
+        if not file_grant_looks_secret(denial.target, write, ctx):
+            return denial
+        return Denial(
+            kind=denial.kind,
+            target=denial.target,
+            rule=denial.rule,
+            origin=denial.origin,
+            suggestion=denial.suggestion,
+            detail=f"{denial.detail or ''}; looks like a secret: review before granting it",
+        )
 
     def _program_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
         """The directory a kernel provider must let the interpreter read to start the program
@@ -417,7 +448,7 @@ class LearningSession:
                                 data.get("kind"),
                                 data.get("target"),
                                 data.get("rule"),
-                                data.get("detail"),
+                                _first_part(data.get("detail")),
                             )
                         )
         except OSError:
@@ -425,7 +456,8 @@ class LearningSession:
         try:
             with open(self.denials_file, "a", encoding="utf-8") as handle:
                 for denial in denials:
-                    if (denial.kind, denial.target, denial.rule, denial.detail) not in present:
+                    key = (denial.kind, denial.target, denial.rule, _first_part(denial.detail))
+                    if key not in present:
                         handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
         except OSError as exc:
             self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
@@ -463,6 +495,29 @@ class LearningSession:
             pass
 
 
+def _child_observer(
+    mode: str, tmpdir: str | None, environ: Mapping[str, str]
+) -> ChildObserver | None:
+    """The observer of child processes (learning mode only: ``pysandboxes.learn.children``)."""
+
+    return ChildObserver(tmpdir, environ) if mode == "learn" else None
+
+
+def _report_children(observer: ChildObserver, recording: Recording, learned: Learned) -> None:
+    """What the observation of child processes could not learn: warnings (stderr), and the same
+    as comments in the learned file when children ran unobserved."""
+
+    from pysandboxes.learn.children import not_learned_lines, observed_lines
+
+    functions = [a.function for a in recording.of_type(ApiAccess) if a.category == "process-exec"]
+    missing = not_learned_lines(observer, functions)
+    if missing:
+        learned.warnings.append(" ".join(missing))
+        for line in missing:
+            learned.note("files", line)
+    learned.warnings.extend(observed_lines(observer))
+
+
 def describe(denial: Denial) -> list[str]:
     """An audit entry: the access, why it would be refused, the line that would allow it."""
 
@@ -480,6 +535,13 @@ def describe(denial: Denial) -> list[str]:
     else:
         lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
     return lines
+
+
+def _first_part(detail: object) -> object:
+    """A denial's detail up to the notes audit adds after ``;`` (the guard appended the same
+    access without them)."""
+
+    return detail.split(";", 1)[0] if isinstance(detail, str) else detail
 
 
 def _read_text(path: str) -> str:
