@@ -4,6 +4,9 @@ program (strict xfails: each says when it is fixed, and the report of issue 12 n
 - A library's import probe of a module installed nowhere is refused in a replay and written to
   ``--denials=FILE``, although audit reports nothing and the program's behaviour is unchanged
   (``tests/realworld/harness.py`` tolerates exactly these in the replays).
+- A read of a file that does not exist (pdb reads ``~/.pdbrc``) is learned as ``expose-ro=`` of
+  it, and the replay skips a learned path that does not exist: the program gets
+  ``PermissionError`` (and a refusal is recorded) where it got ``FileNotFoundError``.
 - A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) is learned as an
   ``IN`` rule, and widens the run's connection to a loopback service on an ephemeral port into
   the whole ephemeral range.
@@ -74,3 +77,25 @@ def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
         server.close()
     assert learned == "hello\n"
     assert rules.values("net") == [f"ALLOW|TCP|127.0.0.1|{port}|OUT"], rules.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a learned expose-ro of a file that did not exist is skipped in the replay: the "
+    "read is refused (PermissionError, a denial) instead of failing with FileNotFoundError",
+)
+def test_a_missing_file_the_program_looks_for_replays(project: Path, home: Path) -> None:
+    (project / "rc.py").write_text(
+        "import os\n"
+        "try:\n    open(os.path.expanduser('~/.pdbrc')).read()\n"
+        "except OSError as exc:\n    print(type(exc).__name__)\n"
+    )
+    env = harness.run_env(home)
+    learned, _ = harness.learn(["rc.py"], project, env, project / ".py-sandboxes")
+    assert learned == "FileNotFoundError\n"
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        [f"--denials={denials}", "rc.py"], cwd=project, env={**env, "OS_SANDBOX": "subprocess"}
+    )
+    assert result.stdout == learned, result.stderr
+    assert denials.read_text() == ""

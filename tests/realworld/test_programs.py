@@ -177,6 +177,7 @@ def replay_everywhere(
     return runs
 
 
+@pytest.mark.timeout(300)  # six runs of the program
 @pytest.mark.kernel
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_program_using_a_popular_package_learns_and_replays(
@@ -220,6 +221,7 @@ ignore=.env
 
 
 @pytest.mark.kernel
+@pytest.mark.timeout(600)  # six runs of a whole suite on a loaded machine
 @pytest.mark.slow
 def test_the_ci_case_learns_into_its_own_rule_file_and_replays(tmp_path: Path, home: Path) -> None:
     """``python-sb --pysandboxes-config=ci.py-sandboxes -m pytest`` on a small real project: the
