@@ -22,6 +22,7 @@ import os
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
@@ -34,41 +35,19 @@ else:
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
-#: Certificate stores readable by default (SPEC §3.1), where they exist on Linux distributions.
-#: Certificates only: ``/etc/ssl/private`` (private keys) is not among them.
-CERTIFICATE_STORES = (
-    "/etc/ssl/certs",
-    "/etc/ssl/cert.pem",
-    "/etc/pki/tls/certs",
-    "/etc/pki/tls/cert.pem",
-    "/etc/pki/ca-trust",
-    "/etc/ca-certificates",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/usr/lib/ssl/certs",
-    "/usr/lib/ssl/cert.pem",
+#: The default grants (SPEC §3.1) come from the one list every enforcer uses
+#: (``pysandboxes.policy.defaults``): certificate stores (never ``/etc/ssl/private``), OpenSSL's
+#: configuration, time-zone data, ``mime.types`` (``mimetypes.guess_type`` fails when one of its
+#: files exists but cannot be read), os-release, ``/etc/inputrc``, the name-service files.
+CERTIFICATE_STORES = _defaults.CERTIFICATES.paths
+SYSTEM_DATA = tuple(
+    path
+    for path in _defaults.python_layer_paths(_defaults.RO)
+    if path not in _defaults.CERTIFICATES.paths and not path.startswith("/dev/")
 )
-#: Public system data the standard library reads with ``open`` (``zoneinfo``, ``mimetypes``
-#: -- whose ``guess_type`` fails when one of its files exists but cannot be read --,
-#: ``platform.freedesktop_os_release``, the REPL's ``readline.read_init_file()`` of
-#: ``/etc/inputrc``): readable by default.
-TIMEZONE_DATA = (
-    "/etc/localtime",
-    "/usr/share/zoneinfo",
-    "/etc/mime.types",
-    "/etc/httpd/mime.types",
-    "/etc/httpd/conf/mime.types",
-    "/etc/apache/mime.types",
-    "/etc/apache2/mime.types",
-    "/usr/local/etc/httpd/conf/mime.types",
-    "/usr/local/lib/netscape/mime.types",
-    "/usr/local/etc/mime.types",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/inputrc",
-)
-DEVICES_RW = ("/dev/null", "/dev/zero")
-DEVICES_RO = ("/dev/urandom", "/dev/random")
+TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
+DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
+DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -120,7 +99,7 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     for rule in policy.expose_rw:
         add(rule.path, RW, rule.text, str(rule.origin))
     defaults_ro: list[str] = []
-    for prefix in (*read_roots, *CERTIFICATE_STORES, *TIMEZONE_DATA):
+    for prefix in (*read_roots, *CERTIFICATE_STORES, *SYSTEM_DATA):
         if prefix and os.path.isabs(prefix):
             defaults_ro.extend(_variants(prefix))
     for prefix in defaults_ro:
@@ -129,9 +108,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
         add(device, RO, None, None)
     for device in DEVICES_RW:
         add(device, RW, None, None)
-    if context.program_kind == "script" and context.program:
-        for path in _variants(os.path.abspath(context.program)):
-            add(path, RO, None, None)
+    # The script itself is not a default grant (none of the kernel providers could grant it
+    # alone): its directory must be exposed, which the launcher checks before starting
+    # (SPEC 5.2, issue 11 point 8; providers/limits.check_script).
     if context.tmpdir:
         for path in _variants(context.tmpdir):
             add(path, RW, None, None)
@@ -278,6 +257,10 @@ def make_file_handlers(
         name = type_qualname(cls)
         return str_.__str__(name) if type_(name) is not str_ else name  # type: ignore[no-any-return]
 
+    import posix
+
+    getcwd = posix.getcwd  # captured now, as everything the closures below call
+    oserror = OSError
     cache: dict[str, int] = {}
     caching = use_cache and not recording
     len_ = len
@@ -302,7 +285,43 @@ def make_file_handlers(
                 return text, origin
         return None, None
 
-    def refuse_path(given: str, resolved: str, write: bool, code: int, row: Info | None) -> None:
+    def named_path(given: str, base: str | None, resolved: str) -> str:
+        """The path a rule should name: the one the program wrote (absolute, ``.``/``..``
+        removed) when it reaches ``resolved`` through a symbolic link, so that the suggested
+        rule also makes that name exist under bwrap/unshare (issue 11, point 7); else
+        ``resolved``."""
+
+        if type_(given) is not str_:
+            return resolved
+        if not given.startswith("/"):
+            if base is None:
+                try:
+                    base = getcwd()
+                except oserror:
+                    return resolved
+            given = base + "/" + given
+        parts: list[str] = []
+        for part in given.split("/"):
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+                continue
+            parts.append(part)
+        lexical = "/" + "/".join(parts)
+        if lexical != resolved and resolve(lexical, None) == resolved:
+            return lexical
+        return resolved
+
+    def refuse_path(
+        given: str,
+        resolved: str,
+        write: bool,
+        code: int,
+        row: Info | None,
+        base: str | None = None,
+    ) -> None:
         op = "write" if write else "read"
         fields = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
@@ -340,13 +359,14 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            message += f" (add '{key}={resolved}')"
+            named = named_path(given, base, resolved)
+            message += f" (add '{key}={named}')"
             refuse(
                 "file",
                 resolved,
                 None,
                 None,
-                f"{key}={resolved}",
+                f"{key}={named}",
                 op,
                 message,
                 permission,
@@ -371,22 +391,23 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
+        named = named_path(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
-                f"add 'expose-rw={resolved}' to write it"
+                f"add 'expose-rw={named}' to write it"
             )
         else:
             message = (
                 f"Write access to '{shown}' DENIED: rule '{rule}' from {origin} grants read "
-                f"access only (add 'expose-rw={resolved}')"
+                f"access only (add 'expose-rw={named}')"
             )
         refuse(
             "file",
             resolved,
             rule,
             origin,
-            f"expose-rw={resolved}",
+            f"expose-rw={named}",
             op,
             message,
             permission,
@@ -421,7 +442,7 @@ def make_file_handlers(
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
             return resolved
-        refuse_path(given, resolved, write, code, row)
+        refuse_path(given, resolved, write, code, row, base)
         return resolved
 
     def judge(obj: Any, write: bool, dir_fd: Any) -> str | None:

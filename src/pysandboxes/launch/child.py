@@ -676,6 +676,12 @@ def arm_guard(data: bytes, src_dir: str) -> None:
     from pysandboxes.runtime import RunContext
 
     _check_own_package(src_dir)
+    if context_data.get("mode") == "learn" and context_data.get("tmpdir"):
+        # Learning only: what child processes do is observed by python-sb (seccomp user
+        # notification), set up here, before the program runs. Never on an enforcing run.
+        from pysandboxes.learn.children import hand_over
+
+        hand_over(str(context_data["tmpdir"]))
     arm(Policy.from_data(policy_data), RunContext.from_dict(context_data))
 
 

@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and words[0] in TOOLS:
-        return run_tool(words[0], words[1:])
+    if words and words[0].partition("=")[0] in TOOLS:
+        option, eq, value = words[0].partition("=")
+        return run_tool(option, ([value] if eq else []) + words[1:])
     try:
         cmd = parse(words)
     except UsageError as exc:
@@ -93,7 +94,14 @@ _state = _State()
 #: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
 #: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
 #: (``--explain`` takes the arguments of a run, so it is parsed with them.)
-TOOLS = {"--review": "review", "--check": "check"}
+#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
+TOOLS = {
+    "--review": "review",
+    "--check": "check",
+    "--hook": "pysandboxes.integrations.hook",
+    "--install-hook": "pysandboxes.integrations.install",
+    "--uninstall-hook": "pysandboxes.integrations.uninstall",
+}
 
 
 def run_tool(option: str, words: list[str]) -> int:
@@ -101,7 +109,7 @@ def run_tool(option: str, words: list[str]) -> int:
 
     import importlib
 
-    name = f"pysandboxes.tools.{TOOLS[option]}"
+    name = TOOLS[option] if "." in TOOLS[option] else f"pysandboxes.tools.{TOOLS[option]}"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -127,6 +135,10 @@ def help_text() -> str:
         "                 [--learn[=FILE] | --audit] [--denials=FILE]\n"
         "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
         f"       {PROG} --explain [--json] [same arguments as a run]\n"
+        f"       {PROG} --review [GIT-RANGE | OLD NEW] [--json]   (docs/review.md)\n"
+        f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
+        "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
+        "                 docs/agents.md)\n"
         "\n"
         "Runs a Python program with the rights stated in a .py-sandboxes rule file.\n"
         "\n"
@@ -356,6 +368,17 @@ def run(cmd: CommandLine) -> int:
             )
             raise ConfigError([ConfigProblem("<arg>", message)])
 
+    judged = bool(plan.policy.py_sandbox.value) or provider.kernel
+    if plan.mode == "enforce" and cmd.kind == "script" and cmd.program and judged:
+        # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
+        # do not let the sandbox read is refused here, naming the rule to add.
+        from pysandboxes.providers.limits import check_script
+
+        refusal = check_script(plan.policy, cmd.program, _prefixes())
+        if refusal is not None:
+            from pysandboxes.policy.model import display_path
+
+            raise ConfigError([ConfigProblem(display_path(plan.rule_file), refusal.text)])
     if plan.mode == "enforce":
         env = build_environment(plan.policy, os.environ)
     else:

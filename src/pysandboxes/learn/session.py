@@ -32,8 +32,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
+from pysandboxes.learn.children import ChildObserver
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import EnvAccess, Recording
+from pysandboxes.learn.records import ApiAccess, EnvAccess, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -101,6 +102,7 @@ class LearningSession:
         self.written: str | None = None
         self.backup: str | None = None
         self.learned: Learned | None = None
+        self.children = _child_observer(mode, tmpdir, self.environ)
         self._announce()
 
     # -- the launcher's interface ----------------------------------------------------------------
@@ -114,6 +116,8 @@ class LearningSession:
         """After the child is spawned: drop the parent's write end, start reading."""
 
         self._close_write_end()
+        if self.children is not None:
+            self.children.start()
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._read_loop, name="python-sb-learning", daemon=True
@@ -133,6 +137,9 @@ class LearningSession:
         with _signals_held():
             self._close_write_end()
             self._collect()
+            if self.children is not None:
+                self.children.stop()
+                self.recording.extend(self.children.records())
             try:
                 if self.mode == "learn":
                     self._finish_learning(status)
@@ -272,6 +279,8 @@ class LearningSession:
             existing=existing,
         )
         self.learned = generalize(self.recording, ctx)
+        if self.children is not None:
+            _report_children(self.children, self.recording, self.learned)
         return self.learned
 
     def _give_back(self, learned: Learned, intro: str) -> None:
@@ -399,6 +408,29 @@ class LearningSession:
             stream.flush()
         except (OSError, ValueError):
             pass
+
+
+def _child_observer(
+    mode: str, tmpdir: str | None, environ: Mapping[str, str]
+) -> ChildObserver | None:
+    """The observer of child processes (learning mode only: ``pysandboxes.learn.children``)."""
+
+    return ChildObserver(tmpdir, environ) if mode == "learn" else None
+
+
+def _report_children(observer: ChildObserver, recording: Recording, learned: Learned) -> None:
+    """What the observation of child processes could not learn: warnings (stderr), and the same
+    as comments in the learned file when children ran unobserved."""
+
+    from pysandboxes.learn.children import not_learned_lines, observed_lines
+
+    functions = [a.function for a in recording.of_type(ApiAccess) if a.category == "process-exec"]
+    missing = not_learned_lines(observer, functions)
+    if missing:
+        learned.warnings.append(" ".join(missing))
+        for line in missing:
+            learned.note("files", line)
+    learned.warnings.extend(observed_lines(observer))
 
 
 def describe(denial: Denial) -> list[str]:

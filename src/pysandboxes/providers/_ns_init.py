@@ -51,6 +51,10 @@ SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 1
 FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGCONT")
+#: Device nodes bound from the host into the private /dev: ``_ns_mounts.DEV_NODES`` (from the
+#: default grants of ``policy/defaults.py``), repeated because this step imports no package (a
+#: unit test keeps the two equal).
+DEV_NODES = ("null", "zero", "full", "urandom", "random", "tty")
 #: /proc entries that would let a process act on the host: bound read-only over themselves.
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 
@@ -291,6 +295,16 @@ def build_tree(spec: Spec, own_net: bool) -> None:
             make_parent(target)
             os.symlink(source, target)
         elif kind == "file":
+            if os.path.lexists(target):
+                # Over a file of a bound host tree (an exposed /etc): never write into the
+                # host's file; bind a copy held in this step's own tmpfs over it instead.
+                scratch = f"/data-{len(os.listdir('/'))}"
+                fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+                os.write(fd, data)
+                os.close(fd)
+                mount(scratch, target, None, MS_BIND)
+                set_read_only(target, recursive=False)
+                continue
             make_parent(target)
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
             os.write(fd, data)
@@ -325,7 +339,7 @@ def build_tree(spec: Spec, own_net: bool) -> None:
 def build_dev(target: str) -> None:
     mountpoint(target, True)
     mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755")
-    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+    for name in DEV_NODES:
         node = f"{target}/{name}"
         mountpoint(node, False)
         mount(f"/oldroot/dev/{name}", node, None, MS_BIND)

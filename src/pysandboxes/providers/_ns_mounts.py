@@ -30,6 +30,7 @@ import os
 import stat
 
 from pysandboxes.errors import ConfigError
+from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import PathRule, Policy
 from pysandboxes.providers.base import Launch
 
@@ -42,34 +43,25 @@ if TYPE_CHECKING:
         "ro-bind", "bind", "dir", "tmpfs", "symlink", "file", "proc", "dev", "remount-ro"
     ]
 
-#: Top-level system entries mounted read-only (or recreated as the same symlink).
-SYSTEM_TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: Top-level system entries mounted read-only (or recreated as the same symlink): the
+#: ``system-trees`` default grant of ``policy/defaults.py``.
+SYSTEM_TOP = tuple(path.lstrip("/") for path in _defaults.SYSTEM_TREES.paths)
 
-#: /etc entries a Python program commonly needs (dynamic loader cache, time zone, certificates,
-#: alternatives that /usr/bin links point to). Missing ones are skipped. Each is one more mount
-#: at every start, so the list is short.
-SYSTEM_ETC = (
-    "ld.so.cache",
-    "localtime",
-    "ssl",
-    "ca-certificates",
-    "pki",
-    "crypto-policies",
-    "alternatives",
-)
-
-#: Name-service files added when the sandbox has a network (``net=`` rules): address selection,
-#: resolver options, protocol and service names (``getaddrinfo(host, "https")``).
-NETWORK_ETC = ("gai.conf", "host.conf", "protocols", "services")
+#: /etc entries bound from the host, read-only: the default grants of ``policy/defaults.py``
+#: that lie below /etc (certificate stores, OpenSSL's configuration, time zone, mime.types,
+#: os-release, inputrc, the name-service files), and the loader's cache and alternatives.
+#: Missing ones are skipped. Each is one more mount at every start.
+SYSTEM_ETC = _defaults.namespace_etc()
 
 #: Device nodes bound into the private /dev (the unshare provider; bwrap's --dev has the same).
-DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_NODES = _defaults.namespace_devices()
 
 #: Upper bound on the entries examined to expand ``ignore=`` patterns (fail closed above).
 MAX_SCAN = 200_000
 
-#: Generated files whose content the providers write (never bound from the host).
-GENERATED_ETC = ("passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "hostname")
+#: Generated files whose content the providers write (bound from the host only where an
+#: exposure names them: see :func:`_generated_etc`).
+GENERATED_ETC = _defaults.GENERATED_ETC
 
 
 class Mount:
@@ -280,6 +272,13 @@ def build_plan(
 
     policy = launch.policy
     plan = TreePlan()
+    from pysandboxes.providers import limits
+
+    python_layer = bool(policy.py_sandbox.value)
+    layer = "" if python_layer else ", py-sandbox=false"
+    for item in limits.namespace_notices(policy, launch.context.provider):
+        if limits.said_at_start(item.key, python_layer):
+            plan.warnings.append(f"{launch.context.provider}{layer}: {item.text}")
 
     # 1. system
     for top in SYSTEM_TOP:
@@ -292,13 +291,21 @@ def build_plan(
     plan.add("dev", "/dev")
     plan.add("tmpfs", "/tmp", mode=0o1777)
     plan.add("dir", "/etc")
-    for name in (*SYSTEM_ETC, *(NETWORK_ETC if resolver else ())):
+    for name in SYSTEM_ETC:
         host = "/etc/" + name
         if os.path.exists(host):  # a dangling link is left out
             plan.add("ro-bind", host, host)
     generated = etc_files(hosts=hosts_file(hostname, pinned), resolver=resolver, hostname=hostname)
+    kept = _generated_over_exposures(plan, policy, generated)
+    # An exposure of /etc itself (or of /) would cover the generated files: they are then
+    # mounted over it, after the exposures (late), where the host has the file.
+    etc_exposed = any(_under("/etc", r.path) for r in (*policy.expose_ro, *policy.expose_rw))
+    late: list[tuple[str, bytes]] = []
     for name, data in generated.items():
         if name == "resolv.conf" and not data:
+            continue
+        if etc_exposed:
+            late.append((name, data))
             continue
         plan.add("file", "/etc/" + name, data=data, mode=0o644)
 
@@ -322,11 +329,39 @@ def build_plan(
         plan.add("ro-bind", path, path)
 
     # 3. exposures, shallowest first (deeper exposures override)
-    _plan_exposures(plan, launch, policy)
+    _plan_exposures(plan, launch, policy, skip=kept)
+
+    # 3b. generated /etc files over an exposed /etc
+    for name, data in late:
+        host = "/etc/" + name
+        if os.path.isfile(host) and not os.path.islink(host) and host not in plan.hidden:
+            plan.add("file", host, data=data, mode=0o644)
+        else:
+            plan.warnings.append(
+                f"/etc is exposed and the host has no plain file {host}: the sandbox's "
+                f"generated {host} cannot be put over it (the host's is shown, if any)"
+            )
 
     # 4. private temporary directory
     if tmpdir and os.path.isdir(tmpdir):
         plan.add("bind", tmpdir, tmpdir)
+
+    # 4b. exposures written through a symbolic link exist under the name the rule gives
+    _recreate_links(plan, policy, cwd)
+
+    # 4c. default read-only grants (the interpreter's installation, the /etc defaults) that a
+    # writable exposure covers stay read-only, as under the Python layer (the longer default
+    # decides): bound read-only over themselves again.
+    exact = {r.path for r in (*policy.expose_ro, *policy.expose_rw)}
+    defaults_ro = [*interpreter, *("/etc/" + name for name in SYSTEM_ETC)]
+    for path in defaults_ro:
+        if (
+            path not in exact
+            and os.path.exists(path)
+            and _writable_exposure(path, policy)
+            and not any(_under(path, h) for h in plan.hidden)
+        ):
+            plan.add("ro-bind", path, path)
 
     # 5. the working directory's placeholder: read-only (even below the private /tmp)
     if placeholder:
@@ -354,6 +389,148 @@ def build_plan(
         ):
             plan.add("ro-bind", path, path)
     return plan
+
+
+def _generated_over_exposures(
+    plan: TreePlan, policy: Policy, generated: dict[str, bytes]
+) -> frozenset[str]:
+    """Issue 11, point 6: an exposure that names a generated /etc file (learning writes
+    ``expose-ro=/etc/hosts``, ``/etc/passwd``, ``/etc/group``). Per file:
+
+    - ``passwd``, ``group``: the host's file replaces the generated one (the rule grants reading
+      the host's account database, as it does under the Python layer and landlock);
+    - ``hosts``: python-sb's entries (loopback, the host name, the names pinned from ``net=``
+      rules, which the ruleset allows) come first, then the host's entries that name none of
+      them;
+    - ``resolv.conf``, ``nsswitch.conf``, ``hostname``: the generated file stays (the sandbox's
+      own resolver and name), and a warning says so.
+
+    Changes ``generated`` in place; returns the exposed paths not to bind (a generated file
+    stands there).
+    """
+
+    exposed = {rule.path: rule for rule in (*policy.expose_ro, *policy.expose_rw)}
+    kept: set[str] = set()
+    whole = [rule for path, rule in exposed.items() if _under("/etc", path)]
+    for name in list(generated):
+        path = "/etc/" + name
+        rule = exposed.get(path)
+        if rule is None and whole:
+            # /etc exposed whole: the host's accounts, python-sb's hosts entries first, and
+            # the sandbox's own resolver and name (put over the exposure, see build_plan).
+            if name in ("passwd", "group"):
+                del generated[name]
+            elif name == "hosts":
+                generated[name] = _merged_hosts(generated[name], path)
+            continue
+        if rule is None:
+            continue
+        if name in ("passwd", "group"):
+            del generated[name]
+            continue
+        kept.add(path)
+        if name == "hosts":
+            generated[name] = _merged_hosts(generated[name], path)
+        else:
+            plan.warnings.append(
+                f"{rule.origin}: {rule.text}: the sandbox's {path} is written by python-sb "
+                "(its own resolver and host name) and stays: the host's file is not shown"
+            )
+    return frozenset(kept)
+
+
+def _merged_hosts(own: bytes, host_file: str) -> bytes:
+    """python-sb's /etc/hosts lines, then the host's lines that name none of the same names
+    (a pinned name keeps the address the ruleset allows)."""
+
+    names: set[str] = set()
+    for line in own.decode().splitlines():
+        names.update(line.split("#", 1)[0].split()[1:])
+    try:
+        with open(host_file, encoding="utf-8", errors="replace") as handle:
+            host_lines = handle.read().splitlines()
+    except OSError:
+        return own
+    extra = [
+        line
+        for line in host_lines
+        if line.split("#", 1)[0].split()[1:]
+        and not names.intersection(line.split("#", 1)[0].split()[1:])
+    ]
+    if not extra:
+        return own
+    header = "# the host's entries (expose-ro=/etc/hosts)\n"
+    return own + (header + "\n".join(extra) + "\n").encode()
+
+
+def given_path(rule: PathRule, cwd: str) -> str:
+    """The path an exposure names, absolute and normalised but with its symbolic links kept
+    (``rule.path`` has them resolved)."""
+
+    written = rule.written or rule.path
+    if written.startswith("~"):
+        written = os.path.expanduser(written)
+    return os.path.normpath(os.path.join(cwd, written))
+
+
+def links_along(path: str) -> list[tuple[str, str]]:
+    """The symbolic links met while resolving ``path`` on the host, in order, as ``(where,
+    target)`` with ``where`` free of links itself (``ConfigError`` on a loop)."""
+
+    found: list[tuple[str, str]] = []
+    pending = [p for p in reversed(path.split("/")) if p]
+    current = "/"
+    while pending:
+        part = pending.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, part)
+        if os.path.islink(candidate):
+            target = os.readlink(candidate)
+            found.append((candidate, target))
+            if len(found) > 40:
+                raise ConfigError(f"{path}: too many levels of symbolic links")
+            if target.startswith("/"):
+                current = "/"
+            pending.extend(p for p in reversed(target.split("/")) if p)
+        else:
+            current = candidate
+    return found
+
+
+def _recreate_links(plan: TreePlan, policy: Policy, cwd: str) -> None:
+    """Issue 11, point 7: ``expose-ro=~/project`` where ``~/project`` is a link to elsewhere
+    binds the target (rules hold resolved paths); the link itself is recreated in the tree, so
+    that the program finds the path under the name the rule gives. A link already inside a
+    bound tree is there; one whose place is taken (a mount at or below it) is left out with a
+    warning."""
+
+    made: set[str] = set()
+    for rule in (*policy.expose_ro, *policy.expose_rw):
+        given = given_path(rule, cwd)
+        if given == rule.path or rule.path in plan.hidden:
+            continue
+        for where, target in links_along(given):
+            if where in made:
+                continue
+            if any(
+                (m.kind in ("ro-bind", "bind") and _under(where, m.dest))
+                or (m.kind in ("proc", "dev") and _under(where, m.dest))
+                for m in plan.mounts
+            ):
+                continue  # inside a bound tree: the host's link is there already
+            if any(_under(m.dest, where) for m in plan.mounts):
+                plan.warnings.append(
+                    f"{rule.origin}: {rule.text}: the link {where} -> {target} cannot be "
+                    "recreated in the sandbox (something else is mounted there): the program "
+                    f"finds it as {rule.path} only"
+                )
+                continue
+            plan.add("symlink", where, target)
+            made.add(where)
 
 
 def _writable_exposure(path: str, policy: Policy) -> bool:
@@ -385,7 +562,9 @@ def _covered(mount: Mount, path: str) -> bool:
     return mount.kind in ("tmpfs", "dir") and path == mount.dest
 
 
-def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
+def _plan_exposures(
+    plan: TreePlan, launch: Launch, policy: Policy, skip: frozenset[str] = frozenset()
+) -> None:
     exposures: list[tuple[str, bool, PathRule]] = []
     for rule in policy.expose_ro:
         exposures.append((rule.path, False, rule))
@@ -402,6 +581,8 @@ def _plan_exposures(plan: TreePlan, launch: Launch, policy: Policy) -> None:
     matcher = IgnoreMatcher(policy.ignore, launch.cwd)
     for path in ordered:
         rw, rule = by_path[path]
+        if path in skip:
+            continue  # a generated /etc file stands there (see _generated_over_exposures)
         if not _exists(path):
             # The policy loader reports missing paths the user wrote; a learned one is skipped.
             plan.warnings.append(f"{rule.origin}: {rule.text}: {path} does not exist, skipped")

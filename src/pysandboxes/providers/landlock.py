@@ -23,8 +23,9 @@ import os
 import sys
 
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
-from pysandboxes.policy.model import NetRule, Policy
-from pysandboxes.providers import _linux
+from pysandboxes.policy import defaults as _defaults
+from pysandboxes.policy.model import NetRule, Policy, display_path
+from pysandboxes.providers import _linux, limits
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
@@ -209,46 +210,21 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
 
 # -- the plan -------------------------------------------------------------------------------------
 
-#: Files and directories of the system a Python program needs, readable (and executable for
-#: libraries): the dynamic loader's files, shared libraries, name service files for DNS,
-#: certificate stores, time zones. Missing ones are skipped. Not /etc or /usr wholesale.
-SYSTEM_READ: Final[tuple[str, ...]] = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.preload",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/usr/lib",
-    "/usr/lib32",
-    "/usr/lib64",
-    "/usr/libx32",
-    "/usr/local/lib",
-    "/etc/resolv.conf",
-    "/etc/hosts",
-    "/etc/host.conf",
-    "/etc/nsswitch.conf",
-    "/etc/passwd",  # getpass.getuser(), ~user: world-readable account names (not /etc/shadow)
-    "/etc/group",
-    "/etc/gai.conf",
-    "/etc/services",
-    "/etc/protocols",
-    "/etc/ssl",
-    "/etc/pki",
-    "/etc/ca-certificates",
-    "/etc/ca-certificates.conf",
-    "/usr/share/ca-certificates",
-    "/usr/local/share/ca-certificates",
-    "/etc/localtime",
-    "/usr/share/zoneinfo",
+#: The default grants, from the one list every enforcer uses (``policy/defaults.py``): the
+#: certificate stores (not /etc/ssl/private), time-zone and MIME data, the name-service files,
+#: the accounts libc reads for the process's own entry, the loader and shared libraries.
+#: Missing ones are skipped. Not /etc or /usr wholesale.
+SYSTEM_READ: Final[tuple[str, ...]] = tuple(
+    path
+    for path, access, _name in _defaults.landlock_paths()
+    if access == _defaults.RO and not path.startswith("/dev/")
 )
-#: Devices: /dev/null and /dev/zero readable and writable, the random sources readable.
-SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = (
-    ("/dev/null", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/zero", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/full", FS_READ_FILE | FS_WRITE_FILE),
-    ("/dev/urandom", FS_READ_FILE),
-    ("/dev/random", FS_READ_FILE),
+#: Devices: read-write ones (/dev/null, /dev/zero, /dev/full) read and written, the random
+#: sources read only.
+SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = tuple(
+    (path, FS_READ_FILE | FS_WRITE_FILE if access == _defaults.RW else FS_READ_FILE)
+    for path, access, _name in _defaults.landlock_paths()
+    if path.startswith("/dev/")
 )
 
 PortSet = tuple[tuple[int, int], ...]  # sorted disjoint inclusive ranges; () = none
@@ -256,16 +232,24 @@ ALL_PORTS: Final[PortSet] = ((0, 65535),)
 
 
 class PathGrant(_Record):
-    """A path and the rights granted beneath it; ``required`` paths must exist at apply time."""
+    """A path and the rights granted beneath it; ``required`` paths must exist at apply time.
 
-    __slots__ = ("path", "required", "rights", "why")
+    ``follow``: a symbolic link at ``path`` is followed (the rule is put on its target). The
+    entries enumerated to keep a read-only exposure out of a writable one are not followed: a
+    link put there between the plan and its application grants nothing.
+    """
+
+    __slots__ = ("follow", "path", "required", "rights", "why")
     path: str
     rights: int
     why: str
     required: bool
+    follow: bool
 
-    def __init__(self, path: str, rights: int, why: str, required: bool = False) -> None:
-        self._init(path=path, rights=rights, why=why, required=required)
+    def __init__(
+        self, path: str, rights: int, why: str, required: bool = False, follow: bool = True
+    ) -> None:
+        self._init(path=path, rights=rights, why=why, required=required, follow=follow)
 
 
 class Plan(_Record):
@@ -280,8 +264,10 @@ class Plan(_Record):
         "abi",
         "allow_udp",
         "allow_unix",
+        "announced",
         "bind",
         "connect",
+        "notices",
         "paths",
         "proc_self",
         "rights",
@@ -297,6 +283,10 @@ class Plan(_Record):
     proc_self: bool
     #: What the kernel layer leaves to the Python layer (or unenforced when it is off).
     unenforced: tuple[str, ...]
+    #: Announced limits that hold with the Python layer on too (said at every start).
+    announced: tuple[str, ...]
+    #: The sentences above that come from ``providers/limits.py``, with their keys.
+    notices: tuple[limits.Notice, ...]
 
     def __init__(
         self,
@@ -310,6 +300,8 @@ class Plan(_Record):
         allow_unix: bool,
         proc_self: bool = True,
         unenforced: tuple[str, ...] = (),
+        announced: tuple[str, ...] = (),
+        notices: tuple[limits.Notice, ...] = (),
     ) -> None:
         self._init(
             abi=abi,
@@ -321,6 +313,8 @@ class Plan(_Record):
             allow_unix=allow_unix,
             proc_self=proc_self,
             unenforced=unenforced,
+            announced=announced,
+            notices=notices,
         )
 
     def replace(self, **changes: object) -> Plan:
@@ -386,7 +380,11 @@ def _union(rules: Iterable[NetRule]) -> PortSet:
 
 
 def _tcp_ports(
-    policy: Policy, direction: str, python_layer: bool, problems: list[str], notes: list[str]
+    policy: Policy,
+    direction: str,
+    python_layer: bool,
+    problems: list[str],
+    notes: list[limits.Notice],
 ) -> PortSet:
     """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind)."""
 
@@ -402,8 +400,9 @@ def _tcp_ports(
         granted = _normalise(exact + host_only)
         if host_only:
             notes.append(
-                f"TCP {verb} port(s) {format_ports(host_only)}: Landlock grants them for every "
-                "host; the host part of the rule is checked by the Python layer only"
+                limits.notice(
+                    "net.tcp-host-part", python_layer, verb=verb, ports=format_ports(host_only)
+                )
             )
     else:
         granted = exact
@@ -414,26 +413,36 @@ def _tcp_ports(
                 and _intersect(_ports_of(rule), host_only)
             ):
                 problems.append(
-                    f"{rule.origin}: '{rule.text}' allows TCP only to {rule.host}; Landlock "
-                    "filters TCP by port, so with py-sandbox=false it would open the port to "
-                    "every host"
+                    limits.notice(
+                        "net.tcp-host-part-refused",
+                        python_layer,
+                        origin=rule.origin,
+                        rule=rule.text,
+                        host=rule.host,
+                    ).text
                 )
     for rule in deny_some_host:
         overlap = _intersect(_ports_of(rule), granted)
         if overlap and not python_layer:
             problems.append(
-                f"{rule.origin}: '{rule.text}' cannot be enforced: Landlock filters TCP by port, "
-                f"and port(s) {format_ports(overlap)} are open to every host"
+                limits.notice(
+                    "net.tcp-deny-host-refused",
+                    python_layer,
+                    origin=rule.origin,
+                    rule=rule.text,
+                    ports=format_ports(overlap),
+                ).text
             )
         elif overlap:
             notes.append(
-                f"'{rule.text}' ({rule.origin}) is enforced by the Python layer only: "
-                "Landlock cannot refuse a host"
+                limits.notice("net.tcp-deny-host", python_layer, rule=rule.text, origin=rule.origin)
             )
     return granted
 
 
-def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes: list[str]) -> bool:
+def _udp_allowed(
+    policy: Policy, python_layer: bool, problems: list[str], notes: list[limits.Notice]
+) -> bool:
     """Whether UDP sockets may be created at all (Landlock cannot filter UDP)."""
 
     allows = [r for r in policy.net if r.action == "ALLOW" and r.proto in ("UDP", "*")]
@@ -441,10 +450,7 @@ def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes:
         # Name resolution sends UDP to the resolver; the Python layer judges every name.
         dns = any(r.action == "ALLOW" and r.direction in ("OUT", "*") for r in policy.net)
         if allows or dns:
-            notes.append(
-                "UDP is not restricted by the kernel (Landlock cannot filter it; needed for DNS); "
-                "the Python layer judges every datagram"
-            )
+            notes.append(limits.notice("net.udp", python_layer))
             return True
         return False
     if not allows:
@@ -456,13 +462,13 @@ def _udp_allowed(policy: Policy, python_layer: bool, problems: list[str], notes:
     if not full_out or denies:
         for rule in allows if not full_out else denies:
             problems.append(
-                f"{rule.origin}: '{rule.text}' cannot be enforced with py-sandbox=false: Landlock "
-                "cannot filter UDP, which is all or nothing (allow it with "
-                "net=ALLOW|UDP|*|*|OUT and no UDP DENY, or use py-sandbox=true or os-sandbox=bwrap)"
+                limits.notice(
+                    "net.udp-refused", python_layer, origin=rule.origin, rule=rule.text
+                ).text
             )
         return False
     if not any(r.host == "*" and r.ports is None and r.direction in ("IN", "*") for r in allows):
-        notes.append("UDP sockets can also receive: Landlock cannot restrict UDP IN")
+        notes.append(limits.notice("net.udp-in", python_layer))
     return True
 
 
@@ -516,7 +522,7 @@ def build_plan(
     rights = rights_for_abi(abi)
     python_layer = _python_layer(policy)
     problems: list[str] = []
-    notes: list[str] = []
+    notes: list[limits.Notice] = []
 
     grants: list[PathGrant] = []
     for rule in policy.expose_ro:
@@ -531,43 +537,50 @@ def build_plan(
         grants.append(PathGrant(os.path.realpath(exe), RIGHTS_RO, "interpreter"))
     grants.append(PathGrant(_package_dir(), RIGHTS_RO, "python-sb's own package (bootstrap)"))
     grants.extend(
-        PathGrant(p, RIGHTS_RO, "system: loader, libraries, DNS, TLS") for p in SYSTEM_READ
+        PathGrant(p, RIGHTS_RO, "default: loader, libraries, name service, TLS, data")
+        for p in SYSTEM_READ
     )
-    grants.extend(PathGrant(p, r, "system: device") for p, r in SYSTEM_DEVICES)
+    grants.extend(PathGrant(p, r, "default: device") for p, r in SYSTEM_DEVICES)
     if tmpdir:
         grants.append(PathGrant(tmpdir, RIGHTS_RW, "private temporary directory", True))
     if denials_file:
         grants.append(PathGrant(denials_file, FS_WRITE_FILE, "--denials file", True))
 
-    notes.append(
-        "file metadata outside the exposures (chmod, chown, utime, extended attributes) is not "
-        "restricted by Landlock"
-        + (": the Python layer judges it" if python_layer else ": NOT enforced")
-    )
-    if policy.ignore:
-        where = "enforced by the Python layer only" if python_layer else "NOT enforced"
-        for rule in policy.ignore:
-            notes.append(f"'{rule.text}' ({rule.origin}): Landlock cannot hide a path: {where}")
+    announced: list[limits.Notice] = []
+    grants = _keep_read_only_out_of_writable(grants, policy, python_layer, announced)
+
+    def say(key: str, **fields: object) -> None:
+        notes.append(limits.notice(key, python_layer, **fields))
+
+    say("files.metadata")
+    say("files.shared-libraries")
+    say("files.accounts")
+    for rule in policy.ignore:
+        say("files.ignore", rule=rule.text, origin=rule.origin)
+    writable = [g for g in grants if g.rights & FS_WRITE_FILE and g.rights & FS_READ_DIR]
     for rule_file in policy.rule_files:
-        holders = [g for g in grants if g.rights & FS_WRITE_FILE and _beneath(rule_file, g.path)]
+        holders = [g for g in writable if _beneath(rule_file, g.path)]
         if holders:
-            where = "protected by the Python layer only" if python_layer else "NOT protected"
-            notes.append(
-                f"rule file {rule_file} lies in writable {holders[0].path}: Landlock cannot take "
-                f"write access back from a file inside it ({where})"
-            )
+            say("files.rule-file-writable", path=rule_file, rw=holders[0].path)
     for include in policy.includes:
         if include.status != "missing":
             continue
-        holders = [
-            g for g in grants if g.rights & FS_WRITE_FILE and _beneath(include.resolved, g.path)
-        ]
+        holders = [g for g in writable if _beneath(include.resolved, g.path)]
         if holders:
-            where = "refused by the Python layer only" if python_layer else "NOT refused"
-            notes.append(
-                f"included rule file {include.resolved} does not exist and lies in writable "
-                f"{holders[0].path}: creating it would add rules to the next run ({where})"
+            say("files.missing-include-writable", path=include.resolved, rw=holders[0].path)
+    for default in grants:
+        if default.required or default.rights & FS_WRITE_FILE:
+            continue
+        holders = [g for g in writable if g.path != default.path and _beneath(default.path, g.path)]
+        if holders and os.path.lexists(default.path):
+            say(
+                "files.default-below-writable",
+                path=default.path,
+                what=default.why,
+                rw=holders[0].path,
             )
+    if not python_layer or _may_run_programs(policy):
+        announced.append(limits.notice("files.executables", python_layer))
 
     if rights.net:
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes)
@@ -577,20 +590,16 @@ def build_plan(
     else:
         connect = bind = None
         if policy_restricts_tcp(policy):
-            message = (
-                f"this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed)"
-            )
             if python_layer:
-                notes.append(message + "; the Python layer enforces net= alone")
+                say("net.no-tcp-rules", abi=abi)
             else:
-                problems.append(message + "; use py-sandbox=true or os-sandbox=bwrap")
+                problems.append(limits.notice("net.no-tcp-rules-refused", False, abi=abi).text)
     allow_udp = _udp_allowed(policy, python_layer, problems, notes)
     allow_unix = _unix_sockets_allowed(policy, problems)
+    if not allow_unix and (not python_layer or _may_import(policy, "socket")):
+        announced.append(limits.notice("net.unix-sockets", python_layer))
     if not rights.scoped:
-        notes.append(
-            f"Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes "
-            "outside the sandbox are not refused by the kernel"
-        )
+        say("signals.no-scopes", abi=abi)
     if problems:
         raise ConfigError(
             "os-sandbox=landlock cannot enforce these rules with py-sandbox=false:\n  "
@@ -604,8 +613,133 @@ def build_plan(
         bind=bind,
         allow_udp=allow_udp,
         allow_unix=allow_unix,
-        unenforced=tuple(notes),
+        unenforced=tuple(item.text for item in notes),
+        announced=tuple(item.text for item in announced),
+        notices=(*announced, *notes),
     )
+
+
+def _may_import(policy: Policy, module: str) -> bool:
+    return any(rule.name in ("*", module) for rule in policy.python_import)
+
+
+def _may_run_programs(policy: Policy) -> bool:
+    """Whether the rules let Python code start other programs (python-api grants)."""
+
+    return any(
+        rule.action == "ALLOW"
+        and (
+            rule.target in ("*", "process-exec")
+            or rule.target.startswith(("os.exec", "os.spawn", "os.posix_spawn", "subprocess."))
+            or rule.target in ("os.system", "os.popen", "pty.spawn")
+        )
+        for rule in policy.python_api
+    )
+
+
+#: Above this many entries to enumerate, a read-only exposure below a writable one is refused
+#: rather than planned (each entry is one Landlock rule, added at every start).
+MAX_SPLIT_ENTRIES: Final = 10_000
+
+#: Rights that a writable directory keeps on itself when a read-only exposure lies below it:
+#: reading only (write rights granted there would reach the read-only path).
+_ANCESTOR_RIGHTS: Final = RIGHTS_RO
+
+
+def _keep_read_only_out_of_writable(
+    grants: list[PathGrant], policy: Policy, python_layer: bool, announced: list[limits.Notice]
+) -> list[PathGrant]:
+    """Issue 11, point 1: Landlock rights are inherited down the tree and add up, so an
+    ``expose-ro`` below an ``expose-rw`` would be writable. Each such writable directory keeps
+    read rights on itself and on every directory on the way down to a read-only path; its
+    write rights go to each other entry of those directories (directories whole, files with
+    file-level rights), enumerated now. The price, announced at start: no entry can be
+    created, removed or renamed directly in the directories on the way. ``ConfigError``
+    (naming both rules) when that cannot be planned: a directory that cannot be listed, or
+    too many entries."""
+
+    read_only = {rule.path: rule for rule in policy.expose_ro}
+    for rw_rule in policy.expose_rw:
+        read_only.pop(rw_rule.path, None)  # the same path in both: read-write wins (SPEC §2.5)
+    rules_rw = {rw_rule.path: rw_rule for rw_rule in policy.expose_rw}
+    out: list[PathGrant] = []
+    for grant in grants:
+        rule = rules_rw.get(grant.path) if grant.rights & FS_WRITE_FILE else None
+        inner = [path for path in read_only if path != grant.path and _beneath(path, grant.path)]
+        # A read-only path below another one is kept out by that one already.
+        inner = [p for p in inner if not any(q != p and _beneath(p, q) for q in inner)]
+        if rule is None or not inner or not os.path.isdir(grant.path):
+            out.append(grant)
+            continue
+        chain: set[str] = set()
+        for path in inner:
+            parent = os.path.dirname(path)
+            while _beneath(parent, grant.path):
+                chain.add(parent)
+                if parent == grant.path:
+                    break
+                parent = os.path.dirname(parent)
+        out.append(PathGrant(grant.path, _ANCESTOR_RIGHTS, grant.why, grant.required))
+        count = 0
+        for directory in sorted(chain):
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError as exc:
+                ro_rule = read_only[inner[0]]
+                raise ConfigError(
+                    limits.notice(
+                        "files.nested-read-only-refused",
+                        python_layer,
+                        ro=ro_rule.text,
+                        ro_origin=ro_rule.origin,
+                        rw=rule.text,
+                        rw_origin=rule.origin,
+                        reason=f"cannot list {directory}: {exc.strerror}",
+                    ).text
+                ) from None
+            for entry in entries:
+                if entry.path in chain or entry.path in read_only:
+                    continue
+                try:
+                    if entry.is_symlink():
+                        continue  # judged where it points (its target has its own grant)
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                count += 1
+                if count > MAX_SPLIT_ENTRIES:
+                    ro_rule = read_only[inner[0]]
+                    raise ConfigError(
+                        limits.notice(
+                            "files.nested-read-only-refused",
+                            python_layer,
+                            ro=ro_rule.text,
+                            ro_origin=ro_rule.origin,
+                            rw=rule.text,
+                            rw_origin=rule.origin,
+                            reason=f"more than {MAX_SPLIT_ENTRIES} entries to grant one by one "
+                            "in the directories on the way; expose a deeper directory "
+                            "read-write instead",
+                        ).text
+                    )
+                rights = grant.rights if is_dir else grant.rights & FS_FILE_RIGHTS
+                out.append(PathGrant(entry.path, rights, grant.why, False, follow=False))
+        for path in sorted(inner):
+            ro_rule = read_only[path]
+            shown = ", ".join(display_path(d) for d in sorted(chain) if _beneath(path, d))
+            announced.append(
+                limits.notice(
+                    "files.nested-read-only",
+                    python_layer,
+                    ro=ro_rule.text,
+                    ro_origin=ro_rule.origin,
+                    rw=rule.text,
+                    rw_origin=rule.origin,
+                    ro_path=display_path(path),
+                    chain=shown,
+                )
+            )
+    return out
 
 
 def policy_restricts_tcp(policy: Policy) -> bool:
@@ -642,7 +776,8 @@ def _u64(value: int) -> bytes:
 
 def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
     try:
-        fd = os.open(grant.path, os.O_PATH | os.O_CLOEXEC)
+        flags = os.O_PATH | os.O_CLOEXEC | (0 if grant.follow else os.O_NOFOLLOW)
+        fd = os.open(grant.path, flags)
     except FileNotFoundError:
         if grant.required:
             raise ConfigError(f"{grant.why}: {grant.path} does not exist") from None
@@ -653,7 +788,10 @@ def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
         return False
     try:
         allowed = grant.rights & handled
-        if os.fstat(fd).st_mode & 0o170000 != 0o040000:  # not S_IFDIR (no stat import)
+        kind = os.fstat(fd).st_mode & 0o170000  # S_IFMT (no stat import)
+        if kind == 0o120000:  # S_IFLNK: an entry that became a link since the plan
+            return False
+        if kind != 0o040000:  # not S_IFDIR
             allowed &= FS_FILE_RIGHTS
         if not allowed:
             return False
@@ -711,14 +849,27 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
 
 def _describe(plan: Plan) -> list[str]:
     lines = [f"landlock: ABI {plan.abi} (kernel), applied by python-sb to itself before exec"]
+    entries: dict[str, int] = {}
     for grant in plan.paths:
+        if not grant.follow:  # an entry of a writable directory split around a read-only path
+            entries[grant.why] = entries.get(grant.why, 0) + 1
+    for grant in plan.paths:
+        if not grant.follow:
+            continue
         if grant.required or grant.why.startswith(("interpreter", "private")):
-            kind = "read-write" if grant.rights & FS_WRITE_FILE else "read-only"
+            if grant.rights & FS_WRITE_FILE:
+                kind = "read-write"
+            elif grant.why.startswith("expose-rw"):  # split around a read-only path
+                count = entries.get(grant.why, 0)
+                kind = f"read-only itself, read-write entry by entry ({count} entries)"
+            else:
+                kind = "read-only"
             lines.append(f"  files {kind}: {grant.path}  [{grant.why}]")
     lines.append(
-        "  files read-only: the loader, shared libraries, name service (DNS, accounts), TLS "
-        "certificates, time zones (system); /dev/null, /dev/zero, /dev/urandom; the process's "
-        "own /proc entry"
+        "  files read-only: the default grants (docs/rules.md: certificate stores, time zones, "
+        "mime.types, name service, accounts, the loader and shared libraries); /dev/null, "
+        "/dev/zero, /dev/full read-write, /dev/urandom, /dev/random; the process's own /proc "
+        "entry"
     )
     if not plan.rights.net:
         lines.append("  TCP: not restricted by the kernel (Landlock ABI < 4)")
@@ -734,6 +885,8 @@ def _describe(plan: Plan) -> list[str]:
     if plan.rights.scoped:
         lines.append("  scopes: abstract Unix sockets and signals limited to the sandbox")
     lines.append("  no_new_privs; seccomp filter (docs/seccomp.md)")
+    for note in plan.announced:
+        lines.append(f"  limit: {note}")
     for note in plan.unenforced:
         lines.append(f"  not by Landlock: {note}")
     return lines
@@ -797,9 +950,9 @@ class LandlockProvider:
             executables=executables,
             denials_file=denials,
         )
-        warnings: list[str] = []
+        warnings = [f"landlock: {note}" for note in plan.announced]
         if not _python_layer(launch.policy):
-            warnings = [f"landlock, py-sandbox=false: {note}" for note in plan.unenforced]
+            warnings += [f"landlock, py-sandbox=false: {note}" for note in plan.unenforced]
         # Everything that imports or allocates is done here, in the parent: when the launcher
         # spawns (learning, audit), pre_exec runs between fork and exec, where taking the import
         # lock of a multi-threaded parent could deadlock. The probe above bound ``syscall``.

@@ -72,12 +72,19 @@ def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
             "reason": str(exc).partition(": ")[2] or str(exc),
             "install_hint": "",
             "notes": [],
+            "limits": [],
         }
     availability = provider.availability()
     try:
         notes = [str(line) for line in provider.explain(policy)]
     except Exception as exc:  # a provider that cannot describe this policy says why
         notes = [f"cannot describe this policy: {type(exc).__name__}: {exc}"]
+    from pysandboxes.providers import limits
+
+    try:
+        found = limits.for_policy(name, policy) if availability.ok else []
+    except Exception as exc:
+        found = [{"key": None, "status": "unknown", "text": str(exc), "at_start": False}]
     return {
         "name": name,
         "kernel": bool(provider.kernel),
@@ -85,6 +92,9 @@ def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
         "reason": availability.reason,
         "install_hint": availability.install_hint,
         "notes": notes,
+        # The same sentences as the notes and the start warnings, from providers/limits.py:
+        # enforced (with a difference worth knowing), limit (announced), refused.
+        "limits": found,
     }
 
 
@@ -152,6 +162,14 @@ def warnings_for(
     if isinstance(environment, list):
         for name in sorted(set(environment) & set(PRE_ARM_VARIABLES)):
             found.append(f"env= passes {name}: {PRE_ARM_VARIABLES[name]}")
+    cmd = plan.cmd
+    judged = bool(policy.py_sandbox.value) or bool(provider["kernel"])
+    if plan.mode == "enforce" and cmd.kind == "script" and cmd.program and judged:
+        from pysandboxes.providers.limits import check_script
+
+        refusal = check_script(policy, cmd.program, (sys.prefix, sys.base_prefix))
+        if refusal is not None:
+            found.append(f"a run is refused: {refusal.text}")
     found.extend(str(warning) for warning in policy.warnings)
     return found
 

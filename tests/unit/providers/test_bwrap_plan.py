@@ -170,3 +170,100 @@ def test_missing_include_in_writable_exposure_is_warned(tmp_path: Path) -> None:
         f"{tmp_path}/.local.py-sandboxes does not exist" in warning for warning in plan.warnings
     ), plan.warnings
     assert not (tmp_path / ".local.py-sandboxes").exists()  # nothing created on the host
+
+
+# -- issue 11, points 2, 4, 6, 7 ------------------------------------------------------------
+
+
+def test_default_etc_grants_come_from_the_one_list(tmp_path: Path) -> None:
+    from pysandboxes.policy import defaults
+    from pysandboxes.providers import _ns_init, _ns_mounts
+
+    plan = build_plan(launch_for(Policy(), tmp_path), hostname="h")
+    bound = {m.dest for m in plan.mounts if m.kind == "ro-bind"}
+    for name in defaults.namespace_etc():
+        if Path("/etc", name).exists():
+            assert "/etc/" + name in bound
+    # Certificates, never the private keys (point 2); mime.types for mimetypes (point 4).
+    assert "/etc/ssl" not in bound and "/etc/ssl/private" not in bound
+    assert "/etc/ssl/certs" in bound or not Path("/etc/ssl/certs").exists()
+    assert "/etc/mime.types" in bound or not Path("/etc/mime.types").exists()
+    assert set(_ns_init.DEV_NODES) == set(_ns_mounts.DEV_NODES)
+
+
+def test_exposed_accounts_replace_the_generated_files(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", "/etc/passwd"), rule("expose-ro", "/etc/group")))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h")
+    files = {m.dest for m in plan.mounts if m.kind == "file"}
+    assert "/etc/passwd" not in files and "/etc/group" not in files
+    binds = [m for m in plan.mounts if m.dest == "/etc/passwd"]
+    assert [m.kind for m in binds] == ["ro-bind"]
+
+
+def test_exposed_hosts_adds_the_hosts_entries_after_the_pinned_ones(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", "/etc/hosts"),))
+    plan = build_plan(
+        launch_for(policy, tmp_path), hostname="h", pinned=[("localhost", "10.9.9.9")]
+    )
+    at_hosts = [m for m in plan.mounts if m.dest == "/etc/hosts"]
+    assert [m.kind for m in at_hosts] == ["file"]
+    text = at_hosts[0].data.decode()
+    assert text.index("10.9.9.9\tlocalhost") < len(text)
+    host_lines = [
+        line
+        for line in Path("/etc/hosts").read_text().splitlines()
+        if line.split("#", 1)[0].split()[1:]
+    ]
+    for line in host_lines:
+        names = line.split("#", 1)[0].split()[1:]
+        # A pinned name keeps the pinned address only; the others are added.
+        assert (line in text) == ("localhost" not in names and "h" not in names)
+
+
+def test_exposure_through_a_symbolic_link_is_recreated(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "project").symlink_to(real)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    given = PathRule("expose-ro", str(real), ARG, str(tmp_path / "home" / "project"))
+    plan = build_plan(launch_for(Policy(expose_ro=(given,)), cwd), hostname="h")
+    links = [(m.dest, m.source) for m in plan.mounts if m.kind == "symlink"]
+    assert (str(tmp_path / "home" / "project"), str(real)) in links
+    assert any(m.kind == "ro-bind" and m.dest == str(real) for m in plan.mounts)
+
+
+def test_links_along_follows_chains() -> None:
+    import os
+
+    from pysandboxes.providers._ns_mounts import links_along
+
+    if os.path.islink("/var/run"):
+        assert links_along("/var/run/x") == [("/var/run", os.readlink("/var/run"))]
+    assert links_along("/usr") == []
+
+
+def test_exposed_etc_keeps_the_generated_files_over_it(tmp_path: Path) -> None:
+    policy = Policy(expose_ro=(rule("expose-ro", "/etc"),))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h", resolver="10.0.2.3")
+    kinds = [(m.kind, m.dest) for m in plan.mounts]
+    etc_bind = kinds.index(("ro-bind", "/etc"))
+    for name in ("hosts", "resolv.conf", "nsswitch.conf"):
+        if Path("/etc", name).is_file() and not Path("/etc", name).is_symlink():
+            assert kinds.index(("file", f"/etc/{name}")) > etc_bind
+    # The host's accounts are shown (the rule exposes them), not generated ones.
+    assert ("file", "/etc/passwd") not in kinds and ("file", "/etc/group") not in kinds
+
+
+def test_defaults_inside_a_writable_exposure_stay_read_only(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv"
+    venv.mkdir()
+    policy = Policy(expose_rw=(rule("expose-rw", str(tmp_path)),))
+    ctx = RunContext(
+        provider="bwrap", cwd=str(tmp_path), python=sys.executable, prefixes=(str(venv),)
+    )
+    launch = Launch(policy, ctx, (sys.executable, "-c", "pass"), {}, cwd=str(tmp_path))
+    kinds = [(m.kind, m.dest) for m in build_plan(launch, hostname="h").mounts]
+    last_venv = max(i for i, kind in enumerate(kinds) if kind == ("ro-bind", str(venv)))
+    assert last_venv > kinds.index(("bind", str(tmp_path)))

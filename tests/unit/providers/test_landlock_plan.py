@@ -72,8 +72,17 @@ def test_exposures_and_defaults_become_grants(tmp_path: Path) -> None:
     assert grants[str(tmp_path / "tmp")].rights == ll.RIGHTS_RW
     assert grants["/usr/local/lib/python3.11"].rights == ll.RIGHTS_RO
     assert grants["/usr/bin/python3"].rights == ll.RIGHTS_RO
-    for needed in ("/etc/ld.so.cache", "/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/dev/null"):
+    for needed in (
+        "/etc/ld.so.cache",
+        "/etc/resolv.conf",
+        "/etc/hosts",
+        "/etc/ssl/certs",
+        "/etc/mime.types",
+        "/dev/null",
+    ):
         assert needed in grants
+    # Certificates, never the private keys beside them (issue 11, point 2).
+    assert not any(path in grants for path in ("/etc/ssl", "/etc/ssl/private", "/etc/pki"))
     assert grants["/dev/urandom"].rights == ll.FS_READ_FILE
 
 
@@ -241,3 +250,78 @@ def test_port_set_arithmetic() -> None:
     assert ll._intersect(((1, 10),), ((5, 20),)) == ((5, 10),)
     assert ll.format_ports(((1, 2), (7, 7))) == "1-2,7"
     assert ll.format_ports(()) == "none"
+
+
+# -- issue 11, point 1: an expose-ro below an expose-rw stays read-only ---------------------------
+
+
+def _writable_above(result: ll.Plan, path: str) -> list[ll.PathGrant]:
+    """Grants whose write rights would reach ``path`` (Landlock rights are inherited)."""
+
+    return [
+        g
+        for g in result.paths
+        if g.rights & (ll.FS_WRITE_FILE | ll.FS_MAKE_REG | ll.FS_REMOVE_FILE | ll.FS_TRUNCATE)
+        and (path == g.path or path.startswith(g.path.rstrip("/") + "/"))
+    ]
+
+
+def test_read_only_directory_below_writable_gets_no_write_right(tmp_path: Path) -> None:
+    rw = tmp_path / "proj"
+    (rw / "ro" / "deep").mkdir(parents=True)
+    (rw / "src").mkdir()
+    (rw / "notes.txt").write_text("n")
+    (rw / "ro" / "f").write_text("f")
+    result = plan(tmp_path, f"expose-rw={rw}", f"expose-ro={rw}/ro")
+    assert _writable_above(result, f"{rw}/ro") == []
+    assert _writable_above(result, f"{rw}/ro/deep/x") == []
+    grants = {g.path: g for g in result.paths}
+    # The writable directory keeps read rights; its other entries get its write rights.
+    assert grants[str(rw)].rights == ll.RIGHTS_RO
+    assert grants[f"{rw}/src"].rights == ll.RIGHTS_RW and not grants[f"{rw}/src"].follow
+    assert grants[f"{rw}/notes.txt"].rights == ll.RIGHTS_RW & ll.FS_FILE_RIGHTS
+    assert grants[f"{rw}/ro"].rights == ll.RIGHTS_RO
+    assert any("lies below 'expose-rw=" in note for note in result.announced)
+
+
+def test_read_only_file_below_writable_and_deeper_chain(tmp_path: Path) -> None:
+    rw = tmp_path / "proj"
+    (rw / "a" / "b").mkdir(parents=True)
+    (rw / "a" / "b" / "keep.cfg").write_text("k")
+    (rw / "a" / "b" / "other").write_text("o")
+    (rw / "a" / "sibling").mkdir()
+    (rw / "top").mkdir()
+    (rw / "link").symlink_to("/etc")
+    result = plan(tmp_path, f"expose-rw={rw}", f"expose-ro={rw}/a/b/keep.cfg")
+    assert _writable_above(result, f"{rw}/a/b/keep.cfg") == []
+    grants = {g.path: g for g in result.paths}
+    assert grants[str(rw)].rights == ll.RIGHTS_RO
+    for ancestor in (rw, rw / "a", rw / "a" / "b"):
+        writable = [g for g in result.paths if g.rights & ll.FS_WRITE_FILE]
+        assert not any(g.path == str(ancestor) for g in writable)
+    for entry in ("a/b/other", "a/sibling", "top"):
+        assert grants[f"{rw}/{entry}"].rights & ll.FS_WRITE_FILE
+    # A symbolic link is not followed into a grant (its target is judged on its own).
+    assert f"{rw}/link" not in grants
+
+
+def test_same_path_in_both_lists_stays_read_write(tmp_path: Path) -> None:
+    (tmp_path / "d" / "x").mkdir(parents=True)
+    result = plan(tmp_path, f"expose-rw={tmp_path}/d", f"expose-ro={tmp_path}/d")
+    grants = [g for g in result.paths if g.path == f"{tmp_path}/d"]
+    assert any(g.rights == ll.RIGHTS_RW for g in grants)
+    assert not any("lies below" in note for note in result.announced)
+
+
+def test_split_too_large_is_refused_naming_both_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rw = tmp_path / "proj"
+    (rw / "ro").mkdir(parents=True)
+    for index in range(5):
+        (rw / f"f{index}").write_text("x")
+    monkeypatch.setattr(ll, "MAX_SPLIT_ENTRIES", 3)
+    with pytest.raises(ConfigError) as caught:
+        plan(tmp_path, f"expose-rw={rw}", f"expose-ro={rw}/ro")
+    message = str(caught.value)
+    assert f"expose-ro={rw}/ro" in message and f"expose-rw={rw}" in message

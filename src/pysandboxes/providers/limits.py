@@ -1,0 +1,466 @@
+"""What each rule kind means under each provider: enforced, an announced limit, or refused.
+
+DESIGN decision 1: a rule has one meaning under every provider; what a kernel provider cannot
+enforce is said at start or refused, never silently widened. This module is the one place that
+holds those sentences. The providers build their start warnings (``Prepared.warnings``, printed
+by ``launch/cli.py``) and their ``--explain`` lines (``tools/explain.py``, text and ``--json``)
+from :func:`notice`; ``docs/security-model.md`` lists :data:`LIMITS` (:func:`markdown_table`,
+checked by a unit test).
+
+Each :class:`Limit` has a key, the rule kind it is about, the providers it concerns, the status
+(``enforced`` with a difference worth knowing, ``limit``: an announced limit, ``refused``:
+python-sb refuses to start), whether it depends on the Python layer (``python_layer``: ``None``
+either way, ``False``: only with ``py-sandbox=false``), and the sentence, with ``{fields}``
+filled in by the provider. A limit whose meaning changes with the Python layer ends its sentence
+with ``{where}``: what the Python layer does about it, or that nothing does.
+
+Imported by the providers' ``prepare`` (start-up path): plain tuples, no ``typing``.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from typing import Final
+
+    from pysandboxes.policy.model import Policy
+
+ENFORCED: Final = "enforced"
+LIMIT: Final = "limit"
+REFUSED: Final = "refused"
+
+NAMESPACE = ("bwrap", "unshare")
+KERNEL = ("landlock", "bwrap", "unshare")
+
+
+class Limit:
+    """One row of the table (see the module docstring)."""
+
+    __slots__ = ("key", "kind", "providers", "python_layer", "status", "text", "where")
+
+    def __init__(
+        self,
+        key: str,
+        kind: str,
+        providers: tuple[str, ...],
+        status: str,
+        text: str,
+        *,
+        python_layer: bool | None = None,
+        where: tuple[str, str] = ("", ""),
+    ) -> None:
+        self.key = key
+        self.kind = kind
+        self.providers = providers
+        self.status = status
+        self.text = text
+        self.python_layer = python_layer
+        #: What ``{where}`` says with the Python layer on, and off.
+        self.where = where
+
+
+_PY_ONLY = ("enforced by the Python layer only", "NOT enforced")
+
+LIMITS: Final[tuple[Limit, ...]] = (
+    Limit(
+        "files.nested-read-only",
+        "expose-ro below expose-rw",
+        ("landlock",),
+        LIMIT,
+        "'{ro}' ({ro_origin}) lies below '{rw}' ({rw_origin}): Landlock rights add up down the "
+        "tree, so {rw} gets read rights only and its write rights are granted entry by entry "
+        "(enumerated at start), never above {ro_path}: directly in {chain}, existing files stay "
+        "writable but no entry can be created, removed or renamed",
+    ),
+    Limit(
+        "files.nested-read-only-refused",
+        "expose-ro below expose-rw",
+        ("landlock",),
+        REFUSED,
+        "'{ro}' ({ro_origin}) lies below '{rw}' ({rw_origin}) and cannot be kept read-only "
+        "under Landlock: {reason}",
+    ),
+    Limit(
+        "files.default-below-writable",
+        "expose-rw",
+        ("landlock",),
+        LIMIT,
+        "{path} ({what}) lies in writable {rw}: Landlock cannot take write access back from a "
+        "path inside a writable one ({where})",
+        python_layer=False,
+        where=("refused by the Python layer only", "NOT refused"),
+    ),
+    Limit(
+        "files.rule-file-writable",
+        "rule files",
+        ("landlock",),
+        LIMIT,
+        "rule file {path} lies in writable {rw}: Landlock cannot take write access back from a "
+        "file inside it ({where})",
+        python_layer=False,
+        where=("protected by the Python layer only", "NOT protected"),
+    ),
+    Limit(
+        "files.missing-include-writable",
+        "rule files",
+        KERNEL,
+        LIMIT,
+        "included rule file {path} does not exist and lies in writable {rw}: creating it would "
+        "add rules to the next run ({where})",
+        python_layer=False,
+        where=("refused by the Python layer only", "NOT refused"),
+    ),
+    Limit(
+        "files.metadata",
+        "expose-ro / expose-rw",
+        ("landlock",),
+        LIMIT,
+        "file metadata outside the exposures (chmod, chown, utime, extended attributes) is not "
+        "restricted by Landlock ({where})",
+        python_layer=False,
+        where=("the Python layer judges it", "NOT enforced"),
+    ),
+    Limit(
+        "files.ignore",
+        "ignore",
+        ("landlock",),
+        LIMIT,
+        "'{rule}' ({origin}): Landlock cannot hide a path ({where})",
+        python_layer=False,
+        where=_PY_ONLY,
+    ),
+    Limit(
+        "files.ignore-created-later",
+        "ignore",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): matching entries are made absent when the sandbox starts; a file "
+        "created later that matches is not hidden by the kernel layer ({where})",
+        python_layer=False,
+        where=("the Python layer hides it", "NOT hidden"),
+    ),
+    Limit(
+        "files.executables",
+        "expose-ro",
+        ("landlock",),
+        LIMIT,
+        "Landlock lets a program run only from exposed directories and the default grants: to "
+        "run child programs (subprocess, os.exec*), expose their directory (expose-ro=/usr/bin)",
+    ),
+    Limit(
+        "files.system-trees",
+        "defaults",
+        NAMESPACE,
+        LIMIT,
+        "/usr and /lib* are readable whole (the system trees a namespace sandbox runs programs "
+        "from); the Python layer grants only the interpreter's installation and the default "
+        "grants ({where})",
+        python_layer=False,
+        where=("the Python layer judges every open", "NOT narrowed"),
+    ),
+    Limit(
+        "files.shared-libraries",
+        "defaults",
+        ("landlock",),
+        LIMIT,
+        "the shared-library directories (/usr/lib, /lib*) are readable (the dynamic loader "
+        "needs them) ({where})",
+        python_layer=False,
+        where=("the Python layer judges every open", "NOT narrowed"),
+    ),
+    Limit(
+        "files.accounts",
+        "defaults",
+        ("landlock",),
+        LIMIT,
+        "/etc/passwd and /etc/group are readable whole (libc reads them for the process's own "
+        "account; the Python layer lets pwd/grp look up the own entry only) ({where})",
+        python_layer=False,
+        where=("the Python layer judges every open", "NOT narrowed"),
+    ),
+    Limit(
+        "files.generated-etc",
+        "defaults",
+        NAMESPACE,
+        ENFORCED,
+        "/etc/passwd, /etc/group (root and the sandbox's user), /etc/hosts (loopback, the host "
+        "name, the names pinned from net= rules), /etc/resolv.conf and /etc/nsswitch.conf are "
+        "written by python-sb; an expose-ro rule naming passwd or group shows the host's file "
+        "instead, one naming /etc/hosts adds the host's entries after python-sb's",
+    ),
+    Limit(
+        "files.symbolic-links",
+        "expose-ro / expose-rw",
+        NAMESPACE,
+        ENFORCED,
+        "an exposure written through a symbolic link ({rule}) exists at both names: the target "
+        "is bound, the link recreated",
+    ),
+    Limit(
+        "files.script-unreadable",
+        "expose-ro",
+        ("none", "subprocess", *KERNEL),
+        REFUSED,
+        "the script {script} is not readable under these rules: add 'expose-ro={directory}' "
+        "(SPEC 5.2: the script's directory must be exposed)",
+    ),
+    Limit(
+        "net.unix-sockets",
+        "net / expose-*",
+        ("landlock",),
+        LIMIT,
+        "socket(AF_UNIX) is refused by the seccomp filter unless landlock.unix-sockets=true "
+        "(Landlock cannot restrict a socket's path); socketpair() works",
+    ),
+    Limit(
+        "net.tcp-host-part",
+        "net (TCP, a host)",
+        ("landlock",),
+        LIMIT,
+        "TCP {verb} port(s) {ports}: Landlock grants them for every host; the host part of the "
+        "rule is checked by the Python layer only",
+        python_layer=False,
+    ),
+    Limit(
+        "net.tcp-host-part-refused",
+        "net (TCP, a host)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' allows TCP only to {host}; Landlock filters TCP by port, so with "
+        "py-sandbox=false it would open the port to every host",
+    ),
+    Limit(
+        "net.tcp-deny-host",
+        "net (DENY of a host)",
+        ("landlock",),
+        LIMIT,
+        "'{rule}' ({origin}) is enforced by the Python layer only: Landlock cannot refuse a host",
+        python_layer=False,
+    ),
+    Limit(
+        "net.tcp-deny-host-refused",
+        "net (DENY of a host)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' cannot be enforced: Landlock filters TCP by port, and port(s) "
+        "{ports} are open to every host",
+    ),
+    Limit(
+        "net.no-tcp-rules",
+        "net (TCP)",
+        ("landlock",),
+        LIMIT,
+        "this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed); the "
+        "Python layer enforces net= alone",
+        python_layer=False,
+    ),
+    Limit(
+        "net.no-tcp-rules-refused",
+        "net (TCP)",
+        ("landlock",),
+        REFUSED,
+        "this kernel's Landlock ABI {abi} cannot restrict TCP (ABI 4, Linux 6.7, needed); use "
+        "py-sandbox=true or os-sandbox=bwrap",
+    ),
+    Limit(
+        "net.udp",
+        "net (UDP)",
+        ("landlock",),
+        LIMIT,
+        "UDP is not restricted by the kernel (Landlock cannot filter it; needed for DNS); the "
+        "Python layer judges every datagram",
+        python_layer=False,
+    ),
+    Limit(
+        "net.udp-refused",
+        "net (UDP)",
+        ("landlock",),
+        REFUSED,
+        "{origin}: '{rule}' cannot be enforced with py-sandbox=false: Landlock cannot filter "
+        "UDP, which is all or nothing (allow it with net=ALLOW|UDP|*|*|OUT and no UDP DENY, or "
+        "use py-sandbox=true or os-sandbox=bwrap)",
+    ),
+    Limit(
+        "net.udp-in",
+        "net (UDP IN)",
+        ("landlock",),
+        LIMIT,
+        "UDP sockets can also receive: Landlock cannot restrict UDP IN",
+        python_layer=False,
+    ),
+    Limit(
+        "signals.no-scopes",
+        "other processes",
+        ("landlock",),
+        LIMIT,
+        "Landlock ABI {abi} has no scopes (ABI 6, Linux 6.12): signals to processes outside the "
+        "sandbox are not refused by the kernel",
+        python_layer=False,
+    ),
+)
+
+_BY_KEY: Final[dict[str, Limit]] = {limit.key: limit for limit in LIMITS}
+
+
+class Notice:
+    """One limit as it applies to a run: its key, status and the sentence (fields filled)."""
+
+    __slots__ = ("key", "status", "text")
+
+    def __init__(self, key: str, status: str, text: str) -> None:
+        self.key = key
+        self.status = status
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Notice({self.key!r}, {self.status!r}, {self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Notice) and (self.key, self.text) == (other.key, other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.text))
+
+
+def notice(key: str, python_layer: bool, **fields: object) -> Notice:
+    """The sentence of limit ``key`` for a run (``python_layer``: py-sandbox=true)."""
+
+    limit = _BY_KEY[key]
+    where = limit.where[0 if python_layer else 1]
+    return Notice(key, limit.status, limit.text.format(where=where, **fields))
+
+
+def said_at_start(key: str, python_layer: bool) -> bool:
+    """Whether a notice of ``key`` is printed when a run starts: every announced limit that
+    holds with this Python-layer setting (limits the Python layer makes good are for
+    ``--explain``); differences that are enforced are for ``--explain`` only."""
+
+    limit = _BY_KEY[key]
+    if limit.status != LIMIT:
+        return False
+    return limit.python_layer is None or limit.python_layer == python_layer
+
+
+def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
+    """The file-system notices of ``bwrap``/``unshare`` for ``policy`` (the mount plan adds
+    the ones that depend on the host's tree, such as links it could not recreate)."""
+
+    python_layer = bool(policy.py_sandbox.value)
+    found = [
+        notice("files.system-trees", python_layer),
+        notice("files.generated-etc", python_layer),
+    ]
+    for rule in policy.ignore:
+        found.append(
+            notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
+        )
+    return found
+
+
+def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
+    """Every notice of ``provider`` for ``policy``, for ``--explain --json``: key (``None``
+    for a network sentence the provider words itself), status, text, and whether a run says it
+    at start."""
+
+    python_layer = bool(policy.py_sandbox.value)
+    out: list[dict[str, object]] = []
+    if provider in NAMESPACE:
+        for item in namespace_notices(policy, provider):
+            out.append(
+                {
+                    "key": item.key,
+                    "status": item.status,
+                    "text": item.text,
+                    "at_start": said_at_start(item.key, python_layer),
+                }
+            )
+    elif provider == "landlock":
+        import sys
+
+        from pysandboxes.errors import ConfigError
+        from pysandboxes.providers import landlock
+
+        try:
+            plan = landlock.build_plan(
+                policy, abi=landlock.landlock_abi() or 7, prefixes=(sys.prefix,)
+            )
+        except ConfigError as exc:
+            return [{"key": None, "status": REFUSED, "text": str(exc), "at_start": True}]
+        keys = {item.text: item.key for item in plan.notices}
+        for text in plan.announced:
+            out.append({"key": keys.get(text), "status": LIMIT, "text": text, "at_start": True})
+        for text in plan.unenforced:
+            out.append(
+                {
+                    "key": keys.get(text),
+                    "status": LIMIT,
+                    "text": text,
+                    "at_start": not python_layer,
+                }
+            )
+    return out
+
+
+def check_script(policy: Policy, script: str, read_roots: tuple[str, ...]) -> Notice | None:
+    """Issue 11, point 8: one behaviour under every provider. The script must be readable under
+    the rules (an exposure, or a default grant: the interpreter's installation, ``read_roots``)
+    and not hidden by ``ignore=``; else the refusal to give before anything runs."""
+
+    import os
+
+    from pysandboxes.policy import defaults
+
+    real = os.path.realpath(script)
+
+    def under(path: str, root: str) -> bool:
+        return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
+
+    if policy.ignore:
+        from pysandboxes.policy.decide import path_access  # compiles globs: only then
+
+        if path_access(policy, real) == "ignored":
+            return _unreadable(script)
+    exposures = [rule.path for rule in (*policy.expose_ro, *policy.expose_rw)]
+    defaults_ro = [*read_roots, *defaults.python_layer_paths(defaults.RO)]
+    for root in (*exposures, *defaults_ro):
+        if root and (under(real, root) or under(real, os.path.realpath(root))):
+            return None
+    return _unreadable(script)
+
+
+def _unreadable(script: str) -> Notice:
+    import os
+
+    from pysandboxes.policy.model import display_path
+
+    directory = display_path(os.path.dirname(os.path.abspath(script)))
+    if directory == ".":
+        shown_dir = "."
+    elif directory.startswith(("/", "~")):
+        shown_dir = directory
+    else:
+        shown_dir = "./" + directory
+    return notice(
+        "files.script-unreadable",
+        True,
+        script=display_path(os.path.abspath(script)),
+        directory=shown_dir,
+    )
+
+
+def markdown_table() -> str:
+    """The table of ``docs/security-model.md`` ("Announced limits")."""
+
+    rows = [
+        "| key | rule kind | providers | status | with the Python layer |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for limit in LIMITS:
+        layer = "either way" if limit.python_layer is None else "made good by it"
+        if limit.where != ("", ""):
+            layer = f"{limit.where[0]} (off: {limit.where[1]})"
+        rows.append(
+            f"| `{limit.key}` | {limit.kind} | {', '.join(limit.providers)} | {limit.status} "
+            f"| {layer} |"
+        )
+    return "\n".join(rows) + "\n"
