@@ -79,7 +79,7 @@ LIMITS: dict[str, Limit] = {
     "landlock-exec": Limit(
         ("landlock", "landlock-py"),
         REFUSED,
-        ("landlock", "executables"),
+        ("landlock", "child programs", "expose their directory"),
         "issue 11 (announced limits): landlock needs the executables' directories exposed to run "
         "programs (expose-ro=/usr/bin)",
     ),

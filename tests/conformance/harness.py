@@ -185,6 +185,7 @@ def _udp_client(port: int) -> str | None:
         try:
             sock.sendto(b"ping", ("127.0.0.1", port))
             data, _ = sock.recvfrom(16)
+            sock.sendto(b"ack", ("127.0.0.1", port))  # the program may end now
         except OSError as exc:
             return f"host-client-{type(exc).__name__}"
     return None if data == b"pong" else "host-client-bad-reply"

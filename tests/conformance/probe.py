@@ -192,6 +192,7 @@ def _ready() -> None:
 def op_serve_tcp(host: str, port: str) -> None:
     """Serve one host client: its objective is judged by the host (a reply received)."""
 
+    import contextlib
     import socket
 
     with socket.socket() as server:
@@ -205,9 +206,14 @@ def op_serve_tcp(host: str, port: str) -> None:
             conn.settimeout(TIMEOUT)
             conn.recv(16)
             conn.sendall(b"pong")
+            # Wait for the client to close: ending now could stop the sandbox's network (pasta)
+            # before the reply reached the host. The host judges the objective, not this.
+            with contextlib.suppress(OSError):
+                conn.recv(16)
 
 
 def op_serve_udp(host: str, port: str) -> None:
+    import contextlib
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
@@ -216,6 +222,9 @@ def op_serve_udp(host: str, port: str) -> None:
         _ready()
         _, peer = server.recvfrom(16)
         server.sendto(b"pong", peer)
+        server.settimeout(3.0)
+        with contextlib.suppress(OSError):
+            server.recvfrom(16)  # the client's "ack": the reply reached the host (see serve_tcp)
 
 
 def op_selftalk(host: str, port: str) -> str | None:
