@@ -100,9 +100,16 @@ LIMITS: dict[str, Limit] = {
     "ns-ignore-later": Limit(
         ("bwrap", "unshare"),
         ALLOWED,
-        ("ignore=", "after"),
+        ("ignore=", "created later", "not hidden"),
         "providers/bwrap.md: files created after the start that match ignore= are not hidden "
         "by the kernel layer (issue 11: to be announced at start)",
+    ),
+    "ns-system-trees": Limit(
+        ("bwrap", "unshare"),
+        ALLOWED,
+        ("/usr", "readable whole"),
+        "providers/bwrap.md: /usr and /lib* are mounted whole (the system trees programs run "
+        "from), said at start with py-sandbox=false",
     ),
     "python-layer-children": Limit(
         ("subprocess-py",),
@@ -504,6 +511,15 @@ CASES: list[Case] = [
         "read {STDLIB}/os.py",
         A,
         "the interpreter's installation is readable",
+    ),
+    _case(
+        "defaults/usr-share",
+        "",
+        "read /usr/share/common-licenses/GPL-3",
+        R,
+        "the system's data files are not a default grant (only what programs need to run)",
+        limits=("ns-system-trees",),
+        needs=("/usr/share/common-licenses/GPL-3",),
     ),
     _case(
         "defaults/passwd-exposed",
