@@ -6,7 +6,7 @@
 # Then the Python-layer suites run again under each other supported CPython, in its own
 # environment .venv-X.Y (made by scripts/setup.sh). The versions: PYSANDBOXES_PYTHONS, default
 # "3.12" -- the supported CPythons (pyproject.toml, README.md) other than .venv's 3.11. 3.13 is
-# not supported yet (its failures are listed in README.md); PYSANDBOXES_PYTHONS="3.12 3.13" runs
+# not supported yet (README.md says why); PYSANDBOXES_PYTHONS="3.12 3.13" runs
 # it too.
 #
 # "Python layer" here: everything whose behaviour depends on the interpreter's version -- the
