@@ -79,6 +79,9 @@ if TYPE_CHECKING:
 
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
+#: :func:`make_net_handlers`' ``own_server`` answers.
+NOT_OWN, OWN, OWN_ELSEWHERE = 0, 1, 2
+
 
 def build_rules(policy: Policy) -> tuple[NetRow, ...]:
     """The ``net=`` rules as tuples, DENY rules first."""
@@ -243,6 +246,24 @@ def make_net_handlers(
     # Peers that sent a datagram to a local endpoint: (local ip key, local port, peer ip key,
     # peer port). A UDP socket bound under an IN grant may answer them (is_reply).
     received: set[tuple[Any, int, Any, int]] = set()
+    # Sockets the program bound or listened on (id -> weak reference): a loopback connection
+    # to one of them belongs to the IN grant that let it bind (own_server).
+    bound_sockets: dict[int, Any] = {}
+    import _weakref
+
+    weak_ref = _weakref.ref
+    id_, list_, type_error = id, list, TypeError
+    getsockopt = _socket.socket.getsockopt
+    sol_socket = _socket.SOL_SOCKET
+    so_reuseport = getattr(_socket, "SO_REUSEPORT", 15)
+    so_reuseaddr = _socket.SO_REUSEADDR
+    so_acceptconn = getattr(_socket, "SO_ACCEPTCONN", 30)
+    learning = recording and not reporter.auditing
+    connection_refused = ConnectionRefusedError
+    import errno as _errno
+
+    econnrefused = _errno.ECONNREFUSED
+    not_own, own, own_elsewhere = NOT_OWN, OWN, OWN_ELSEWHERE
     # Everything the handlers use is captured here: the program can reach this module's
     # namespace (a pre-check's __globals__, sys.modules) and rebind what they would look up.
     any_ = any
@@ -400,14 +421,134 @@ def make_net_handlers(
             fields,
         )
 
-    def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> None:
+    def remember_bound(sock: Any) -> None:
+        """Keep a weak reference to an IPv4/IPv6 socket the program binds or listens on: a
+        loopback connection to it may belong to the IN grant (:func:`own_server`). A socket
+        that takes no weak reference (``_socket.socket`` itself) is not remembered: its
+        program needs an OUT rule to reach it."""
+
+        if not is_socket(sock) or family_of(sock) not in (af_inet, af_inet6):
+            return
+        ident = id_(sock)
+        known = bound_sockets.get(ident)
+        if known is not None and known() is sock:
+            return
+        try:
+            ref = weak_ref(sock)
+        except type_error:
+            return
+        if len_(bound_sockets) >= 256:
+            for stale in [k for k, r in bound_sockets.items() if r() is None]:
+                del bound_sockets[stale]
+            if len_(bound_sockets) >= 256:
+                return  # many live servers: the rest need OUT rules (conservative)
+        bound_sockets[ident] = ref
+
+    def holds_alone(sock: Any, proto: str) -> bool:
+        """Whether ``sock`` holds its local address alone, so that what the kernel delivers to
+        that address reaches this socket only: no ``SO_REUSEPORT`` (which shares a port with
+        another socket of the same user), a TCP socket listening, a UDP socket without
+        ``SO_REUSEADDR`` (which lets UDP sockets share an address)."""
+
+        try:
+            if getsockopt(sock, sol_socket, so_reuseport) != 0:
+                return False
+            if proto == "TCP":
+                return getsockopt(sock, sol_socket, so_acceptconn) == 1  # type: ignore[no-any-return]
+            return getsockopt(sock, sol_socket, so_reuseaddr) == 0  # type: ignore[no-any-return]
+        except os_error:
+            return False  # closed meanwhile
+
+    def reaches(local: Any, target: Any) -> bool:
+        """Whether a connection to loopback address ``target`` arrives at a socket bound to
+        ``local``: the same address, or the wildcard of that family. (A dual-stack ``::``
+        socket would also take IPv4; it is not counted, which only asks for an OUT rule.)"""
+
+        if local == target:
+            return True
+        return bool(local[1] == 0 and local[0] == target[0])
+
+    def own_server(proto: str, key: Any, port: int) -> int:
+        """For a connection (or datagram) to ``key``:``port`` that no OUT rule allows and no
+        DENY refuses: ``OWN`` when ``key`` is a loopback address and a socket of the program,
+        bound under an IN rule (enforce, audit; in learning the bind becomes that rule), holds
+        that address and port alone; ``OWN_ELSEWHERE`` when such a socket holds the port on
+        another loopback address only (``localhost`` stands for 127.0.0.1 and ::1: a client
+        tries both); else ``NOT_OWN``."""
+
+        if not bound_sockets or not is_loopback(key):
+            return not_own
+        verdict = not_own
+        for ident, ref in list_(bound_sockets.items()):
+            sock = ref()
+            if sock is None:
+                del bound_sockets[ident]
+                continue
+            if proto_of(sock) != proto:
+                continue
+            local = local_endpoint(sock)
+            if local is None or local[1] != port or not is_loopback_or_wildcard(local[0]):
+                continue
+            if not holds_alone(sock, proto):
+                continue
+            if not learning:
+                names = pins.get(local[0], ())
+                granted = (
+                    match(proto, names, local[0], port, "IN")[0]
+                    or match(proto, names, local[0], 0, "IN")[0]
+                )
+                if not granted:
+                    continue
+            if reaches(local[0], key):
+                return own
+            verdict = own_elsewhere
+        return verdict
+
+    def is_loopback(key: Any) -> bool:
+        if key[0] == 4:
+            return key[1] >> 24 == 127  # type: ignore[no-any-return]
+        return key[1] == 1  # type: ignore[no-any-return]
+
+    def is_loopback_or_wildcard(key: Any) -> bool:
+        return key[1] == 0 or is_loopback(key)
+
+    def raise_refused(key: Any, port: int) -> None:
+        """Refuse a connection to the other loopback address of the program's own port as the
+        kernel refuses one to a port nothing listens on: ``ConnectionRefusedError``, no
+        denial (it is the second address of ``localhost``, which clients try in turn)."""
+
+        exc = connection_refused(
+            econnrefused,
+            "Connection refused (python-sb: the program's own server is not bound to "
+            + text_ip(key)
+            + ", and no net= rule allows this port there)",
+        )
+        try:
+            raise exc
+        finally:
+            del exc  # no cycle through this frame (as Reporter.raise_it)
+
+    def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> bool:
+        """Judge one address; return whether the answer may be cached (:data:`allowed_before`):
+        not when it rests on a socket of the program that may close (the own-server grant)."""
+
         if direction == "OUT" and key[1] == 0:
             # Linux connects (and sends) to the unspecified address 0.0.0.0 / :: on loopback.
             key = (4, 0x7F000001) if key[0] == 4 else (6, 1)
         names = pins.get(key, ()) if host is None else (host,)
         allowed, rule, origin = match(proto, names, key, port, direction)
+        if not allowed and rule is None and direction == "OUT" and port is not None:
+            # No OUT rule, no DENY: a loopback connection to the program's own server belongs
+            # to the IN grant that let it bind (SPEC 2.4, docs/network.md).
+            verdict = own_server(proto, key, port)
+            if verdict == own:
+                return False  # allowed; nothing to learn or report (the bind is the rule)
+            if verdict == own_elsewhere:
+                if recording:
+                    return False  # nothing listens there: the kernel answers (learn, audit)
+                raise_refused(key, port)
         if allowed and not recording:
-            return
+            return True
         ip = text_ip(key)
         if allowed:
             if recording:
@@ -421,8 +562,9 @@ def make_net_handlers(
                         ("dir", direction),
                     )
                 )
-            return
+            return True
         refuse_net(proto, host, ip, port, direction, rule, origin, ip)
+        return False
 
     def pin(name: str, keys: list[Any]) -> None:
         if name not in names_rules:
@@ -591,8 +733,8 @@ def make_net_handlers(
         if key is None:
             judge_host(proto, host, port, direction, family)
             return
-        judge_address(proto, None, key, port, direction)
-        if fast_key is not None and not recording:
+        cacheable = judge_address(proto, None, key, port, direction)
+        if fast_key is not None and cacheable and not recording:
             if len_(allowed_before) > 1024:
                 allowed_before.clear()
             allowed_before.add(fast_key)  # judge_address returned: allowed
@@ -685,9 +827,11 @@ def make_net_handlers(
             return  # a closed socket: CPython's listen reports it
         if port == 0:
             judge_sock(sock, ("0.0.0.0" if family == af_inet else "::", 0), "IN")
+        remember_bound(sock)
 
     def on_bind(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "IN")
+        remember_bound(args[0])  # judged (or recorded): the bind happens after this event
 
     def received_from_kernel(result: Any) -> bool:
         """Whether the ``pysandboxes.received`` event being handled was raised by one of the
