@@ -504,6 +504,22 @@ def make_net_handlers(
             verdict = own_elsewhere
         return verdict
 
+    def own_address(key: Any) -> bool:
+        """Whether a reverse lookup of ``key`` belongs to an IN grant: a loopback address an
+        IN rule lets the program bind (while learning: that a socket of the program is bound
+        to), as ``http.server`` looks up the name of the address it bound (``getfqdn``)."""
+
+        if not is_loopback(key):
+            return False
+        if not learning:
+            return match("*", pins.get(key, ()), key, None, "IN")[0]  # type: ignore[no-any-return]
+        for ref in list_(bound_sockets.values()):
+            sock = ref()
+            local = None if sock is None else local_endpoint(sock)
+            if local is not None and local[0] == key:
+                return True
+        return False
+
     def is_loopback(key: Any) -> bool:
         if key[0] == 4:
             return key[1] >> 24 == 127  # type: ignore[no-any-return]
@@ -1059,6 +1075,8 @@ def make_net_handlers(
             return
         for key in keys:
             allowed, rule, origin = match("*", pins.get(key, ()), key, None, "OUT")
+            if not allowed and rule is None and own_address(key):
+                continue  # the name of the program's own loopback server (getfqdn)
             if not allowed:
                 refuse_net("*", None, text_ip(key), None, "OUT", rule, origin, text_ip(key))
 

@@ -306,6 +306,29 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "host: nothing is forwarded to it, so nothing outside the sandbox reaches that server",
     ),
     Limit(
+        "net.own-port-not-forwarded",
+        "net (OUT to loopback, IN)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): port(s) {ports} of the host's loopback are not forwarded into "
+        "the sandbox: an IN rule lets the program bind them on loopback, and there a loopback "
+        "connection goes to the program's own server",
+    ),
+    Limit(
+        "net.tcp-own-server",
+        "net (IN, the program's own server)",
+        ("landlock",),
+        LIMIT,
+        "TCP connect to port(s) {ports}: granted for the program's own server (an IN rule lets "
+        "it bind them{ephemeral}); Landlock filters TCP by port, not by host, so the kernel lets "
+        "the program connect to them on every host; {where}",
+        where=(
+            "the Python layer allows such a connection only to a loopback port a socket of the "
+            "program holds",
+            "nothing else restricts them",
+        ),
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),

@@ -374,6 +374,8 @@ def build_plan(
     """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules)."""
 
     rules, pinned, warnings = _expand(policy, resolve)
+    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
+    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
     forwards: dict[str, Ranges] = {}
     for proto in ("TCP", "UDP"):
         for item in rules:
@@ -399,9 +401,7 @@ def build_plan(
                 "port 53 of the host's loopback is not forwarded: DNS goes only to the "
                 f"resolver the sandbox is given ({RESOLVER})"
             )
-        forwards[proto] = result
-    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
-    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
+        forwards[proto] = _without_own_ports(rules, proto, result, warnings)
     ipv6 = any(
         item.rule.action == "ALLOW"
         and (
@@ -424,6 +424,56 @@ def build_plan(
 
 def _any_loop(item: _Rule) -> bool:
     return any(_is_loopback_net(n) for n in item.nets)
+
+
+def _own_loopback_ports(rules: list[_Rule], proto: str) -> Ranges:
+    """The ports an ALLOW IN rule for ``proto`` lets the program bind where pasta's host
+    forwards listen inside the sandbox (127.0.0.1 and ::1): a bind to any address, to the
+    wildcard or to loopback. Port 0 is not one (the kernel picks a free port)."""
+
+    found: list[tuple[int, int]] = []
+    for item in rules:
+        rule = item.rule
+        if rule.action != "ALLOW" or "IN" not in _directions(rule) or proto not in _protos(rule):
+            continue
+        if item.any_host or any(_is_wildcard_net(n) or _is_loopback_net(n) for n in item.nets):
+            found += _ports(rule)
+    return subtract(merge(found), ((0, 0),))
+
+
+def _without_own_ports(
+    rules: list[_Rule], proto: str, forwards: Ranges, warnings: list[str]
+) -> Ranges:
+    """The host-loopback forwards (``-T``/``-U``) minus the ports the program may bind on
+    loopback itself: pasta listens on the sandbox's 127.0.0.1 and ::1 for each forward, so
+    forwarding such a port would take it from the program (``EADDRINUSE``). On those ports a
+    loopback connection goes to the program's own server (SPEC §2.4, docs/network.md)."""
+
+    own = _own_loopback_ports(rules, proto)
+    taken = subtract(forwards, subtract(forwards, own))
+    if not taken:
+        return forwards
+    from pysandboxes.providers import limits
+
+    for item in rules:
+        rule = item.rule
+        if (
+            rule.action == "ALLOW"
+            and "OUT" in _directions(rule)
+            and proto in _protos(rule)
+            and _any_loop(item)
+            and subtract(_ports(rule), subtract(_ports(rule), taken))
+        ):
+            message = limits.notice(
+                "net.own-port-not-forwarded",
+                True,
+                rule=rule.text,
+                origin=rule.origin,
+                ports=port_text(taken),
+            ).text
+            if message not in warnings:
+                warnings.append(message)
+    return subtract(forwards, own)
 
 
 # -- nftables --------------------------------------------------------------------------------------
