@@ -878,11 +878,9 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
         for access, ports in ((NET_CONNECT_TCP, plan.connect), (NET_BIND_TCP, plan.bind)):
             if ports is None or not handled_net & access:
                 continue
-            for lo, hi in ports:
-                for port in range(lo, hi + 1):
-                    _linux.syscall(
-                        "landlock_add_rule", ruleset, _RULE_NET_PORT, _u64(access) + _u64(port), 0
-                    )
+            prefix, order = _u64(access), sys.byteorder
+            attrs = (prefix + p.to_bytes(8, order) for lo, hi in ports for p in range(lo, hi + 1))
+            _linux.syscall_each("landlock_add_rule", (ruleset, _RULE_NET_PORT), attrs, 0)
         _linux.drop_capabilities(KEPT_CAPABILITIES)
         _linux.set_no_new_privs()
         flags = RESTRICT_SELF_LOG_NEW_EXEC_ON if plan.abi >= 7 else 0
