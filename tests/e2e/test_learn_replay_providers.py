@@ -199,13 +199,6 @@ def module_probes(tree: Path, home: Path) -> Run:
     )
 
 
-PROBE_LOGGED = (
-    "the replay behaves the same (the probe fails either way), but in enforce mode the guard "
-    "refuses an import before the search and writes a --denials line even for a module that "
-    "does not exist; learning does not grant such names, by design (docs/learning.md)"
-)
-
-
 def urllib_page(tree: Path, home: Path) -> Run:
     assert PAGE_URL, "the page server fixture is not running"
     text = (
@@ -265,11 +258,7 @@ CASES = [
     Case("pytest-pluggy", pytest_pluggy),
     Case("m-pytest", module_pytest, normalise=lambda text: re.sub(r" in [0-9.]+s", "", text)),
     Case("urllib-page", urllib_page),
-    Case(
-        "module-probes",
-        module_probes,
-        broken={"subprocess": PROBE_LOGGED, "landlock": PROBE_LOGGED},
-    ),
+    Case("module-probes", module_probes),
 ]
 
 PAGE_URL: list[str] = []
