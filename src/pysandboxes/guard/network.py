@@ -42,6 +42,14 @@ judgment), a port given as an ``__index__`` object (its method would run inside 
 non-ASCII host in ``connect`` (it needs the ``idna`` codec, Python code: resolve it with
 ``getaddrinfo`` first). The guard never hands a ``str`` to ``getaddrinfo`` for the same reason.
 
+The program's own server belongs to the IN grant (SPEC §2.4, docs/network.md): a connection or
+datagram to a loopback address that no OUT rule allows and no DENY refuses is allowed when a
+socket the program bound under an IN rule (remembered by a weak reference when its bind or
+listen is judged) holds that address and port alone (``own_server`` in
+:func:`make_net_handlers`); :func:`pysandboxes.policy.decide.net_decision` takes the same
+sockets as ``own_sockets``. The other loopback address of such a port (``localhost``'s second
+answer) gets the kernel's ``ConnectionRefusedError``, without a denial.
+
 UDP replies belong to the IN grant (SPEC §2.4): a send from a UDP socket whose local endpoint an
 ``IN`` rule grants, to an address that sent it a datagram, is allowed unless a DENY rule covers
 it. The senders are learned from the receive methods :func:`make_receive_methods` puts on the
@@ -438,8 +446,9 @@ def make_net_handlers(
         except type_error:
             return
         if len_(bound_sockets) >= 256:
-            for stale in [k for k, r in bound_sockets.items() if r() is None]:
-                del bound_sockets[stale]
+            for stale, known_ref in list_(bound_sockets.items()):
+                if known_ref() is None:
+                    bound_sockets.pop(stale, None)
             if len_(bound_sockets) >= 256:
                 return  # many live servers: the rest need OUT rules (conservative)
         bound_sockets[ident] = ref
@@ -482,7 +491,7 @@ def make_net_handlers(
         for ident, ref in list_(bound_sockets.items()):
             sock = ref()
             if sock is None:
-                del bound_sockets[ident]
+                bound_sockets.pop(ident, None)
                 continue
             if proto_of(sock) != proto:
                 continue
