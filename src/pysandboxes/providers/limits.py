@@ -315,6 +315,17 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "connection goes to the program's own server",
     ),
     Limit(
+        "net.own-server-deny-loopback",
+        "net (DENY to loopback, IN)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): inside the sandbox the loopback leads to the sandbox itself, and "
+        "the kernel ruleset lets the program's own connections there through, also to port(s) "
+        "{ports}, which an IN rule lets it bind on loopback; {where}",
+        python_layer=False,
+        where=("the Python layer refuses them", "nothing refuses them"),
+    ),
+    Limit(
         "net.tcp-own-server",
         "net (IN, the program's own server)",
         ("landlock",),

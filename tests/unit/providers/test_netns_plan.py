@@ -245,3 +245,23 @@ def test_a_port_the_program_binds_on_loopback_is_not_forwarded_to_the_host() -> 
     # Nothing for port 0 in either direction, and no OUT rule: no forward at all.
     alone = netns.build_plan(policy("ALLOW|TCP|127.0.0.1|0|IN"))
     assert alone.tcp_to_host == () and alone.tcp_in == () and alone.warnings == ()
+
+
+def test_a_deny_of_loopback_on_own_ports_is_announced_without_the_python_layer() -> None:
+    """The sandbox's loopback is free in the ruleset (pasta's splice of the host's connections
+    to the program's servers goes that way): a DENY of loopback on ports the program may bind
+    there is the Python layer's to enforce, and said at start when it is off."""
+
+    from pysandboxes.policy.model import Setting
+
+    texts = ("ALLOW|TCP|127.0.0.1|0,8000|IN", "DENY|TCP|127.0.0.1|8000,9000|OUT")
+    rules = tuple(parse_net(text, ARG) for text in texts)
+    off = netns.build_plan(Policy(net=rules, py_sandbox=Setting(False)))
+    said = [w for w in off.warnings if "nothing refuses them" in w]
+    assert len(said) == 1 and "port(s) 8000" in said[0], off.warnings
+    on = netns.build_plan(Policy(net=rules, py_sandbox=Setting(True)))
+    assert not any("refuses them" in w for w in on.warnings)
+    # A DENY of every port, beside a port-0 server: the ephemeral range is the program's.
+    everything = (parse_net("DENY|TCP|*|*|OUT", ARG), parse_net("ALLOW|TCP|*|0|IN", ARG))
+    plan = netns.build_plan(Policy(net=everything, py_sandbox=Setting(False)))
+    assert any("nothing refuses them" in w for w in plan.warnings), plan.warnings
