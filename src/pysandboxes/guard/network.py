@@ -266,6 +266,8 @@ def make_net_handlers(
     so_reuseport = getattr(_socket, "SO_REUSEPORT", 15)
     so_reuseaddr = _socket.SO_REUSEADDR
     so_acceptconn = getattr(_socket, "SO_ACCEPTCONN", 30)
+    ipproto_ipv6 = _socket.IPPROTO_IPV6
+    ipv6_v6only = getattr(_socket, "IPV6_V6ONLY", 26)
     learning = recording and not reporter.auditing
     connection_refused = ConnectionRefusedError
     import errno as _errno
@@ -468,14 +470,23 @@ def make_net_handlers(
         except os_error:
             return False  # closed meanwhile
 
-    def reaches(local: Any, target: Any) -> bool:
-        """Whether a connection to loopback address ``target`` arrives at a socket bound to
-        ``local``: the same address, or the wildcard of that family. (A dual-stack ``::``
-        socket would also take IPv4; it is not counted, which only asks for an OUT rule.)"""
+    def reaches(sock: Any, local: Any, target: Any) -> bool:
+        """Whether a connection to loopback address ``target`` arrives at ``sock``, bound to
+        ``local``: the same address, the wildcard of that family, or ``::`` without
+        ``IPV6_V6ONLY`` (a dual-stack socket, which takes IPv4 too) for an IPv4 target."""
 
         if local == target:
             return True
-        return bool(local[1] == 0 and local[0] == target[0])
+        if local[1] != 0:
+            return False
+        if local[0] == target[0]:
+            return True
+        if local[0] != 6 or target[0] != 4:
+            return False
+        try:
+            return getsockopt(sock, ipproto_ipv6, ipv6_v6only) == 0  # type: ignore[no-any-return]
+        except os_error:
+            return False
 
     def own_server(proto: str, key: Any, port: int) -> int:
         """For a connection (or datagram) to ``key``:``port`` that no OUT rule allows and no
@@ -508,7 +519,7 @@ def make_net_handlers(
                 )
                 if not granted:
                     continue
-            if reaches(local[0], key):
+            if reaches(sock, local[0], key):
                 return own
             verdict = own_elsewhere
         return verdict

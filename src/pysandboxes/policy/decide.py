@@ -198,7 +198,7 @@ def net_decision(
     ip: str,
     port: int,
     direction: str,
-    own_sockets: Iterable[tuple[str, str, int]] = (),
+    own_sockets: Iterable[tuple[str, str, int] | tuple[str, str, int, bool]] = (),
 ) -> tuple[bool, NetRule | None]:
     """Whether a connection (``OUT``) or a bind/listen/accept (``IN``) is allowed.
 
@@ -212,10 +212,12 @@ def net_decision(
     The program's own server (SPEC §2.4, docs/network.md): ``own_sockets`` are the
     ``(proto, local ip, local port)`` of the program's sockets that are bound (TCP: listening)
     and hold that address alone (the guard checks ``SO_REUSEPORT``, ``SO_ACCEPTCONN``,
-    ``SO_REUSEADDR``). An ``OUT`` to a loopback address that no rule matches, on the port of
-    such a socket whose local address it reaches (the same address, or the wildcard of its
-    family), is allowed when an ``IN`` rule lets the program bind that socket (its port, or
-    port 0: a port the kernel chose): ``(True, in_rule)``. A DENY still wins.
+    ``SO_REUSEADDR``), with a fourth item ``True`` for a dual-stack ``::`` socket (no
+    ``IPV6_V6ONLY``). An ``OUT`` to a loopback address that no rule matches, on the port of
+    such a socket whose local address it reaches (the same address, the wildcard of its
+    family, or a dual-stack ``::`` for IPv4), is allowed when an ``IN`` rule lets the program
+    bind that socket (its port, or port 0: a port the kernel chose): ``(True, in_rule)``. A
+    DENY still wins.
     """
 
     decider = _compiled(policy)
@@ -229,11 +231,16 @@ def net_decision(
         target = (4, 0x7F000001) if target[0] == 4 else (6, 1)
     if not _is_loopback_key(target):
         return allowed, rule
-    for own_proto, local_ip, local_port in own_sockets:
+    for own in own_sockets:
+        own_proto, local_ip, local_port = own[0], own[1], own[2]
+        dual_stack = len(own) > 3 and bool(own[3])
         local = _ip_key(local_ip)
         if own_proto.upper() != proto.upper() or local_port != port or local is None:
             continue
-        if not (local == target or (local[1] == 0 and local[0] == target[0])):
+        wildcard = local[1] == 0 and (
+            local[0] == target[0] or (dual_stack and local[0] == 6 and target[0] == 4)
+        )
+        if not (local == target or wildcard):
             continue
         for asked in (port, 0):
             granted, in_rule = _net(decider, proto, None, local_ip, asked, "IN")

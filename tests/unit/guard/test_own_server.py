@@ -169,7 +169,7 @@ def test_learning_records_the_bind_alone(tmp_path: Path) -> None:
 
 
 POLICY = (
-    "net=ALLOW|TCP|127.0.0.1|0|IN\nnet=ALLOW|TCP|0.0.0.0/32|8000|IN\n"
+    "net=ALLOW|TCP|127.0.0.1|0|IN\nnet=ALLOW|TCP|0.0.0.0/32|8000|IN\nnet=ALLOW|TCP|::/128|8000|IN\n"
     "net=DENY|TCP|127.0.0.1|9000|OUT\nnet=ALLOW|TCP|0.0.0.0/32|9000|IN\n"
 )
 
@@ -187,10 +187,13 @@ POLICY = (
         ([("TCP", "0.0.0.0", 8000)], "10.0.0.1", 8000, False),  # loopback only
         ([("TCP", "0.0.0.0", 9000)], "127.0.0.1", 9000, False),  # the DENY wins
         ([], "127.0.0.1", 40000, False),
+        ([("TCP", "::", 8000)], "127.0.0.1", 8000, False),  # IPV6_V6ONLY: IPv6 only
+        ([("TCP", "::", 8000, True)], "127.0.0.1", 8000, True),  # dual-stack
+        ([("TCP", "::", 8000)], "::1", 8000, True),
     ],
 )
 def test_net_decision_says_the_same(
-    own: list[tuple[str, str, int]], ip: str, port: int, expected: bool
+    own: list[tuple[str, str, int] | tuple[str, str, int, bool]], ip: str, port: int, expected: bool
 ) -> None:
     policy = parse_text(POLICY, "/x/.py-sandboxes")
     assert net_decision(policy, "TCP", None, ip, port, "OUT", own)[0] is expected
@@ -203,3 +206,26 @@ def test_net_decision_names_the_in_rule() -> None:
     )
     assert allowed and rule is not None and rule.text == "net=ALLOW|TCP|127.0.0.1|0|IN"
     assert json.dumps(rule.text)
+
+
+def test_a_dual_stack_server_is_reached_over_ipv4_loopback_a_v6_only_one_is_not(
+    tmp_path: Path,
+) -> None:
+    code = SHOW + (
+        "for v6only in (0, 1):\n"
+        "    server = socket.socket(socket.AF_INET6)\n"
+        "    server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, v6only)\n"
+        "    server.bind(('::', 0))\n"
+        "    server.listen()\n"
+        "    port = server.getsockname()[1]\n"
+        "    show(f'v6only={v6only} v4', lambda: socket.create_connection(('127.0.0.1', port)))\n"
+        "    show(f'v6only={v6only} v6', lambda: socket.create_connection(('::1', port)))\n"
+        "    server.close()\n"
+    )
+    result = run_armed(code, "python-import=*\nnet=ALLOW|TCP|::/128|0|IN\n", tmp_path)
+    assert result.lines == [
+        "v6only=0 v4 ok",
+        "v6only=0 v6 ok",
+        "v6only=1 v4 ConnectionRefusedError []",  # nothing of the program's holds it
+        "v6only=1 v6 ok",
+    ], result
