@@ -623,6 +623,22 @@ def build_plan(
 
     if rights.net:
         own, ephemeral = _own_server_ports(policy)
+        if own and not python_layer:
+            # A DENY of some host on an own-server port could not be enforced once the port
+            # is open to every host: that port is not granted (said), rather than refusing
+            # a rule file that ran before the own-server grant existed.
+            for deny in policy.net:
+                if deny.action != "DENY" or deny.host == "*" or not _covers(deny, "TCP", "OUT"):
+                    continue
+                kept = _intersect(own, _ports_of(deny))
+                if kept:
+                    own = _subtract(own, kept)
+                    say(
+                        "net.tcp-own-server-deny",
+                        rule=deny.text,
+                        origin=deny.origin,
+                        ports=format_ports(kept),
+                    )
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes, own)
         bind_ports = _tcp_ports(policy, "IN", python_layer, problems, notes)
         if own:

@@ -340,6 +340,16 @@ LIMITS: Final[tuple[Limit, ...]] = (
         ),
     ),
     Limit(
+        "net.tcp-own-server-deny",
+        "net (IN, the program's own server; DENY of a host)",
+        ("landlock",),
+        LIMIT,
+        "'{rule}' ({origin}): Landlock cannot refuse one host, so TCP connect to port(s) {ports} "
+        "is not granted for the program's own server (it would open them to every host): the "
+        "program cannot connect to its own server on them",
+        python_layer=False,
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),

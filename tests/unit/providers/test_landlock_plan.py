@@ -378,10 +378,21 @@ def test_own_server_ports_lose_what_a_deny_takes(tmp_path: Path) -> None:
         "net=DENY|TCP|*|8001|OUT",
     )
     assert result.connect == ((8000, 8000),)
-    # A DENY of a host on an own-server port: Landlock cannot refuse the host alone.
-    with pytest.raises(ConfigError, match="8000"):
-        plan(
-            tmp_path,
-            "net=ALLOW|TCP|0.0.0.0/32|8000|IN",
-            "net=DENY|TCP|10.0.0.0/8|*|OUT",
-        )
+    # A DENY of a host on an own-server port: Landlock cannot refuse the host alone, so the
+    # port is not granted to connect (said), rather than refusing a file that ran before.
+    result = plan(
+        tmp_path,
+        "net=ALLOW|TCP|0.0.0.0/32|8000,8001|IN",
+        "net=DENY|TCP|10.0.0.0/8|8001|OUT",
+    )
+    assert result.connect == ((8000, 8000),) and result.bind == ((8000, 8001),)
+    said = [note for note in result.announced + result.unenforced if "cannot refuse one" in note]
+    assert len(said) == 1 and "port(s) 8001" in said[0], result
+    # With the Python layer on, it enforces the DENY: the port is granted.
+    layered = plan(
+        tmp_path,
+        "net=ALLOW|TCP|0.0.0.0/32|8000,8001|IN",
+        "net=DENY|TCP|10.0.0.0/8|8001|OUT",
+        py_sandbox=True,
+    )
+    assert layered.connect == ((8000, 8001),)
