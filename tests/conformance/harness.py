@@ -419,7 +419,8 @@ def host_side(case: Case, ports: tuple[int, int] | None = None) -> Iterator[tupl
 
 
 def explain_warnings(argv: list[str], cwd: str, env: dict[str, str]) -> list[str]:
-    """``--explain --json`` warnings for the same command line (argv of :func:`sb_argv`)."""
+    """``--explain --json`` warnings and provider notices for the same command line (argv of
+    :func:`sb_argv`)."""
 
     done = subprocess.run(
         [argv[0], "--explain", "--json", *argv[1:]],
@@ -431,9 +432,13 @@ def explain_warnings(argv: list[str], cwd: str, env: dict[str, str]) -> list[str
         check=False,
     )
     try:
-        return [str(w) for w in json.loads(done.stdout).get("warnings", [])]
+        data = json.loads(done.stdout)
     except ValueError:
         return []
+    # the warnings, and the provider's notices (providers/limits.py: the announced limits and
+    # the enforced differences worth knowing, which --explain prints and a run does not)
+    limits = data.get("provider", {}).get("limits", [])
+    return [str(w) for w in data.get("warnings", [])] + [str(item["text"]) for item in limits]
 
 
 def learn(case: Case, tree: Path, values: dict[str, str]) -> tuple[Path, Run]:

@@ -159,6 +159,16 @@ LIMITS: Final[tuple[Limit, ...]] = (
         where=("the Python layer judges every open", "NOT narrowed"),
     ),
     Limit(
+        "files.dotdot-through-absent",
+        "expose-*",
+        NAMESPACE,
+        ENFORCED,
+        "a path that passes through a directory the sandbox does not hold "
+        "(not-exposed/../exposed/file) does not resolve (ENOENT): the kernel walks '..' "
+        "through the directories that exist in the sandbox, where the Python layer judges "
+        "the path where it lands; name exposed paths directly",
+    ),
+    Limit(
         "files.shared-libraries",
         "defaults",
         ("landlock",),
@@ -412,6 +422,7 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
     found = [
         notice("files.system-trees", python_layer),
         notice("files.generated-etc", python_layer),
+        notice("files.dotdot-through-absent", python_layer),
     ]
     for rule in policy.ignore:
         found.append(
