@@ -30,7 +30,10 @@ LIMIT: Final = "limit"
 REFUSED: Final = "refused"
 
 NAMESPACE = ("bwrap", "unshare")
-KERNEL = ("landlock", "bwrap", "unshare")
+#: The providers whose file system is the mount plan of ``_ns_mounts`` (qemu exports it to the
+#: guest over 9p).
+TREE = ("bwrap", "unshare", "qemu")
+KERNEL = ("landlock", "bwrap", "unshare", "qemu")
 
 
 class Limit:
@@ -132,7 +135,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.ignore-created-later",
         "ignore",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "'{rule}' ({origin}): matching entries are made absent when the sandbox starts; a file "
         "created later that matches is not hidden by the kernel layer ({where})",
@@ -150,7 +153,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.system-trees",
         "defaults",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "/usr and /lib* are readable whole (the system trees a namespace sandbox runs programs "
         "from); the Python layer grants only the interpreter's installation and the default "
@@ -181,7 +184,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.generated-etc",
         "defaults",
-        NAMESPACE,
+        TREE,
         ENFORCED,
         "/etc/passwd, /etc/group (root and the sandbox's user), /etc/hosts (loopback, the host "
         "name, the names pinned from net= rules), /etc/resolv.conf and /etc/nsswitch.conf are "
@@ -191,7 +194,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.symbolic-links",
         "expose-ro / expose-rw",
-        NAMESPACE,
+        TREE,
         ENFORCED,
         "an exposure written through a symbolic link ({rule}) exists at both names: the target "
         "is bound, the link recreated",
@@ -289,6 +292,30 @@ LIMITS: Final[tuple[Limit, ...]] = (
         python_layer=False,
     ),
     Limit(
+        "qemu.no-kvm",
+        "os-sandbox",
+        ("qemu",),
+        LIMIT,
+        "KVM cannot be used ({reason}): the VM runs under software emulation (TCG), several "
+        "seconds per start",
+    ),
+    Limit(
+        "qemu.terminal",
+        "stdio",
+        ("qemu",),
+        LIMIT,
+        "the program's stdin, stdout and stderr are pipes relayed over the VM's serial channel, "
+        "never a terminal (isatty() is false; no job control or window size)",
+    ),
+    Limit(
+        "net.qemu-host-loopback",
+        "net (OUT to the host's loopback)",
+        ("qemu",),
+        LIMIT,
+        "the guest's 127.0.0.1 is its own: a port of the host's loopback that an OUT rule "
+        "allows is reached at {alias} inside the VM",
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),
@@ -364,8 +391,13 @@ def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
 
     python_layer = bool(policy.py_sandbox.value)
     out: list[dict[str, object]] = []
-    if provider in NAMESPACE:
-        for item in namespace_notices(policy, provider):
+    if provider in TREE:
+        items = list(namespace_notices(policy, provider))
+        if provider == "qemu":
+            from pysandboxes.providers import qemu
+
+            items += qemu.qemu_notices(policy, kvm_reason=qemu.tcg_reason(policy))
+        for item in items:
             out.append(
                 {
                     "key": item.key,
