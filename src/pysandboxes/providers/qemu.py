@@ -161,7 +161,7 @@ def qemu_argv(
     ]
     if accel == "tcg" and tsc:
         append.insert(5, f"tsc_early_khz={tsc}")
-    machine = "microvm,x-option-roms=off,rtc=off"
+    machine = "microvm,x-option-roms=off"
     argv = [
         qemu,
         "-nodefaults",
@@ -171,7 +171,7 @@ def qemu_argv(
         "-M",
         machine,
         "-accel",
-        "kvm" if accel == "kvm" else "tcg,tb-size=64",
+        "kvm" if accel == "kvm" else "tcg",
         "-cpu",
         "host" if accel == "kvm" else "max",
         "-m",
