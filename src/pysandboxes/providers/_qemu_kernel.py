@@ -474,7 +474,16 @@ def build_initrd(busybox: str, modules: list[tuple[str, str]]) -> bytes:
 # -- the cache ------------------------------------------------------------------------------------
 
 
+#: The cache of root (a system-wide directory root may write).
+SYSTEM_CACHE = "/var/cache/python-sb/qemu"
+
+
 def cache_root(home: str | None = None) -> str:
+    """Where the built kernel and initramfs go: ``/var/cache/python-sb/qemu`` for root,
+    ``$XDG_CACHE_HOME/python-sb/qemu`` (``~/.cache``) for everyone else."""
+
+    if os.geteuid() == 0:
+        return SYSTEM_CACHE
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
         home if home is not None else os.path.expanduser("~"), ".cache"
     )
