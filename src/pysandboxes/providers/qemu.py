@@ -305,6 +305,9 @@ class QemuProvider:
         accel, kvm_reason = choose_accelerator(_param(policy, "accel", "auto"))
         hostname = _ns_common.hostname(policy, self.name)
         artefacts = self.artefacts(policy, network=bool(policy.net))
+        learning = launch.context.mode != "enforce"
+        if learning:
+            launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
         workdir = tempfile.mkdtemp(prefix="pysb-qemu-")
         try:
@@ -365,7 +368,9 @@ class QemuProvider:
                 "qemu_argv": argv,
                 "run": _qemu_frames.encode_run(run),
                 "record_fd": launch.context.record_fd,
-                "boot_timeout": BOOT_TIMEOUT[accel],
+                "boot_timeout": float(
+                    _param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))
+                ),
                 "console": console,
                 "qemu_log": os.path.join(workdir, "qemu.log"),
                 "parent_pid": os.getpid(),
@@ -390,6 +395,12 @@ class QemuProvider:
         warnings += [
             f"qemu: {item.text}" for item in notices if limits.said_at_start(item.key, python_layer)
         ]
+        if learning:
+            warnings.append(
+                f"qemu: {launch.context.mode} mode runs in the VM: it holds the rules' exposures "
+                "plus the working directory and the program's directory, read-only; what the "
+                "program does vanishes with the VM"
+            )
         cleanup = [lambda: _remove(workdir)]
         if network is not None:
             cleanup.insert(0, network.stop)
@@ -432,6 +443,36 @@ class QemuProvider:
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines
+
+
+def learning_launch(launch: Launch) -> Launch:
+    """A learning or audit run: the VM also holds the working directory and the script's
+    directory, read-only, so that the program can start and its accesses be recorded (the
+    Python layer records every access before the guest kernel answers it)."""
+
+    from pysandboxes.policy.model import Origin, PathRule
+
+    policy = launch.policy
+    paths = [launch.cwd]
+    program = launch.context.program
+    if launch.context.program_kind == "script" and program:
+        paths.append(os.path.dirname(os.path.realpath(program)))
+    known = {rule.path for rule in (*policy.expose_ro, *policy.expose_rw)}
+    extra = tuple(
+        PathRule("expose-ro", os.path.realpath(path), Origin(None))
+        for path in dict.fromkeys(paths)
+        if os.path.realpath(path) not in known and os.path.realpath(path) != "/"
+    )
+    if not extra:
+        return launch
+    return Launch(
+        policy=policy.replace(expose_ro=(*policy.expose_ro, *extra)),
+        context=launch.context,
+        child_argv=launch.child_argv,
+        env=launch.env,
+        pass_fds=launch.pass_fds,
+        cwd=launch.cwd,
+    )
 
 
 def tcg_reason(policy: Policy) -> str:
