@@ -108,6 +108,7 @@ RUN_FIELDS: dict[str, type] = {
     "record_fd": int,
     "seccomp": bytes,
     "net": bool,
+    "loopback_tcp": list,
 }
 
 
@@ -148,3 +149,5 @@ def check_run(run: object) -> None:
         raise FrameError("argv must be a non-empty list of str")
     if not all(type(k) is str and type(v) is str for k, v in run["env"].items()):
         raise FrameError("env must map str to str")
+    if not all(type(p) is int and 0 < p < 65536 for p in run["loopback_tcp"]):
+        raise FrameError("loopback_tcp must list port numbers")

@@ -43,6 +43,8 @@ DEV_NUMBERS = {
     "tty": (5, 0),
 }
 HIGH_FD = 100
+#: The host's loopback as qemu's user-mode network shows it to the guest.
+HOST_ALIAS = "10.0.2.2"
 CHUNK = 1 << 16
 
 
@@ -317,6 +319,54 @@ class Relay:
                     self.status = os.waitstatus_to_exitcode(status)
 
 
+def forward_loopback(ports: list[int]) -> None:
+    """The host's loopback ports that ``OUT`` rules allow, on the guest's 127.0.0.1: each
+    connection is relayed to the same port of ``HOST_ALIAS`` (qemu's user-mode network reaches
+    the host's loopback there, through the ruleset's namespace), so that a rule naming
+    127.0.0.1 means the host's service under qemu too."""
+
+    import socket
+    import threading
+
+    def pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while True:
+                data = source.recv(CHUNK)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
+                try:  # noqa: SIM105
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+
+    def serve_port(listener: socket.socket, number: int) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            try:
+                upstream = socket.create_connection((HOST_ALIAS, number), timeout=30)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+    for number in ports:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", number))
+        listener.listen(64)
+        threading.Thread(target=serve_port, args=(listener, number), daemon=True).start()
+
+
 def serve(port: Port) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     build_dev()
@@ -326,6 +376,10 @@ def serve(port: Port) -> None:
         _ns_init.sc("sethostname", os.fsencode(str(run["hostname"])), len(str(run["hostname"])))
     except OSError as exc:
         raise GuestError(f"sethostname: {exc.strerror}") from None
+    ports = run["loopback_tcp"]
+    assert isinstance(ports, list)
+    if ports:
+        forward_loopback(ports)
     extra: dict[int, int] = {}
     run_fd = int(run["run_fd"])  # type: ignore[call-overload]
     memfd = _high(os.memfd_create("pysandboxes-run", 0))

@@ -309,11 +309,11 @@ LIMITS: Final[tuple[Limit, ...]] = (
     ),
     Limit(
         "net.qemu-host-loopback",
-        "net (OUT to the host's loopback)",
+        "net (UDP OUT to the host's loopback)",
         ("qemu",),
         LIMIT,
-        "the guest's 127.0.0.1 is its own: a port of the host's loopback that an OUT rule "
-        "allows is reached at {alias} inside the VM",
+        "UDP to a port of the host's loopback that an OUT rule allows goes to {alias} inside "
+        "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
     ),
     Limit(
         "signals.no-scopes",

@@ -227,6 +227,19 @@ def _forwards(network: Network) -> list[tuple[str, int]]:
     return out
 
 
+def _ports(ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """The ports of ``ranges`` (the host's loopback ports OUT rules allow), forwarded by the
+    guest's init from its own 127.0.0.1."""
+
+    out = [port for lo, hi in ranges for port in range(lo, hi + 1)]
+    if len(out) > MAX_FORWARDS:
+        raise ConfigError(
+            f"os-sandbox=qemu: the OUT rules to the host's loopback open {len(out)} ports; at "
+            f"most {MAX_FORWARDS} can be forwarded from the VM's 127.0.0.1"
+        )
+    return out
+
+
 def _param(policy: Policy, name: str, default: str) -> str:
     line = policy.provider_param("qemu", name)
     return default if line is None else line.value
@@ -353,6 +366,7 @@ class QemuProvider:
                 "record_fd": launch.context.record_fd,
                 "seccomp": _ns_common.seccomp_program() or b"",
                 "net": network is not None,
+                "loopback_tcp": _ports(network.plan.tcp_to_host) if network else [],
             }
             resolv = b""
             if network is not None and network.resolver:
@@ -368,9 +382,7 @@ class QemuProvider:
                 "qemu_argv": argv,
                 "run": _qemu_frames.encode_run(run),
                 "record_fd": launch.context.record_fd,
-                "boot_timeout": float(
-                    _param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))
-                ),
+                "boot_timeout": float(_param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))),
                 "console": console,
                 "qemu_log": os.path.join(workdir, "qemu.log"),
                 "parent_pid": os.getpid(),
@@ -495,7 +507,10 @@ def qemu_notices(policy: Policy, *, kvm_reason: str, terminal: bool = True) -> l
     found = [limits.notice("qemu.terminal", python_layer)] if terminal else []
     if kvm_reason:
         found.append(limits.notice("qemu.no-kvm", python_layer, reason=kvm_reason))
-    if any(rule.direction in ("OUT", "*") and _names_loopback(rule.host) for rule in policy.net):
+    if any(
+        rule.direction in ("OUT", "*") and rule.proto != "TCP" and _names_loopback(rule.host)
+        for rule in policy.net
+    ):
         found.append(limits.notice("net.qemu-host-loopback", python_layer, alias=HOST_ALIAS))
     return found
 

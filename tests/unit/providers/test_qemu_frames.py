@@ -23,6 +23,7 @@ def run_description(**changes: object) -> dict[str, object]:
         "record_fd": -1,
         "seccomp": b"",
         "net": False,
+        "loopback_tcp": [5432],
     }
     run.update(changes)
     return run
@@ -92,6 +93,8 @@ def test_run_description_round_trip() -> None:
         marshal.dumps({**run_description(), "argv": []}),
         marshal.dumps({**run_description(), "argv": ["/bin/true", 3]}),
         marshal.dumps({**run_description(), "env": {"A": 1}}),
+        marshal.dumps({**run_description(), "loopback_tcp": [0]}),
+        marshal.dumps({**run_description(), "loopback_tcp": ["80"]}),
         marshal.dumps(frozenset({1})),
         b"\xff\x00garbage",
     ],
