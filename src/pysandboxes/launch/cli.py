@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and words[0] in TOOLS:
-        return run_tool(words[0], words[1:])
+    if words and words[0].partition("=")[0] in TOOLS:
+        option, eq, value = words[0].partition("=")
+        return run_tool(option, ([value] if eq else []) + words[1:])
     try:
         cmd = parse(words)
     except UsageError as exc:
@@ -93,7 +94,14 @@ _state = _State()
 #: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
 #: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
 #: (``--explain`` takes the arguments of a run, so it is parsed with them.)
-TOOLS = {"--review": "review", "--check": "check"}
+#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
+TOOLS = {
+    "--review": "review",
+    "--check": "check",
+    "--hook": "pysandboxes.integrations.hook",
+    "--install-hook": "pysandboxes.integrations.install",
+    "--uninstall-hook": "pysandboxes.integrations.uninstall",
+}
 
 
 def run_tool(option: str, words: list[str]) -> int:
@@ -101,7 +109,7 @@ def run_tool(option: str, words: list[str]) -> int:
 
     import importlib
 
-    name = f"pysandboxes.tools.{TOOLS[option]}"
+    name = TOOLS[option] if "." in TOOLS[option] else f"pysandboxes.tools.{TOOLS[option]}"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -127,6 +135,10 @@ def help_text() -> str:
         "                 [--learn[=FILE] | --audit] [--denials=FILE]\n"
         "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
         f"       {PROG} --explain [--json] [same arguments as a run]\n"
+        f"       {PROG} --review [GIT-RANGE | OLD NEW] [--json]   (docs/review.md)\n"
+        f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
+        "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
+        "                 docs/agents.md)\n"
         "\n"
         "Runs a Python program with the rights stated in a .py-sandboxes rule file.\n"
         "\n"
@@ -411,6 +423,12 @@ def run(cmd: CommandLine) -> int:
         )
         arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
         fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
+        guard_policy = plan.policy
+        if arm and plan.policy.net:
+            from pysandboxes.policy.netrules import pin_deny_names
+
+            # The Python layer denies the addresses of DENY names too, resolved once, now.
+            guard_policy = pin_deny_names(plan.policy)
         if name == "none":
             from pysandboxes.launch.inprocess import run_in_process
 
@@ -418,12 +436,12 @@ def run(cmd: CommandLine) -> int:
             return run_in_process(
                 fields,
                 [*cmd.python_words, *cmd.args],
-                policy=plan.policy,
+                policy=guard_policy,
                 context=context,
                 env=env,
                 options=cmd.python_options,
             )
-        return _launch(plan, cmd, provider, context, env, fields, session)
+        return _launch(plan, cmd, provider, context, env, fields, session, guard_policy)
     except BaseException:
         tmp.remove_tree_safely(tmpdir)
         raise
@@ -503,15 +521,19 @@ def _launch(
     env: dict[str, str],
     fields: dict[str, str],
     session: Any,
+    guard_policy: Policy,
 ) -> int:
-    """Exec the sandboxed interpreter, or supervise it when a parent must stay."""
+    """Exec the sandboxed interpreter, or supervise it when a parent must stay.
+
+    ``guard_policy``: what the Python layer gets (``plan.policy`` with the addresses of its
+    DENY names, ``policy.netrules.pin_deny_names``); the provider gets ``plan.policy``."""
 
     from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
     from pysandboxes.providers.base import Launch
 
     words = [*cmd.python_words, *cmd.args]
     # The policy and the run context are for the guard: a run without it does not encode them.
-    data = guard_data(context, plan.policy) if fields["arm"] == "1" else b""
+    data = guard_data(context, guard_policy) if fields["arm"] == "1" else b""
     payload = encode_run(fields, words, data)
     fd = _policy_fd(payload)
     options = list(cmd.python_options)

@@ -31,7 +31,7 @@ REFUSED: Final = "refused"
 
 NAMESPACE = ("bwrap", "unshare")
 #: The providers whose file system is the mount plan of ``_ns_mounts`` (qemu exports it to the
-#: guest over 9p).
+#: guest over 9p) and whose net= rules are the ruleset of ``netns``.
 TREE = ("bwrap", "unshare", "qemu")
 KERNEL = ("landlock", "bwrap", "unshare", "qemu")
 
@@ -316,6 +316,23 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
     ),
     Limit(
+        "net.any-host-not-host-loopback",
+        "net (OUT to *)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): a '*' host does not reach this host's own services on its "
+        "loopback (127.0.0.1, ::1): in the sandbox 127.0.0.1 is the sandbox's own loopback; "
+        "name them (net=ALLOW|TCP|127.0.0.1|PORT|OUT)",
+    ),
+    Limit(
+        "net.in-not-a-host-address",
+        "net (IN)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): the sandbox may bind {net}, but it is not an address of this "
+        "host: nothing is forwarded to it, so nothing outside the sandbox reaches that server",
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),
@@ -369,8 +386,10 @@ def said_at_start(key: str, python_layer: bool) -> bool:
 
 
 def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
-    """The file-system notices of ``bwrap``/``unshare`` for ``policy`` (the mount plan adds
-    the ones that depend on the host's tree, such as links it could not recreate)."""
+    """The notices of ``bwrap``/``unshare`` for ``policy`` that the rules alone decide: the
+    file system's (the mount plan adds the ones that depend on the host's tree, such as links
+    it could not recreate) and the network's (``netns`` adds the ones that depend on the host's
+    addresses)."""
 
     python_layer = bool(policy.py_sandbox.value)
     found = [
@@ -381,6 +400,14 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
         )
+    for net in policy.net:
+        if net.action == "ALLOW" and net.host == "*" and net.direction in ("OUT", "*"):
+            found.append(
+                notice(
+                    "net.any-host-not-host-loopback", python_layer, rule=net.text, origin=net.origin
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
     return found
 
 

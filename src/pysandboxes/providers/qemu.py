@@ -216,9 +216,10 @@ def _forwards(network: Network) -> list[tuple[str, int]]:
     namespace), forwarded on into the guest by qemu."""
 
     out: list[tuple[str, int]] = []
-    for proto, ranges in (("tcp", network.plan.tcp_in), ("udp", network.plan.udp_in)):
-        for lo, hi in ranges:
-            out += [(proto, port) for port in range(lo, hi + 1)]
+    for proto, forwards in (("tcp", network.plan.tcp_in), ("udp", network.plan.udp_in)):
+        for _address, ranges in forwards:  # pasta binds the host's address; qemu every one
+            for lo, hi in ranges:
+                out += [(proto, port) for port in range(lo, hi + 1) if (proto, port) not in out]
     if len(out) > MAX_FORWARDS:
         raise ConfigError(
             f"os-sandbox=qemu: the IN rules open {len(out)} ports; at most {MAX_FORWARDS} can "
