@@ -266,3 +266,26 @@ def test_learn_in_the_vm_then_replay(home: Path, tmp_path: Path) -> None:
     assert replay.returncode == 0, replay.stderr
     assert replay.stdout == "data value\n"
     assert not denials.exists() or denials.read_text() == ""
+
+
+def test_unusable_parameters_are_refused_before_anything_runs(home: Path, tmp_path: Path) -> None:
+    from pysandboxes.providers.qemu import kvm_problem
+
+    marker = tmp_path / "ran"
+    (tmp_path / "bzImage").write_bytes(b"MZ")
+    cases = [
+        ("--qemu.kernel=./bzImage", "cannot tell its version"),
+        ("--qemu.initrd=./missing.cpio", "missing.cpio is not readable"),
+    ]
+    if kvm_problem():
+        cases.append(("--qemu.accel=kvm", f"qemu.accel=kvm: {kvm_problem()}"))
+    for option, message in cases:
+        result = run_sb(
+            ["--os-sandbox=qemu", option, "-c", f"open({str(marker)!r}, 'w')"],
+            cwd=tmp_path,
+            env=base_env(home),
+            timeout=TIMEOUT,
+        )
+        assert result.returncode == 2, (option, result.stderr)
+        assert message in result.stderr and "nothing was run" in result.stderr
+        assert not marker.exists()
