@@ -139,11 +139,12 @@ def test_files_absent_read_only_and_read_write(home: Path, tmp_path: Path) -> No
 
 
 WAITING = r"""
-import signal, sys, time
+import os, signal, sys, time
 def on_term(signum, frame):
-    print("caught", signum, flush=True)
+    os.write(1, b"caught %d\n" % signum)
     sys.exit(3)
 signal.signal(signal.SIGTERM, on_term)
+signal.signal(signal.SIGUSR1, lambda signum, frame: os.write(1, b"usr1 %d\n" % signum))
 print("ready", flush=True)
 while True:
     time.sleep(0.2)
@@ -167,8 +168,11 @@ def start_waiting(project: Path, home: Path, *extra: str) -> subprocess.Popen[st
     return proc
 
 
-def test_sigterm_reaches_the_program_in_the_vm(home: Path, tmp_path: Path) -> None:
+def test_signals_reach_the_program_in_the_vm(home: Path, tmp_path: Path) -> None:
     proc = start_waiting(tmp_path, home)
+    assert proc.stdout is not None
+    proc.send_signal(signal.SIGUSR1)  # python-sb would die of it, were it not passed on
+    assert proc.stdout.readline() == f"usr1 {int(signal.SIGUSR1)}\n"
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=TIMEOUT)
     assert out == "caught 15\n", err

@@ -58,6 +58,37 @@ HOST_CODE = (
 )
 
 
+class SignalForward:
+    """The :class:`~pysandboxes.providers.base.SignalRelay` of qemu runs: every signal the
+    program should see, sent to python-sb by a process, goes on to the host relay, which sends
+    it into the guest as an ``S`` frame. A terminal's signals (Ctrl-C, Ctrl-\\, hang-up)
+    already reach the relay, which shares python-sb's process group (qemu does not: it has its
+    own session)."""
+
+    def __init__(self) -> None:
+        import _signal  # type: ignore[import-not-found]  # ``signal`` imports ``enum``
+
+        self.signals: tuple[int, ...] = tuple(
+            getattr(_signal, name)
+            for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+        )
+        self.pid = 0
+
+    def started(self, pid: int) -> None:
+        self.pid = pid
+
+    def deliver(self, signum: int, from_terminal: bool) -> None:
+        if from_terminal or not self.pid:
+            return
+        try:  # noqa: SIM105 (contextlib costs start-up time)
+            os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        self.pid = 0
+
+
 def qemu_binary() -> str | None:
     return _ns_common.which(QEMU)
 
@@ -427,6 +458,7 @@ class QemuProvider:
             needs_parent=True,
             cleanup=cleanup,
             warnings=warnings,
+            relay=SignalForward(),
         )
 
     def explain(self, policy: Policy) -> Sequence[str]:
