@@ -421,9 +421,15 @@ def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
     if provider in TREE:
         items = list(namespace_notices(policy, provider))
         if provider == "qemu":
+            import os
+
             from pysandboxes.providers import qemu
 
-            items += qemu.qemu_notices(policy, kvm_reason=qemu.tcg_reason(policy))
+            items += qemu.qemu_notices(
+                policy,
+                kvm_reason=qemu.tcg_reason(policy),
+                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
+            )
         for item in items:
             out.append(
                 {
