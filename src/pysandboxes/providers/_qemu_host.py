@@ -264,12 +264,71 @@ def spawn_qemu(spec: dict[str, object], port_fd: int) -> int:
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.set_inheritable(port_fd, True)
+        confine_view(spec, argv)
         _drop_capabilities()
         env = {"PATH": "/usr/bin:/bin", "LANG": "C"}
         os.execve(argv[0], argv, env)
     except BaseException as exc:
         os.write(2, f"cannot start qemu: {exc}\n".encode())
     os._exit(127)
+
+
+#: What qemu sees of the host besides the system trees: the loader's and resolver's files.
+QEMU_ETC = ("ld.so.cache", "resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf")
+QEMU_DEV = ("null", "zero", "full", "random", "urandom", "kvm")
+
+
+def confine_view(spec: dict[str, object], argv: list[str]) -> None:
+    """In qemu's process, before exec: a mount namespace of its own whose root holds only the
+    system trees (read-only: its binary, libraries, firmware), a few /etc files, a few device
+    nodes, the host's /proc (read-only), the kernel and initramfs (read-only) and the run's work
+    directory (the export, the console log). The host's home directories, /tmp, /var, /root...
+    are not there."""
+
+    _ns_init.sc("unshare", CLONE_NEWNS)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    root = str(spec["scratch"]) + "/qemu-root"
+    os.mkdir(root, 0o755)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = "/" + top
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), root + host)
+        elif os.path.isdir(host):
+            _bind(host, root + host, read_only=True)
+    os.mkdir(root + "/etc", 0o755)
+    for name in QEMU_ETC:
+        if os.path.exists("/etc/" + name):
+            _bind("/etc/" + name, root + "/etc/" + name, read_only=True)
+    os.mkdir(root + "/dev", 0o755)
+    for name in QEMU_DEV:
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, root + "/dev/" + name, read_only=False)
+    os.mkdir(root + "/tmp", 0o1777)
+    # qemu's 9p server reaches files through /proc/self/fd (chmod and friends on a descriptor
+    # opened with O_PATH): the host's /proc, read-only (a new one needs a PID namespace).
+    _bind("/proc", root + "/proc", read_only=True)
+    for option in ("-kernel", "-initrd"):
+        if option in argv:
+            folder = os.path.dirname(os.path.realpath(argv[argv.index(option) + 1]))
+            if not os.path.exists(root + folder):
+                _bind(folder, root + folder, read_only=True)
+    workdir = os.path.dirname(str(spec["export"]))
+    _bind(workdir, root + workdir, read_only=False)
+    os.chdir(root)
+    try:
+        _ns_init.sc("pivot_root", b".", b".")
+        _ns_init.sc("umount2", b".", _ns_init.MNT_DETACH)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot confine qemu's view: {exc.strerror}") from None
+    os.chdir("/")
+
+
+def _bind(source: str, target: str, *, read_only: bool) -> None:
+    _mountpoint(target, os.path.isdir(source))
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:
+        _read_only(target, recursive=True)
 
 
 def _drop_capabilities() -> None:
