@@ -469,6 +469,12 @@ def make_file_handlers(
                 return
         flags = args[2]
         write = type_(flags) is int_ and (flags & write_flags) != 0
+        if not write:
+            # Some C paths raise the event with the mode as a string and flags 0
+            # (_Py_fopen_obj: ssl's keylog_filename appends, "a"): the mode decides then.
+            mode = args[1]
+            if type_(mode) is str_ and mode != "r" and mode != "rb":
+                write = "w" in mode or "a" in mode or "x" in mode or "+" in mode
         if caching:
             code = cache.get(text)
             if code is not None and (code == rw_code or (code == ro_code and not write)):

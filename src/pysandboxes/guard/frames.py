@@ -61,6 +61,10 @@ CODE_DEPUTIES = (
     # Callback dispatchers: ExitStack.callback(eval, source) is the program's eval.
     "contextlib.py",
     "sched.py",
+    # site.addsitedir/addpackage exec() the "import" lines of the .pth files they read: a
+    # .pth file the program wrote is the program's source.
+    "site.py",
+    "<frozen site>",  # frozen in 3.11
 )
 
 

@@ -30,6 +30,7 @@ from pysandboxes.guard import calls as calls_module
 from pysandboxes.guard import files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
+from pysandboxes.guard.descriptors import make_descriptor_handlers
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
 from pysandboxes.guard.kit import capture, make_busy
 from pysandboxes.guard.paths import FD, make_path_tools
@@ -214,6 +215,9 @@ def install(policy: Policy, context: RunContext) -> None:
     dispatch.update(file_handlers.handlers)
     dispatch.update(net_handlers.handlers)
     dispatch.update(import_handlers.handlers)
+    dispatch.update(
+        make_descriptor_handlers(call_judge.judge, file_handlers.judge, tools.fd_path, os.getpid)
+    )
     dispatch.update(
         _special_handlers(
             kit,

@@ -352,6 +352,10 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         else:
             name = str_exact(kwargs.get("path"))  # type: ignore[arg-type]
             kwargs = {**kwargs, "path": name}
+        if "\x00" in name:
+            # _posixshmem passes the UTF-8 bytes to shm_open, which stops at the NUL: the name
+            # judged would not be the name used ("x\0/../../project/f" creates /dev/shm/x).
+            raise value_error("embedded null character")
         return "/dev/shm/" + name.lstrip("/"), args, kwargs
 
     def shm_open(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
