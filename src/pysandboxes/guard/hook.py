@@ -218,6 +218,7 @@ def install(policy: Policy, context: RunContext) -> None:
     dispatch.update(
         make_descriptor_handlers(call_judge.judge, file_handlers.judge, tools.fd_path, os.getpid)
     )
+    dispatch.update(_tcl_handlers(kit, call_judge))
     dispatch.update(
         _special_handlers(
             kit,
@@ -251,6 +252,31 @@ def install(policy: Policy, context: RunContext) -> None:
             graveyard,
         )
     )
+
+
+def _tcl_handlers(kit: Any, call_judge: Any) -> dict[str, Handler]:
+    """The events of ``guard/tcl.py``: whether a new Tcl interpreter stays whole (the grant),
+    and the refusal of a hidden Tcl command."""
+
+    granted = call_judge.allowed("tkinter.Tcl")
+    judge_call = call_judge.judge
+    list_, str_, type_ = list, str, kit.type
+
+    def on_tcl_granted(args: tuple[Any, ...]) -> None:
+        # An exact list, filled with the answer (a forged event learns only that).
+        if args and type_(args[0]) is list_:
+            args[0].append(granted)
+
+    def on_tcl(args: tuple[Any, ...]) -> None:
+        name = args[0] if args and type_(args[0]) is str_ else "?"
+        judge_call(
+            "tkinter.Tcl",
+            "native",
+            f"the Tcl command '{name}' reaches files, processes or sockets from C, "
+            "with no audit event",
+        )
+
+    return {"pysandboxes.tcl.granted": on_tcl_granted, "pysandboxes.tcl": on_tcl}
 
 
 def _hook_body(

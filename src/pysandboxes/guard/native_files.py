@@ -59,6 +59,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
     "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
     "_ssl": ("_test_decode_cert",),  # reads a PEM file and returns the certificate
     "_posixshmem": ("shm_open", "shm_unlink"),  # /dev/shm/NAME
+    "_tkinter": ("create",),  # a Tcl interpreter whose file/process commands are hidden
 }
 
 
@@ -471,6 +472,13 @@ def install(
     c_env = _track_environment(kit, hide, named, wrapper, replacements)
     befores = _befores(kit, c_env)
     sqlite_wrappers = sqlite.build(kit)
+    from pysandboxes.guard import tcl
+
+    tcl_after = tcl.build(kit)
+
+    def unchanged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return args, kwargs
+
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
@@ -498,6 +506,8 @@ def install(
             after = None
             if short == "_sqlite3":
                 before, after = sqlite_wrappers(module)
+            elif short == "_tkinter":
+                before, after = unchanged, tcl_after
             else:
                 before = befores[(short, attr)]
             call = hide(original, kit, before, after)
