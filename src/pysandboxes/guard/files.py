@@ -210,6 +210,8 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
 
 class FileHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+    window_state: Callable[[], Any]  # the last open() judged: (path text, write)
+    recheck: Callable[[Any], None]  # judge that state again (guard/signals.py)
     judge: Callable[[Any, bool, int], str | None]  # for AF_UNIX sockets and wrappers
     is_ignored: Callable[[str], bool]  # of a resolved path
     writable: Callable[[str], bool]  # of a resolved path: the rules or defaults grant writing
@@ -469,6 +471,8 @@ def make_file_handlers(
                 return
         flags = args[2]
         write = type_(flags) is int_ and (flags & write_flags) != 0
+        window[0] = text  # what a retry after EINTR will open (see recheck)
+        window[1] = write
         if not write:
             # Some C paths raise the event with the mode as a string and flags 0
             # (_Py_fopen_obj: ssl's keylog_filename appends, "a"): the mode decides then.
@@ -495,6 +499,23 @@ def make_file_handlers(
             if len_(cache) >= 4096:
                 cache.clear()
             cache[text] = code
+
+    window: list[Any] = [None, False]
+
+    def window_state() -> Any:
+        return (window[0], window[1]) if window[0] is not None else None
+
+    def recheck(state: Any) -> None:
+        """``open()`` retries its system call after ``EINTR`` once the Python signal handlers
+        have run (CPython's EINTR loop), with the path judged before: a handler that swapped a
+        symbolic link or changed directory would have the kernel open another file. The
+        trampoline of every handler calls this after it with the state of before: the path is
+        judged again, as the retry will resolve it (a refusal leaves the handler, and open()
+        fails with it). A stale state (the last open() ended long ago) is judged the same way:
+        the answer changes only if the program changed the tree meanwhile."""
+
+        if state is not None:
+            judge_text(state[0], None, state[1])
 
     def invalidate() -> None:
         if caching:
@@ -802,4 +823,11 @@ def make_file_handlers(
         "pysandboxes.sqlite.refused": on_sqlite_refused,
         "pysandboxes.mknod": writer(0, 1, True),
     }
-    return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored, writable=writable)
+    return FileHandlers(
+        handlers=handlers,
+        window_state=window_state,
+        recheck=recheck,
+        judge=judge,
+        is_ignored=is_ignored,
+        writable=writable,
+    )

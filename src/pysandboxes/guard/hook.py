@@ -146,9 +146,6 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     from pysandboxes.guard.native_files import OUTSIDE_SCOPE
 
-    pending_signals, safe_point, take_signals = signals.install(
-        kit, guard_globals, busy, frozenset({id(OUTSIDE_SCOPE)})
-    )
     # What the guard's frame clearing released, kept until the hook has returned (see
     # _hook_body): an object of the program's freed there runs its __del__ outside the guard.
     graveyard: list[Any] = []
@@ -187,6 +184,16 @@ def install(policy: Policy, context: RunContext) -> None:
         import_system_call=import_system_call,
         busy_functions=make_busy(kit, busy),  # for the sqlite3.connect/handle frame check
         getframe=kit.getframe,
+    )
+    # The trampolines of the program's signal handlers judge again the file an open() being
+    # retried after EINTR will use (guard/signals.py).
+    pending_signals, safe_point, take_signals = signals.install(
+        kit,
+        guard_globals,
+        busy,
+        frozenset({id(OUTSIDE_SCOPE)}),
+        file_handlers.window_state,
+        file_handlers.recheck,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
