@@ -469,10 +469,42 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
         audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
         return args, kwargs
 
-    for name in ("mkfifo", "mknod"):
+    def announce_node(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``os.mknod``: a character or block device node is a way to a device that no rule
+        grants (its later open is judged by its path only): ``privileges``. The mode is made
+        an exact int here (no ``__index__`` of the program's runs in the C call)."""
+
+        args, kwargs = announce_creation(args, kwargs)
+        mode = args[1] if len_(args) > 1 else kwargs.get("mode", regular_mode)
+        if type_(mode) is not int_:
+            if not is_int(mode):
+                raise type_error("mknod(): mode must be an int")
+            mode = index(mode)  # C: the value of an int subclass, no program code
+        if mode & s_ifmt in device_types:
+            audit("pysandboxes.call", "os.mknod")
+        if len_(args) > 1:
+            args = (args[0], mode, *args[2:])
+        else:
+            kwargs = {**kwargs, "mode": mode}
+        return args, kwargs
+
+    len_ = kit.len
+    index = int_.__index__
+    type_error = TypeError
+    mro_of = type.__dict__["__mro__"].__get__
+    regular_mode, s_ifmt = 0o600, 0o170000
+    device_types = (0o020000, 0o060000)  # S_IFCHR, S_IFBLK
+
+    def is_int(value: Any) -> bool:
+        for base in mro_of(type_(value)):  # noqa: SIM110 (any() is a global read at run time)
+            if base is int_:
+                return True
+        return False
+
+    for name, before in (("mkfifo", announce_creation), ("mknod", announce_node)):
         original = getattr(posix, name, None)
         if original is not None:
-            call = hide(original, kit, announce_creation)
+            call = hide(original, kit, before)
             replacements[id(original)] = (original, _named(_wrapper(call), original))
 
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -530,3 +530,36 @@ def test_readline_init_file_tilde_is_expanded_or_refused(tmp_path: Path) -> None
         code, f"expose-ro=.\nexpose-ro={home}\npython-import=*\n", tmp_path, env=env
     )
     assert allowed.lines == ["read", "refused"], allowed.stdout + allowed.stderr
+
+
+SEMAPHORES = (
+    TRY
+    + """
+import _multiprocessing, multiprocessing
+mine = "/pysb-mine-" + os.urandom(4).hex()
+other = "/pysb-other-" + os.urandom(4).hex()
+attempt("lock", lambda: multiprocessing.Lock().acquire())
+attempt("create_persistent", lambda: _multiprocessing.SemLock(1, 1, 1, mine, False))
+attempt("unlink_mine", lambda: _multiprocessing.sem_unlink(mine))
+attempt("unlink_other", lambda: _multiprocessing.sem_unlink(other))
+attempt("rebuild_other", lambda: _multiprocessing.SemLock._rebuild(0, 1, 1, other))
+try:
+    _multiprocessing.sem_unlink("x\\x00y")
+except ValueError:
+    print("nul ValueError")
+"""
+)
+
+
+def test_named_semaphores_of_others_are_judged(tmp_path: Path) -> None:
+    """Named semaphores (/dev/shm/sem.NAME): creating one needs no rule (O_EXCL: it cannot
+    touch another's), removing or opening by name one this process did not create is judged
+    (issue 18, class 4)."""
+
+    result = run_armed(SEMAPHORES, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    for name in ("lock", "create_persistent", "unlink_mine"):
+        assert out[name] == "ran", (name, result.stdout, result.stderr)
+    for name in ("unlink_other", "rebuild_other"):
+        assert out[name].startswith("RulePermissionError file /dev/shm/sem.pysb-other-"), out
+    assert out["nul"] == "ValueError"
