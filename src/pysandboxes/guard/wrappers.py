@@ -145,6 +145,11 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
     ),
     Wrapper(
+        "sys.activate_stack_trampoline",
+        "3.12+: CPython writes /tmp/perf-PID.map with no audit event: the open event of it",
+        "tests/unit/guard/test_native_files.py::test_perf_map_is_a_write_of_tmp",
+    ),
+    Wrapper(
         "_imp.exec_dynamic",
         "_ssl's types exist once it is executed: _SSLContext is replaced then",
         "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
@@ -321,6 +326,7 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
     wrap_module = native_files.install(kit, replacements, hide, _named, _wrapper)
     _wrap_create_builtin(kit, replacements, wrap_module)
     _wrap_gc_debug(kit, replacements)
+    _wrap_perf_map(kit, replacements)
     _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
@@ -358,6 +364,27 @@ def _wrap_gc_debug(kit: Kit, replacements: dict[int, Any]) -> None:
         return (flags,), {}
 
     call = hide(original, kit, announce_debug)
+    replacements[id(original)] = (original, _named(_wrapper(call), original))
+
+
+def _wrap_perf_map(kit: Kit, replacements: dict[int, Any]) -> None:
+    """``sys.activate_stack_trampoline`` (3.12+) has CPython write ``/tmp/perf-PID.map`` (the
+    perf map of the trampolines it makes) with no audit event, whatever ``TMPDIR`` says: the
+    ``open`` event of that file (a write) first."""
+
+    original = getattr(sys, "activate_stack_trampoline", None)
+    if original is None:
+        return
+    audit = kit.audit
+    getpid = os.getpid
+    repr_ = int.__repr__
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+
+    def announce_map(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        audit("open", "/tmp/perf-" + repr_(getpid()) + ".map", "a", flags)
+        return args, kwargs
+
+    call = hide(original, kit, announce_map)
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import sys
 from pathlib import Path
 
 from tests.helpers import PYTHON_SB, base_env, pty_session, run_sb, typing_keys
@@ -563,3 +564,24 @@ def test_named_semaphores_of_others_are_judged(tmp_path: Path) -> None:
     for name in ("unlink_other", "rebuild_other"):
         assert out[name].startswith("RulePermissionError file /dev/shm/sem.pysb-other-"), out
     assert out["nul"] == "ValueError"
+
+
+def test_perf_map_is_a_write_of_tmp(tmp_path: Path) -> None:
+    """sys.activate_stack_trampoline (3.12+) writes /tmp/perf-PID.map with no audit event:
+    judged as a write of that file. On 3.11 the function does not exist (nothing to judge)."""
+
+    code = (
+        TRY
+        + """
+if hasattr(sys, "activate_stack_trampoline"):
+    attempt("perf", lambda: sys.activate_stack_trampoline("perf"))
+else:
+    print("perf absent")
+"""
+    )
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    if out.get("perf") == "absent":
+        assert sys.version_info < (3, 12)
+        return
+    assert out["perf"].startswith("RulePermissionError file /tmp/perf-"), out
