@@ -28,7 +28,7 @@ def events_of(call: object) -> list[str]:
     try:
         call()  # type: ignore[operator]
         outcome = "ran"
-    except Exception as exc:  # noqa: BLE001 (a survey: every outcome is a result)
+    except Exception as exc:
         outcome = type(exc).__name__
     seen = sorted({event for event, _ in EVENTS})
     return [outcome, *seen]
@@ -67,10 +67,14 @@ def mode_string_events(tmp: str) -> None:
     for name in os.listdir(os.path.join(sys.base_prefix, "lib")):
         if name.startswith("libpython") and name.endswith(".so.1.0"):
             library = os.path.join(sys.base_prefix, "lib", name)
-    dynload = os.path.join(sys.base_prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "lib-dynload")
+    dynload = os.path.join(
+        sys.base_prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "lib-dynload"
+    )
     callers = set()
     if library:
-        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", library], capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["objdump", "-d", "--no-show-raw-insn", library], capture_output=True, text=True
+        ).stdout
         function = ""
         for line in out.splitlines():
             if line.endswith(">:"):
@@ -78,10 +82,17 @@ def mode_string_events(tmp: str) -> None:
             elif "call" in line and "<_Py_fopen_obj" in line:
                 callers.add(function)
     for name in sorted(os.listdir(dynload)):
-        out = subprocess.run(["nm", "-D", "--undefined-only", os.path.join(dynload, name)], capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["nm", "-D", "--undefined-only", os.path.join(dynload, name)],
+            capture_output=True,
+            text=True,
+        ).stdout
         if " _Py_fopen_obj\n" in out:
             callers.add(name.split(".")[0])
-    print(f"  callers of _Py_fopen_obj (the open event with a mode string): {' '.join(sorted(callers))}")
+    print(
+        "  callers of _Py_fopen_obj (the open event with a mode string):",
+        " ".join(sorted(callers)),
+    )
 
 
 def descriptor_control(tmp: str) -> None:
@@ -90,7 +101,9 @@ def descriptor_control(tmp: str) -> None:
     import socket
 
     sock = socket.socket()
-    report("fcntl F_SETOWN", events_of(lambda: fcntl.fcntl(sock.fileno(), fcntl.F_SETOWN, os.getpid())))
+    report(
+        "fcntl F_SETOWN", events_of(lambda: fcntl.fcntl(sock.fileno(), fcntl.F_SETOWN, os.getpid()))
+    )
     report("ioctl FIONREAD", events_of(lambda: fcntl.ioctl(sock.fileno(), 0x541B, bytes(4))))
     report("flock LOCK_SH", events_of(lambda: fcntl.flock(sock.fileno(), fcntl.LOCK_SH)))
     sock.close()
@@ -103,9 +116,14 @@ def files_without_events(tmp: str) -> None:
 
     report("os.getgrouplist", events_of(lambda: os.getgrouplist("root", 0)))
     report("os.getlogin", events_of(os.getlogin))
-    report("os.mknod (FIFO)", events_of(lambda: os.mknod(os.path.join(tmp, "n"), stat.S_IFIFO | 0o600)))
+    report(
+        "os.mknod (FIFO)", events_of(lambda: os.mknod(os.path.join(tmp, "n"), stat.S_IFIFO | 0o600))
+    )
     name = "/survey-" + os.urandom(4).hex()
-    report("_multiprocessing.SemLock(unlink=False)", events_of(lambda: _multiprocessing.SemLock(1, 1, 1, name, False)))
+    report(
+        "_multiprocessing.SemLock(unlink=False)",
+        events_of(lambda: _multiprocessing.SemLock(1, 1, 1, name, False)),
+    )
     report("_multiprocessing.sem_unlink", events_of(lambda: _multiprocessing.sem_unlink(name)))
     report("time.tzset (TZ file)", events_of(__import__("time").tzset))
     try:
@@ -115,7 +133,13 @@ def files_without_events(tmp: str) -> None:
     except ImportError:
         pass
     if hasattr(sys, "activate_stack_trampoline"):
-        report("sys.activate_stack_trampoline (3.12+)", events_of(lambda: None))
+
+        def perf_map() -> None:
+            sys.activate_stack_trampoline("perf")  # writes /tmp/perf-PID.map
+            sys.deactivate_stack_trampoline()
+            os.remove(f"/tmp/perf-{os.getpid()}.map")
+
+        report("sys.activate_stack_trampoline (3.12+)", events_of(perf_map))
 
 
 def name_parsing(tmp: str) -> None:
@@ -136,7 +160,7 @@ def name_parsing(tmp: str) -> None:
     except ImportError:
         pass
     for label, call in (
-        ("open()", lambda: open("a\x00b")),
+        ("open()", lambda: open("a\x00b")),  # noqa: SIM115 (refused before any file)
         ("os.open", lambda: os.open(b"a\x00b", os.O_RDONLY)),
         ("sem_unlink", lambda: _multiprocessing.sem_unlink("a\x00b")),
     ):
@@ -153,7 +177,13 @@ def main() -> None:
     print(f"CPython {sys.version.split()[0]}")
     sys.addaudithook(hook)
     with tempfile.TemporaryDirectory() as tmp:
-        for survey in (embedded_interpreters, mode_string_events, descriptor_control, files_without_events, name_parsing):
+        for survey in (
+            embedded_interpreters,
+            mode_string_events,
+            descriptor_control,
+            files_without_events,
+            name_parsing,
+        ):
             survey(tmp)
 
 
