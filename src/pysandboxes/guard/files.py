@@ -229,6 +229,7 @@ def make_file_handlers(
     import_system_call: Callable[[], bool] = lambda: False,
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
     getframe: Callable[[int], Any] | None = None,
+    handler_depth: list[int] | None = None,
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring)."""
 
@@ -511,15 +512,23 @@ def make_file_handlers(
         symbolic link or changed directory would have the kernel open another file. The
         trampoline of every handler calls this after it with the state of before: the path is
         judged again, as the retry will resolve it (a refusal leaves the handler, and open()
-        fails with it). A stale state (the last open() ended long ago) is judged the same way:
-        the answer changes only if the program changed the tree meanwhile."""
+        fails with it). The state is forgotten when the program changes the tree or its
+        directory outside a handler (the open() is over then): a stale one could refuse for
+        nothing."""
 
         if state is not None:
             judge_text(state[0], None, state[1])
 
+    depth = handler_depth if handler_depth is not None else [0]
+
     def invalidate() -> None:
         if caching:
             cache.clear()
+        if not depth[0]:
+            # The program changed the tree (or its directory) outside any signal handler: the
+            # last open() is over, and a later handler must not judge it again against the new
+            # tree (a relative path after chdir would be refused for nothing).
+            window[0] = None
 
     def on_read_dir(args: tuple[Any, ...]) -> None:
         obj = args[0] if args else None

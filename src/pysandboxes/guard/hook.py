@@ -173,6 +173,7 @@ def install(policy: Policy, context: RunContext) -> None:
         # that includes the current directory) whatever the program imports.
         return caller_file(()) == captured_import_system_file
 
+    handler_depth = [0]  # Python signal handlers running (guard/signals.py, guard/files.py)
     file_handlers = files.make_file_handlers(
         table,
         tools,
@@ -184,6 +185,7 @@ def install(policy: Policy, context: RunContext) -> None:
         import_system_call=import_system_call,
         busy_functions=make_busy(kit, busy),  # for the sqlite3.connect/handle frame check
         getframe=kit.getframe,
+        handler_depth=handler_depth,
     )
     # The trampolines of the program's signal handlers judge again the file an open() being
     # retried after EINTR will use (guard/signals.py).
@@ -194,6 +196,7 @@ def install(policy: Policy, context: RunContext) -> None:
         frozenset({id(OUTSIDE_SCOPE)}),
         file_handlers.window_state,
         file_handlers.recheck,
+        handler_depth,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")

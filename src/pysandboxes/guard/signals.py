@@ -60,6 +60,7 @@ def install(
     hidden_globals: frozenset[int] = frozenset(),
     window_state: Callable[[], Any] = lambda: None,
     recheck: Callable[[Any], None] = lambda state: None,
+    handler_depth: list[int] | None = None,
 ) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
     """Put the trampolines in place. Returns the queue of signals that came while guard code
     ran; ``safe()``, true when the hook that calls it was raised by the program's own code (no
@@ -97,6 +98,7 @@ def install(
     pending: list[Any] = []  # (handler, signum) that came while the hook ran
 
     guarded = guard_globals | hidden_globals
+    depth = handler_depth if handler_depth is not None else [0]
 
     def placement(frame: Any) -> Any:
         """The first frame above every frame of the guard and of the hidden originals'
@@ -120,7 +122,11 @@ def install(
             # The handler may run inside open()'s EINTR retry loop, between the judgment of
             # the path and the retried system call: that path is judged again after it.
             state = window_state()
-            result = handler(signum, frame)
+            depth[0] += 1  # the tree changes the handler makes keep that state (files.py)
+            try:
+                result = handler(signum, frame)
+            finally:
+                depth[0] -= 1
             recheck(state)
             return result
 
