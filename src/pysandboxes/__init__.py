@@ -37,5 +37,28 @@ __all__ = [
     "RulePermissionError",
     "SandBoxError",
     "__version__",
+    "is_in_sandbox",
+    "run",
+    "sandbox",
     "sandbox_denials",
+    "sandboxes",
 ]
+
+#: Partial mode's names, loaded on first use: ``import pysandboxes`` stays light (no threads,
+#: asyncio or pickle machinery for a program that only needs the errors).
+_PARTIAL = frozenset({"sandbox", "sandboxes", "run", "is_in_sandbox"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _PARTIAL:
+        from pysandboxes.partial import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pysandboxes' has no attribute {name!r}")
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pysandboxes.partial.api import is_in_sandbox, run, sandbox, sandboxes

@@ -174,7 +174,7 @@ def test_http_server_and_client_on_loopback_with_sqlite(home: Path, project: Pat
     # The server bound port 0; the client reached it on whatever port the kernel chose: the
     # learned rules cover the ephemeral range on loopback, so that any later run replays.
     low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    assert "net=ALLOW|TCP|127.0.0.1|*|IN" in net, net
+    assert "net=ALLOW|TCP|127.0.0.1|0|IN" in net, net
     assert f"net=ALLOW|TCP|127.0.0.1|{low}-{high}|OUT" in net, net
 
     result = replay([str(script)], cwd=project, env=env, tmp=project.parent)

@@ -208,8 +208,14 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
         filename: str | None = None,
         fields: tuple[tuple[str, Any], ...] | None = None,
         quiet: bool = False,
+        deferred: bool = False,
     ) -> None:
-        """Refuse (enforce) or report (audit/learn) one access the rules do not grant."""
+        """Refuse (enforce) or report (audit/learn) one access the rules do not grant.
+
+        ``deferred`` (audit): recorded with its denial but not appended to ``--denials`` here;
+        the supervisor decides at the end whether the run needed it (the import system's
+        listing of a ``sys.path`` directory) and appends it then.
+        """
 
         denial = make_denial(kind, target, rule, origin, suggestion, detail)
         pairs = (
@@ -227,7 +233,8 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
         if quiet:
             return
         if auditing:
-            append_denial(pairs)
+            if not deferred:
+                append_denial(pairs)
             if fields is not None:
                 record((*fields, ("denial", pairs)))
         elif fields is not None:

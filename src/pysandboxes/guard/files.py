@@ -245,7 +245,6 @@ def make_file_handlers(
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
-    learning = recording and not reporter.auditing
     listing = [False]  # set while a directory listing is judged (only changes reporting)
     show = reporter.show_path
     protected = table.protected
@@ -326,7 +325,7 @@ def make_file_handlers(
         base: str | None = None,
     ) -> None:
         op = "write" if write else "read"
-        fields = (("kind", "file"), ("op", op), ("path", resolved))
+        fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
         # The import system tries to cache bytecode next to every module it compiles, and
         # shrugs off the refusal: not worth a --denials line or a learned rule.
         quiet = write and ("/__pycache__/" in resolved or resolved.endswith("/__pycache__"))
@@ -335,9 +334,14 @@ def make_file_handlers(
         quiet = quiet or launcher_call()
         # The path finder lists every sys.path directory it searches whatever the program
         # imports: an unexposed one (the current directory, for -c and -m) is refused without
-        # a --denials line or an audit report; its modules are simply not found. Learning still
-        # records it: a directory the program put on sys.path must be readable to import from.
-        quiet = quiet or (listing[0] and not learning and import_system_call())
+        # a --denials line; its modules are simply not found. In learn and audit modes it is
+        # recorded, marked, and held back: learning writes it and audit reports it only when a
+        # module of the run was found there (learn/generalize.py, listing_needed).
+        by_import_system = listing[0] and import_system_call()
+        quiet = quiet or (by_import_system and not recording)
+        deferred = by_import_system and recording
+        if deferred:
+            fields = (*fields, ("by", "import-system"))
         shown = show(resolved)
         if code == ignored_code:
             rule, origin = ignore_rule_of(resolved)
@@ -376,6 +380,7 @@ def make_file_handlers(
                 given,
                 fields,
                 quiet,
+                deferred,
             )
             return
         if resolved in protected:
@@ -633,9 +638,13 @@ def make_file_handlers(
     def on_chdir(args: tuple[Any, ...]) -> None:
         invalidate()
 
-    def judge_database(database: Any) -> None:
-        """A database file SQLite opens read-write (and creates): ``sqlite3.connect``'s
-        argument, an ``ATTACH``'d file, the target of ``VACUUM INTO``."""
+    def judge_database(database: Any, uri: bool | None = None) -> None:
+        """A database file SQLite opens: ``sqlite3.connect``'s argument, an ``ATTACH``'d file,
+        the target of ``VACUUM INTO``. A ``file:`` URI is judged as SQLite reads it
+        (``guard/sqlite.py``): ``mode=ro`` is a read (plus the WAL files of a database in WAL
+        mode, unless ``immutable=1``), ``mode=memory`` opens nothing. ``uri``: the
+        ``sqlite3.connect`` argument when known; unless it is ``True`` a ``file:`` name is also
+        judged as the plain file SQLite would open read-write."""
 
         text = text_of(database)
         if text is fd_mark or text is None:
@@ -645,18 +654,98 @@ def make_file_handlers(
         if text in ("", ":memory:"):
             return
         if text.startswith("file:"):
-            uri = text[5:].split("?", 1)[0].split("#", 1)[0]  # SQLite: query or fragment
-            if uri.startswith("//"):
-                uri = uri[2:]
-                uri = uri[uri.find("/") :] if "/" in uri else ""
-            uri = unquote(uri)  # SQLite decodes %XX escapes in the path of a URI
-            if uri in ("", ":memory:"):
+            opened = parse_uri(text)  # None: SQLite refuses the URI and opens nothing
+            path = None if opened is None else opened[0]
+            if opened is not None and path:  # "": a temporary database, no file of ours
+                _path, writes, side_files, _vfs = opened
+                resolved = judge_text(path, None, writes)
+                if not writes and side_files and resolved is not None and wal_mode(resolved):
+                    judge_wal_files(resolved)
+            if uri is True:
                 return
-            judge_text(uri, None, True)
         judge_text(text, None, True)
 
+    def judge_wal_files(database: str) -> None:
+        """A read-only open of a database in WAL mode: SQLite still creates and writes its
+        ``-wal`` and ``-shm`` files, judged as writes (learning records them as such)."""
+
+        for side in (database + "-wal", database + "-shm"):
+            code, _row = access(side)
+            if recording or (code == rw_code and side not in protected):
+                judge_text(side, None, True)
+                continue
+            shown = show(database)
+            refuse(
+                "file",
+                side,
+                None,
+                None,
+                None,
+                "write",
+                f"Opening SQLite database '{shown}' read-only DENIED: it is in WAL mode, so "
+                f"SQLite still creates and writes '{shown}-wal' and '{shown}-shm', which no "
+                "expose-rw rule covers; add immutable=1 to the URI when the file does not "
+                "change while the program runs (file:...?mode=ro&immutable=1), or expose its "
+                "directory read-write",
+                permission,
+                None,
+                (("kind", "file"), ("op", "write"), ("path", side)),
+            )
+            return
+
+    def wal_mode(path: str) -> bool:
+        """Whether ``path`` is a database in WAL mode (a read-only open of it still writes its
+        ``-wal`` and ``-shm`` files). Its header is read by the guard itself: a regular file
+        only (``O_NONBLOCK``: a FIFO never blocks the hook)."""
+
+        if busy_functions is None:
+            return True  # cannot look: judged as the stricter case
+        enter, leave = busy_functions
+        state = enter()
+        try:
+            try:
+                fd = os_open(path, wal_open_flags)
+            except os_error:
+                return False  # no file: a read-only open fails, writing nothing
+            try:
+                if not is_regular(fstat(fd).st_mode):
+                    return False
+                header = os_read(fd, 100)
+            except os_error:
+                return True
+            finally:
+                os_close(fd)
+        finally:
+            leave(state)
+        return is_wal_database(header)
+
+    def connect_uri() -> bool | None:
+        """The ``uri`` argument the hidden ``_sqlite3.connect`` wrapper passed (``True`` or
+        ``False``), when the ``sqlite3.connect`` event being judged comes from it; else
+        ``None``. Read from the wrapper's frame, as :func:`made_by_connect` does: an event the
+        program raises itself cannot claim it."""
+
+        found = connect_call()
+        if found is None:
+            return None
+        args, kwargs = found
+        value: Any = None
+        if type_(args) is tuple_ and len_(args) > 7:
+            value = args[7]
+        if type_(kwargs) is dict_:
+            for key, item in dict_items(kwargs):
+                if type_(key) is str_ and str_eq(key, "uri"):
+                    value = item
+        if value is None or value is False:
+            return False
+        if value is True:
+            return True
+        if type_(value) is int_:
+            return value != 0  # type: ignore[no-any-return]
+        return None  # another object: CPython calls its __bool__, not judged here
+
     def on_sqlite(args: tuple[Any, ...]) -> None:
-        judge_database(args[0] if args else None)
+        judge_database(args[0] if args else None, connect_uri())
 
     # ATTACH DATABASE and VACUUM INTO (guard/sqlite.py): an authorizer on every connection,
     # set by the hidden _sqlite3.connect wrapper. Everything used at run time is captured now.
@@ -675,6 +764,18 @@ def make_file_handlers(
     dict_of = type.__dict__["__dict__"].__get__
     immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
     from pysandboxes.guard import sqlite as sqlite_module
+
+    parse_uri = sqlite_module.build_uri_parser()
+    is_wal_database = sqlite_module.is_wal_database
+    os_open, os_read, os_close, fstat = os.open, os.read, os.close, os.fstat
+    wal_open_flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    os_error = OSError
+    import stat as stat_module
+
+    is_regular = stat_module.S_ISREG
+    dict_ = dict
+    dict_items = dict.items
+    str_eq = str.__eq__
 
     def inner_code(code: Any, name: str) -> Any:
         return next(c for c in code.co_consts if getattr(c, "co_name", None) == name)
@@ -710,26 +811,35 @@ def make_file_handlers(
 
         return authorizer
 
-    def made_by_connect() -> bool:
-        """Whether the C ``__init__`` raising ``sqlite3.connect/handle`` was called by the
-        hidden ``_sqlite3.connect`` wrapper itself, with no Python frame between (no
-        ``__init__`` of a factory, no ``__del__`` run by the collector): the frame that called
-        into C is the one-shot generator of a hidden original (``wrappers.hide``) whose
-        ``before`` is the SQLite one -- of the hidden C functions, only ``_sqlite3.connect``
-        makes connections."""
+    def connect_call(depth: int = 4) -> tuple[Any, Any] | None:
+        """``(args, kwargs)`` of the hidden ``_sqlite3.connect`` wrapper when the event being
+        judged was raised inside the C ``__init__`` called by that wrapper itself, with no
+        Python frame between (no ``__init__`` of a factory, no ``__del__`` run by the
+        collector): the frame that called into C is the one-shot generator of a hidden original
+        (``wrappers.hide``) whose ``before`` is the SQLite one -- of the hidden C functions,
+        only ``_sqlite3.connect`` makes connections. ``None`` otherwise."""
 
         if busy_functions is None or getframe is None:
-            return False
+            return None
         enter, leave = busy_functions
         state = enter()
         try:
-            frame: Any = getframe(3)  # this function, the handler, the hook body, the caller
+            # this function, its caller here, the handler, the hook body, the caller
+            frame: Any = getframe(depth)
             if frame.f_code is not one_shot_code:
-                return False
-            before: Any = frame.f_locals.get("before")
-            return type_(before) is function_type and code_of(before) is connect_before_code
+                return None
+            found: Any = frame.f_locals
+            before: Any = found.get("before")
+            if type_(before) is not function_type or code_of(before) is not connect_before_code:
+                return None
+            return found.get("args"), found.get("kwargs")
         finally:
             leave(state)
+
+    def made_by_connect() -> bool:
+        """Whether ``sqlite3.connect/handle`` comes from the hidden wrapper (``connect_call``)."""
+
+        return connect_call() is not None
 
     def on_sqlite_handle(args: tuple[Any, ...]) -> None:
         # Raised inside the C __init__, before the connection can be used (or given an

@@ -244,6 +244,10 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     import _functools  # type: ignore[import-not-found]  # functools.partial, without functools
 
+    get: Callable[[str], Any] = dispatch.get
+    if reporter.recording:
+        get = _settling(get, import_handlers.settle)
+
     # The hook is a C partial over a function that receives its state as arguments: on a
     # refusal those arguments are deleted before the exception leaves, so the hook's frame (the
     # one guard frame a refusal's traceback must pass through) holds nothing but the event,
@@ -251,7 +255,7 @@ def install(policy: Policy, context: RunContext) -> None:
     sys.addaudithook(
         _functools.partial(
             _hook_body,
-            dispatch.get,
+            get,
             _make_strip(kit, busy, graveyard),
             pending_signals,
             safe_point,
@@ -287,6 +291,22 @@ def _tcl_handlers(kit: Any, call_judge: Any) -> dict[str, Handler]:
         )
 
     return {"pysandboxes.tcl.granted": on_tcl_granted, "pysandboxes.tcl": on_tcl}
+
+
+def _settling(get: Callable[[str], Any], settle: Callable[[], None]) -> Callable[[str], Any]:
+    """Learn/audit modes only: ``get`` that first reports the imports whose module has loaded
+    since their event (``imports.make_import_handlers``), and a last report at exit (the guard's
+    ``atexit`` function is registered first, so it runs after the program's)."""
+
+    import atexit
+
+    atexit.register(settle)
+
+    def settling_get(event: str) -> Any:
+        settle()
+        return get(event)
+
+    return settling_get
 
 
 def _hook_body(

@@ -180,6 +180,9 @@ def stash_modules(everything: bool, names: frozenset[str], keep: frozenset[str])
 
 class ImportHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+    #: Learn/audit modes: report the imports whose module has appeared in ``sys.modules``
+    #: since their event (see :func:`make_import_handlers`); the hook calls it on every event.
+    settle: Callable[[], None]
 
 
 def make_import_handlers(
@@ -214,8 +217,94 @@ def make_import_handlers(
     str_ = str
     code_type = type(make_import_handlers.__code__)
     roots = tuple(r.rstrip("/") + "/" for r in code_roots if r)
+    # Learn and audit modes: an ``import`` event (or a statement's ``pysandboxes.import``)
+    # comes *before* the search, so a probe for a module that does not exist (``try: import
+    # winreg``) looks the same as a real import. Its report waits here, keyed by top-level
+    # name, until that name is in ``sys.modules`` (checked on every later event, and once at
+    # exit): what learning writes and what audit reports are the imports that found a module,
+    # wherever it lives (standard library, site-packages, a .pth or editable install, a zip,
+    # the project), and only those. A probe that found nothing stays here, unreported.
+    waiting: dict[str, tuple[bool, str]] = {}
+    modules = sys.modules
+    contains = dict.__contains__
+    pop = dict.pop
+    list_ = list
+    # Where each module of the run was found (the sys.path entry its top-level package came
+    # from), recorded once per directory as {"kind": "module-root"}: learning and audit keep the
+    # import system's listing of a sys.path directory only when a module was found there.
+    known_modules = set(modules)  # the launcher's, loaded before the guard was armed
+    roots_seen: set[str] = set()
+    count = [len_(modules)]
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    dict_get = dict.get
+    getattr_ = getattr
+
+    def strip(path: Any, parts: int) -> str | None:
+        if type_(path) is not str_ or not path.startswith("/"):
+            return None  # built-in, frozen, or not a path
+        for _ in range(parts):
+            path = path.rpartition("/")[0]
+        return path or None
+
+    def root_of(name: str, module: Any) -> list[str]:
+        if type_(module) is not module_type:
+            return []
+        namespace = module_dict(module)
+        spec = dict_get(namespace, "__spec__")
+        parts = name.count(".") + 1
+        try:
+            locations = getattr_(spec, "submodule_search_locations", None)
+            origin = getattr_(spec, "origin", None)
+            if spec is None:
+                locations = dict_get(namespace, "__path__")
+                origin = dict_get(namespace, "__file__")
+            if locations is not None:  # a package: its directories
+                found = [strip(location, parts) for location in list_(locations)]
+            else:
+                found = [strip(origin, parts)]
+        except Exception:  # a spec of the program's that does not read back
+            return []
+        return [root for root in found if root is not None]
+
+    def scan_modules() -> None:
+        count[0] = len_(modules)
+        for name in list_(modules):
+            if name in known_modules:
+                continue
+            known_modules.add(name)
+            for root in root_of(name, dict_get(modules, name)):
+                if root not in roots_seen:
+                    roots_seen.add(root)
+                    record((("kind", "module-root"), ("path", root)))
+
+    def settle() -> None:
+        if count[0] != len_(modules):
+            scan_modules()
+        if not waiting:
+            return
+        for top in list_(waiting):
+            if not contains(modules, top):
+                continue
+            entry = pop(waiting, top, None)  # popped first: reporting may raise events
+            if entry is None:
+                continue
+            allowed, name = entry
+            if allowed:
+                record((("kind", "import"), ("name", name)))
+            else:
+                report_import(top)
 
     def refuse_import(top: str, detail: str | None = None) -> None:
+        if recording and detail is None and not contains(modules, top):
+            if top not in waiting:
+                waiting[top] = (False, top)
+            return
+        report_import(top, detail)
+
+    def report_import(top: str, detail: str | None = None) -> None:
+        if waiting:
+            pop(waiting, top, None)
         message = f"Module named '{top}' is not allowed by a rule"
         refuse(
             "import",
@@ -268,7 +357,10 @@ def make_import_handlers(
             if recording and filename is None and top not in captured_always_allowed:
                 importer = caller_file(captured_import_deputies)
                 if importer is None or not is_library_file(importer):
-                    record((("kind", "import"), ("name", name)))
+                    if contains(modules, top):
+                        record((("kind", "import"), ("name", name)))
+                    elif top not in waiting:
+                        waiting[top] = (True, name)
             return
         importer = caller_file(captured_import_deputies)
         if importer is not None and is_library_file(importer):
@@ -296,7 +388,7 @@ def make_import_handlers(
             importer = caller_file(captured_import_deputies)
             if importer is not None and is_library_file(importer):
                 return  # a library's own import (or runpy started by the launcher for -m)
-            refuse_import(top)  # the same denial as the import event's (reported once)
+            report_import(top)  # running: found (the same denial as the import event's)
             return
         if dynamic_allowed or not filename.startswith("/") or filename.startswith(roots):
             return
@@ -347,7 +439,8 @@ def make_import_handlers(
             "exec": on_exec,
             "pysandboxes.create_builtin": on_create_builtin,
             "pysandboxes.import": on_statement,
-        }
+        },
+        settle=settle,
     )
 
 

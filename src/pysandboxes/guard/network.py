@@ -42,6 +42,12 @@ judgment), a port given as an ``__index__`` object (its method would run inside 
 non-ASCII host in ``connect`` (it needs the ``idna`` codec, Python code: resolve it with
 ``getaddrinfo`` first). The guard never hands a ``str`` to ``getaddrinfo`` for the same reason.
 
+UDP replies belong to the IN grant (SPEC §2.4): a send from a UDP socket whose local endpoint an
+``IN`` rule grants, to an address that sent it a datagram, is allowed unless a DENY rule covers
+it. The senders are learned from the receive methods :func:`make_receive_methods` puts on the
+socket class, which raise ``pysandboxes.received``; the event is believed only when the frame
+that raised it called the C method itself (see there).
+
 AF_UNIX addresses are paths: they are judged by the file rules (connect and bind write), up to
 the first NUL (where the kernel stops reading). Sockets: IPv4/IPv6 ``SOCK_STREAM`` (TCP) and
 ``SOCK_DGRAM`` (UDP) and Unix stream, datagram and seqpacket sockets only: raw, packet
@@ -231,7 +237,12 @@ def make_net_handlers(
     # Hosts no query leaves for, and that no host-name rule names (those are resolved, pinned).
     literal_hosts: set[str] = (set(_LOCAL_NAMES) - names_rules) | {"<broadcast>"}
     mutable = object()  # exact_text's answer for a bytearray
-    install_prechecks = make_precheck_installer(kit.audit)
+    receive_methods, receive_codes = make_receive_methods(kit.audit)
+    install_prechecks = make_precheck_installer(kit.audit, receive_methods)
+    getframe = kit.getframe
+    # Peers that sent a datagram to a local endpoint: (local ip key, local port, peer ip key,
+    # peer port). A UDP socket bound under an IN grant may answer them (is_reply).
+    received: set[tuple[Any, int, Any, int]] = set()
     # Everything the handlers use is captured here: the program can reach this module's
     # namespace (a pre-check's __globals__, sys.modules) and rebind what they would look up.
     any_ = any
@@ -630,9 +641,6 @@ def make_net_handlers(
                 "the Python layer allows IPv4, IPv6 and Unix sockets only",
             )
 
-    def on_connect(args: tuple[Any, ...]) -> None:
-        judge_sock(args[0], args[1], "OUT")
-
     def on_sockaddr(args: tuple[Any, ...]) -> None:
         """``pysandboxes.sockaddr`` (sock, address, direction): raised by the ``socket.socket``
         methods :func:`make_precheck_installer` installs, *before* CPython resolves a name given in
@@ -681,9 +689,106 @@ def make_net_handlers(
     def on_bind(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "IN")
 
+    def received_from_kernel(result: Any) -> bool:
+        """Whether the ``pysandboxes.received`` event being handled was raised by one of the
+        receive methods (:func:`make_receive_methods`) right after its C method returned
+        ``result``: the raising frame runs one of their codes, its ``fn`` is that code's C
+        method and its ``result`` is this object."""
+
+        state = enter()
+        try:
+            frame: Any = getframe(3)  # this function, the handler, the hook body, the caller
+            genuine = receive_codes.get(frame.f_code)
+            if genuine is None:
+                return False
+            found: Any = frame.f_locals
+            return found.get("fn") is genuine and found.get("result") is result
+        finally:
+            leave(state)
+
+    def endpoint(address: Any) -> tuple[Any, int] | None:
+        """``(ip key, port)`` of an IPv4/IPv6 address tuple, else ``None``."""
+
+        if not is_tuple(address) or tuple_len(address) < 2:
+            return None
+        host = host_text(tuple_item(address, 0))
+        port = port_number(tuple_item(address, 1))
+        if host is None or port is None:
+            return None
+        key = ip_key(host)
+        if key is None:
+            return None
+        return key, port
+
+    def local_endpoint(sock: Any) -> tuple[Any, int] | None:
+        try:
+            return endpoint(getsockname(sock))
+        except os_error:
+            return None
+
+    def on_received(args: tuple[Any, ...]) -> None:
+        """``pysandboxes.received`` (sock, result): a datagram received on a UDP socket; its
+        sender is remembered for the socket's local endpoint when the event is genuine."""
+
+        if len_(args) != 2 or not is_socket(args[0]) or proto_of(args[0]) != "UDP":
+            return
+        sock, result = args
+        if not is_tuple(result) or tuple_len(result) < 2:
+            return
+        peer = endpoint(tuple_item(result, tuple_len(result) - 1))
+        if peer is None:
+            return
+        local = local_endpoint(sock)
+        if local is None:
+            return
+        entry = (local[0], local[1], peer[0], peer[1])
+        if entry in received or not received_from_kernel(result):
+            return  # known already (nothing to check), or not a genuine reception
+        if len_(received) > 4096:
+            received.clear()
+        received.add(entry)
+
+    def is_reply(sock: Any, address: Any) -> bool:
+        """Whether sending to ``address`` from ``sock`` answers a peer: a UDP socket whose
+        local endpoint an IN rule grants, to an address that sent it a datagram, and that no
+        DENY rule refuses (DENY wins over every grant, as in the kernel ruleset, where DENY
+        comes before the replies of accepted flows)."""
+
+        if not received or not is_socket(sock) or proto_of(sock) != "UDP":
+            return False
+        peer = endpoint(address)
+        local = local_endpoint(sock)
+        if peer is None or local is None:
+            return False
+        if (local[0], local[1], peer[0], peer[1]) not in received:
+            return False
+        if not match("UDP", pins.get(local[0], ()), local[0], local[1], "IN")[0]:
+            return False
+        allowed, rule, _origin = match("UDP", pins.get(peer[0], ()), peer[0], peer[1], "OUT")
+        return allowed or rule is None
+
+    def allowed_already(sock: Any, address: Any) -> bool:
+        """The fast path of :func:`judge_inet`: an OUT to this exact address already allowed."""
+
+        if not is_tuple(address) or tuple_len(address) < 2:
+            return False
+        host_obj, port_obj = tuple_item(address, 0), tuple_item(address, 1)
+        if type_(host_obj) is not str_ or type_(port_obj) is not int_ or not is_socket(sock):
+            return False
+        return (family_of(sock), type_of(sock), host_obj, port_obj, "OUT") in allowed_before
+
     def on_sendmsg(args: tuple[Any, ...]) -> None:
         if len_(args) > 1 and args[1] is not None:
+            if allowed_already(args[0], args[1]):
+                return
+            if is_reply(args[0], args[1]):
+                return  # belongs to the IN grant, as the replies of an accepted connection
             judge_sock(args[0], args[1], "OUT")
+
+    def on_connect(args: tuple[Any, ...]) -> None:
+        if is_reply(args[0], args[1]):
+            return  # a UDP server that connects its socket to a peer it answers
+        judge_sock(args[0], args[1], "OUT")
 
     def on_new(args: tuple[Any, ...]) -> None:
         install_prechecks(args[0])
@@ -821,6 +926,7 @@ def make_net_handlers(
         "socket.sendto": on_sendmsg,
         "socket.sendmsg": on_sendmsg,
         "socket.__new__": on_new,
+        "pysandboxes.received": on_received,
         "socket.getaddrinfo": on_getaddrinfo,
         "socket.gethostbyname": on_gethostbyname,
         "socket.gethostbyaddr": on_reverse,
@@ -829,10 +935,68 @@ def make_net_handlers(
     return NetHandlers(handlers=handlers, ip_key=ip_key)
 
 
-def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]:
+def make_receive_methods(
+    audit: Callable[..., None],
+) -> tuple[tuple[tuple[str, Callable[..., Any], Any], ...], dict[Any, Any]]:
+    """The ``recvfrom``, ``recvfrom_into``, ``recvmsg`` and ``recvmsg_into`` that
+    :func:`make_precheck_installer` puts on the socket class, and ``{code: C method}``.
+
+    Each calls the C method, then raises ``pysandboxes.received`` (socket, result): the address
+    a datagram came from, so that a UDP server granted ``IN`` may answer it (SPEC §2.4: replies
+    belong to the IN grant). The hook believes the event only when the frame that raised it
+    runs one of these codes *and* its local ``fn`` is the C method of that code (held in the
+    returned table, captured now): an event the program raises itself, or one of these
+    functions whose closure cell was made to hold another callable, records nothing.
+    """
+
+    base = _socket.socket
+    c_recvfrom: Any = base.recvfrom
+    c_recvfrom_into: Any = base.recvfrom_into
+    c_recvmsg: Any = base.recvmsg
+    c_recvmsg_into: Any = base.recvmsg_into
+
+    def recvfrom(self: Any, *args: Any) -> Any:
+        fn = c_recvfrom
+        result = fn(self, *args)
+        audit("pysandboxes.received", self, result)
+        return result
+
+    def recvfrom_into(self: Any, *args: Any, **kwargs: Any) -> Any:
+        fn = c_recvfrom_into
+        result = fn(self, *args, **kwargs)
+        audit("pysandboxes.received", self, result)
+        return result
+
+    def recvmsg(self: Any, *args: Any) -> Any:
+        fn = c_recvmsg
+        result = fn(self, *args)
+        audit("pysandboxes.received", self, result)
+        return result
+
+    def recvmsg_into(self: Any, *args: Any) -> Any:
+        fn = c_recvmsg_into
+        result = fn(self, *args)
+        audit("pysandboxes.received", self, result)
+        return result
+
+    methods = (
+        ("recvfrom", recvfrom, c_recvfrom),
+        ("recvfrom_into", recvfrom_into, c_recvfrom_into),
+        ("recvmsg", recvmsg, c_recvmsg),
+        ("recvmsg_into", recvmsg_into, c_recvmsg_into),
+    )
+    for _name, method, original in methods:
+        method.__doc__ = original.__doc__
+    return methods, {method.__code__: original for _n, method, original in methods}
+
+
+def make_precheck_installer(
+    audit: Callable[..., None],
+    receive_methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (),
+) -> Callable[[Any], None]:
     """``install(sock)``, called by the hook for every new socket: puts pre-checks in front of
-    the ``connect``, ``connect_ex``, ``bind``, ``sendto``, ``sendmsg`` and ``listen`` of the
-    Python class
+    the ``connect``, ``connect_ex``, ``bind``, ``sendto``, ``sendmsg`` and ``listen`` (and the
+    ``receive_methods`` of :func:`make_receive_methods`) of the Python class
     that derives from ``_socket.socket`` directly in ``sock``'s class hierarchy (the stdlib
     ``socket.socket``, so its subclasses too: ``ssl.SSLSocket``), once per class.
 
@@ -895,7 +1059,7 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
             audit("pysandboxes.sockaddr", self, args[3], "OUT")
         return c_sendmsg(self, *args)
 
-    methods = (
+    methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (
         ("listen", listen, c_listen),
         ("connect", connect, c_connect),
         ("connect_ex", connect_ex, c_connect_ex),
@@ -905,6 +1069,7 @@ def make_precheck_installer(audit: Callable[..., None]) -> Callable[[Any], None]
     )
     for _name, method, original in methods:
         method.__doc__ = original.__doc__
+    methods = (*methods, *receive_methods)
 
     def install(sock: Any) -> None:
         kind = type_(sock)

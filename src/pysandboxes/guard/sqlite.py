@@ -16,6 +16,22 @@ refusal instead of SQLite's bare ``DatabaseError`` ("not authorized") -- a
 program's authorizer with the guard's instead of replacing it. Open (documented):
 ``sqlite3.Connection.set_authorizer`` called on the C base type replaces the guard's authorizer.
 
+Which file a name opens, and how (:func:`build_uri_parser`): a name that begins ``file:`` is a
+URI when ``sqlite3.connect`` gets ``uri=True`` (or when the library is built with
+``SQLITE_USE_URI``, as Debian's is). It is judged as SQLite's ``sqlite3ParseUri`` reads it: the
+path ends at ``?`` or ``#``; an authority is empty or ``localhost`` (anything else: SQLite opens
+nothing); ``%XX`` escapes are decoded, and ``%00`` makes SQLite skip the rest of the path (or
+of the option name or value) rather than end it there; the options are ``name=value`` pairs
+split at ``&``. ``mode=ro`` opens the file read-only (judged as a *read*), ``rw`` and ``rwc``
+read-write (a write), ``memory`` opens no file; several ``mode`` options apply in order, a
+wider one after a narrower one making SQLite refuse the open; ``vfs=memdb`` opens no file, a VFS
+other than the unix ones is judged as a write. A read-only open of a database in WAL mode
+still creates and writes its ``-wal`` and ``-shm`` files, unless ``immutable=1`` (read as
+SQLite reads a boolean) says the file cannot change: those two are then judged as writes
+(``files.py`` reads the database header to know). Which ``uri`` value the program passed is
+read from the hidden wrapper's frame (``files.py``); when it is not known, or ``uri=False``,
+a ``file:`` name is judged both ways (a URI, and a plain file opened read-write).
+
 Everything here is built at arm time (:func:`build`) and holds what it uses in closures: a
 module global looked up at run time could be replaced by the program (``__globals__`` raises no
 audit event).
@@ -32,6 +48,140 @@ if TYPE_CHECKING:
 
     Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
     After = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
+    #: (path, writes, side_files, vfs): ``path`` ``None`` when no file is opened; ``writes``:
+    #: opened read-write; ``side_files``: a read-only open may still write the WAL files
+    #: (no ``immutable``).
+    UriOpen = tuple[str | None, bool, bool, str | None]
+
+#: SQLite's open flags (sqlite3.h), as ``sqlite3ParseUri`` combines them.
+OPEN_READONLY, OPEN_READWRITE, OPEN_CREATE, OPEN_MEMORY = 0x1, 0x2, 0x4, 0x80
+#: What ``sqlite3.connect`` passes to ``sqlite3_open_v2`` (plus SQLITE_OPEN_URI).
+CONNECT_FLAGS = OPEN_READWRITE | OPEN_CREATE
+#: VFS that open the database file as the default one does (``memdb`` opens none).
+UNIX_VFS = frozenset({"unix", "unix-none", "unix-excl"})
+
+
+def build_uri_parser() -> Callable[[str], UriOpen | None]:
+    """``parse(name)`` for a name that begins ``file:``: what SQLite opens for that URI (see
+    the module docstring), or ``None`` when SQLite refuses the URI and opens nothing.
+
+    Follows ``sqlite3ParseUri`` (SQLite 3.40) byte for byte on the UTF-8 text SQLite gets.
+    """
+
+    bytearray_, bytes_, len_, int_ = bytearray, bytes, len, int
+    hexdigits = frozenset(b"0123456789abcdefABCDEF")
+    digits = frozenset(b"0123456789")
+    modes = {
+        b"ro": OPEN_READONLY,
+        b"rw": OPEN_READWRITE,
+        b"rwc": OPEN_READWRITE | OPEN_CREATE,
+        b"memory": OPEN_MEMORY,
+    }
+    mode_mask = OPEN_READONLY | OPEN_READWRITE | OPEN_CREATE | OPEN_MEMORY
+    true_words = (b"yes", b"on", b"true")
+    unix_vfs = UNIX_VFS
+    amp, eq, qmark, hash_, slash, pct = 0x26, 0x3D, 0x3F, 0x23, 0x2F, 0x25
+
+    def boolean(value: bytes) -> bool:
+        """``sqlite3GetBoolean(value, 0)``: a number (its low byte), yes/on/true, else no."""
+
+        if value[:1] and value[0] in digits:
+            end = 0
+            while end < len_(value) and value[end] in digits:
+                end += 1
+            if end > 9:
+                return False  # beyond what this reading is sure of: not immutable
+            return (int_(value[:end]) & 0xFF) != 0
+        return value.lower() in true_words
+
+    def parse(name: str) -> UriOpen | None:
+        uri = name.encode("utf-8", "surrogateescape")
+        n = len_(uri)
+        i = 5  # after "file:"
+        if uri[5:7] == b"//":
+            i = 7
+            while i < n and uri[i] != slash:
+                i += 1
+            if i != 7 and uri[7:i] != b"localhost":
+                return None  # "invalid uri authority"
+        out = bytearray_()
+        state = 0  # 0: the path, 1: an option name, 2: an option value
+        while i < n and uri[i] != 0 and uri[i] != hash_:
+            c = uri[i]
+            i += 1
+            if c == pct and i + 1 < n and uri[i] in hexdigits and uri[i + 1] in hexdigits:
+                c = int_(uri[i : i + 2], 16)
+                i += 2
+                if c == 0:  # skip to the end of this path, name or value
+                    while (
+                        i < n
+                        and uri[i] != 0
+                        and uri[i] != hash_
+                        and (state != 0 or uri[i] != qmark)
+                        and (state != 1 or (uri[i] != eq and uri[i] != amp))
+                        and (state != 2 or uri[i] != amp)
+                    ):
+                        i += 1
+                    continue
+            elif state == 1 and c in (amp, eq):
+                if out[-1] == 0:  # an empty option name: the option is ignored
+                    while i < n and uri[i] != hash_ and uri[i - 1] != amp:
+                        i += 1
+                    continue
+                if c == amp:
+                    out.append(0)
+                else:
+                    state = 2
+                c = 0
+            elif (state == 0 and c == qmark) or (state == 2 and c == amp):
+                c = 0
+                state = 1
+            out.append(c)
+        if state == 1:
+            out.append(0)
+        out += b"\0\0\0\0"
+        items = bytes_(out).split(b"\0")
+        path = items[0]
+        flags = CONNECT_FLAGS
+        vfs: bytes | None = None
+        immutable: bytes | None = None
+        k = 1
+        while k + 1 < len_(items) and items[k]:
+            option, value = items[k], items[k + 1]
+            k += 2
+            if option == b"vfs":
+                vfs = value
+            elif option == b"cache":
+                if value not in (b"shared", b"private"):
+                    return None  # "no such cache mode"
+            elif option == b"mode":
+                mode = modes.get(value, 0)
+                if mode == 0 or (mode & ~OPEN_MEMORY) > (mode_mask & flags):
+                    return None  # "no such access mode", "access mode not allowed"
+                flags = (flags & ~mode_mask) | mode
+            elif option == b"immutable" and immutable is None:
+                immutable = value  # sqlite3_uri_boolean reads the first one
+        vfs_text = None if vfs is None else vfs.decode("utf-8", "surrogateescape")
+        if flags & OPEN_MEMORY or path == b":memory:" or vfs == b"memdb":
+            return (None, False, False, vfs_text)  # an in-memory database: no file
+        path_text = path.decode("utf-8", "surrogateescape")
+        if vfs_text is not None and vfs_text not in unix_vfs:
+            return (path_text, True, True, vfs_text)  # another VFS: judged as a write
+        writes = (flags & OPEN_READONLY) == 0
+        side_files = not (immutable is not None and boolean(immutable))
+        return (path_text, writes, side_files, vfs_text)
+
+    return parse
+
+
+def is_wal_database(header: bytes) -> bool:
+    """Whether a database file's first 100 bytes say WAL mode (file format versions 2)."""
+
+    return (
+        len(header) >= 20
+        and header[:16] == b"SQLite format 3\0"
+        and (header[18] == 2 or header[19] == 2)
+    )
 
 
 def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:

@@ -317,6 +317,8 @@ class Program:
             return os.path.dirname(os.path.realpath(self.target))
         if self.kind == "module":
             return os.getcwd()
+        if self.kind == "worker":  # partial mode: the calling program's sys.path[0]
+            return self.target
         return ""
 
     def argv(self, argv0: str | None = None) -> list[str]:
@@ -662,10 +664,12 @@ def decode_guard_data(data: bytes) -> "tuple[dict[str, Any], dict[str, Any]]":
     return value[0], value[1]
 
 
-def arm_guard(data: bytes, src_dir: str) -> None:
+def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None) -> None:
     """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
 
-    Called with ``sys.path`` set to :func:`trusted_path`.
+    Called with ``sys.path`` set to :func:`trusted_path`. ``before_arm`` (partial mode's worker
+    starting its threads) runs last before arming, after the learning hand-over, whose seccomp
+    filter the threads then inherit.
     """
 
     context_data, policy_data = decode_guard_data(data)
@@ -682,6 +686,8 @@ def arm_guard(data: bytes, src_dir: str) -> None:
         from pysandboxes.learn.children import hand_over
 
         hand_over(str(context_data["tmpdir"]))
+    if before_arm is not None:
+        before_arm()
     arm(Policy.from_data(policy_data), RunContext.from_dict(context_data))
 
 
@@ -720,8 +726,16 @@ def main(fd: int, src_dir: str) -> None:
         saved_path = saved_path[1:]
     sys.path[:] = trusted_path(src_dir)
     load_error = load_program(program)
+    sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
+    server = None
+    if program.kind == "worker":  # partial mode: imports, then threads, before the guard
+        from pysandboxes.launch.worker import prepare  # type: ignore[attr-defined,unused-ignore]
+
+        server = prepare(fields)
     if fields.get("arm") == "1":
-        arm_guard(guard_data, src_dir)
+        arm_guard(guard_data, src_dir, None if server is None else server.start_threads)
+    elif server is not None:
+        server.start_threads()
     set_path0(program, isolated=isolated, saved_path=saved_path)
     program.prepare_main()
     if fields.get("inspect_prompt") == "1":
@@ -733,6 +747,9 @@ def main(fd: int, src_dir: str) -> None:
             raise load_error
         flush_std()
         return
+    if server is not None:
+        server.serve()
+        end_guarded(None, atexit)
     if program.kind == "repl":
         if fields.get("ipython") == "1":
             start_ipython(fields)

@@ -422,6 +422,12 @@ def run(cmd: CommandLine) -> int:
         )
         arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
         fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
+        guard_policy = plan.policy
+        if arm and plan.policy.net:
+            from pysandboxes.policy.netrules import pin_deny_names
+
+            # The Python layer denies the addresses of DENY names too, resolved once, now.
+            guard_policy = pin_deny_names(plan.policy)
         if name == "none":
             from pysandboxes.launch.inprocess import run_in_process
 
@@ -429,12 +435,12 @@ def run(cmd: CommandLine) -> int:
             return run_in_process(
                 fields,
                 [*cmd.python_words, *cmd.args],
-                policy=plan.policy,
+                policy=guard_policy,
                 context=context,
                 env=env,
                 options=cmd.python_options,
             )
-        return _launch(plan, cmd, provider, context, env, fields, session)
+        return _launch(plan, cmd, provider, context, env, fields, session, guard_policy)
     except BaseException:
         tmp.remove_tree_safely(tmpdir)
         raise
@@ -514,15 +520,19 @@ def _launch(
     env: dict[str, str],
     fields: dict[str, str],
     session: Any,
+    guard_policy: Policy,
 ) -> int:
-    """Exec the sandboxed interpreter, or supervise it when a parent must stay."""
+    """Exec the sandboxed interpreter, or supervise it when a parent must stay.
+
+    ``guard_policy``: what the Python layer gets (``plan.policy`` with the addresses of its
+    DENY names, ``policy.netrules.pin_deny_names``); the provider gets ``plan.policy``."""
 
     from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
     from pysandboxes.providers.base import Launch
 
     words = [*cmd.python_words, *cmd.args]
     # The policy and the run context are for the guard: a run without it does not encode them.
-    data = guard_data(context, plan.policy) if fields["arm"] == "1" else b""
+    data = guard_data(context, guard_policy) if fields["arm"] == "1" else b""
     payload = encode_run(fields, words, data)
     fd = _policy_fd(payload)
     options = list(cmd.python_options)

@@ -20,20 +20,25 @@ How each kind is generalised (docs/learning.md says the same for users):
   the import system (anything in ``__pycache__``; the import system ignores a refused cache
   write), and what the output file already grants. The script's own directory is always
   granted read-only; for ``-m``, the ``sys.path`` entry that holds the top-level package
-  (:func:`program_directories`).
+  (:func:`program_directories`). A rule for a place that holds credentials (``~/.aws``,
+  ``~/.netrc``, ``*.key``: :func:`pysandboxes.learn.secrets.looks_secret_path`) is written
+  commented out under a review note, never granted.
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
-  picks a port) is written with port ``*``; a connection to a loopback address on a port in the
+  picks a port) is written with port ``0``; a connection to a loopback address on a port in the
   kernel's ephemeral range, in a run that bound port 0, is written with that range (the program
   talks to a server it started itself on a port that changes every run).
 - **Modules**: top-level names, in three commented groups: modules that reach outside the
   interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
-  and the rest (third-party packages and the program's own modules).
-- **Environment**: ``env=NAME=${NAME}`` for each variable read; one that was not set during the
-  run is written commented out, for the reviewer, and not granted. ``TMPDIR``, ``TEMP`` and
-  ``TMP`` are never learned (the launcher points ``TMPDIR`` at the private temp directory);
-  ``PYTHON*`` variables, which act on the interpreter before the Python layer is armed, are left
-  to the user with a warning.
+  and the rest (third-party packages and the program's own modules). The guard records an
+  import only once its module loaded, so every recorded name is written (a probe never is).
+- **Environment**: ``env=NAME=${NAME}`` for each variable read by name (:func:`env_verdict`,
+  which audit uses too); a scan of the whole environment grants nothing (a note says so); a
+  name that looks like a secret (:mod:`pysandboxes.learn.secrets`) is written commented out
+  under a review note; one that was not set during the run is written commented out, for the
+  reviewer, and not granted. ``TMPDIR``, ``TEMP`` and ``TMP`` are never learned (the launcher
+  points ``TMPDIR`` at the private temp directory); ``PYTHON*`` variables, which act on the
+  interpreter before the Python layer is armed, are left to the user with a warning.
 - **Sensitive calls**: ``python-api=ALLOW:function  # category``, by function (never a whole
   category, which would grant more than the run used).
 - **Dynamic code**: the ``eval-*`` items the guard reported, one line per key.
@@ -56,12 +61,16 @@ from dataclasses import dataclass, field
 from pysandboxes.learn.records import (
     ApiAccess,
     EnvAccess,
+    EnvScan,
     EvalAccess,
     FileAccess,
     ImportAccess,
+    ImportListing,
+    ModuleRoot,
     NetAccess,
     Recording,
 )
+from pysandboxes.learn.secrets import looks_secret, looks_secret_path
 from pysandboxes.learn.values import is_env_name, is_module_name, shown, unsafe_reason
 from pysandboxes.policy.model import Policy
 
@@ -208,7 +217,7 @@ def default_grants(extra: Iterable[str] = ()) -> list[str]:
 
     found += [
         *guard_files.CERTIFICATE_STORES,
-        *guard_files.TIMEZONE_DATA,
+        *guard_files.SYSTEM_DATA,
         *guard_files.DEVICES_RW,
         *guard_files.DEVICES_RO,
     ]
@@ -261,10 +270,13 @@ class Learned:
     sections: dict[str, list[str]] = field(default_factory=dict)
     rules: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Commented-out lines a person must decide on (secrets read by name): written even when
+    #: no rule is, so that the decision is in the file.
+    reviews: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.rules
+        return not self.rules and not self.reviews
 
     def add(self, section: str, key: str, value: str, comment: str | None = None) -> None:
         line = f"{key}={value}" + (f"  # {comment}" if comment else "")
@@ -358,10 +370,24 @@ def _grant_bases(default_grants: tuple[str, ...], private_tmp: str | None) -> tu
     return tuple(sorted(b.rstrip("/") + "/" for b in bases))
 
 
-def is_default_grant(path: str, ctx: LearnContext) -> bool:
-    """True when the defaults already allow ``path`` (no rule needed)."""
+def is_default_grant(path: str, ctx: LearnContext, write: bool = False) -> bool:
+    """True when the defaults already allow ``path`` (no rule needed) for that access.
 
-    return (path + "/").startswith(_grant_bases(ctx.default_grants, ctx.private_tmp))
+    Writing is granted by default only in the private temp directory and to the writable
+    devices (``/dev/null``...); a write below the interpreter's installation (a ``pip install``
+    into the environment) is refused by the guard and reported by audit, so it is learned too.
+    """
+
+    if not write:
+        return (path + "/").startswith(_grant_bases(ctx.default_grants, ctx.private_tmp))
+    return (path + "/").startswith(_grant_bases(_writable_defaults(), ctx.private_tmp))
+
+
+@functools.lru_cache(maxsize=1)
+def _writable_defaults() -> tuple[str, ...]:
+    from pysandboxes.guard import files as guard_files  # the guard's own list of defaults
+
+    return tuple(guard_files.DEVICES_RW)
 
 
 @functools.lru_cache(maxsize=16)
@@ -472,11 +498,52 @@ def program_directories(ctx: LearnContext) -> list[str]:
     return []
 
 
+def listing_needed(listing: ImportListing, recording: Recording) -> bool:
+    """Whether the import system's listing of a ``sys.path`` directory is needed: a module of
+    the run was found there. (It lists every such directory on every import: for ``-c`` and
+    ``-m`` the current directory, which a run that imports nothing from it does not need.)
+    Learning writes it, and audit reports it, only then."""
+
+    path = os.path.normpath(listing.path)
+    roots = _module_roots(recording)
+    return path in roots or os.path.realpath(path) in roots
+
+
+def _module_roots(recording: Recording) -> frozenset[str]:
+    found: set[str] = set()
+    for root in recording.of_type(ModuleRoot):
+        path = os.path.normpath(root.path)
+        found.update((path, os.path.realpath(path)))
+    return frozenset(found)
+
+
+def file_grant_looks_secret(path: str, write: bool, ctx: LearnContext) -> bool:
+    """Whether the rule learning would write for this file access is left for review (a
+    place that holds credentials); audit says "looks like a secret" for the same accesses."""
+
+    grant, _ = _grant_for(FileAccess(path, write), ctx)
+    return looks_secret_path(grant)
+
+
+def program_needs(ctx: LearnContext) -> list[str]:
+    """The :func:`program_directories` that neither the defaults nor ``ctx.existing`` grant
+    for reading: what learning writes for them, and what audit reports."""
+
+    return [
+        directory
+        for directory in program_directories(ctx)
+        if not is_default_grant(directory, ctx) and _existing_mode(directory, ctx) not in RO_OR_RW
+    ]
+
+
+RO_OR_RW = ("ro", "rw")
+
+
 def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     wanted: dict[str, bool] = {}  # directory -> writable
 
     def want(path: str, write: bool) -> None:
-        if is_default_grant(path, ctx):
+        if is_default_grant(path, ctx, write):
             return
         have = _existing_mode(path, ctx)
         if have == "rw" or (have == "ro" and not write):
@@ -484,8 +551,11 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         wanted[path] = wanted.get(path, False) or write
 
     hidden: set[str] = set()
-    for directory in program_directories(ctx):
+    for directory in program_needs(ctx):
         want(directory, False)
+    for listing in recording.of_type(ImportListing):
+        if listing_needed(listing, recording):
+            want(os.path.normpath(os.path.join(ctx.cwd, listing.path)), False)
     for access in recording.of_type(FileAccess):
         if access.path.startswith("@"):  # an abstract Unix socket: no file rule names it
             learned.warnings.append(
@@ -495,7 +565,7 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         path = os.path.normpath(os.path.join(ctx.cwd, access.path))
         if access.write and _is_bytecode_cache(path):
             continue
-        if is_default_grant(path, ctx):
+        if is_default_grant(path, ctx, access.write):
             continue
         have = _existing_mode(path, ctx)
         if have == "rw" or (have == "ro" and not access.write):
@@ -523,15 +593,32 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         if not covered:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
+    secrets: list[str] = []
     for path, write in kept:
         value, why = render_path(path, ctx)
         key = "expose-rw" if write else "expose-ro"
         if value is None:
             learned.warnings.append(f"skipped {key} for {shown(path)}: {why}")
             continue
+        if looks_secret_path(path):
+            secrets.append(f"{key}={value}")  # credentials: left to a person (docs/learning.md)
+            continue
         lines.append((value, key))
     for value, key in sorted(lines):
         learned.add("files", key, value)
+    fresh = [line for line in sorted(secrets) if f"# {line}" not in ctx.existing_lines]
+    if fresh:
+        learned.warnings.append(
+            "not granting " + ", ".join(fresh) + ": the program read it, but it looks like a "
+            "place that holds credentials; the line is written commented out, uncomment it if "
+            "the program needs it"
+        )
+        learned.note("files", "Review: secret. The program read these, but they look like places")
+        learned.note("files", "that hold credentials (keys, tokens, passwords), so they are NOT")
+        learned.note("files", "granted. Uncomment a line only if the program must read them:")
+        for line in fresh:
+            learned.note("files", line)
+            learned.reviews.append(line)
 
 
 # -- network --------------------------------------------------------------------------------------
@@ -595,6 +682,20 @@ def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
 def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     accesses: list[NetAccess] = recording.of_type(NetAccess)
     binds_any_port = any(a.direction == "IN" and a.port == 0 for a in accesses)
+    bound = {(a.proto, a.port) for a in accesses if a.direction == "IN" and a.port}
+    own = sorted(
+        {
+            a.port
+            for a in accesses
+            if a.direction == "OUT" and (a.proto, a.port) in bound and _is_loopback(a.ip, a.host)
+        }
+    )
+    if own:
+        learned.warnings.append(
+            f"the program connects to its own server on loopback (port {', '.join(map(str, own))}"
+            "): the OUT line for it replays under the Python layer and landlock, not yet under "
+            "bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+        )
     low, high = ctx.ephemeral_ports
     ports: dict[tuple[str, str, str], set[int]] = {}
     ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
@@ -632,14 +733,26 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         proto, host, direction = key
         found, spans = ports[key], ranges[key]
         comment = None
-        if 0 in found and (direction == "IN" or (found == {0} and not spans)):
-            # A bind to port 0 (any port the kernel picks), or a name looked up without a port.
+        if direction == "IN" and 0 in found:
+            # A bind to port 0: "a port the kernel picks", which every enforcer reads as such
+            # (the guard judges the bind with port 0, Landlock's bind rule for port 0 means the
+            # ephemeral ports, the namespace providers forward nothing for it); "*" would be
+            # every port, which bwrap and unshare refuse to forward from the host.
+            text = _format_ports(found, set())
+            comment = "port 0: chosen by the kernel"
+        elif found == {0} and not spans:
+            # A name looked up without a port.
             text = "*"
-            comment = "port chosen by the kernel" if direction == "IN" else "looked up, no port"
+            comment = "looked up, no port"
         else:
             text = _format_ports(found - {0}, spans)
             if spans:
                 comment = "ephemeral ports: the program's own server, on a port the kernel chose"
+                learned.warnings.append(
+                    f"net=ALLOW|{proto}|{host}|{text}|{direction} lets the program reach its own "
+                    "server on loopback: it replays under the Python layer and landlock, not yet "
+                    "under bwrap or unshare (docs/learning.md, 'A server of the program's own')"
+                )
         learned.add("network", "net", f"ALLOW|{proto}|{host}|{text}|{direction}", comment)
 
 
@@ -671,52 +784,16 @@ def wrap_names(key: str, names: Sequence[str], width: int = _WRAP) -> list[str]:
     return lines
 
 
-_ARCHIVES = (".zip", ".egg", ".whl", ".pyz")
-
-
-class _ModuleEvidence:
-    """Whether an attempted import found a module (an ``import`` event fires before the search).
-
-    ``try: import winreg / except ImportError`` probes are common in the standard library and
-    in packages; a name that does not exist is not written, since a refused import raises a
-    ``ModuleNotFoundError`` that such code already handles. Standard-library names are looked
-    up with ``importlib.util.find_spec`` (the same installation as the child); any other name is
-    kept when a recorded file path shows it (``name/``, ``name.py``, ``name.cpython-*.so``), or
-    when the run read an archive (a zip import), or when the guard reported no files at all.
-    """
-
-    def __init__(self, recording: Recording) -> None:
-        self.parts: set[str] = set()
-        self.archive = False
-        files = recording.of_type(FileAccess)
-        self.no_files = not files
-        for access in files:
-            for part in access.path.split("/"):
-                self.parts.add(part)
-                self.parts.add(part.split(".", 1)[0])
-            if access.path.endswith(_ARCHIVES):
-                self.archive = True
-
-    def found(self, name: str) -> bool:
-        if name in sys.stdlib_module_names:
-            import importlib.util
-
-            try:
-                return importlib.util.find_spec(name) is not None
-            except (ImportError, ValueError):
-                return True
-        return self.no_files or self.archive or name in self.parts
-
-
 def _imports(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    # Only imports that found a module are recorded (the guard holds a report back until the
+    # module is in sys.modules): a probe for a name that does not exist never gets here.
     names: set[str] = set()
-    evidence = _ModuleEvidence(recording)
     for access in recording.of_type(ImportAccess):
         top = access.top_level
         if not is_module_name(top):
             learned.warnings.append(f"skipped python-import for module {shown(top)}: not a name")
             continue
-        if top == "__main__" or _import_allowed(top, ctx) or not evidence.found(top):
+        if top == "__main__" or _import_allowed(top, ctx):
             continue
         names.add(top)
     groups = (
@@ -769,32 +846,83 @@ def _env_unset(name: str, ctx: LearnContext) -> str | None:
     return None
 
 
+#: What :func:`env_verdict` says of a variable the program read by name.
+ENV_GRANT = "grant"  # written active: env=NAME=${NAME}
+ENV_SECRET = "secret"  # looks like a secret: written commented out, under a review note
+ENV_UNSET = "unset"  # not set while learning: written commented out
+ENV_INTERPRETER = "interpreter"  # PYTHON*: not written, a warning
+ENV_UNENV = "unenv"  # an unenv= of the file removes it: not written, a warning
+ENV_BAD_NAME = "bad-name"  # not a plain name: not written, a warning
+ENV_NEEDS_NOTHING = "nothing"  # the launcher's own, or already granted: nothing to say
+
+
+def env_verdict(name: str, ctx: LearnContext) -> tuple[str, str | None]:
+    """``(verdict, detail)`` for a variable read by name: one decision for learning (what to
+    write) and audit (what to report), so that both say the same of the same run."""
+
+    if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
+        return ENV_NEEDS_NOTHING, None
+    if ctx.host_env is not None and name not in ctx.host_env:
+        # Nothing the run did depended on a value. A plain name is shown commented out; an
+        # interpreter variable or a name no rule can hold is not worth a line.
+        if name.startswith("PYTHON") or not is_env_name(name):
+            return ENV_NEEDS_NOTHING, None
+        return ENV_UNSET, "not set while learning"
+    if not is_env_name(name):
+        return ENV_BAD_NAME, "not a plain name"
+    blocked = _env_unset(name, ctx)
+    if blocked is not None:
+        return ENV_UNENV, f"{blocked} removes it whatever else"
+    if name.startswith("PYTHON"):
+        return (
+            ENV_INTERPRETER,
+            "it acts on the interpreter before the Python layer is armed; add it by hand if "
+            "the program needs it",
+        )
+    if looks_secret(name):
+        return ENV_SECRET, "looks like a secret: review before granting it"
+    return ENV_GRANT, None
+
+
 def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     names = sorted({a.name for a in recording.of_type(EnvAccess)})
     unset: list[str] = []
+    secrets: list[str] = []
     for name in names:
-        if name in LAUNCHER_VARIABLES or _env_granted(name, ctx):
+        verdict, detail = env_verdict(name, ctx)
+        if verdict == ENV_NEEDS_NOTHING:
             continue
-        if not is_env_name(name):
-            learned.warnings.append(f"skipped env for variable {shown(name)}: not a plain name")
-            continue
-        blocked = _env_unset(name, ctx)
-        if blocked is not None:
-            learned.warnings.append(f"not granting env {name}: {blocked} removes it whatever else")
-            continue
-        if name.startswith("PYTHON"):
-            learned.warnings.append(
-                f"not granting env {name}: it acts on the interpreter before the Python layer "
-                "is armed; add it by hand if the program needs it"
-            )
-            continue
-        if ctx.host_env is not None and name not in ctx.host_env:
+        if verdict == ENV_BAD_NAME:
+            learned.warnings.append(f"skipped env for variable {shown(name)}: {detail}")
+        elif verdict in (ENV_UNENV, ENV_INTERPRETER):
+            learned.warnings.append(f"not granting env {name}: {detail}")
+        elif verdict == ENV_UNSET:
             unset.append(name)
-            continue
-        learned.add("environment", "env", f"{name}=${{{name}}}")
+        elif verdict == ENV_SECRET:
+            secrets.append(name)
+        else:
+            learned.add("environment", "env", f"{name}=${{{name}}}")
+    # Secrets read by name: never granted without a person deciding (docs/learning.md).
+    fresh = [name for name in secrets if f"# env={name}=${{{name}}}" not in ctx.existing_lines]
+    if fresh:
+        learned.warnings.append(
+            "not granting " + ", ".join(fresh) + ": read by name, but the name looks like a "
+            "secret; the line is written commented out, uncomment it if the program needs it"
+        )
+        learned.note(
+            "environment",
+            "Review: secret. Read by name, but the names look like secrets (tokens, keys,",
+        )
+        learned.note(
+            "environment",
+            "passwords, credential files), so they are NOT granted. Uncomment a line only if",
+        )
+        learned.note("environment", "the program must receive that secret:")
+        for name in fresh:
+            learned.note("environment", f"env={name}=${{{name}}}")
+            learned.reviews.append(f"env={name}=${{{name}}}")
     # Not granted: the run never received a value, so nothing it did depends on one. Written as
-    # comments for the reviewer (a library probing AWS_SECRET_ACCESS_KEY would otherwise be
-    # handed the secret on the next machine that has it), once per file.
+    # comments for the reviewer, once per file.
     fresh = [name for name in unset if f"# env={name}=${{{name}}}" not in ctx.existing_lines]
     if fresh:
         learned.note(
@@ -804,6 +932,18 @@ def _environment(recording: Recording, ctx: LearnContext, learned: Learned) -> N
         learned.note("environment", "uncomment a line to pass that variable when it is set:")
         for name in fresh:
             learned.note("environment", f"env={name}=${{{name}}}")
+    if recording.of_type(EnvScan) and SCAN_NOTE[0] not in ctx.existing_lines:
+        for line in SCAN_NOTE:
+            learned.note("environment", line.removeprefix("# "))
+
+
+#: Written once when the program went through the whole environment (``os.environ.items()``,
+#: ``.copy()``, ``urllib.request.getproxies()``...): no variable is granted for a scan.
+SCAN_NOTE: tuple[str, ...] = (
+    "# The program (or a library) also went through the whole environment (iterating",
+    "# os.environ, copying it, urllib's *_proxy lookup...); no variable is granted for that:",
+    "# it sees only what env= grants. Add what it needs by name, or with a pattern (APP_*).",
+)
 
 
 # -- sensitive calls ------------------------------------------------------------------------------

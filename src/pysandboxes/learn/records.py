@@ -2,10 +2,15 @@
 
 The guard (``pysandboxes.guard``) writes one JSON object per line to ``RunContext.record_fd``:
 
-- ``{"kind": "file", "op": "read"|"write", "path": ...}``
+- ``{"kind": "file", "op": "read"|"write", "path": ...}``; with ``"by": "import-system"``, the
+  import system's listing of a ``sys.path`` directory (:class:`ImportListing`)
+- ``{"kind": "module-root", "path": ...}``: a directory a module of the run was found in (the
+  ``sys.path`` entry of its top-level package)
 - ``{"kind": "net", "proto", "host", "ip", "port", "dir"}`` (``port`` null and ``proto`` ``*``
   for a name looked up without a port or socket type)
-- ``{"kind": "import", "name"}``, ``{"kind": "env", "name"}``
+- ``{"kind": "import", "name"}`` (sent once the module is loaded: a probe that found nothing
+  is never sent), ``{"kind": "env", "name"}`` (a variable read by name),
+  ``{"kind": "env-scan"}`` (the program went through the whole environment)
 - ``{"kind": "api", "function", "category"}``, ``{"kind": "eval", ...}``
 
 and, in audit mode, a ``"denial"`` object (``Denial.to_dict()``) on each line the rules would
@@ -30,6 +35,22 @@ class FileAccess:
 
     path: str
     write: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ImportListing:
+    """The import system listed a ``sys.path`` directory the rules do not expose. It searches
+    every such directory on every import, whatever is imported: needed only when a module of
+    the run was found there (:class:`ModuleRoot`)."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRoot:
+    """A directory a module of the run was found in (a ``sys.path`` entry)."""
+
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +83,12 @@ class EnvAccess:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvScan:
+    """The program went through the whole environment (iteration, ``.items()``, ``.copy()``,
+    ``dict(os.environ)``, ``urllib.request.getproxies()``...): no variable is read by name."""
+
+
+@dataclass(frozen=True, slots=True)
 class ApiAccess:
     """A sensitive call (``python-api``) and its category."""
 
@@ -81,7 +108,17 @@ class EvalAccess:
     items: tuple[tuple[str, str], ...]
 
 
-Access = FileAccess | NetAccess | ImportAccess | EnvAccess | ApiAccess | EvalAccess
+Access = (
+    FileAccess
+    | ImportListing
+    | ModuleRoot
+    | NetAccess
+    | ImportAccess
+    | EnvAccess
+    | EnvScan
+    | ApiAccess
+    | EvalAccess
+)
 
 #: Record fields of an ``eval`` line and the ``eval-*`` key each one feeds.
 EVAL_FIELDS: dict[str, str] = {
@@ -112,7 +149,11 @@ def parse_record(data: dict[str, Any]) -> Access:
         op = data.get("op")
         if op not in ("read", "write"):
             raise ValueError(f"file record with op {op!r}")
+        if data.get("by") == "import-system" and op == "read":
+            return ImportListing(_text(data, "path"))
         return FileAccess(_text(data, "path"), op == "write")
+    if kind == "module-root":
+        return ModuleRoot(_text(data, "path"))
     if kind == "net":
         port = data.get("port")
         if port is None:
@@ -138,6 +179,8 @@ def parse_record(data: dict[str, Any]) -> Access:
         return ImportAccess(_text(data, "name"))
     if kind == "env":
         return EnvAccess(_text(data, "name"))
+    if kind == "env-scan":
+        return EnvScan()
     if kind == "api":
         return ApiAccess(_text(data, "function"), str(data.get("category") or ""))
     if kind == "eval":

@@ -34,7 +34,7 @@ from typing import Literal, TextIO
 from pysandboxes.errors import ConfigError, Denial
 from pysandboxes.learn.children import ChildObserver
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
-from pysandboxes.learn.records import ApiAccess, EnvAccess, Recording
+from pysandboxes.learn.records import ApiAccess, EnvAccess, EnvScan, ImportListing, Recording
 from pysandboxes.policy.model import Policy
 
 __all__ = ["LearningSession"]
@@ -262,9 +262,16 @@ class LearningSession:
         where = self._shown(self.written)
         saved = f" (previous version saved as {self._shown(self.backup)})" if self.backup else ""
         ended = "" if status in (0, None) else f" (the program ended with status {status})"
+        reviews = len(learned.reviews)
+        to_review = (
+            f" and {reviews} commented-out line{'s' if reviews != 1 else ''} to review"
+            if reviews
+            else ""
+        )
         self._say(
-            f"{self._label()}: wrote {count} rule line{'s' if count != 1 else ''} to {where}"
-            f"{saved}{ended}. They grant what this run did: review them before relying on them."
+            f"{self._label()}: wrote {count} rule line{'s' if count != 1 else ''}{to_review} to "
+            f"{where}{saved}{ended}. They grant what this run did: review them before relying "
+            "on them."
         )
 
     def _generalize(self, existing: Policy | None, existing_text: str = "") -> Learned:
@@ -300,9 +307,32 @@ class LearningSession:
 
     # -- audit -----------------------------------------------------------------------------------
 
+    def _audit_context(self) -> LearnContext:
+        """The run's context for the decisions audit shares with learning, against the rules
+        in force (includes too: audit judges what this run would be refused)."""
+
+        return LearnContext.for_run(
+            cwd=self.cwd,
+            program_kind=self.program_kind,
+            program=self.program,
+            private_tmp=self.tmpdir,
+            prefixes=self.prefixes,
+            environ=self.environ,
+            existing=self.policy,
+        )
+
     def _finish_audit(self) -> None:
-        denials = [denial for denial, _ in self.recording.denials.values()]
-        denials += self._env_denials({d.target for d in denials if d.kind == "env"})
+        from pysandboxes.learn.generalize import listing_needed
+
+        ctx = self._audit_context()
+        denials = [
+            denial
+            for denial, access in self.recording.denials.values()
+            if not isinstance(access, ImportListing) or listing_needed(access, self.recording)
+        ]
+        denials = [self._secret_file(denial, ctx) for denial in denials]
+        denials += self._program_denials(ctx, {d.target for d in denials if d.kind == "file"})
+        denials += self._env_denials(ctx, {d.target for d in denials if d.kind == "env"})
         if not denials:
             self._say(f"{self._label()}: no access outside the rules in this run")
         else:
@@ -314,24 +344,78 @@ class LearningSession:
             for denial in denials:
                 for line in describe(denial):
                     self._say("  " + line)
+        if self.recording.of_type(EnvScan):
+            from pysandboxes.learn.generalize import SCAN_NOTE
+
+            for line in SCAN_NOTE:
+                self._say(f"{self._label()}: {line.removeprefix('# ')}")
         if self.denials_file and denials:
             self._append_denials(denials)
 
-    def _env_denials(self, known: set[str]) -> list[Denial]:
+    @staticmethod
+    def _secret_file(denial: Denial, ctx: LearnContext) -> Denial:
+        """A file access whose rule learning would leave for review says so (the same
+        decision: ``generalize.file_grant_looks_secret``)."""
+
+        from pysandboxes.learn.generalize import file_grant_looks_secret
+
+        if denial.kind != "file" or not denial.target.startswith("/"):
+            return denial
+        write = (denial.detail or "").startswith("write")
+        if not file_grant_looks_secret(denial.target, write, ctx):
+            return denial
+        return Denial(
+            kind=denial.kind,
+            target=denial.target,
+            rule=denial.rule,
+            origin=denial.origin,
+            suggestion=denial.suggestion,
+            detail=f"{denial.detail or ''}; looks like a secret: review before granting it",
+        )
+
+    def _program_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
+        """The directory a kernel provider must let the interpreter read to start the program
+        at all (the script's, or the ``-m`` package's ``sys.path`` entry), when the rules do not
+        expose it: learning writes that line (``generalize.program_needs``), audit reports it."""
+
+        from pysandboxes.learn.generalize import program_needs
+
+        out: list[Denial] = []
+        for directory in program_needs(ctx):
+            if directory in known:
+                continue
+            out.append(
+                Denial(
+                    kind="file",
+                    target=directory,
+                    rule=None,
+                    origin=None,
+                    suggestion=f"expose-ro={directory}",
+                    detail="read: the program's own directory, which a kernel provider must "
+                    "expose for the interpreter to start the program",
+                )
+            )
+        return out
+
+    def _env_denials(self, ctx: LearnContext, known: set[str]) -> list[Denial]:
         """Variables the program read, set in python-sb's environment, that the rules do not
         pass (the guard does not judge the environment: the launcher builds it, SPEC §3.4)."""
 
-        from pysandboxes.learn.generalize import LAUNCHER_VARIABLES
-        from pysandboxes.policy.decide import build_environment
+        from pysandboxes.learn import generalize as g
 
         out: list[Denial] = []
         for access in self.recording.of_type(EnvAccess):
             name = access.name
-            if name in known or name in LAUNCHER_VARIABLES or name not in self.environ:
-                continue  # an unset variable: withholding it changes nothing
-            known.add(name)
-            if name in build_environment(self.policy, {name: "x"}):
+            if name in known:
                 continue
+            known.add(name)
+            # The same decision as learning's (generalize.env_verdict), against these rules.
+            verdict, why = g.env_verdict(name, ctx)
+            if verdict in (g.ENV_NEEDS_NOTHING, g.ENV_UNSET, g.ENV_BAD_NAME):
+                continue  # an unset variable: withholding it changes nothing
+            detail = "read by the program, not passed to it by the rules"
+            if verdict in (g.ENV_SECRET, g.ENV_INTERPRETER):
+                detail += f"; {why}"
             unset = next((r for r in self.policy.unenv if fnmatch.fnmatchcase(name, r.name)), None)
             out.append(
                 Denial(
@@ -340,7 +424,7 @@ class LearningSession:
                     rule=unset.text if unset else None,
                     origin=str(unset.origin) if unset else None,
                     suggestion=None if unset else f"env={name}=${{{name}}}",
-                    detail="read by the program, not passed to it by the rules",
+                    detail=detail,
                 )
             )
         return out
@@ -364,7 +448,7 @@ class LearningSession:
                                 data.get("kind"),
                                 data.get("target"),
                                 data.get("rule"),
-                                data.get("detail"),
+                                _first_part(data.get("detail")),
                             )
                         )
         except OSError:
@@ -372,7 +456,8 @@ class LearningSession:
         try:
             with open(self.denials_file, "a", encoding="utf-8") as handle:
                 for denial in denials:
-                    if (denial.kind, denial.target, denial.rule, denial.detail) not in present:
+                    key = (denial.kind, denial.target, denial.rule, _first_part(denial.detail))
+                    if key not in present:
                         handle.write(json.dumps(denial.to_dict(), sort_keys=True) + "\n")
         except OSError as exc:
             self._say(f"{self._label()}: cannot append to {self.denials_file}: {exc}")
@@ -450,6 +535,13 @@ def describe(denial: Denial) -> list[str]:
     else:
         lines.append("    no rule line can allow it (a net= DENY wins over any ALLOW)")
     return lines
+
+
+def _first_part(detail: object) -> object:
+    """A denial's detail up to the notes audit adds after ``;`` (the guard appended the same
+    access without them)."""
+
+    return detail.split(";", 1)[0] if isinstance(detail, str) else detail
 
 
 def _read_text(path: str) -> str:

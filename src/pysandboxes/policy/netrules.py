@@ -11,10 +11,18 @@ from pysandboxes.policy.model import NetRule, Origin
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
     import ipaddress
+    from collections.abc import Callable
 
-    from pysandboxes.policy.model import Action, Direction, Proto
+    from pysandboxes.policy.model import Action, Direction, Policy, Proto
 
-__all__ = ["normalise_ip", "parse_net", "parse_ports"]
+__all__ = [
+    "is_wildcard_bind",
+    "normalise_ip",
+    "parse_net",
+    "parse_ports",
+    "pin_deny_names",
+    "resolve_name",
+]
 
 _ACTIONS: dict[str, Action] = {"ALLOW": "ALLOW", "DENY": "DENY"}
 _PROTOS: dict[str, Proto] = {"TCP": "TCP", "UDP": "UDP", "*": "*"}
@@ -52,6 +60,15 @@ def normalise_ip(text: str) -> str:
     if addr.version == 6 and addr.ipv4_mapped is not None:
         return str(addr.ipv4_mapped)
     return str(addr)
+
+
+def is_wildcard_bind(host: str) -> bool:
+    """Whether an ``IN`` rule's HOST (canonical, as :func:`parse_net` leaves it) holds the
+    unspecified address of its family: ``0.0.0.0/32``, ``::/128`` or a CIDR around them. For
+    ``IN`` HOST is the address the program binds (SPEC §2.4), and that one is the wildcard bind,
+    every interface: a rule for it grants what a port-only enforcer (Landlock) grants."""
+
+    return host.split("/", 1)[0] in ("0.0.0.0", "::")
 
 
 def parse_ports(text: str) -> tuple[tuple[int, int], ...] | None:
@@ -153,3 +170,90 @@ def parse_net(value: str, origin: Origin) -> NetRule:
         text=f"net={value}",
         is_name=is_name,
     )
+
+
+# -- host names resolved once per run ------------------------------------------------------------
+
+#: name -> its addresses, for the life of this process: python-sb resolves each name of the
+#: rules once, and every enforcer of the run (the Python layer's DENY addresses, the nftables
+#: ruleset and the sandbox's /etc/hosts of ``providers/netns.py``) uses that one answer.
+_RESOLVED: dict[str, tuple[str, ...]] = {}
+
+
+def resolve_name(name: str) -> tuple[str, ...]:
+    """Every address ``name`` resolves to on the host (IPv4 first, deduplicated, IPv4-mapped
+    IPv6 answers as IPv4), resolved once per process. Raises ``OSError`` when it fails."""
+
+    known = _RESOLVED.get(name)
+    if known is not None:
+        return known
+    import socket
+
+    infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    found: list[str] = []
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for fam, *_rest, sockaddr in infos:
+            if fam != family:
+                continue
+            address = normalise_ip(str(sockaddr[0]).split("%", 1)[0])
+            if address not in found:
+                found.append(address)
+    answer = tuple(found)
+    _RESOLVED[name] = answer
+    return answer
+
+
+def pin_deny_names(
+    policy: Policy, resolve: Callable[[str], tuple[str, ...] | list[str]] = resolve_name
+) -> Policy:
+    """``policy`` with, beside each ``DENY`` rule that names a host, the same rule for each
+    address the name resolves to now (SPEC §2.4: a DENY by name holds for the name's
+    addresses, so a program that connects to the hard-coded address of ``metadata.internal``
+    is refused as one that connects by name). The added rules keep the rule's text and origin,
+    so a refusal names the rule as written.
+
+    Fails closed (DESIGN decision 6): a DENY name that does not resolve stops the run with a
+    ``ConfigError`` naming the rule, as the namespace providers do. The policy is returned
+    unchanged (the same object) when it has no DENY rule by name.
+    """
+
+    names = [rule for rule in policy.net if rule.action == "DENY" and rule.is_name]
+    if not names:
+        return policy
+    from pysandboxes.errors import ConfigError, ConfigProblem
+
+    added: list[NetRule] = []
+    problems: list[ConfigProblem] = []
+    for rule in names:
+        try:
+            addresses = tuple(resolve(rule.host))
+            problem = "no address"
+        except (OSError, UnicodeError) as exc:
+            addresses, problem = (), str(exc)
+        if not addresses:
+            problems.append(
+                ConfigProblem(
+                    str(rule.origin),
+                    f"{rule.text}: cannot resolve {rule.host} ({problem}); a DENY rule must be "
+                    "enforceable (python-sb denies the addresses a DENY name resolves to at "
+                    "start)",
+                    rule.origin.sort_key,
+                )
+            )
+            continue
+        for address in addresses:
+            added.append(
+                NetRule(
+                    action="DENY",
+                    proto=rule.proto,
+                    host=normalise_ip(address),
+                    ports=rule.ports,
+                    direction=rule.direction,
+                    origin=rule.origin,
+                    text=rule.text,
+                    is_name=False,
+                )
+            )
+    if problems:
+        raise ConfigError(problems)
+    return policy.replace(net=(*policy.net, *added))

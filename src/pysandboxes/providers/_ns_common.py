@@ -149,7 +149,9 @@ def explain_lines(policy: Policy, provider: str) -> list[str]:
     if policy.net:
         lines.append(
             "  network: pasta user-mode network + nftables ruleset from net= rules "
-            "(DENY first, default drop; names pinned at start)"
+            "(DENY first, default drop; names pinned at start); IN rules forward the host's "
+            "port (every host address for a wildcard bind, the host's loopback for a "
+            "loopback bind)"
         )
     else:
         lines.append("  network: loopback only (no net= rule)")

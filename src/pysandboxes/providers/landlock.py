@@ -25,6 +25,7 @@ import sys
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy, display_path
+from pysandboxes.policy.netrules import is_wildcard_bind
 from pysandboxes.providers import _linux, limits
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
@@ -389,8 +390,14 @@ def _tcp_ports(
     """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind)."""
 
     rules = [r for r in policy.net if _covers(r, "TCP", direction)]
-    allow_any_host = _union(r for r in rules if r.action == "ALLOW" and r.host == "*")
-    allow_some_host = _union(r for r in rules if r.action == "ALLOW" and r.host != "*")
+
+    def any_host(rule: NetRule) -> bool:
+        # For IN, HOST is the bound address: the wildcard bind (0.0.0.0/32, ::/128) is every
+        # interface, what a port grant gives (a narrower bind exposes less).
+        return rule.host == "*" or (direction == "IN" and is_wildcard_bind(rule.host))
+
+    allow_any_host = _union(r for r in rules if r.action == "ALLOW" and any_host(r))
+    allow_some_host = _union(r for r in rules if r.action == "ALLOW" and not any_host(r))
     deny_any_host = _union(r for r in rules if r.action == "DENY" and r.host == "*")
     deny_some_host = [r for r in rules if r.action == "DENY" and r.host != "*"]
     verb = "connect to" if direction == "OUT" else "bind"
@@ -409,7 +416,7 @@ def _tcp_ports(
         for rule in rules:
             if (
                 rule.action == "ALLOW"
-                and rule.host != "*"
+                and not any_host(rule)
                 and _intersect(_ports_of(rule), host_only)
             ):
                 problems.append(

@@ -289,6 +289,23 @@ LIMITS: Final[tuple[Limit, ...]] = (
         python_layer=False,
     ),
     Limit(
+        "net.any-host-not-host-loopback",
+        "net (OUT to *)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): a '*' host does not reach this host's own services on its "
+        "loopback (127.0.0.1, ::1): in the sandbox 127.0.0.1 is the sandbox's own loopback; "
+        "name them (net=ALLOW|TCP|127.0.0.1|PORT|OUT)",
+    ),
+    Limit(
+        "net.in-not-a-host-address",
+        "net (IN)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): the sandbox may bind {net}, but it is not an address of this "
+        "host: nothing is forwarded to it, so nothing outside the sandbox reaches that server",
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),
@@ -342,8 +359,10 @@ def said_at_start(key: str, python_layer: bool) -> bool:
 
 
 def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
-    """The file-system notices of ``bwrap``/``unshare`` for ``policy`` (the mount plan adds
-    the ones that depend on the host's tree, such as links it could not recreate)."""
+    """The notices of ``bwrap``/``unshare`` for ``policy`` that the rules alone decide: the
+    file system's (the mount plan adds the ones that depend on the host's tree, such as links
+    it could not recreate) and the network's (``netns`` adds the ones that depend on the host's
+    addresses)."""
 
     python_layer = bool(policy.py_sandbox.value)
     found = [
@@ -354,6 +373,14 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
         )
+    for net in policy.net:
+        if net.action == "ALLOW" and net.host == "*" and net.direction in ("OUT", "*"):
+            found.append(
+                notice(
+                    "net.any-host-not-host-loopback", python_layer, rule=net.text, origin=net.origin
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
     return found
 
 

@@ -11,16 +11,20 @@ program exists:
 2. **pasta** (passt), attached to the holder's namespaces, giving the namespace a routed
    interface, a DNS forwarder at :data:`RESOLVER`, the host-loopback forwards of the ``OUT``
    rules that name a loopback address (``-T``/``-U``: the sandbox's ``127.0.0.1:PORT`` is the
-   host's ``127.0.0.1:PORT``), and the ``IN`` forwards (``-t``/``-u``: the host's
-   ``127.0.0.1:PORT`` reaches the sandbox's ``PORT``). ``--no-map-gw``: the gateway address is
-   not a back door to the host.
+   host's ``127.0.0.1:PORT``), and the ``IN`` forwards (``-t``/``-u``): for ``IN`` the HOST of a
+   rule is the address the program binds (SPEC §2.4), so the host's port is forwarded from
+   every host address for the wildcard bind (``*``, ``0.0.0.0/32``, ``::/128``), from the
+   host's loopback for a loopback bind, from that address for an address of the host.
+   ``--no-map-gw``: the gateway address is not a back door to the host.
 
 The sandbox then joins that network namespace and makes its own user namespace inside the
 holder's, so no process of the sandbox holds a capability over the ruleset.
 
 The ruleset (table ``inet pysb``), in order: loopback inside the sandbox is free (it leads only
 to the sandbox itself and to the forwards above, computed with the DENY rules already
-subtracted); DNS to any address but :data:`RESOLVER` is dropped; every DENY rule drops; replies
+subtracted); link-local neighbour discovery goes out to pasta (which learns the namespace's MAC
+address from it, and delivers nothing inbound before); DNS to any address but :data:`RESOLVER`
+is dropped; every DENY rule drops (for ``IN``, by the destination: the bound address); replies
 of accepted flows pass; each ALLOW rule accepts; everything else is dropped (``policy drop``),
 for TCP, UDP and everything else, in both directions. Host names are resolved once, here, and
 pinned: the ruleset holds their addresses and the sandbox's ``/etc/hosts`` maps them the same
@@ -34,7 +38,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from pysandboxes.errors import ProviderUnavailableError
 from pysandboxes.policy.model import NetRule, Policy
+from pysandboxes.policy.netrules import resolve_name
 from pysandboxes.providers._ns_common import rule_error
 
 if TYPE_CHECKING:
@@ -59,6 +63,7 @@ RESOLVER = "169.254.0.53"
 TOOLS = {"nft": "nftables", "pasta": "passt", "unshare": "util-linux", "nsenter": "util-linux"}
 
 Ranges = tuple[tuple[int, int], ...]
+Forwards = tuple[tuple[str, Ranges], ...]
 Resolver = Callable[[str], list[str]]
 
 HOLDER_SCRIPT = (
@@ -128,17 +133,33 @@ def _is_loopback_net(net: Net) -> bool:
     return target in net
 
 
-def system_resolver(name: str) -> list[str]:
-    """Every address ``name`` resolves to on the host, IPv4 first (deduplicated)."""
+def _is_wildcard_net(net: Net) -> bool:
+    """Whether ``net`` holds the unspecified address of its family (``0.0.0.0``, ``::``): an
+    IN rule for it grants the wildcard bind, every interface."""
 
-    infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
-    found: list[str] = []
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for fam, *_rest, sockaddr in infos:
-            addr = str(sockaddr[0])
-            if fam == family and addr not in found:
-                found.append(addr)
-    return found
+    return int(net.network_address) == 0
+
+
+def is_host_address(address: str) -> bool:
+    """Whether ``address`` is an address of this host (a socket can be bound to it)."""
+
+    import socket
+
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((address, 0))
+    except OSError:
+        return False
+    return True
+
+
+def system_resolver(name: str) -> list[str]:
+    """Every address ``name`` resolves to on the host, IPv4 first (deduplicated): the one answer
+    of this run (``policy.netrules.resolve_name``), which the Python layer's DENY addresses use
+    too."""
+
+    return list(resolve_name(name))
 
 
 # -- the plan --------------------------------------------------------------------------------------
@@ -150,8 +171,10 @@ class NetPlan:
 
     ruleset: str
     pinned: tuple[tuple[str, str], ...]
-    tcp_in: Ranges = ()
-    udp_in: Ranges = ()
+    #: IN forwards, host to sandbox: (host address pasta binds, ports); address "" is every
+    #: address of the host (both families), "0.0.0.0"/"::" every address of one family.
+    tcp_in: Forwards = ()
+    udp_in: Forwards = ()
     tcp_to_host: Ranges = ()
     udp_to_host: Ranges = ()
     warnings: tuple[str, ...] = ()
@@ -224,87 +247,177 @@ def _directions(rule: NetRule) -> tuple[str, ...]:
     return ("OUT", "IN") if rule.direction == "*" else (rule.direction,)
 
 
-def _loopback_ports(rules: list[_Rule], action: str, direction: str, proto: str) -> Ranges:
-    """Ports of ``action`` rules of ``direction``/``proto`` that concern the host's loopback:
-    ``IN`` rules from ``*`` or a loopback peer (the forwards are bound there), ``OUT`` rules to a
-    loopback address (``*`` is not taken to include the host's own services)."""
+def _loopback_ports(rules: list[_Rule], action: str, proto: str) -> Ranges:
+    """Ports of ``action`` OUT rules for ``proto`` to a loopback address (``*`` is not taken to
+    include the host's own services)."""
 
     found: list[tuple[int, int]] = []
     for item in rules:
         rule = item.rule
-        if rule.action != action or direction not in _directions(rule):
+        if rule.action != action or "OUT" not in _directions(rule):
             continue
-        if proto not in _protos(rule):
-            continue
-        loop = any(_is_loopback_net(n) for n in item.nets)
-        if (direction == "IN" and (item.any_host or loop)) or (direction == "OUT" and loop):
+        if proto in _protos(rule) and _any_loop(item):
             found += _ports(rule)
     return merge(found)
 
 
-def build_plan(policy: Policy, resolve: Resolver = system_resolver) -> NetPlan:
+def _bind_addresses(item: _Rule, is_local: Callable[[str], bool]) -> tuple[list[str], list[Net]]:
+    """For an IN rule (HOST: the local address the program binds, SPEC §2.4): the host
+    addresses pasta forwards from (``""`` every address of both families, ``0.0.0.0``/``::``
+    every address of one, else one address), and the networks it names that no host address
+    can reach."""
+
+    if item.any_host:
+        return [""], []
+    found: list[str] = []
+    unreachable: list[Net] = []
+    for net in item.nets:
+        if _is_wildcard_net(net):
+            found.append("0.0.0.0" if net.version == 4 else "::")
+        elif _is_loopback_net(net):
+            found.append("127.0.0.1" if net.version == 4 else "::1")
+        elif net.prefixlen == net.max_prefixlen and is_local(str(net.network_address)):
+            found.append(str(net.network_address))
+        else:
+            unreachable.append(net)
+    return found, unreachable
+
+
+def _covers_address(item: _Rule, address: str) -> bool:
+    """Whether a DENY IN rule covers binds of ``address`` (``""``: either wildcard)."""
+
+    if item.any_host:
+        return True
+    import ipaddress
+
+    targets = ["0.0.0.0", "::"] if address == "" else [address]
+    return any(
+        ipaddress.ip_address(target) in net
+        for net in item.nets
+        for target in targets
+        if ipaddress.ip_address(target).version == net.version
+    )
+
+
+def _in_forwards(
+    rules: list[_Rule], proto: str, is_local: Callable[[str], bool], warnings: list[str]
+) -> Forwards:
+    """The host-to-sandbox forwards of the ALLOW IN rules for ``proto``, minus the ports of the
+    DENY IN rules that cover each address; an address covered by a wider one (``""`` covers
+    all, ``0.0.0.0`` the IPv4 ones, ``::`` the IPv6 ones) keeps only its other ports."""
+
+    by_address: dict[str, list[tuple[int, int]]] = {}
+    for item in rules:
+        rule = item.rule
+        if rule.action != "ALLOW" or "IN" not in _directions(rule) or proto not in _protos(rule):
+            continue
+        addresses, unreachable = _bind_addresses(item, is_local)
+        if rule.ports is None and addresses:
+            raise rule_error(
+                rule.origin,
+                rule.text,
+                "name the ports; each one is forwarded from the host to the sandbox by pasta "
+                "(all 65535 cannot be)",
+            )
+        for address in addresses:
+            by_address.setdefault(address, []).extend(_ports(rule))
+        for net in unreachable:
+            from pysandboxes.providers import limits
+
+            message = limits.notice(
+                "net.in-not-a-host-address",
+                True,
+                rule=rule.text,
+                origin=rule.origin,
+                net=net.with_prefixlen,
+            ).text
+            if message not in warnings:
+                warnings.append(message)
+    result: dict[str, Ranges] = {}
+    for address, ranges in by_address.items():
+        denied = merge(
+            port
+            for item in rules
+            if item.rule.action == "DENY"
+            and "IN" in _directions(item.rule)
+            and proto in _protos(item.rule)
+            and _covers_address(item, address)
+            for port in _ports(item.rule)
+        )
+        # Port 0 is "any free port" for a bind, never a port pasta can forward (it would bind
+        # a random port of the host).
+        result[address] = subtract(merge(ranges), merge((*denied, (0, 0))))
+    for address in list(result):
+        for other in _wider(address):
+            if other in result:
+                result[address] = subtract(result[address], result[other])
+    order = sorted(result, key=lambda a: (a not in ("", "0.0.0.0", "::"), a))
+    return tuple((address, result[address]) for address in order if result[address])
+
+
+def _wider(address: str) -> list[str]:
+    """The forward addresses whose socket already covers ``address`` (pasta cannot bind a
+    port twice)."""
+
+    if address == "":
+        return []
+    if address in ("0.0.0.0", "::"):
+        return [""]
+    return ["", "::" if ":" in address else "0.0.0.0"]
+
+
+def build_plan(
+    policy: Policy,
+    resolve: Resolver = system_resolver,
+    is_local: Callable[[str], bool] = is_host_address,
+) -> NetPlan:
     """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules)."""
 
     rules, pinned, warnings = _expand(policy, resolve)
-    forwards: dict[tuple[str, str], Ranges] = {}
-    for direction in ("IN", "OUT"):
-        for proto in ("TCP", "UDP"):
-            allowed = _loopback_ports(rules, "ALLOW", direction, proto)
-            for item in rules:
-                rule = item.rule
-                if (
-                    rule.action == "ALLOW"
-                    and rule.ports is None
-                    and direction in _directions(rule)
-                    and proto in _protos(rule)
-                    and (
-                        (direction == "IN" and (item.any_host or _any_loop(item)))
-                        or (direction == "OUT" and _any_loop(item))
-                    )
-                ):
-                    raise rule_error(
-                        rule.origin,
-                        rule.text,
-                        "name the ports; each one is forwarded to or from the host's loopback "
-                        "by pasta (all 65535 cannot be)",
-                    )
-            denied = _loopback_ports(rules, "DENY", direction, proto)
-            result = subtract(allowed, denied)
-            if direction == "OUT" and any(lo <= 53 <= hi for lo, hi in result):
-                result = subtract(result, ((53, 53),))
-                warnings.append(
-                    "port 53 of the host's loopback is not forwarded: DNS goes only to the "
-                    f"resolver the sandbox is given ({RESOLVER})"
+    forwards: dict[str, Ranges] = {}
+    for proto in ("TCP", "UDP"):
+        for item in rules:
+            rule = item.rule
+            if (
+                rule.action == "ALLOW"
+                and rule.ports is None
+                and "OUT" in _directions(rule)
+                and proto in _protos(rule)
+                and _any_loop(item)
+            ):
+                raise rule_error(
+                    rule.origin,
+                    rule.text,
+                    "name the ports; each one is forwarded to the host's loopback by pasta "
+                    "(all 65535 cannot be)",
                 )
-            forwards[(direction, proto)] = result
-    for item in rules:
-        rule = item.rule
-        if (
-            rule.action == "ALLOW"
-            and "IN" in _directions(rule)
-            and not item.any_host
-            and not _any_loop(item)
-        ):
+        allowed = _loopback_ports(rules, "ALLOW", proto)
+        result = subtract(allowed, merge((*_loopback_ports(rules, "DENY", proto), (0, 0))))
+        if any(lo <= 53 <= hi for lo, hi in result):
+            result = subtract(result, ((53, 53),))
             warnings.append(
-                f"{rule.origin}: {rule.text}: IN rules are reachable from the host's loopback "
-                "only; this one names another peer and grants nothing"
+                "port 53 of the host's loopback is not forwarded: DNS goes only to the "
+                f"resolver the sandbox is given ({RESOLVER})"
             )
+        forwards[proto] = result
+    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
+    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
     ipv6 = any(
         item.rule.action == "ALLOW"
         and (
-            (item.any_host and "OUT" in _directions(item.rule))
+            (item.any_host and item.rule.direction in ("OUT", "*"))
             or any(n.version == 6 for n in item.nets)
         )
         for item in rules
-    )
+    ) or any(address == "" or ":" in address for address, _ in (*tcp_in, *udp_in))
     return NetPlan(
         ipv6=ipv6,
         ruleset=ruleset_text(rules),
         pinned=tuple(pinned),
-        tcp_in=forwards[("IN", "TCP")],
-        udp_in=forwards[("IN", "UDP")],
-        tcp_to_host=forwards[("OUT", "TCP")],
-        udp_to_host=forwards[("OUT", "UDP")],
+        tcp_in=tcp_in,
+        udp_in=udp_in,
+        tcp_to_host=forwards["TCP"],
+        udp_to_host=forwards["UDP"],
         warnings=tuple(warnings),
     )
 
@@ -333,11 +446,15 @@ def _matches(item: _Rule, direction: str) -> list[str]:
     l4 = _l4(item.rule)
     if item.any_host:
         return [l4]
-    key = "daddr" if direction == "OUT" else "saddr"
     out = []
     for net in item.nets:
         family = "ip" if net.version == 4 else "ip6"
-        out.append(f"{family} {key} {net.with_prefixlen} {l4}")
+        if direction == "IN" and _is_wildcard_net(net):
+            # The wildcard bind: a packet for any address of the family reaches it.
+            out.append(f"meta nfproto {'ipv4' if net.version == 4 else 'ipv6'} {l4}")
+        else:
+            # OUT: the peer; IN: the local address the program binds (SPEC §2.4).
+            out.append(f"{family} daddr {net.with_prefixlen} {l4}")
     return out
 
 
@@ -373,6 +490,11 @@ def ruleset_text(rules: Sequence[_Rule]) -> str:
         "  chain output {",
         "    type filter hook output priority 0; policy drop;",
         '    oifname "lo" accept',
+        # Link-local neighbour discovery, for pasta alone (the only other end of the link):
+        # pasta learns the namespace's MAC address from what the namespace sends, and
+        # delivers nothing inbound (the IN forwards from the host's addresses) before it has.
+        "    icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, "
+        "mld-listener-report, mld2-listener-report } ip6 daddr { ff02::/16, fe80::/10 } accept",
         f"    meta l4proto {{ tcp, udp }} th dport 53 ip daddr != {RESOLVER} drop",
         "    meta nfproto ipv6 meta l4proto { tcp, udp } th dport 53 drop",
         *out_deny,
@@ -494,16 +616,13 @@ def pasta_argv(plan: NetPlan, holder_pid: int, pidfile: str) -> list[str]:
         argv += ["--runas", "0"]
     if not plan.ipv6:
         argv.append("--ipv4-only")
+    argv += ["--config-net", "--quiet", "--no-map-gw", "--dns-forward", plan.resolver]
+    for option, forwards in (("-t", plan.tcp_in), ("-u", plan.udp_in)):
+        if not forwards:
+            argv += [option, "none"]
+        for address, ranges in forwards:
+            argv += [option, spec(ranges, address)]
     argv += [
-        "--config-net",
-        "--quiet",
-        "--no-map-gw",
-        "--dns-forward",
-        plan.resolver,
-        "-t",
-        spec(plan.tcp_in, "127.0.0.1"),
-        "-u",
-        spec(plan.udp_in, "127.0.0.1"),
         "-T",
         spec(plan.tcp_to_host),
         "-U",

@@ -64,3 +64,73 @@ def test_audit_adds_the_denials(tmp_path: Path) -> None:
     assert not any(r["kind"] == "net" and "denial" in r for r in result.records)
     logged = [json.loads(line) for line in denials.read_text().splitlines()]
     assert {d["target"] for d in logged} == refused
+
+
+SCANS = """
+import os, urllib.request
+urllib.request.getproxies()
+dict(os.environ); os.environ.copy(); list(os.environ.items()); repr(os.environ)
+{**os.environ}; os.environ == {}; list(os.environ.values())
+for name in os.environ:
+    os.environ[name]
+print("by name", os.environ.get("WANTED"), os.getenv("ALSO"), "THIRD" in os.environ)
+print("done")
+"""
+
+
+def test_a_scan_of_the_environment_is_one_record_not_a_read_of_each_variable(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "WANTED": "w", "ALSO": "a", "AWS_SECRET_ACCESS_KEY": "s", "OTHER": "o"}
+    result = run_armed(SCANS, "", tmp_path, mode="learn", env=env)
+    assert result.returncode == 0 and "done" in result.lines, result.stderr
+    read = {r["name"] for r in result.records if r["kind"] == "env"}
+    assert {"WANTED", "ALSO", "THIRD"} <= read
+    # urllib's by-name probe (REQUEST_METHOD) is a read by name; nothing the scans saw is.
+    assert read <= {"WANTED", "ALSO", "THIRD", "REQUEST_METHOD"}, read
+    assert [r for r in result.records if r["kind"] == "env-scan"] == [{"kind": "env-scan"}]
+
+
+PROBES = """
+try:
+    import winreg
+except ImportError:
+    pass
+try:
+    import no_such_module_here
+except ImportError:
+    pass
+import importlib
+importlib.import_module("json")
+import gc
+print("done")
+"""
+
+
+def test_an_import_is_reported_once_its_module_is_loaded_and_a_probe_never(
+    tmp_path: Path,
+) -> None:
+    denials = tmp_path / "denials.jsonl"
+    for mode in ("learn", "audit"):
+        result = run_armed(PROBES, "", tmp_path, mode=mode, denials_file=denials)
+        assert result.returncode == 0 and "done" in result.lines, result.stderr
+        imported = {r["name"] for r in result.records if r["kind"] == "import"}
+        # gc, a built-in module imported last, is reported at exit at the latest.
+        assert imported == {"importlib", "json", "gc"}, (mode, imported)
+    logged = {json.loads(line)["target"] for line in denials.read_text().splitlines()}
+    assert logged == {"importlib", "json", "gc"}
+
+
+def test_environb_reads_by_name_and_scans(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "print(os.environb.get(b'WANTED'), len(dict(os.environb)) > 0)\n"
+        "for key in os.environb:\n"
+        "    os.environb[key]\n"
+        "print('done')\n"
+    )
+    env = {**os.environ, "WANTED": "w", "AWS_SECRET_ACCESS_KEY": "s"}
+    result = run_armed(code, "", tmp_path, mode="learn", env=env)
+    assert result.returncode == 0 and "done" in result.lines, result.stderr
+    assert {r["name"] for r in result.records if r["kind"] == "env"} == {"WANTED"}
+    assert {"kind": "env-scan"} in result.records

@@ -7,9 +7,12 @@ import json
 from pysandboxes.learn.records import (
     ApiAccess,
     EnvAccess,
+    EnvScan,
     EvalAccess,
     FileAccess,
     ImportAccess,
+    ImportListing,
+    ModuleRoot,
     NetAccess,
     Recording,
 )
@@ -114,3 +117,20 @@ def test_a_read_and_a_write_of_the_same_file_are_two_denials() -> None:
     for op in ("read", "write", "read"):
         rec.add({"kind": "file", "op": op, "path": "/x/f", "denial": denial(op)})
     assert [d.detail for d, _ in rec.denials.values()] == ["read", "write"]
+
+
+def test_scans_listings_and_module_roots_are_their_own_kinds() -> None:
+    rec = Recording()
+    rec.feed(
+        lines(
+            {"kind": "env-scan"},
+            {"kind": "env-scan"},
+            {"kind": "file", "op": "read", "path": "/p", "by": "import-system"},
+            {"kind": "module-root", "path": "/p/src"},
+            {"kind": "module-root"},  # no path: a bad line, counted
+        )
+    )
+    rec.close()
+    assert list(rec.accesses) == [EnvScan(), ImportListing("/p"), ModuleRoot("/p/src")]
+    assert rec.of_type(FileAccess) == []  # a listing is not a file read of the program's
+    assert rec.bad_lines == 1

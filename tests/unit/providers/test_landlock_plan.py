@@ -252,6 +252,21 @@ def test_port_set_arithmetic() -> None:
     assert ll.format_ports(()) == "none"
 
 
+def test_wildcard_bind_in_rule_is_a_port_grant(tmp_path: Path) -> None:
+    """For IN, HOST is the bound address (SPEC §2.4): the seed's MCP example
+    ``net=ALLOW|TCP|0.0.0.0/32|8000|IN`` is the wildcard bind, every interface -- what
+    Landlock's port grant gives -- so it is enforced without the Python layer too; a bind
+    address Landlock cannot tell apart (127.0.0.1) still is not."""
+
+    result = plan(tmp_path, "net=ALLOW|TCP|0.0.0.0/32|8000|IN", "net=ALLOW|TCP|::/128|8001|IN")
+    assert result.bind == ((8000, 8001),) and result.connect == ()
+    with pytest.raises(ConfigError):
+        plan(tmp_path, "net=ALLOW|TCP|127.0.0.1|8000|IN")
+    # For OUT, 0.0.0.0 is a peer (the local host), not "every host".
+    with pytest.raises(ConfigError):
+        plan(tmp_path, "net=ALLOW|TCP|0.0.0.0/32|8000|OUT")
+
+
 # -- issue 11, point 1: an expose-ro below an expose-rw stays read-only ---------------------------
 
 

@@ -72,7 +72,8 @@ def test_loopback_forwards_and_their_limits() -> None:
     assert plan.tcp_to_host == ((5432, 5432), (6000, 6004), (6006, 6010))
     assert plan.udp_to_host == ((5353, 5353),)  # 53 stays with the given resolver
     assert any("port 53" in w for w in plan.warnings)
-    assert plan.tcp_in == ((8080, 8080),) and plan.udp_in == ((8080, 8080),)
+    # "*" for IN: the program may bind any address, so every host address is forwarded.
+    assert plan.tcp_in == (("", ((8080, 8080),)),) and plan.udp_in == plan.tcp_in
     assert ("localhost", "127.0.0.1") in plan.pinned
 
 
@@ -96,10 +97,84 @@ def test_unbounded_loopback_and_in_rules_are_refused() -> None:
         netns.build_plan(policy("ALLOW|TCP|*|*|IN"))
 
 
-def test_in_rule_for_another_peer_warns() -> None:
-    plan = netns.build_plan(policy("ALLOW|TCP|192.0.2.5|80|IN"))
-    assert plan.tcp_in == ()
-    assert any("host's loopback only" in w for w in plan.warnings)
+def test_in_host_is_the_bind_address() -> None:
+    """SPEC §2.4: for IN, HOST is the local address the program binds. The wildcard bind is
+    forwarded from every host address of its family, a loopback bind from the host's
+    loopback, an address of the host from that address; the input chain matches the packet's
+    destination (the bound address), never its source."""
+
+    local = {"192.0.2.2"}.__contains__
+    plan = netns.build_plan(
+        policy(
+            "ALLOW|TCP|0.0.0.0/32|8000|IN",
+            "ALLOW|TCP|127.0.0.1|8001|IN",
+            "ALLOW|UDP|::/128|5000|IN",
+            "ALLOW|TCP|192.0.2.2|8002|IN",
+            "ALLOW|TCP|198.51.100.7|8003|IN",  # not an address of this host
+        ),
+        is_local=local,
+    )
+    assert plan.tcp_in == (
+        ("0.0.0.0", ((8000, 8000),)),
+        ("127.0.0.1", ((8001, 8001),)),
+        ("192.0.2.2", ((8002, 8002),)),
+    )
+    assert plan.udp_in == (("::", ((5000, 5000),)),)
+    inbound = plan.ruleset[plan.ruleset.index("chain input") :]
+    assert "saddr" not in inbound
+    assert "meta nfproto ipv4 meta l4proto tcp th dport { 8000 } accept" in inbound
+    assert "meta nfproto ipv6 meta l4proto udp th dport { 5000 } accept" in inbound
+    assert "ip daddr 192.0.2.2/32 meta l4proto tcp th dport { 8002 } accept" in inbound
+    assert "ip daddr 198.51.100.7/32" in inbound  # binding it is allowed, if it existed
+    assert any("198.51.100.7/32" in w and "nothing is forwarded to it" in w for w in plan.warnings)
+    assert plan.ipv6  # an IPv6 wildcard is forwarded
+    argv = netns.pasta_argv(plan, 1, "/p")
+    tcp = [argv[i + 1] for i, word in enumerate(argv) if word == "-t"]
+    assert tcp == ["0.0.0.0/8000", "127.0.0.1/8001", "192.0.2.2/8002"]
+    assert [argv[i + 1] for i, word in enumerate(argv) if word == "-u"] == ["::/5000"]
+
+
+def test_in_forwards_minus_deny_and_wider_binds() -> None:
+    local = {"192.0.2.2"}.__contains__
+    plan = netns.build_plan(
+        policy(
+            "ALLOW|TCP|*|8000-8010|IN",
+            "ALLOW|TCP|127.0.0.1|8005,9000|IN",
+            "ALLOW|TCP|192.0.2.2|9000-9001|IN",
+            "DENY|TCP|0.0.0.0/0|8003|IN",  # the IPv4 wildcard bind of 8003
+            "DENY|TCP|192.0.2.2|9001|IN",
+        ),
+        is_local=local,
+    )
+    assert plan.tcp_in == (
+        ("", ((8000, 8002), (8004, 8010))),
+        ("127.0.0.1", ((9000, 9000),)),  # 8005 comes through "" already
+        ("192.0.2.2", ((9000, 9000),)),
+    )
+    with pytest.raises(ConfigError, match="name the ports"):
+        netns.build_plan(policy("ALLOW|TCP|0.0.0.0/32|*|IN"))
+    # Port 0 (a bind to any free port) is never forwarded: pasta would bind a random port.
+    zero = netns.build_plan(policy("ALLOW|TCP|127.0.0.1|0-2|IN", "ALLOW|UDP|127.0.0.1|0|OUT"))
+    assert zero.tcp_in == (("127.0.0.1", ((1, 2),)),) and zero.udp_to_host == ()
+    # An IN rule no host address reaches needs no port list: nothing is forwarded.
+    quiet = netns.build_plan(policy("ALLOW|TCP|10.0.0.0/8|*|IN"), is_local=local)
+    assert quiet.tcp_in == () and any("nothing is forwarded to it" in w for w in quiet.warnings)
+
+
+def test_wildcard_out_announces_the_host_loopback_limit() -> None:
+    from pysandboxes.providers import limits
+
+    def network_notices(rules: Policy) -> list[str]:
+        return [
+            n.text for n in limits.namespace_notices(rules, "bwrap") if n.key.startswith("net.")
+        ]
+
+    (note,) = network_notices(policy("ALLOW|*|*|*|OUT", "ALLOW|TCP|*|443|OUT"))
+    assert "'*' host does not reach this host's own services on its loopback" in note
+    assert "'net=ALLOW|*|*|*|OUT' (<arg>)" in note
+    assert limits.said_at_start("net.any-host-not-host-loopback", True)
+    assert limits.said_at_start("net.any-host-not-host-loopback", False)
+    assert network_notices(policy("ALLOW|TCP|127.0.0.1|5432|OUT", "ALLOW|TCP|*|80|IN")) == []
 
 
 def test_pasta_command() -> None:
@@ -107,10 +182,11 @@ def test_pasta_command() -> None:
     argv = netns.pasta_argv(plan, 1234, "/run/x.pid")
     pairs = dict(itertools.pairwise(argv))
     assert pairs["-T"] == "5432" and pairs["-U"] == "none"
-    assert pairs["-t"] == "127.0.0.1/8000" and pairs["-u"] == "none"
+    assert pairs["-t"] == "8000" and pairs["-u"] == "none"  # "*": every host address
     assert "--no-map-gw" in argv and pairs["--dns-forward"] == netns.RESOLVER
     assert argv[-1] == "1234"
-    assert "--ipv4-only" in argv  # no rule needs IPv6
+    v4 = netns.build_plan(policy("ALLOW|TCP|127.0.0.1|5432|OUT", "ALLOW|TCP|0.0.0.0/32|80|IN"))
+    assert "--ipv4-only" in netns.pasta_argv(v4, 1, "/p")  # no rule needs IPv6
     wide = netns.build_plan(policy("ALLOW|TCP|*|443|OUT"))
     assert "--ipv4-only" not in netns.pasta_argv(wide, 1, "/p")
     v6 = netns.build_plan(policy("ALLOW|TCP|2001:db8::1|443|OUT"))
@@ -127,6 +203,9 @@ def test_ruleset_is_valid_nftables() -> None:
             "ALLOW|UDP|2001:db8::/32|1000-2000,3000|OUT",
             "ALLOW|TCP|127.0.0.1|5432|OUT",
             "ALLOW|TCP|*|8080|IN",
+            "ALLOW|TCP|0.0.0.0/32|8000|IN",
+            "ALLOW|UDP|::/128|5000|IN",
+            "DENY|TCP|192.0.2.0/24|8001|IN",
         )
     )
     result = subprocess.run(

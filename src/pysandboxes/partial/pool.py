@@ -1,0 +1,599 @@
+"""One sandboxed worker process and the calls in flight to it (the parent's side).
+
+:class:`Worker` is also the internal entry point other packages use (the eval guard):
+``Worker(rules=..., **keyword_rules).call(function, args, kwargs, timeout=...)`` runs
+``function`` in a worker sandboxed by those rules, with the guarantees below, and
+``close()`` ends it.
+
+- **Transport**: a socketpair, frames of ``launch.worker`` (length, kind, id).
+- **Waiting**: the callers take turns reading the socket (whoever holds the read lock reads
+  frames and hands each result to its caller), so a sequential caller reads its own answer with
+  no thread hand-off; ``async`` callers are served by a pump thread that runs while they wait.
+- **At most once**: a worker that ends while calls are in flight fails each of them at once
+  with :class:`WorkerDiedError` (exit status or signal); nothing is sent again. The next call
+  starts a new worker, up to ``max_restarts`` times (``restarts`` counts them).
+- **Timeouts and cancellation** kill the worker (the only way to stop a function in the middle
+  of a C call), fail the calls in flight, and let the next call start a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import select
+import threading
+import time
+import weakref
+
+from pysandboxes.errors import SandBoxError
+from pysandboxes.launch import worker as _w
+from pysandboxes.partial import results, shipping
+from pysandboxes.partial.errors import (
+    CallCancelledError,
+    CallTimeoutError,
+    PartialModeError,
+    RestartBudgetExceeded,
+    UnsafeResultError,
+    WorkerDiedError,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from pysandboxes.partial.spawn import Started
+
+#: Seconds a new worker has to arm its guard and say it is ready.
+START_TIMEOUT = 60.0
+#: Default largest result, pickled (bytes).
+DEFAULT_MAX_RESULT = 64 << 20
+#: Slack over ``max_result`` for an error record before the frame counts as a protocol breach.
+_ERROR_SLACK = 1 << 20
+
+
+class _Pending:
+    """One call in flight."""
+
+    __slots__ = ("body", "callback", "done", "error", "kind", "started", "stopped_by")
+
+    def __init__(self, started: Started, callback: Callable[[_Pending], None] | None) -> None:
+        self.started = started
+        self.callback = callback
+        self.done = False
+        self.kind = b""
+        self.body = b""
+        self.error: BaseException | None = None
+        #: ``timeout`` or ``cancel`` when this call's own expiry killed the worker.
+        self.stopped_by = ""
+
+
+class Worker:
+    """A sandboxed worker for one set of rules (see the module docstring).
+
+    ``rules``: a rule file (default: located as ``python-sb`` would for the caller);
+    ``keyword_rules``: rule lines (``{"python_import": "json"}``; refused under the lock);
+    ``learn``: ``True`` or a file, as ``--learn``; ``threads``: how many sync calls run at once;
+    ``max_result``: the largest pickled result; ``max_restarts``: how many new workers after
+    the first; ``returns``: what results may hold (``results.allowed_globals``);
+    ``init_fn``: a function run in each new worker before its first call.
+    """
+
+    def __init__(
+        self,
+        rules: str | None = None,
+        *,
+        keyword_rules: dict[str, Any] | None = None,
+        learn: str | bool | None = None,
+        timeout: float | None = None,
+        threads: int = 8,
+        max_result: int = DEFAULT_MAX_RESULT,
+        max_restarts: int = 10,
+        returns: str | Iterable[type] = "data",
+        init_fn: Callable[[], Any] | None = None,
+        caller_file: str | None = None,
+        cwd: str | None = None,
+        path0: str | None = None,
+    ) -> None:
+        from pysandboxes.partial.spawn import plan_worker
+
+        if threads < 1:
+            raise PartialModeError(f"threads= must be at least 1, not {threads}")
+        if max_result < 1:
+            raise PartialModeError(f"max_result= must be positive, not {max_result}")
+        _check_timeout(timeout)
+        self.cwd = cwd or os.getcwd()
+        self.plan = plan_worker(rules, keyword_rules, learn, self.cwd, caller_file)
+        self.timeout = timeout
+        self.threads = threads
+        self.max_result = max_result
+        self.max_restarts = max_restarts
+        self.allowed, self.anything = results.allowed_globals(returns)
+        self.init_fn = init_fn
+        self.path0 = path0 if path0 is not None else _caller_path0()
+        #: New workers started after the first (deaths, timeouts, cancellations).
+        self.restarts = 0
+        self.starts = 0
+        self._lock = threading.Lock()
+        self._cv = threading.Condition(self._lock)
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._started: Started | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._ids = itertools.count(1)
+        #: Function -> its id in the worker and its pickled form (weak: a function made anew
+        #: at each call of a factory leaves with its last reference).
+        self._functions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+        self._fids = itertools.count(1)
+        self._defined: set[int] = set()
+        self._async_waiting = 0
+        self._pump_running = False
+        self._closed = False
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id (the provider's outer process), when one runs."""
+
+        started = self._started
+        return started.process.pid if started is not None else None
+
+    def start(self) -> None:
+        """Start the worker now (otherwise the first call does)."""
+
+        with self._write_lock:
+            self._ensure_started()
+
+    def _ensure_started(self) -> Started:
+        """The running worker, starting one if needed (write lock held)."""
+
+        if self._closed:
+            raise PartialModeError("this worker was closed")
+        started = self._started
+        if started is not None:
+            return started
+        from pysandboxes.partial.spawn import start_worker
+
+        if self.starts > 0:
+            if self.restarts >= self.max_restarts:
+                raise RestartBudgetExceeded(
+                    f"the sandboxed worker ended {self.restarts + 1} times; max_restarts="
+                    f"{self.max_restarts} allows no new one"
+                )
+            self.restarts += 1
+        self.starts += 1
+        started = start_worker(
+            self.plan, threads=self.threads, max_result=self.max_result, path0=self.path0
+        )
+        self._await_ready(started)
+        with self._lock:
+            self._started = started
+            self._defined = set()
+        if self.init_fn is not None:
+            init = self.init_fn
+            self._send_locked(started, init, (), {}, None, wait=True)
+        return started
+
+    def _await_ready(self, started: Started) -> None:
+        """Wait for the worker's ``K`` frame: a worker that cannot start (a provider's step
+        refused, the guard could not arm) is an error here, at ``start()``, with its status
+        (its own message is on stderr), rather than at the first call."""
+
+        timed_out = False
+        try:
+            frame = self._read_frame(started, START_TIMEOUT)
+            timed_out = frame is None
+        except (EOFError, OSError, _Breach):
+            frame = None
+        if frame is not None and frame[0] == _w.READY:
+            return
+        started.kill()
+        status = started.finish()
+        late = f"it did not start within {START_TIMEOUT:g} s"
+        why = late if timed_out else _status_text(status)
+        raise WorkerDiedError(
+            f"the sandboxed worker could not start: {why} (its message is on stderr)",
+            status=status,
+        )
+
+    def close(self) -> None:
+        """End the worker (calls still in flight fail with ``WorkerDiedError``)."""
+
+        self._closed = True
+        started = self._started
+        if started is not None:
+            with contextlib.suppress(OSError):
+                started.sock.shutdown(2)  # EOF: the worker's loop ends by itself
+            started.finish()
+            self._died(started, "", finished=True)
+
+    def __enter__(self) -> Worker:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def call(
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        allowed: tuple[frozenset[tuple[str, str]], bool] | None = None,
+    ) -> Any:
+        """Run ``function(*args, **kwargs)`` in the worker and return its result (or raise its
+        exception); ``timeout`` (default: the worker's) kills the worker when it expires;
+        ``allowed``: ``results.allowed_globals(...)`` for this call instead of the worker's."""
+
+        timeout = self.timeout if timeout is None else timeout
+        _check_timeout(timeout)
+        pending = self._submit(function, args, kwargs or {}, None)
+        try:
+            self._wait(pending, None if timeout is None else time.monotonic() + timeout)
+        except BaseException:  # KeyboardInterrupt: the call is stopped with its worker
+            self._stop(pending, "cancel")
+            raise
+        return self._outcome(pending, function, allowed)
+
+    async def acall(
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        allowed: tuple[frozenset[tuple[str, str]], bool] | None = None,
+    ) -> Any:
+        """:meth:`call` for ``asyncio``: cancelling the awaiting task kills the worker too."""
+
+        import asyncio
+
+        timeout = self.timeout if timeout is None else timeout
+        _check_timeout(timeout)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+
+        def settle(_pending: _Pending) -> None:
+            def done() -> None:
+                if not future.done():
+                    future.set_result(None)
+
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(done)
+
+        pending = self._submit(function, args, kwargs or {}, settle)
+        with self._lock:
+            self._async_waiting += 1
+            start_pump = not self._pump_running
+            self._pump_running = True
+        if start_pump:
+            threading.Thread(target=self._pump_thread, name="pysb-pump", daemon=True).start()
+        try:
+            if timeout is None:
+                await future
+            else:
+                try:
+                    await asyncio.wait_for(asyncio.shield(future), timeout)
+                except TimeoutError:
+                    self._stop(pending, "timeout")
+                    await future
+        except asyncio.CancelledError:
+            self._stop(pending, "cancel")
+            raise
+        finally:
+            with self._lock:
+                self._async_waiting -= 1
+        return self._outcome(pending, function, allowed)
+
+    def _function_entry(self, function: Callable[..., Any]) -> list[Any]:
+        """``[id in the worker, pickled form or None]`` of ``function`` (write lock held)."""
+
+        entry = self._functions.get(function)
+        if entry is None:
+            entry = self._functions[function] = [next(self._fids), None]
+        return entry
+
+    def _submit(
+        self,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        callback: Callable[[_Pending], None] | None,
+    ) -> _Pending:
+        with self._write_lock:
+            started = self._ensure_started()
+            return self._send_locked(started, function, args, kwargs, callback)
+
+    def _send_locked(
+        self,
+        started: Started,
+        function: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        callback: Callable[[_Pending], None] | None,
+        *,
+        wait: bool = False,
+        retry: bool = True,
+    ) -> _Pending:
+        entry = self._function_entry(function)
+        fid = entry[0]
+        frames = b""
+        if fid not in self._defined:
+            payload = entry[1]
+            if payload is None:
+                try:
+                    payload = shipping.dumps(function)
+                except Exception as exc:
+                    raise PartialModeError(
+                        f"{_name(function)} cannot be sent to the sandbox: {exc} (everything "
+                        "it refers to must be picklable)"
+                    ) from exc
+                entry[1] = payload
+            frames += _w.encode_frame(_w.DEFINE, fid, payload)
+        try:
+            body = shipping.dumps_call(fid, args, kwargs)
+        except Exception as exc:
+            raise PartialModeError(
+                f"the arguments of {_name(function)} cannot be sent to the sandbox: {exc}"
+            ) from exc
+        ident = next(self._ids) & 0xFFFFFFFF
+        pending = _Pending(started, callback)
+        with self._lock:
+            self._pending[ident] = pending
+        try:
+            started.sock.sendall(frames + _w.encode_frame(_w.CALL, ident, body))
+        except OSError as exc:
+            # The worker had closed its end before the call was whole: it cannot have run.
+            with self._lock:
+                self._pending.pop(ident, None)
+            self._died(started, "")
+            if retry:
+                return self._send_locked(
+                    self._ensure_started(), function, args, kwargs, callback, retry=False
+                )
+            raise WorkerDiedError(
+                f"the sandboxed worker ended before {_name(function)} was sent ({exc}); it "
+                "did not run"
+            ) from None
+        self._defined.add(fid)
+        if wait:  # init_fn: its failure is the caller's error (the write lock is held)
+            self._wait(pending, None)
+            self._outcome(pending, function)
+        return pending
+
+    def _wait(self, pending: _Pending, deadline: float | None) -> None:
+        while not pending.done:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self._stop(pending, "timeout")
+                deadline = None
+                continue
+            if self._read_lock.acquire(blocking=False):
+                try:
+                    while not pending.done:
+                        remaining = None if deadline is None else deadline - time.monotonic()
+                        if remaining is not None and remaining <= 0:
+                            break
+                        self._pump(pending.started, remaining)
+                finally:
+                    self._read_lock.release()
+                    with self._cv:
+                        self._cv.notify_all()
+            else:
+                with self._cv:
+                    if not pending.done:
+                        self._cv.wait(remaining)
+
+    def _pump_thread(self) -> None:
+        """Reads for the ``async`` callers while any waits (they cannot block their loop)."""
+
+        while True:
+            with self._lock:
+                if self._async_waiting <= 0:
+                    self._pump_running = False
+                    return
+                started = self._started
+            if started is None or not self._read_lock.acquire(timeout=0.05):
+                time.sleep(0.001) if started is None else None
+                continue
+            try:
+                self._pump(started, 0.05)
+            finally:
+                self._read_lock.release()
+                with self._cv:
+                    self._cv.notify_all()
+
+    def _pump(self, started: Started, timeout: float | None) -> None:
+        """Read one frame from ``started`` (read lock held) and hand it to its call; a worker
+        that ended fails every call in flight."""
+
+        if self._started is not started:
+            return
+        try:
+            frame = self._read_frame(started, timeout)
+        except _Breach:
+            self._stop_started(started)
+            self._died(started, "it sent a frame larger than the result limit")
+            return
+        except (EOFError, OSError):
+            self._died(started, "")
+            return
+        if frame is None:
+            return
+        kind, ident, body = frame
+        with self._lock:
+            pending = self._pending.pop(ident, None)
+            if pending is None:
+                return
+            pending.kind, pending.body, pending.done = kind, body, True
+            self._cv.notify_all()
+        if pending.callback is not None:
+            pending.callback(pending)
+
+    def _read_frame(
+        self, started: Started, timeout: float | None
+    ) -> tuple[bytes, int, bytes] | None:
+        """The next frame of ``started`` (``None`` if ``timeout`` passes first); reads ahead,
+        so that a small frame costs one system call."""
+
+        buffer: bytes = started.buffer
+        sock = started.sock
+        limit = self.max_result + _ERROR_SLACK + _w.HEADER
+        while True:
+            need = _w.HEADER
+            if len(buffer) >= _w.HEADER:
+                need = int.from_bytes(buffer[:4], "little") + 4
+                if need < _w.HEADER or need > limit:
+                    raise _Breach
+                if len(buffer) >= need:
+                    started.buffer = buffer[need:]
+                    return buffer[4:5], int.from_bytes(buffer[5:9], "little"), buffer[9:need]
+            if timeout is not None:
+                poller = select.poll()
+                poller.register(sock, select.POLLIN)
+                if not poller.poll(max(0, int(timeout * 1000))):
+                    started.buffer = buffer
+                    return None
+            chunk = sock.recv(max(1 << 16, need - len(buffer)))
+            if not chunk:
+                raise EOFError
+            buffer = buffer + chunk if buffer else chunk
+
+    def _stop(self, pending: _Pending, why: str) -> None:
+        """A call's timeout or cancellation: kill its worker (the function stops with it)."""
+
+        with self._lock:
+            if pending.done:
+                return
+            pending.stopped_by = why
+        self._stop_started(pending.started)
+        self._died(pending.started, "")
+
+    @staticmethod
+    def _stop_started(started: Started) -> None:
+        started.kill()
+        with contextlib.suppress(OSError):
+            started.sock.shutdown(2)
+
+    def _died(self, started: Started, reason: str, *, finished: bool = False) -> None:
+        """``started`` ended: fail its calls in flight at once (never re-sent)."""
+
+        with self._lock:
+            if self._started is not started:
+                return
+            self._started = None
+            failed = [p for p in self._pending.values() if p.started is started]
+            self._pending = {k: p for k, p in self._pending.items() if p.started is not started}
+        status = started.process.returncode if finished else started.finish()
+        stopper = next((p.stopped_by for p in failed if p.stopped_by), "")
+        for pending in failed:
+            if pending.stopped_by == "timeout":
+                pending.error = CallTimeoutError("the call timed out: the worker was killed")
+            elif pending.stopped_by == "cancel":
+                pending.error = CallCancelledError("the call was cancelled", status=status)
+            elif stopper:
+                pending.error = CallCancelledError(
+                    f"another call on the same worker was stopped ({stopper}), which killed it",
+                    status=status,
+                )
+            else:
+                pending.error = WorkerDiedError(_death_message(status, reason), status=status)
+            with self._lock:
+                pending.done = True
+            if pending.callback is not None:
+                pending.callback(pending)
+        with self._cv:
+            self._cv.notify_all()
+
+    def _outcome(
+        self,
+        pending: _Pending,
+        function: Callable[..., Any],
+        allowed: tuple[frozenset[tuple[str, str]], bool] | None = None,
+    ) -> Any:
+        if pending.error is not None:
+            error = pending.error
+            if isinstance(error, WorkerDiedError | CallTimeoutError):
+                error.args = (f"{_name(function)}: {error.args[0]}",)
+            raise error
+        if pending.kind == _w.RESULT:
+            names, anything = allowed if allowed is not None else (self.allowed, self.anything)
+            return results.loads_result(pending.body, names, anything)
+        # Decoded with no global allowed: dicts, lists, strings, numbers (never marshal, which
+        # is not meant for bytes from an untrusted writer).
+        try:
+            record = results.loads_result(pending.body, frozenset(), False)
+        except UnsafeResultError:
+            record = None
+        from pysandboxes.launch.child import plain_data
+
+        if type(record) is not dict or not plain_data(_lists(record)):
+            raise UnsafeResultError(f"{_name(function)}: an unreadable error record")
+        raise results.rebuild_error(record, _name(function))
+
+
+def _lists(value: Any, depth: int = 0) -> Any:
+    """``value`` with tuples, floats and bytes as the plain types ``plain_data`` checks (an
+    error record's arguments may hold them); too deep a nesting becomes a set, which
+    ``plain_data`` refuses."""
+
+    if depth > 32:
+        return set()
+    kind = type(value)
+    if kind is dict:
+        return {k: _lists(v, depth + 1) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [_lists(v, depth + 1) for v in value]
+    if kind in (float, bytes):
+        return str(value)
+    return value
+
+
+class _Breach(Exception):
+    """The worker sent a frame the protocol does not allow (too large)."""
+
+
+def _status_text(status: int | None) -> str:
+    if status is None:
+        return "the sandboxed worker ended"
+    if status < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"the sandboxed worker was killed by {name}"
+    return f"the sandboxed worker exited with status {status}"
+
+
+def _death_message(status: int | None, reason: str) -> str:
+    how = _status_text(status)
+    if reason:
+        how += f" ({reason})"
+    return how + " during the call; the call is not sent again"
+
+
+def _name(function: Any) -> str:
+    return str(getattr(function, "__qualname__", None) or getattr(function, "__name__", function))
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise PartialModeError(f"timeout= must be a positive number of seconds: {timeout!r}")
+
+
+def _caller_path0() -> str:
+    import sys
+
+    first = sys.path[0] if sys.path else ""
+    return os.path.abspath(first) if first else ""
+
+
+__all__ = ["SandBoxError", "Worker"]
