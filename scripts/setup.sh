@@ -44,6 +44,8 @@ if [ "$dev" = 1 ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
   # The mcp SDK's 1.x series, beside the dev extra's 2.x, for the MCP integration's tests.
   [ -x .venv/mcp1/bin/python ] || examples/mcp-server/make-mcp1-venv.sh .venv/mcp1 >/dev/null
+  # The agent frameworks of the samples in examples/agents/ (their tests skip without them).
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[agents]'
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
