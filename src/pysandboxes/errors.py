@@ -320,6 +320,15 @@ class EvalTimeout(TimeoutError, RuleEvalError):
 
     Raised in the caller, never inside the evaluated code (which cannot catch it)."""
 
+    def __init__(
+        self, message: str, *, denial: Denial | None = None, filename: str | None = None
+    ) -> None:
+        # An own __init__: OSError.__new__ then accepts the keywords partial mode's rebuild
+        # of a worker's error passes (filename is not used: a timeout names no file).
+        TimeoutError.__init__(self, message)
+        if denial is not None:
+            self.denial = denial
+
 
 class EvalMemoryError(MemoryError, RuleEvalError):
     """A guarded evaluation would allocate more than ``eval-max-alloc`` (or its worker ran out

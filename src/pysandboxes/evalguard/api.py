@@ -127,23 +127,35 @@ class InProcessBackend:
 
 
 IN_PROCESS = InProcessBackend()
+#: Backends chosen by name; ``fork`` and ``worker`` are created at their first use.
 _backends: dict[str, Any] = {"in-process": IN_PROCESS}
+#: A backend registered under the name ``worker`` becomes the default.
+_default: list[Any] = []
 
 
-def _fork_backend() -> Any:
-    from pysandboxes.evalguard.fork import FORK
+def _builtin_backend(name: str) -> Any:
+    if name == "fork":
+        from pysandboxes.evalguard.fork import FORK
 
-    return FORK
+        return FORK
+    if name == "worker":
+        from pysandboxes.evalguard.worker import WORKER
+
+        return WORKER
+    return None
 
 
 def register_backend(backend: Any) -> None:
-    """Make ``backend`` (an object with ``name`` and ``run``) choosable by name."""
+    """Make ``backend`` (an object with ``name`` and ``run``) choosable by name; under the
+    name ``worker`` it also becomes the default."""
 
     _backends[backend.name] = backend
+    if backend.name == "worker":
+        _default[:] = [backend]
 
 
 def default_backend() -> Any:
-    return _backends.get("worker", IN_PROCESS)
+    return _default[0] if _default else IN_PROCESS
 
 
 def guarded_eval(
@@ -170,9 +182,11 @@ def guarded_eval(
     registered name; the default is the worker when one is registered, else in-process.
     """
 
-    if backend == "fork" and "fork" not in _backends:
-        _backends["fork"] = _fork_backend()
-    chosen = default_backend() if backend is None else _backends.get(backend)
+    if backend is None:
+        chosen = default_backend()
+    else:
+        chosen = _backends.get(backend) or _builtin_backend(backend)
     if chosen is None:
-        raise ValueError(f"unknown backend {backend!r} (known: {', '.join(sorted(_backends))})")
+        known = sorted({*_backends, "fork", "worker"})
+        raise ValueError(f"unknown backend {backend!r} (known: {', '.join(known)})")
     return chosen.run(source, mode, names, resolve(profile, rules))

@@ -150,3 +150,10 @@ def test_results_of_evaluated_functions_do_not_cross() -> None:
 def test_unknown_backend() -> None:
     with pytest.raises(ValueError, match="unknown backend"):
         guarded_eval("1", rules=["eval-syntax=arith"], backend="nope")
+
+
+def test_choosing_a_backend_once_does_not_change_the_default() -> None:
+    from pysandboxes.evalguard import api
+
+    guarded_eval("1", rules=["eval-syntax=arith"], backend="fork")
+    assert api.default_backend() is api.IN_PROCESS
