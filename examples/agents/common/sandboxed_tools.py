@@ -23,6 +23,7 @@ import math
 import os
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from pysandboxes import guarded_eval, is_in_sandbox, sandbox, sandboxes
 from pysandboxes.errors import SandBoxError, sandbox_denials
@@ -70,6 +71,24 @@ def tool_sandboxes() -> sandboxes:
     """
 
     return sandboxes(rules=DEFAULT_RULES)
+
+
+class ToolFailure(Exception):
+    """A tool call that failed in the sandbox; its message is what the model reads (for the
+    frameworks that hand the model the text of whatever exception a tool raises)."""
+
+
+def call_tool(function: Any, *args: Any) -> Any:
+    """Call a sandboxed tool; a failure the model should read becomes :class:`ToolFailure`
+    with :func:`tool_error_text`, chained to the original exception (other exceptions, bugs of
+    the agent, pass through)."""
+
+    try:
+        return function(*args)
+    except Exception as exc:
+        if is_tool_failure(exc):
+            raise ToolFailure(tool_error_text(exc)) from exc
+        raise
 
 
 def is_tool_failure(exc: BaseException) -> bool:
