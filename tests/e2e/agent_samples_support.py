@@ -7,6 +7,7 @@ LLM) and returns what the model would read back, as :class:`Outcome` values."""
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import importlib.util
 import json
@@ -95,9 +96,10 @@ class Web:
     intranet_port: int
 
 
-@pytest.fixture(scope="module")
-def web() -> Iterator[Web]:
-    """The granted web server and an intranet one, and the tools' context (landlock)."""
+@contextlib.contextmanager
+def serving() -> Iterator[Web]:
+    """The granted web server and an intranet one; ``AGENTS_WEB_PORT`` and ``OS_SANDBOX``
+    (landlock) set in this process's environment while they run."""
 
     state = get_provider("landlock").availability()
     require(state.ok, f"os-sandbox=landlock: {state.reason} ({state.install_hint})")
@@ -105,11 +107,8 @@ def web() -> Iterator[Web]:
     saved = {k: os.environ.get(k) for k in ("AGENTS_WEB_PORT", "OS_SANDBOX")}
     os.environ["AGENTS_WEB_PORT"] = str(granted.server_address[1])
     os.environ["OS_SANDBOX"] = "landlock"
-    import sandboxed_tools
-
     try:
-        with sandboxed_tools.tool_sandboxes():
-            yield Web(int(granted.server_address[1]), int(intranet.server_address[1]))
+        yield Web(int(granted.server_address[1]), int(intranet.server_address[1]))
     finally:
         for key, value in saved.items():
             if value is None:
@@ -118,6 +117,25 @@ def web() -> Iterator[Web]:
                 os.environ[key] = value
         granted.shutdown()
         intranet.shutdown()
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[Web]:
+    """The web servers, and the tools' context (landlock) in this process."""
+
+    with serving() as servers:
+        import sandboxed_tools
+
+        with sandboxed_tools.tool_sandboxes():
+            yield servers
+
+
+@pytest.fixture(scope="module")
+def web_servers() -> Iterator[Web]:
+    """The web servers only: for a sample driven in its own interpreter (its own venv)."""
+
+    with serving() as servers:
+        yield servers
 
 
 # -- the checks every framework passes ------------------------------------------------------
