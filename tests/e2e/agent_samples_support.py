@@ -72,6 +72,8 @@ def load_sample(framework: str, package: str) -> ModuleType:
 def _serve(handler: type[http.server.BaseHTTPRequestHandler]) -> http.server.ThreadingHTTPServer:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
+    # The slow page's client is killed with its worker: no broken-pipe trace on stderr.
+    httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 
