@@ -10,7 +10,15 @@ is timed as it calls a tool for a model:
 - LangChain: ``tool.invoke(tool_call)`` (a ``ToolMessage`` back);
 - LangGraph: a graph of one ``ToolNode`` invoked on an ``AIMessage`` with one tool call;
 - Pydantic AI: ``Agent.run_sync`` with a ``FunctionModel`` that calls the tool once, then ends;
-- OpenAI Agents SDK: ``Runner.run_sync`` with a scripted ``Model``, the same.
+- OpenAI Agents SDK: ``Runner.run_sync`` with a scripted ``Model``, the same;
+- smolagents: ``ToolCallingAgent.execute_tool_call`` (the agent's own tool-call path);
+- Google ADK: a turn of ``InMemoryRunner`` with the sample's scripted ``BaseLlm`` (one
+  function call, then the answer; the runner and session are made per call on both sides);
+- AutoGen: ``FunctionTool.run_json`` (what ``AssistantAgent`` calls for a tool call);
+- Agno: ``Agent.run`` with the sample's scripted ``Model`` (one tool call, then the answer);
+- Strands Agents: ``agent.tool.fetch_webpage(...)``, Strands' direct tool call.
+
+CrewAI (its own venv) is not measured here.
 
 A framework that is not installed (``pip install -e .[agents]``) is reported as not run.
 """
@@ -119,6 +127,64 @@ PROGRAM = textwrap.dedent(
         return lambda: Runner.run_sync(agent, "go", run_config=config)
 
 
+    def load_sample(name):
+        import importlib.util
+        path = REPO / "examples" / "agents" / name / "agent.py"
+        spec = importlib.util.spec_from_file_location(f"agent_sample_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+
+
+    def smolagents(fn):
+        from smolagents import ToolCallingAgent, tool
+
+        def fetch_webpage(url: str) -> dict:
+            '''Fetch a web page.
+
+            Args:
+                url: the address of the page.
+            '''
+            return fn(url)
+
+        sample = load_sample("smolagents")
+        agent = ToolCallingAgent(tools=[tool(fetch_webpage)], model=sample.ScriptedModel([]),
+                                 verbosity_level=-1)
+        return lambda: agent.execute_tool_call("fetch_webpage", {"url": URL})
+
+
+    def google_adk(fn):
+        from google.adk.agents import LlmAgent
+        sample = load_sample("google_adk")
+        model = sample.ScriptedLlm(calls=[("fetch_webpage", {"url": URL})])
+        agent = LlmAgent(name="bench", model=model, tools=[fn])
+        return lambda: sample.run_agent(agent, "go")
+
+
+    def autogen(fn):
+        import asyncio
+        from autogen_core import CancellationToken
+        from autogen_core.tools import FunctionTool
+        declared = FunctionTool(fn, description="Fetch a web page.", name="fetch_webpage")
+        return lambda: asyncio.run(declared.run_json({"url": URL}, CancellationToken()))
+
+
+    def agno(fn):
+        from agno.agent import Agent
+        sample = load_sample("agno")
+        agent = Agent(model=sample.ScriptedModel([("fetch_webpage", {"url": URL})]),
+                      tools=[fn], telemetry=False)
+        return lambda: agent.run("go")
+
+
+    def strands(fn):
+        from strands import Agent, tool
+        model = load_sample("strands").ScriptedModel([])
+        agent = Agent(tools=[tool(fn)], callback_handler=None, model=model)
+        return lambda: agent.tool.fetch_webpage(url=URL, record_direct_tool_call=False)
+
+
     def per_call_ms(call, n):
         for _ in range(5):
             call()
@@ -132,7 +198,9 @@ PROGRAM = textwrap.dedent(
     try:
         with sandboxed_tools.tool_sandboxes():
             for name, build in [("langchain", langchain), ("langgraph", langgraph),
-                                ("pydantic_ai", pydantic_ai), ("openai_agents", openai_agents)]:
+                                ("pydantic_ai", pydantic_ai), ("openai_agents", openai_agents),
+                                ("smolagents", smolagents), ("google_adk", google_adk),
+                                ("autogen", autogen), ("agno", agno), ("strands", strands)]:
                 try:
                     sandboxed, plain = build(SANDBOXED), build(PLAIN)
                 except ImportError as exc:
@@ -208,4 +276,9 @@ CASES = [
     _case("langgraph", "LangGraph"),
     _case("pydantic_ai", "Pydantic AI"),
     _case("openai_agents", "OpenAI Agents SDK"),
+    _case("smolagents", "smolagents"),
+    _case("google_adk", "Google ADK"),
+    _case("autogen", "AutoGen"),
+    _case("agno", "Agno"),
+    _case("strands", "Strands Agents"),
 ]
