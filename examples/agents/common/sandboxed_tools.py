@@ -37,12 +37,6 @@ FETCH_TIMEOUT = float(os.environ.get("AGENTS_FETCH_TIMEOUT", "20"))
 CALCULATOR_TIMEOUT = float(os.environ.get("AGENTS_CALCULATOR_TIMEOUT", "5"))
 MAX_PAGE = 100_000
 
-FETCH_DESCRIPTION = "Fetch a web page (at most 100 KB of it) and return its text."
-EVALUATE_DESCRIPTION = (
-    "Evaluate an arithmetic expression: numbers, + - * / // % **, comparisons, "
-    "and abs, round, min, max, sum, range, sqrt, pi."
-)
-
 
 @sandbox(rules=FETCH_RULES, timeout=FETCH_TIMEOUT)
 def fetch_webpage(url: str) -> dict[str, object]:
