@@ -75,6 +75,36 @@ def compile_(
     return compiled.code
 
 
+#: The import system's module namespaces (identity, not names: a program can rename its own
+#: module, not make its frame run in these dictionaries without the builtins below).
+_IMPORT_SYSTEM = tuple(
+    vars(sys.modules[name])
+    for name in ("_frozen_importlib", "_frozen_importlib_external")
+    if name in sys.modules
+)
+
+
+def _by_import_system(frame: Any) -> bool:
+    """Whether ``frame`` (the caller of a replacement builtin) is the import system executing or
+    compiling a module (``_call_with_frames_removed(exec, code, module.__dict__)``,
+    ``source_to_code``): whatever a loader returned, that is a module's body, not the program's
+    evaluation of a string; the hook's compile and exec events judge it as they do without the
+    replacements. ``f_globals`` is read, never ``f_code`` (which raises an audit event)."""
+
+    globals_ = frame.f_globals
+    return any(globals_ is namespace for namespace in _IMPORT_SYSTEM)
+
+
+def _keep_for_import_system(eval_: Any, exec_: Any, compile_: Any) -> None:
+    """Bind the real builtins in the import system's own namespaces, where its global lookups
+    find them before ``builtins``: a module's compile and exec stay the import system's calls,
+    which the hook recognises by their immediate caller (through a replacement, the caller
+    would be this file and the import system's compile would count as the program's)."""
+
+    for namespace in _IMPORT_SYSTEM:
+        namespace["eval"], namespace["exec"], namespace["compile"] = eval_, exec_, compile_
+
+
 def _namespaces(frame: Any, globals_: Any, locals_: Any) -> tuple[Any, Any]:
     """The namespaces plain ``eval``/``exec`` would use: with no globals, the caller's globals
     and locals (``frame`` is the caller of the replacement builtin) -- calling the real builtin
@@ -133,19 +163,20 @@ def install(
 
     real_eval, real_exec, real_compile = builtins.eval, builtins.exec, builtins.compile
     getframe = sys._getframe
+    _keep_for_import_system(real_eval, real_exec, real_compile)
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
-        if not caller_is_program(deputies):
+        if _by_import_system(getframe(1)) or not caller_is_program(deputies):
             return real_eval(source, *_namespaces(getframe(1), globals, locals))
         return run("eval", source, globals, locals, getframe(1), real_eval)
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
-        if not caller_is_program(deputies):
+        if _by_import_system(getframe(1)) or not caller_is_program(deputies):
             return real_exec(source, *_namespaces(getframe(1), globals, locals), **kwargs)
         return run("exec", source, globals, locals, getframe(1), real_exec)
 
     def compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
-        if not caller_is_program(deputies):
+        if _by_import_system(getframe(1)) or not caller_is_program(deputies):
             return real_compile(source, filename, mode, *args, **kwargs)
         return compile_(source, filename, mode, *args, **kwargs)
 
@@ -168,6 +199,7 @@ def install_learning(
 
     real_eval, real_exec, real_compile = builtins.eval, builtins.exec, builtins.compile
     getframe = sys._getframe
+    _keep_for_import_system(real_eval, real_exec, real_compile)
 
     def note(source: Any, mode: str) -> None:
         if type(source).__name__ == "code":
@@ -176,7 +208,7 @@ def install_learning(
             record((("kind", "eval"), (field, name)))
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
-        if caller_is_program(deputies):
+        if not _by_import_system(getframe(1)) and caller_is_program(deputies):
             note(source, "eval")
             if globals is None and type(source).__name__ != "code":
                 # eval(source) reads the caller's names: replayed, that needs eval-namespace=caller
@@ -184,7 +216,7 @@ def install_learning(
         return real_eval(source, *_namespaces(getframe(1), globals, locals))
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
-        if caller_is_program(deputies):
+        if not _by_import_system(getframe(1)) and caller_is_program(deputies):
             note(source, "exec")
             if isinstance(globals, dict) or isinstance(locals, dict):
                 # exec(code, ns) then ns["result"]: the bindings must be written back
@@ -195,7 +227,7 @@ def install_learning(
         return real_exec(source, *_namespaces(getframe(1), globals, locals), **kwargs)
 
     def compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
-        if caller_is_program(deputies):
+        if not _by_import_system(getframe(1)) and caller_is_program(deputies):
             note(source, mode)
         return real_compile(source, filename, mode, *args, **kwargs)
 
