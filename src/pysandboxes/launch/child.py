@@ -59,9 +59,27 @@ def decode_run(data: bytes) -> tuple[dict[str, str], list[str], bytes]:
     return fields, items[mark + 1 :], rest[end:]
 
 
+def open_channel(token: "int | str") -> int:
+    """The descriptor of the hand-over: ``token`` is one (POSIX), or ``"hN"``, an inherited
+    Windows handle ``N`` (``launch/channel.py``)."""
+
+    if isinstance(token, int):
+        return token
+    if sys.platform == "win32" and token.startswith("h"):  # the type checker's narrowing
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(token[1:]), os.O_RDONLY)
+    raise RuntimeError(f"python-sb: launch data from an unknown channel {token!r}")
+
+
 def _read_fd(fd: int) -> bytes:
+    """Everything in ``fd``: a memfd from its start, a pipe to its end."""
+
     chunks = []
-    os.lseek(fd, 0, os.SEEK_SET)
+    try:  # noqa: SIM105 (no contextlib import in the child)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:  # a pipe (ESPIPE): read as it comes
+        pass
     while True:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
@@ -703,12 +721,12 @@ def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
     return args
 
 
-def main(fd: int, src_dir: str) -> None:
+def main(fd: "int | str", src_dir: str) -> None:
     """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
 
     import atexit  # built-in, for end_guarded; imported before the guard is armed
 
-    fields, args, guard_data = decode_run(_read_fd(fd))
+    fields, args, guard_data = decode_run(_read_fd(open_channel(fd)))
     saved_path = sys.path[:]
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:

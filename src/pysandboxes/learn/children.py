@@ -168,8 +168,10 @@ def unavailable_reason() -> str | None:
     """Why this machine cannot observe children (checked by the supervisor before the run),
     or ``None``. The kernel's own refusal, if any, comes from the child (:func:`hand_over`)."""
 
-    if not sys.platform.startswith("linux"):
-        return f"seccomp user notification is Linux only (this is {sys.platform})"
+    from pysandboxes.platform_caps import CAPS, not_here
+
+    if not CAPS.linux:
+        return not_here("seccomp user notification")
     from pysandboxes.providers import _linux
 
     if not _linux.supported() or _linux.machine() not in NUMBERS:
