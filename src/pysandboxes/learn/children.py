@@ -517,6 +517,9 @@ class ChildObserver:
     def _accept(self) -> bool:
         """Wait for the interpreter; take the listener (or its refusal) from it."""
 
+        if sys.platform != "linux":  # for type checkers: unavailable_reason() stops it before
+            raise OSError("Linux only")
+
         import select
         import socket
 
@@ -742,6 +745,8 @@ def granted_everywhere() -> tuple[str, ...]:
     time-zone files. A child's read there needs no rule line (a file under ``/usr/bin`` does:
     Landlock grants no program directory)."""
 
+    if sys.platform != "linux":  # for type checkers: only where CAPS.linux
+        return ()
     from pysandboxes.providers import _ns_mounts, landlock
 
     tree_top = {f"/{name}" for name in _ns_mounts.SYSTEM_TOP}
