@@ -177,3 +177,43 @@ def test_none_provider_runs_without_proc(project: Path, home: Path, profile: str
     assert result.returncode == 0, result.stderr
     assert result.stdout == "None\n"
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize("profile", ["posix", "spawn"])
+def test_terminal_ctrl_c_reaches_the_program_once(project: Path, home: Path, profile: str) -> None:
+    """Without ``sigwaitinfo`` python-sb cannot see who sent a signal: a Ctrl-C typed while it is
+    in the terminal's foreground group is not sent a second time (the terminal sent it to the
+    program too). The program counts its SIGINTs; python-sb stays as the parent (audit)."""
+
+    from tests.helpers import pty_session
+
+    program = project / "count_sigint.py"
+    program.write_text(
+        "import signal, time\n"
+        "count = 0\n"
+        "def handler(*args):\n"
+        "    global count\n"
+        "    count += 1\n"
+        "signal.signal(signal.SIGINT, handler)\n"
+        "print('ready', flush=True)\n"
+        "deadline = time.time() + 20\n"
+        "while time.time() < deadline and count == 0:\n"
+        "    time.sleep(0.05)\n"
+        "time.sleep(1.0)  # a forwarded duplicate would arrive now\n"
+        "print('count', count, flush=True)\n"
+    )
+    sent: list[bool] = []
+
+    def interrupt(output: bytes) -> bytes | None:
+        if not sent and b"ready" in output:
+            sent.append(True)
+            return b"\x03"
+        return None
+
+    output, status = pty_session(
+        [PYTHON_SB, "--audit", str(program)], project, env_for(home, profile), interrupt, 60
+    )
+    text = output.decode(errors="replace")
+    assert sent, text
+    assert "count 1" in text, text
+    assert status == 0, text

@@ -4,10 +4,10 @@ with ``subprocess`` and python-sb waits for it (issue 19).
 
 - The hand-over's read end crosses as an inherited descriptor (POSIX, ``pass_fds``) or handle
   (Windows, ``handle_list``: only that handle is inherited); it is written once the child runs.
-- Signals: SIGINT, SIGTERM and SIGHUP sent to python-sb are passed on where POSIX signals exist
-  (a handler cannot tell a terminal's signal from a ``kill``, so a terminal's Ctrl-C may reach
-  the program twice, usually merged by the kernel). On Windows a console's Ctrl-C reaches every
-  process of the console: python-sb ignores it and waits for the program.
+- Signals: SIGINT, SIGTERM and SIGHUP sent to python-sb are passed on where POSIX signals exist,
+  except a SIGINT or SIGHUP while python-sb is in its terminal's foreground process group (the
+  terminal sent it to the program too: ``supervisor.terminal_sent_it``). On Windows a console's
+  Ctrl-C reaches every process of the console: python-sb ignores it and waits for the program.
 - Exit: the program's status; a program killed by a signal kills python-sb with the same one
   where POSIX signals exist.
 - A provider whose ``pre_exec`` steps must run between ``fork`` and ``exec`` cannot be started
@@ -53,7 +53,7 @@ def supervise_spawned(
     import signal
     import subprocess
 
-    from pysandboxes.launch.supervisor import FORWARDED, die_by_signal
+    from pysandboxes.launch.supervisor import FORWARDED, die_by_signal, terminal_sent_it
 
     if prepared.pre_exec:
         raise OSError("this provider needs fork, which this platform does not have")
@@ -62,8 +62,8 @@ def supervise_spawned(
     process: list[subprocess.Popen[bytes]] = []
 
     def forward(signum: int, _frame: object) -> None:
-        if not process or not CAPS.posix_signals:
-            return  # Windows: the console already sent its Ctrl-C to the program
+        if not process or not CAPS.posix_signals or terminal_sent_it(signum):
+            return  # the terminal (Windows: the console) sent it to the program as well
         try:  # noqa: SIM105
             process[0].send_signal(signum)
         except OSError:

@@ -73,6 +73,27 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     raise AssertionError("unreachable")
 
 
+def terminal_sent_it(signum: int) -> bool:
+    """For the handler path (no ``sigwaitinfo``): whether ``signum`` most likely came from the
+    terminal, which sends SIGINT (Ctrl-C) and SIGHUP (hang-up) to its whole foreground process
+    group, the program included: true for those two when python-sb is in the foreground group
+    of its terminal. Such a signal is not sent a second time; a ``kill -INT`` of python-sb
+    itself while it is in the foreground is then not passed on either (use SIGTERM)."""
+
+    if signum != signal.SIGINT and signum != getattr(signal, "SIGHUP", None):
+        return False
+    if sys.platform == "win32":  # for type checkers: this path runs where CAPS.posix_signals
+        return False
+    group = os.getpgrp()
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd) and os.tcgetpgrp(fd) == group:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, Any]:
     """Install handlers that send SIGINT/SIGTERM/SIGHUP on to the child (``child[0]`` once it
     exists), or hand the relay's signals to it; the previous handlers, to put back. Exec resets
@@ -86,6 +107,8 @@ def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, An
         if relay is not None:
             relay.deliver(signum, False)  # a handler cannot tell the terminal from a kill
             return
+        if terminal_sent_it(signum):
+            return  # the program got it from the terminal too
         try:  # noqa: SIM105 (contextlib costs start-up time here)
             os.kill(child[0], signum)
         except ProcessLookupError:
@@ -117,9 +140,9 @@ def supervise(
     child died by a signal: python-sb then dies by the same signal, after every cleanup).
 
     ``portable`` (default: where ``signal.sigwaitinfo`` is missing, as on macOS) waits with
-    signal handlers instead; they cannot tell a terminal's signal from a ``kill``, so every
-    SIGINT/SIGTERM/SIGHUP is forwarded (a duplicate of a terminal's signal is usually merged
-    with the original by the kernel).
+    signal handlers instead; they cannot see who sent a signal, so SIGTERM is always forwarded
+    and SIGINT/SIGHUP unless python-sb is in its terminal's foreground process group
+    (:func:`terminal_sent_it`).
 
     ``channel`` (``launch.channel.Channel``): the hand-over, written once the child runs.
     Without ``fork`` (Windows, ``PYSANDBOXES_PORTABLE=spawn``) the child is started with
