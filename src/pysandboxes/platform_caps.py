@@ -10,7 +10,8 @@ only makes python-sb take the paths of a platform with fewer features):
 - unset, empty or ``0``: the platform's own capabilities;
 - ``1`` or ``posix``: as on macOS -- no memfd (the hand-over goes through an inherited pipe),
   no ``/proc`` reads, no ``sigwaitinfo`` (the supervisor forwards with handlers), no pidfd,
-  no kernel provider (Landlock, namespaces, seccomp are Linux's);
+  no kernel provider (Landlock, namespaces, seccomp are Linux's), ``ignore=`` globs matched
+  without regard to case;
 - ``spawn``: the above, and no ``exec`` that replaces the process either, as on Windows:
   python-sb starts the program with ``subprocess`` and waits for it.
 
@@ -41,7 +42,8 @@ class Capabilities:
     - ``pidfd``: ``os.pidfd_open`` (signals that cannot reach a recycled pid).
     - ``posix_signals``: ``kill``, process groups, death by a signal (not Windows).
     - ``posix_paths``: ``/``-separated, case-sensitive paths, ``os.getuid`` (not Windows).
-    - ``case_insensitive_paths``: the file system usually ignores case (Windows, macOS).
+    - ``case_insensitive_paths``: the file system usually ignores case (Windows, macOS; and
+      under the forced profiles): ``ignore=`` globs then match without regard to case.
     - ``profile``: the forced profile (``"posix"``, ``"spawn"``) or ``""`` when none.
     """
 
@@ -73,7 +75,7 @@ class Capabilities:
         self.pidfd = hasattr(os, "pidfd_open") and not forced
         self.posix_signals = posix
         self.posix_paths = posix
-        self.case_insensitive_paths = not posix or sys.platform == "darwin"
+        self.case_insensitive_paths = not posix or sys.platform == "darwin" or forced
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
@@ -124,6 +126,15 @@ def switch_problem() -> str | None:
 
 #: This process's capabilities (read once, when first imported).
 CAPS = _current()
+
+
+def adopt(profile: str) -> None:
+    """Take the parent's forced profile in the sandboxed interpreter (whose environment holds
+    only what ``env=`` grants, so not the switch): called by the bootstrap before arming."""
+
+    global CAPS
+    if profile in ("posix", "spawn"):
+        CAPS = Capabilities(profile)
 
 
 def not_here(feature: str) -> str:

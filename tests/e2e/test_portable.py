@@ -217,3 +217,24 @@ def test_terminal_ctrl_c_reaches_the_program_once(project: Path, home: Path, pro
     assert sent, text
     assert "count 1" in text, text
     assert status == 0, text
+
+
+@pytest.mark.parametrize(("profile", "hidden"), [("", False), ("posix", True), ("spawn", True)])
+def test_ignore_globs_ignore_case_where_the_file_system_does(
+    project: Path, home: Path, profile: str, hidden: bool
+) -> None:
+    """``ignore=.env`` must hide ``.ENV`` where that is the same file (macOS, Windows; forced
+    here by the profile): in the sandboxed interpreter's guard and in python-sb's own
+    decisions. On Linux itself ``.ENV`` is another file, readable (the control)."""
+
+    (project / ".py-sandboxes").write_text(RULES + "ignore=.env\n")
+    (project / ".ENV").write_text("TOKEN=1\n")
+    code = (
+        "try:\n"
+        "    print(open('.ENV').read().strip())\n"
+        "except OSError as exc:\n"
+        "    print('refused', type(exc).__name__)\n"
+    )
+    result = run_sb(["-c", code], cwd=project, env=env_for(home, profile))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("refused RuleFileNotFoundError" if hidden else "TOKEN=1")

@@ -682,7 +682,7 @@ def decode_guard_data(data: bytes) -> "tuple[dict[str, Any], dict[str, Any]]":
     return value[0], value[1]
 
 
-def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None) -> None:
+def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str = "") -> None:
     """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
 
     Called with ``sys.path`` set to :func:`trusted_path`. ``before_arm`` (partial mode's worker
@@ -693,6 +693,10 @@ def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None) -> None:
     context_data, policy_data = decode_guard_data(data)
     if "pysandboxes" in sys.modules:
         _check_own_package(src_dir)
+    if portable:  # PYSANDBOXES_PORTABLE of the parent (a switch for tests only)
+        from pysandboxes import platform_caps
+
+        platform_caps.adopt(portable)
     from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
     from pysandboxes.policy.model import Policy
     from pysandboxes.runtime import RunContext
@@ -751,7 +755,8 @@ def main(fd: "int | str", src_dir: str) -> None:
 
         server = prepare(fields)
     if fields.get("arm") == "1":
-        arm_guard(guard_data, src_dir, None if server is None else server.start_threads)
+        before = None if server is None else server.start_threads
+        arm_guard(guard_data, src_dir, before, fields.get("portable", ""))
     elif server is not None:
         server.start_threads()
     set_path0(program, isolated=isolated, saved_path=saved_path)

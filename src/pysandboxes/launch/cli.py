@@ -485,6 +485,9 @@ def _child_fields(
         "arm": "1" if arm else "0",
         "n_words": str(len(cmd.python_words)),
     }
+    profile = _portable_profile()
+    if profile:  # the test switch reaches the child's guard too (platform_caps.adopt)
+        fields["portable"] = profile
     if cmd.kind == "stdin" and cmd.no_program:
         fields["argv0"] = ""
     if "-i" in cmd.python_options or cmd.kind == "repl":
@@ -498,6 +501,17 @@ def _child_fields(
         if os.isatty(0) and _use_ipython(plan):
             fields["ipython"] = "1"
     return fields
+
+
+def _portable_profile() -> str:
+    """The forced profile of ``PYSANDBOXES_PORTABLE`` (tests only), without importing
+    ``platform_caps`` on the usual path."""
+
+    if not os.environ.get("PYSANDBOXES_PORTABLE"):
+        return ""
+    from pysandboxes.platform_caps import CAPS
+
+    return CAPS.profile
 
 
 def _policy_fd(data: bytes) -> int:

@@ -264,7 +264,12 @@ def import_allowed(policy: Policy, top_level_name: str) -> bool:
 
 def glob_regex(pattern: str) -> str:
     """A regular expression for a path glob: ``*`` and ``?`` stay within one path component,
-    ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated)."""
+    ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated).
+
+    Where the file system usually ignores case (macOS, Windows: ``platform_caps``), the
+    expression does too: ``ignore=.env`` must also hide ``.ENV``, the same file there. (Exposed
+    prefixes stay case-sensitive: another spelling of an exposed path is refused, never
+    granted.)"""
 
     import re
 
@@ -299,6 +304,10 @@ def glob_regex(pattern: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
+    from pysandboxes import platform_caps  # the attribute, read now (the child may set it)
+
+    if platform_caps.CAPS.case_insensitive_paths:
+        return "(?i:" + "".join(out) + ")"
     return "".join(out)
 
 

@@ -103,3 +103,25 @@ def test_memfd_channel_is_the_default_on_linux() -> None:
         assert os.read(channel.fd, 10) == b"abc"
     finally:
         channel.close()
+
+
+def test_ignore_globs_follow_the_platforms_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from pysandboxes.policy.decide import glob_regex
+
+    monkeypatch.setattr(platform_caps, "CAPS", Capabilities(""))
+    sensitive = re.compile(glob_regex("*.env"))
+    monkeypatch.setattr(platform_caps, "CAPS", Capabilities("posix"))
+    insensitive = re.compile(glob_regex("*.env"))
+    if sys.platform.startswith("linux"):
+        assert sensitive.fullmatch("a.env") and not sensitive.fullmatch("a.ENV")
+    assert insensitive.fullmatch("a.ENV") and not insensitive.fullmatch("a.ENVx")
+
+
+def test_adopt_takes_a_forced_profile_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform_caps, "CAPS", Capabilities(""))
+    platform_caps.adopt("")
+    assert platform_caps.CAPS.profile == ""
+    platform_caps.adopt("spawn")
+    assert platform_caps.CAPS.profile == "spawn" and not platform_caps.CAPS.exec
