@@ -47,3 +47,22 @@ if [ "$dev" = 1 ]; then
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
+
+# The real-world suite's projects (tests/realworld/sdists.txt): pinned source distributions from
+# the package registry, downloaded once into a cache outside the repository. The tests unpack
+# copies; a missing one is a skip, and a failure under PYSANDBOXES_REQUIRE_ALL=1.
+if [ "$dev" = 1 ]; then
+  cache=${PYSANDBOXES_SDIST_CACHE:-$HOME/.cache/pysandboxes/sdists}
+  mkdir -p "$cache"
+  while read -r pin; do
+    pin=${pin%%#*}
+    pin=${pin//[[:space:]]/}
+    [ -n "$pin" ] || continue
+    want="$(printf '%s' "${pin%%==*}-${pin##*==}" | tr 'A-Z_' 'a-z-').tar.gz"
+    if ! ls "$cache" | tr 'A-Z_' 'a-z-' | grep -qxF "$want"; then
+      echo "setup: fetching the sdist of $pin into $cache"
+      .venv/bin/python -m pip download -q --disable-pip-version-check --no-binary :all: \
+        --no-deps -d "$cache" "$pin"
+    fi
+  done < tests/realworld/sdists.txt
+fi

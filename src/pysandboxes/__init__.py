@@ -37,6 +37,7 @@ __all__ = [
     "RulePermissionError",
     "SandBoxError",
     "__version__",
+    "guarded_eval",
     "is_in_sandbox",
     "run",
     "sandbox",
@@ -56,9 +57,16 @@ def __getattr__(name: str) -> object:
         value = getattr(api, name)
         globals()[name] = value
         return value
+    # guarded_eval is imported on first use too: the eval machinery (ast, decimal...) stays
+    # off the start-up path of every run that does not evaluate source text.
+    if name == "guarded_eval":
+        from pysandboxes.evalguard.api import guarded_eval
+
+        return guarded_eval
     raise AttributeError(f"module 'pysandboxes' has no attribute {name!r}")
 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pysandboxes.evalguard.api import guarded_eval
     from pysandboxes.partial.api import is_in_sandbox, run, sandbox, sandboxes

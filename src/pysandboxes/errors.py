@@ -28,8 +28,14 @@ __all__ = [
     "ConfigError",
     "ConfigProblem",
     "Denial",
+    "EvalAttributeDenied",
+    "EvalCallDenied",
+    "EvalMemoryError",
+    "EvalOutputError",
+    "EvalRecursionError",
     "EvalSyntaxRejected",
     "EvalTimeout",
+    "EvalWorkerError",
     "ProviderUnavailableError",
     "RuleApiPermissionError",
     "RuleConnectionRefusedError",
@@ -310,7 +316,53 @@ class EvalSyntaxRejected(SyntaxError, RuleEvalError):
 
 
 class EvalTimeout(TimeoutError, RuleEvalError):
-    """A guarded evaluation ran past ``eval-timeout`` or one of its budgets."""
+    """A guarded evaluation ran past ``eval-timeout`` or ``eval-max-iterations``.
+
+    Raised in the caller, never inside the evaluated code (which cannot catch it)."""
+
+    def __init__(
+        self, message: str, *, denial: Denial | None = None, filename: str | None = None
+    ) -> None:
+        # An own __init__: OSError.__new__ then accepts the keywords partial mode's rebuild
+        # of a worker's error passes (filename is not used: a timeout names no file).
+        TimeoutError.__init__(self, message)
+        if denial is not None:
+            self.denial = denial
+
+
+class EvalMemoryError(MemoryError, RuleEvalError):
+    """A guarded evaluation would allocate more than ``eval-max-alloc`` (or its worker ran out
+    of memory)."""
+
+
+class EvalRecursionError(RecursionError, RuleEvalError):
+    """Functions of an evaluated source nested deeper than ``eval-max-call-depth``."""
+
+
+class EvalOutputError(OverflowError, RuleEvalError):
+    """A guarded evaluation printed more than ``eval-max-output`` characters."""
+
+
+class EvalAttributeDenied(AttributeError, RuleEvalError):
+    """An attribute read or write refused by the ``eval-*`` rules while the source ran."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None):
+        AttributeError.__init__(self, message)
+        if denial is not None:
+            self.denial = denial
+
+
+class EvalCallDenied(TypeError, RuleEvalError):
+    """A call refused while the source ran (``type()`` with three arguments, a metaclass)."""
+
+    def __init__(self, message: str, *, denial: Denial | None = None):
+        TypeError.__init__(self, message)
+        if denial is not None:
+            self.denial = denial
+
+
+class EvalWorkerError(RuntimeError, RuleEvalError):
+    """The worker process of a guarded evaluation died (the call is never re-run)."""
 
 
 # -- structured access ----------------------------------------------------------------------------

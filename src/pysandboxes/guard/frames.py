@@ -61,6 +61,9 @@ CODE_DEPUTIES = (
     # Callback dispatchers: ExitStack.callback(eval, source) is the program's eval.
     "contextlib.py",
     "sched.py",
+    # The eval/exec/compile that replace the builtins under eval-* rules or learning: their
+    # caller is the one judged (in learning, the original's compile event is the program's).
+    "pysandboxes/evalguard/program.py",
 )
 
 

@@ -27,7 +27,7 @@ import sys
 
 import pysandboxes
 from pysandboxes.guard import calls as calls_module
-from pysandboxes.guard import files, imports, network, signals, wrappers
+from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
@@ -189,6 +189,10 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
+    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
+        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
+        evalbuiltins.install(policy, frames.caller_is_program)
 
     import _frozen_importlib
 

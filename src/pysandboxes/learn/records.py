@@ -131,6 +131,7 @@ EVAL_FIELDS: dict[str, str] = {
     "import": "eval-import",
     "imports": "eval-import",
     "magic": "eval-magic",
+    "namespace": "eval-namespace",  # "adaptive": an exec whose dictionary the program reads
 }
 
 

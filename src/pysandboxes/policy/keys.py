@@ -52,6 +52,7 @@ EVAL_SINGLE_KEYS: tuple[str, ...] = (
     "eval-max-call-depth",
     "eval-max-alloc",
     "eval-max-nodes",
+    "eval-max-output",
 )
 
 #: ``eval-syntax`` groups (SPEC §3.6); an exact ``ast`` node class name is accepted too.

@@ -350,6 +350,19 @@ def build_plan(
     if tmpdir and os.path.isdir(tmpdir):
         plan.add("bind", tmpdir, tmpdir)
 
+    # 4a. --denials=FILE: the Python layer appends every refusal to it from inside the sandbox,
+    # wherever the file lies (as under landlock); created first, since the sandbox may not be
+    # able to create a file in its directory.
+    denials = launch.context.denials_file
+    if denials:
+        denials = os.path.abspath(denials)
+        try:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            os.close(os.open(denials, flags, 0o644))
+        except OSError as exc:
+            raise ConfigError(f"--denials={denials}: cannot create it: {exc.strerror}") from None
+        plan.add("bind", denials, denials)
+
     # 4b. exposures written through a symbolic link exist under the name the rule gives
     _recreate_links(plan, policy, cwd)
 

@@ -244,7 +244,16 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         "environment": environment,
         "provider": provider,
         "warnings": warnings_for(plan, provider, environment),
+        "eval": _eval_data(policy),
     }
+
+
+def _eval_data(policy: Policy) -> list[dict[str, Any]]:
+    if not policy.eval_rules:
+        return []
+    from pysandboxes.evalguard.explain import profiles_data
+
+    return profiles_data(policy)
 
 
 def render_text(data: dict[str, Any]) -> str:
@@ -305,6 +314,10 @@ def render_text(data: dict[str, Any]) -> str:
     for note in provider["notes"]:
         out.append(f"  {note}")
     out.append("")
+    if data.get("eval"):
+        from pysandboxes.evalguard.explain import render
+
+        out.extend([*render(data["eval"]), ""])
     if data["warnings"]:
         out.append(f"warnings ({len(data['warnings'])}):")
         for warning in data["warnings"]:

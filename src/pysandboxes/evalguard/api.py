@@ -1,0 +1,192 @@
+"""``guarded_eval``: the way in for tools, and the seam between the check and where it runs.
+
+A backend runs a checked source. :class:`InProcessBackend` runs it in the calling process
+(budgets checked by the rewrite, no hard kill: see ``docs/eval.md``, "Limits");
+a worker backend (a warm partial-mode worker that a timeout kills) plugs in through the same
+``run(source, mode, names, rules)`` method once it exists.
+
+The rules come from the rule file python-sb armed (then ``rules=`` is refused: the program
+cannot widen them), or, in a program not run by python-sb, from ``rules=`` (rule lines, with
+origin ``<arg>``).
+"""
+
+from __future__ import annotations
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.evalguard import engine
+from pysandboxes.evalguard import rules as rules_module
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any, Protocol
+
+    from pysandboxes.evalguard.rules import EvalRules
+    from pysandboxes.policy.model import Policy
+
+    class Backend(Protocol):
+        """Where a guarded evaluation runs."""
+
+        name: str
+
+        def run(
+            self, source: str, mode: str, names: Mapping[str, Any] | None, rules: EvalRules
+        ) -> Any: ...
+
+
+#: The policy armed by python-sb (at most one), and the rules built per profile.
+_armed: list[Policy] = []
+_built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
+_from_lines: dict[tuple[str, ...], Policy] = {}
+
+
+def arm(policy: Policy) -> None:
+    """Called by the guard when python-sb starts a program with ``eval-*`` rules: every
+    profile is built now (a rule no profile may grant stops the run before it starts)."""
+
+    if _armed:
+        raise ConfigError("the eval-* rules are already armed")
+    for profile in rules_module.profiles(policy):
+        rules_for(policy, profile)
+    _armed.append(policy)
+    from pysandboxes.evalguard import runtime
+
+    runtime.install_string_hook()
+
+
+def armed_policy() -> Policy | None:
+    return _armed[0] if _armed else None
+
+
+def rules_for(policy: Policy, profile: str | None) -> EvalRules:
+    key = (id(policy), profile)
+    found = _built.get(key)
+    if found is None or found[0] is not policy:
+        found = _built[key] = (policy, rules_module.build(policy, profile))
+    return found[1]
+
+
+def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
+    from pysandboxes.policy.model import Policy
+
+    if isinstance(rules, Policy):
+        return rules
+    lines = tuple(rules.splitlines() if isinstance(rules, str) else rules)
+    found = _from_lines.get(lines)
+    if found is None:
+        pairs = []
+        for line in lines:
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            key, eq, value = text.partition("=")
+            if not eq:
+                raise ConfigError(f"rules: {text!r} is not a key=value line")
+            if not key.startswith("eval-"):
+                raise ConfigError(f"rules: {text!r} is not an eval-* line")
+            pairs.append((key, value))
+        from pysandboxes.policy import load_policy
+
+        found = _from_lines[lines] = load_policy(None, cli_rules=pairs, environ={})
+    return found
+
+
+def resolve(profile: str | None, rules: str | Iterable[str] | Policy | None) -> EvalRules:
+    """The rules of ``profile``: from the armed rule file, or from ``rules=``."""
+
+    policy = armed_policy()
+    if policy is not None:
+        if rules is not None:
+            raise ConfigError(
+                "under python-sb the eval-* rules come from the rule file: rules= is refused "
+                "(write eval-* lines, or named profiles eval-call:NAME=..., in the file)"
+            )
+    elif rules is None:
+        raise ConfigError(
+            "no eval-* rules: pass rules=['eval-syntax=arith', ...] or run the program with "
+            "python-sb and eval-* lines in its rule file"
+        )
+    else:
+        policy = _policy_from(rules)
+    return rules_for(policy, profile)
+
+
+class InProcessBackend:
+    """Runs the checked source in the calling process and thread (see the module docstring)."""
+
+    name = "in-process"
+
+    def run(self, source: str, mode: str, names: Mapping[str, Any] | None, rules: EvalRules) -> Any:
+        from pysandboxes.evalguard import runtime
+
+        runtime.install_string_hook()
+        compiled = engine.prepare(source, mode, rules)
+        ns = engine.namespace(compiled, names, strict=True)
+        result = engine.run(compiled, ns)
+        return result if mode == "eval" else engine.bound_names(ns)
+
+
+IN_PROCESS = InProcessBackend()
+#: Backends chosen by name; ``fork`` and ``worker`` are created at their first use.
+_backends: dict[str, Any] = {"in-process": IN_PROCESS}
+#: A backend registered under the name ``worker`` becomes the default.
+_default: list[Any] = []
+
+
+def _builtin_backend(name: str) -> Any:
+    if name == "fork":
+        from pysandboxes.evalguard.fork import FORK
+
+        return FORK
+    if name == "worker":
+        from pysandboxes.evalguard.worker import WORKER
+
+        return WORKER
+    return None
+
+
+def register_backend(backend: Any) -> None:
+    """Make ``backend`` (an object with ``name`` and ``run``) choosable by name; under the
+    name ``worker`` it also becomes the default."""
+
+    _backends[backend.name] = backend
+    if backend.name == "worker":
+        _default[:] = [backend]
+
+
+def default_backend() -> Any:
+    return _default[0] if _default else IN_PROCESS
+
+
+def guarded_eval(
+    source: str,
+    names: Mapping[str, Any] | None = None,
+    profile: str | None = None,
+    mode: str = "eval",
+    *,
+    rules: str | Iterable[str] | Policy | None = None,
+    backend: str | None = None,
+) -> Any:
+    """Check ``source`` against the ``eval-*`` rules of ``profile`` and run it under their
+    budgets.
+
+    ``names`` are the values the source may read, copied in (data) or wrapped (functions); a
+    name starting with ``_sb_`` or ``__`` is refused. ``mode="eval"`` returns the value of
+    the expression; ``mode="exec"`` returns the names the statements bound whose values are
+    data. Raises :class:`~pysandboxes.errors.EvalSyntaxRejected` (every violation, each with
+    the rule line that would allow it), :class:`~pysandboxes.errors.EvalTimeout`,
+    :class:`~pysandboxes.errors.EvalMemoryError`, :class:`~pysandboxes.errors.EvalRecursionError`,
+    :class:`~pysandboxes.errors.EvalOutputError`, :class:`~pysandboxes.errors.EvalAttributeDenied`,
+    or whatever the source itself raised. ``backend``: ``"in-process"``, ``"fork"`` (a
+    child process per call, killed at the timeout, memory bounded by ``RLIMIT_AS``) or a
+    registered name; the default is the worker when one is registered, else in-process.
+    """
+
+    if backend is None:
+        chosen = default_backend()
+    else:
+        chosen = _backends.get(backend) or _builtin_backend(backend)
+    if chosen is None:
+        known = sorted({*_backends, "fork", "worker"})
+        raise ValueError(f"unknown backend {backend!r} (known: {', '.join(known)})")
+    return chosen.run(source, mode, names, resolve(profile, rules))

@@ -1,0 +1,154 @@
+"""Checked code, cached; and the in-process run of one evaluation.
+
+The hot path of a repeated source is a dictionary look-up (the code compiled from the checked
+and rewritten tree, keyed by source, mode and the rules object of the profile), a fresh
+namespace and one :class:`~pysandboxes.evalguard.runtime.State`: no parse, thread, timer or
+process per call. A refused source is cached too (its error is raised again, rebuilt).
+"""
+
+from __future__ import annotations
+
+import decimal
+
+from pysandboxes.errors import EvalSyntaxRejected, RuleEvalError
+from pysandboxes.evalguard import check, rewrite, runtime
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from pysandboxes.evalguard.rules import EvalRules
+
+FILENAME = "<guarded-eval>"
+_CACHE_SIZE = 1024
+_cache: dict[tuple[str, str, int], Any] = {}
+_runtimes: dict[int, tuple[EvalRules, runtime.Runtime]] = {}
+_real_compile = compile
+_real_eval = eval
+
+
+class Compiled:
+    """A checked, rewritten, compiled source."""
+
+    __slots__ = ("code", "mode", "rules", "source")
+
+    def __init__(self, code: Any, mode: str, rules: EvalRules, source: str) -> None:
+        self.code = code
+        self.mode = mode
+        self.rules = rules
+        self.source = source
+
+
+def runtime_for(rules: EvalRules) -> runtime.Runtime:
+    found = _runtimes.get(id(rules))
+    if found is None or found[0] is not rules:
+        found = _runtimes[id(rules)] = (rules, runtime.Runtime(rules))
+    return found[1]
+
+
+def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
+    """Check, rewrite and compile ``source`` (cached); ``EvalSyntaxRejected`` when refused."""
+
+    if type(source) is not str:
+        if isinstance(source, (bytes, bytearray)):
+            source = bytes(source).decode("utf-8")
+        else:
+            raise TypeError(f"guarded evaluation needs source text, not {type(source).__name__}")
+    if mode not in ("eval", "exec"):
+        raise ValueError(f"mode must be 'eval' or 'exec', not {mode!r}")
+    key = (source, mode, id(rules))
+    found = _cache.get(key)
+    if found is not None:
+        if isinstance(found, Compiled) and found.rules is rules:
+            return found
+        if isinstance(found, EvalSyntaxRejected):
+            raise EvalSyntaxRejected(found.msg, violations=found.violations)
+    runtime.set_compiling(True)
+    try:
+        tree = check.parse(source.strip() if mode == "eval" else source, mode, rules)
+        code = _real_compile(rewrite.rewrite(tree), FILENAME, mode, 0, True)  # type: ignore[call-overload]
+    except EvalSyntaxRejected as exc:
+        _store(key, exc)
+        raise
+    finally:
+        runtime.set_compiling(False)
+    compiled = Compiled(code, mode, rules, source)
+    _store(key, compiled)
+    return compiled
+
+
+def _store(key: tuple[str, str, int], value: Any) -> None:
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.pop(next(iter(_cache)))
+    _cache[key] = value
+
+
+def namespace(compiled: Compiled, names: Mapping[str, Any] | None, strict: bool) -> dict[str, Any]:
+    """A fresh namespace: the granted builtins (``__builtins__``), copies of ``names``."""
+
+    rt = runtime_for(compiled.rules)
+    ns: dict[str, Any] = {}
+    if names:
+        for name, value in names.items():
+            if type(name) is not str or not name.isidentifier():
+                raise TypeError(f"names: {name!r} is not an identifier")
+            if name.startswith("_sb_") or name.startswith("__"):
+                if strict:
+                    raise ValueError(
+                        f"names: {name!r} is reserved (a name starting with _sb_ or __ could "
+                        "shadow the guard)"
+                    )
+                continue
+            copied = runtime.copy_in(value, rt, strict, f"names[{name!r}]")
+            if copied is not runtime.SKIP:
+                ns[name] = copied
+    ns["__builtins__"] = rt.builtins
+    ns["__name__"] = "<guarded-eval>"  # what a class body records as its __module__
+    return ns
+
+
+def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
+    """Run ``compiled`` in ``ns`` in this process, under a fresh budget state."""
+
+    rules = compiled.rules
+    state = runtime.State(rules)
+    ns["_sb_t"] = state.ticks
+    previous = runtime.set_current(state)
+    try:
+        if "decimal" in rules.imports:
+            with decimal.localcontext():
+                result = _real_eval(compiled.code, ns)
+        else:
+            result = _real_eval(compiled.code, ns)
+    except runtime.Stop:
+        error = state.error or RuleEvalError("guarded evaluation interrupted")
+        raise error.with_traceback(None) from None
+    except BaseException:
+        if state.error is not None:  # a library turned the interruption into its own error
+            raise state.error.with_traceback(None) from None
+        raise
+    finally:
+        state.finished = True
+        runtime.set_current(previous)
+        ns.pop("_sb_t", None)
+    if state.error is not None:  # swallowed on the way (a library's bare except)
+        raise state.error.with_traceback(None)
+    if compiled.mode == "eval":
+        return runtime.copy_out(result)
+    return None
+
+
+def bound_names(ns: dict[str, Any]) -> dict[str, Any]:
+    """What an ``exec`` bound that may cross back: data only (functions, classes and the
+    guard's objects stay behind)."""
+
+    out: dict[str, Any] = {}
+    for name, value in ns.items():
+        if name.startswith(("_sb_", "__")) or callable(value):
+            continue
+        try:
+            out[name] = runtime.copy_out(value)
+        except (RuleEvalError, TypeError):
+            continue
+    return out

@@ -1,0 +1,282 @@
+"""The rewrite of a checked tree: what the source does that can only be judged while it runs
+goes through a helper of :mod:`pysandboxes.evalguard.runtime`.
+
+- ``obj.name`` -> ``_sb_ga(obj, 'name')`` (decided by the object's type); a written attribute
+  ``obj.name = v`` -> ``_sb_w(obj)['name'] = v`` (any target position);
+- ``a + b``, ``*``, ``**``, ``<<``, ``%`` (and their augmented forms) -> checked helpers that
+  estimate the size of the result first; an operand that is a number constant skips the check
+  where it cannot grow the result (``i + 1``, ``x * 0.5``);
+- ``for``/comprehension iterables -> ``_sb_compress(it, _sb_t)`` (one tick per item, in C);
+  ``while test:`` -> ``for _ in _sb_t: if not test: <else>; break`` (same semantics);
+- functions and lambdas -> wrapped by ``_sb_fn`` (call depth, call count); classes registered
+  by ``_sb_cls`` and their bases mapped by ``_sb_base``;
+- f-string fields with a spec or a conversion -> ``_sb_fmt(value, spec, conversion)``;
+- ``except:`` -> ``except Exception:``, ``except X`` -> ``except _sb_exc(X)``;
+- ``import m`` / ``from m import n`` -> ``_sb_import`` / ``_sb_from`` (module views).
+"""
+
+from __future__ import annotations
+
+import ast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_OPS: dict[type, str] = {
+    ast.Add: "_sb_add",
+    ast.Mult: "_sb_mul",
+    ast.Pow: "_sb_pow",
+    ast.LShift: "_sb_lshift",
+    ast.Mod: "_sb_mod",
+}
+_IOPS: dict[type, str] = {ast.Add: "_sb_iadd", ast.Mult: "_sb_imul"}
+
+
+def _name(ident: str, ctx: ast.expr_context | None = None) -> ast.Name:
+    return ast.Name(id=ident, ctx=ctx or ast.Load())
+
+
+def _call(helper: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=_name(helper), args=list(args), keywords=[])
+
+
+def _number(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and type(node.value) in (int, float, complex, bool)
+        and not (type(node.value) is int and abs(node.value) > 1 << 16)
+    )
+
+
+def _int_fast_path(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.expr | None:
+    """For operands that are plain names (reading them twice changes nothing), the test under
+    which the operation cannot allocate: ``i % 3`` when ``i`` is an int, ``a + b`` when both
+    are ints. The checked helper runs otherwise. (A loop's arithmetic then costs no call.)"""
+
+    def is_int(node: ast.expr) -> ast.expr:
+        return ast.Compare(
+            left=_call("_sb_type", node), ops=[ast.Is()], comparators=[_name("_sb_int")]
+        )
+
+    if not isinstance(left, ast.Name):
+        return None
+    if isinstance(op, ast.Mod) and (isinstance(right, ast.Name) or _number(right)):
+        return is_int(_name(left.id))
+    if isinstance(op, ast.Add) and isinstance(right, ast.Name):
+        return ast.BoolOp(op=ast.And(), values=[is_int(_name(left.id)), is_int(_name(right.id))])
+    return None
+
+
+class Rewriter(ast.NodeTransformer):
+    """See the module docstring. Run only on a tree the checker accepted."""
+
+    def __init__(self) -> None:
+        self._temp = 0
+
+    def temp(self) -> str:
+        self._temp += 1
+        return f"_sb_tmp{self._temp}"
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        value = self.visit(node.value)
+        if isinstance(node.ctx, ast.Load):
+            new: ast.expr = _call("_sb_ga", value, ast.Constant(node.attr))
+        else:
+            new = ast.Subscript(
+                value=_call("_sb_w", value), slice=ast.Constant(node.attr), ctx=node.ctx
+            )
+        return ast.copy_location(new, node)
+
+    # -- operators -------------------------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        self.generic_visit(node)
+        helper = _OPS.get(type(node.op))
+        if helper is None:
+            return node
+        left, right = node.left, node.right
+        if _number(left) and _number(right) and type(node.op) is not ast.Pow:
+            return node
+        if isinstance(node.op, ast.Add) and (_number(left) or _number(right)):
+            return node
+        if isinstance(node.op, ast.Mult) and (
+            (_number(left) and isinstance(left, ast.Constant) and type(left.value) is float)
+            or (_number(right) and isinstance(right, ast.Constant) and type(right.value) is float)
+        ):
+            return node
+        if isinstance(node.op, ast.Mod) and _number(left):
+            return node
+        checked: ast.expr = _call(helper, left, right)
+        fast = _int_fast_path(node.op, left, right)
+        if fast is not None:
+            checked = ast.IfExp(test=fast, body=ast.BinOp(left, node.op, right), orelse=checked)
+        return ast.copy_location(checked, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        op = type(node.op)
+        helper = _IOPS.get(op) or _OPS.get(op)
+        if helper is None or (op is ast.Add and _number(node.value)):
+            self.generic_visit(node)
+            return node
+        value = self.visit(node.value)
+        target = node.target
+        statements: list[ast.stmt] = []
+        if isinstance(target, ast.Name):
+            load: ast.expr = _name(target.id)
+            store: ast.expr = _name(target.id, ast.Store())
+            fast = _int_fast_path(node.op, load, value)
+            if fast is not None:  # total += i: no call when both are ints
+                checked = ast.IfExp(
+                    test=fast,
+                    body=ast.BinOp(_name(target.id), node.op, value),
+                    orelse=_call(helper, _name(target.id), value),
+                )
+                return ast.copy_location(ast.Assign(targets=[store], value=checked), node)
+        elif isinstance(target, ast.Attribute):
+            holder = self.temp()
+            statements.append(
+                ast.Assign(targets=[_name(holder, ast.Store())], value=self.visit(target.value))
+            )
+            load = _call("_sb_ga", _name(holder), ast.Constant(target.attr))
+            store = ast.Subscript(
+                value=_call("_sb_w", _name(holder)),
+                slice=ast.Constant(target.attr),
+                ctx=ast.Store(),
+            )
+        else:
+            assert isinstance(target, ast.Subscript)
+            holder, key = self.temp(), self.temp()
+            statements.append(
+                ast.Assign(targets=[_name(holder, ast.Store())], value=self.visit(target.value))
+            )
+            statements.append(
+                ast.Assign(targets=[_name(key, ast.Store())], value=self.visit(target.slice))
+            )
+            load = ast.Subscript(value=_name(holder), slice=_name(key), ctx=ast.Load())
+            store = ast.Subscript(value=_name(holder), slice=_name(key), ctx=ast.Store())
+        statements.append(ast.Assign(targets=[store], value=_call(helper, load, value)))
+        for statement in statements:
+            ast.copy_location(statement, node)
+        return statements
+
+    # -- loops -----------------------------------------------------------------------------
+
+    def _ticked(self, iterable: ast.expr) -> ast.expr:
+        return ast.copy_location(_call("_sb_compress", iterable, _name("_sb_t")), iterable)
+
+    def visit_For(self, node: ast.For) -> Any:
+        self.generic_visit(node)
+        node.iter = self._ticked(node.iter)
+        return node
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        self.generic_visit(node)
+        tick = ast.copy_location(ast.Expr(_call("_sb_tick")), node)
+        node.body.insert(0, tick)
+        return node
+
+    def visit_While(self, node: ast.While) -> Any:
+        self.generic_visit(node)
+        leave = ast.If(
+            test=ast.UnaryOp(op=ast.Not(), operand=node.test),
+            body=[*node.orelse, ast.Break()],
+            orelse=[],
+        )
+        loop = ast.For(
+            target=_name("_sb_", ast.Store()),
+            iter=_name("_sb_t"),
+            body=[leave, *node.body],
+            orelse=[],
+        )
+        return ast.copy_location(loop, node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> Any:
+        self.generic_visit(node)
+        if not node.is_async:
+            node.iter = self._ticked(node.iter)
+        return node
+
+    # -- functions and classes -------------------------------------------------------------
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Any:
+        self.generic_visit(node)
+        node.decorator_list.append(ast.copy_location(_name("_sb_fn"), node))
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        self.generic_visit(node)
+        return ast.copy_location(_call("_sb_fn", node), node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        self.generic_visit(node)
+        node.bases = [ast.copy_location(_call("_sb_base", base), base) for base in node.bases]
+        node.decorator_list.append(ast.copy_location(_name("_sb_cls"), node))
+        return node
+
+    # -- f-strings ------------------------------------------------------------------------
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        self.generic_visit(node)
+        if node.format_spec is None and node.conversion == -1:
+            return node
+        spec = node.format_spec if node.format_spec is not None else ast.Constant("")
+        value = _call("_sb_fmt", node.value, spec, ast.Constant(node.conversion))
+        return ast.copy_location(
+            ast.FormattedValue(value=value, conversion=-1, format_spec=None), node
+        )
+
+    # -- exceptions -----------------------------------------------------------------------
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
+        self.generic_visit(node)
+        if node.type is None:
+            node.type = ast.copy_location(_name("_sb_Exception"), node)
+        else:
+            node.type = ast.copy_location(_call("_sb_exc", node.type), node.type)
+        return node
+
+    # -- imports --------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> Any:
+        statements = []
+        for alias in node.names:
+            bind = alias.asname or alias.name.partition(".")[0]
+            view_of = alias.name if alias.asname else alias.name.partition(".")[0]
+            statements.append(
+                ast.copy_location(
+                    ast.Assign(
+                        targets=[_name(bind, ast.Store())],
+                        value=_call("_sb_import", ast.Constant(alias.name), ast.Constant(view_of)),
+                    ),
+                    node,
+                )
+            )
+        return statements
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
+        statements = []
+        for alias in node.names:
+            statements.append(
+                ast.copy_location(
+                    ast.Assign(
+                        targets=[_name(alias.asname or alias.name, ast.Store())],
+                        value=_call(
+                            "_sb_from", ast.Constant(node.module), ast.Constant(alias.name)
+                        ),
+                    ),
+                    node,
+                )
+            )
+        return statements
+
+
+def rewrite(tree: ast.AST) -> ast.AST:
+    """The rewritten tree, locations fixed, ready for ``compile``."""
+
+    new: ast.AST = Rewriter().visit(tree)
+    return ast.fix_missing_locations(new)

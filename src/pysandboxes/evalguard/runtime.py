@@ -1,0 +1,1464 @@
+"""What evaluated code runs with: the budgets, the checked helpers the rewrite calls, the
+builtins it may be granted, and how data crosses in and out.
+
+The namespace of an evaluation never holds a real builtin that could lead out (its
+``__builtins__`` is a dict of granted names, checked versions where a builtin can allocate or
+loop in C), a real module (a :class:`ModuleView` of the public names of a granted module), a
+host object (data is copied in; a host function is wrapped in :class:`HostFunction`) or one of
+the guard's own objects by a name the source could write (the helpers live in the builtins
+dict under ``_sb_`` names, which the check refuses in a source, and names passed in cannot
+start with ``_sb_``).
+
+Budgets are checked where the cost is created:
+
+- iterations: every ``for`` loop, ``while`` loop and comprehension draws from one shared tick
+  stream (``itertools.compress`` over ``repeat(True, 256)`` chunks: C speed), and so do the
+  C functions that consume an iterable (``sum``, ``sorted``, ``list``, ``str.join``,
+  ``list.extend``...); each chunk checks the wall clock, the iteration count and the process's
+  peak memory;
+- calls of the source's own functions count against ``eval-max-call-depth``;
+- allocation: ``+ * ** << %`` on sequences and integers, the methods and constructors that
+  allocate from a number (``str.center``, ``int.to_bytes``, ``bytes(n)``, format widths) are
+  estimated before they run and refused above ``eval-max-alloc``;
+- output: ``print`` counts characters against ``eval-max-output``.
+
+An interruption is a private ``BaseException`` that evaluated code cannot name or catch (the
+rewrite turns a bare ``except:`` into ``except Exception:`` and filters every ``except``
+clause); once tripped, the evaluation stays tripped, and the caller gets the public error
+(:class:`~pysandboxes.errors.EvalTimeout`...) even if library code swallowed it on the way.
+"""
+
+from __future__ import annotations
+
+import _string  # type: ignore[import-not-found]  # str.format's own parser
+import _thread
+import builtins
+import decimal
+import fractions
+import itertools
+import sys
+import time
+import unicodedata
+import weakref
+
+from pysandboxes.errors import (
+    Denial,
+    EvalAttributeDenied,
+    EvalCallDenied,
+    EvalMemoryError,
+    EvalOutputError,
+    EvalRecursionError,
+    EvalTimeout,
+    RuleEvalError,
+    RuleModuleNotFoundError,
+)
+from pysandboxes.evalguard import rules as rules_module
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from pysandboxes.evalguard.rules import EvalRules
+
+try:
+    import resource
+
+    def _peak_bytes() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+except ImportError:  # pragma: no cover - not Linux
+
+    def _peak_bytes() -> int:
+        return 0
+
+
+_CHUNK = 256  # ticks between two checks of the clock and of memory
+_local = _thread._local()
+_compress = itertools.compress
+_repeat = itertools.repeat
+_monotonic = time.monotonic
+_type = type
+_isinstance = isinstance
+_len = len
+_int = int
+_str = str
+_bytes = bytes
+_getattr = getattr
+
+
+class _Stop(BaseException):
+    """The guard's interruption inside an evaluation (never visible to evaluated code)."""
+
+
+# -- types that never cross ---------------------------------------------------------------------
+
+
+def _gen() -> Any:
+    yield None
+
+
+async def _coro() -> None:
+    return None
+
+
+async def _agen() -> Any:
+    yield None
+
+
+def _frame_and_traceback() -> tuple[Any, Any]:
+    try:
+        raise ValueError
+    except ValueError as exc:
+        return exc.__traceback__.tb_frame, exc.__traceback__  # type: ignore[union-attr]
+
+
+_FRAME, _TB = _frame_and_traceback()
+
+
+def _cell() -> Any:
+    value = 0
+
+    def inner() -> int:
+        return value
+
+    return inner.__closure__[0]  # type: ignore[index]
+
+
+_CELL_TYPE = _type(_cell())
+_coro_obj = _coro()
+_GENERATOR_TYPES: tuple[type, ...] = (_type(_gen()), _type(_agen()), _type(_coro_obj))
+_coro_obj.close()
+#: Types whose attributes evaluated code never reads, whatever the rules say: frames,
+#: tracebacks, code, cells, functions and methods (their ``__globals__``/``__self__`` lead
+#: out), modules (evaluated code only sees :class:`ModuleView`), descriptors and class dicts.
+SEALED_TYPES: frozenset[type] = frozenset(
+    {
+        _type(_FRAME),
+        _type(_TB),
+        _type(_gen.__code__),
+        _CELL_TYPE,
+        _type(_gen),
+        _type(len),
+        _type([].append),
+        _type(_frame_and_traceback.__get__(1)),
+        _type(sys),
+        _type(str.join),
+        _type(int.__add__),
+        _type((1).__add__),
+        _type(type.__dict__["__dict__"]),
+        _type(_type.__dict__),
+        _type(property()),
+        _type(BaseException.__dict__["args"]),
+        super,
+    }
+)
+#: Values an attribute read never hands out (a module becomes its view).
+_NEVER_VALUES: frozenset[type] = frozenset(
+    {_type(_FRAME), _type(_TB), _type(_gen.__code__), _CELL_TYPE}
+)
+del _FRAME, _TB
+
+
+# -- the state of one evaluation ---------------------------------------------------------------
+
+
+class State:
+    """Budgets and counters of one evaluation (one per call, on the thread running it)."""
+
+    __slots__ = (
+        "calls",
+        "deadline",
+        "depth",
+        "error",
+        "finished",
+        "iterations",
+        "output",
+        "peak_base",
+        "rules",
+        "ticks",
+    )
+
+    def __init__(self, rules: EvalRules) -> None:
+        self.rules = rules
+        self.deadline = _monotonic() + rules.timeout
+        self.iterations = 0
+        self.calls = 0
+        self.depth = 0
+        self.output = 0
+        self.error: BaseException | None = None
+        self.finished = False
+        self.peak_base = _peak_bytes()
+        # An endless stream of True, drawn in C from 256-long chunks; each chunk is one check.
+        self.ticks = itertools.chain.from_iterable(_Chunks(self))
+
+    def trip(self, error: BaseException) -> _Stop:
+        """Record ``error`` (the first one wins) and return the interruption to raise."""
+
+        if self.error is None:
+            self.error = error
+        return _Stop()
+
+    def check(self) -> None:
+        """Clock and memory (called every chunk of ticks and by the costly helpers)."""
+
+        if self.error is not None:
+            raise _Stop()
+        if self.finished:
+            raise self.trip(RuleEvalError("code of a guarded evaluation ran after it ended"))
+        if _monotonic() > self.deadline:
+            raise self.trip(
+                EvalTimeout(
+                    f"guarded evaluation ran past {self.rules.key('eval-timeout')}"
+                    f" ({self.rules.timeout:g}s)"
+                )
+            )
+        grown = _peak_bytes() - self.peak_base
+        if grown > self.rules.max_alloc:
+            raise self.trip(
+                EvalMemoryError(
+                    f"guarded evaluation grew the process by {grown} bytes, more than "
+                    f"{self.rules.key('eval-max-alloc')} ({self.rules.max_alloc})"
+                )
+            )
+
+
+class _Chunks:
+    """The source of the tick stream: every 256 ticks, one check in Python."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def __iter__(self) -> _Chunks:
+        return self
+
+    def __next__(self) -> Any:
+        state = self.state
+        state.check()
+        state.iterations += _CHUNK
+        if state.iterations > state.rules.max_iterations + _CHUNK:
+            raise state.trip(
+                EvalTimeout(
+                    f"guarded evaluation ran more than {state.rules.max_iterations} iterations "
+                    f"({state.rules.key('eval-max-iterations')})"
+                )
+            )
+        return _repeat(True, _CHUNK)
+
+
+def current() -> State:
+    state: State | None = _getattr(_local, "state", None)
+    if state is None:
+        raise RuleEvalError("a helper of a guarded evaluation was called outside one")
+    return state
+
+
+def set_current(state: State | None) -> State | None:
+    previous = _getattr(_local, "state", None)
+    _local.state = state
+    return previous
+
+
+def bounded(iterable: Any) -> Any:
+    """``iterable``, drawing one tick per item (raises the interruption when over budget)."""
+
+    return _compress(iterable, current().ticks)
+
+
+# -- allocation estimates ---------------------------------------------------------------------
+
+
+def _unit(seq: Any) -> int:
+    kind = _type(seq)
+    if kind is _str:
+        return 1 if seq.isascii() else 4
+    if kind is _bytes or kind is bytearray:
+        return 1
+    return 8
+
+
+_SEQUENCES = (str, bytes, bytearray, list, tuple)
+_SMALL = 1 << 62
+
+
+def need(size: int, what: str) -> None:
+    """Refuse an allocation of ``size`` bytes above ``eval-max-alloc``."""
+
+    state = current()
+    if size > state.rules.max_alloc:
+        shown = size if size < 10**18 else "10**18"  # a huge int cannot even be printed
+        raise state.trip(
+            EvalMemoryError(
+                f"{what} would allocate about {shown} bytes, more than "
+                f"{state.rules.key('eval-max-alloc')} ({state.rules.max_alloc})"
+            )
+        )
+    if size > 1 << 20:
+        state.check()
+
+
+def _int_bytes(value: int) -> int:
+    return value.bit_length() // 8 + 1
+
+
+#: Big integers cost time faster than memory (multiplication is super-linear): an integer
+#: result is held to 1/64 of ``eval-max-alloc`` (1 MiB of digits under the default 64 MiB).
+_INT_SHARE = 64
+
+
+def need_int(size: int, what: str) -> None:
+    need(size * _INT_SHARE, what)
+
+
+# The operator helpers run on every checked operation: their first line is the fast path for
+# numbers, with the names they use bound as default arguments (local look-ups; evaluated code
+# cannot reach these functions to pass other values).
+
+
+def op_add(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if (ta is _int and _type(b) is _int) or ta is _float:
+        return a + b
+    if _isinstance(a, _SEQUENCES) and _isinstance(b, _SEQUENCES):
+        need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+")
+    return a + b
+
+
+def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if (ta is _int and _type(b) is _int) or ta is _float:
+        return a + b
+    if _isinstance(a, _SEQUENCES):
+        if _isinstance(b, _SEQUENCES):
+            need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+=")
+        elif _type(a) is list:
+            a += bounded(b)
+            return a
+    a += b
+    return a
+
+
+def _repeat_cost(seq: Any, times: Any, op: str) -> None:
+    if _isinstance(times, _int) and times > 1:
+        need(_len(seq) * times * _unit(seq), op)
+
+
+def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _SMALL) -> Any:
+    ta = _type(a)
+    tb = _type(b)
+    if ta is _int and tb is _int:
+        if -_small < a < _small and -_small < b < _small:
+            return a * b
+        need_int(_int_bytes(a) + _int_bytes(b), "*")
+    elif ta is float or tb is float:
+        return a * b
+    elif _isinstance(a, _SEQUENCES):
+        _repeat_cost(a, b, "*")
+    elif _isinstance(b, _SEQUENCES):
+        _repeat_cost(b, a, "*")
+    return a * b
+
+
+def op_imul(a: Any, b: Any) -> Any:
+    if _type(a) is list:  # in place, as ``*=`` does
+        _repeat_cost(a, b, "*=")
+        a *= b
+        return a
+    return op_mul(a, b)
+
+
+def _pow_cost(a: Any, b: Any) -> None:
+    """The size of ``a ** b`` for an integer exponent: exact for ints and fractions; for a
+    number type the guard does not know (a sympy ``Rational``), at least one bit per unit of
+    the exponent (floats overflow, decimals round to their precision)."""
+
+    if not _isinstance(b, _int):
+        return
+    n = abs(b)
+    if n < 2:
+        return
+    if _isinstance(a, _int):
+        if b < 0 or a in (0, 1, -1):
+            return
+        need_int(a.bit_length() * n // 8 + 1, "**")
+    elif _isinstance(a, fractions.Fraction):
+        bits = a.numerator.bit_length() + a.denominator.bit_length()
+        need_int(bits * n // 8 + 1, "**")
+    elif not _isinstance(a, (float, complex, decimal.Decimal)):
+        need_int(n // 8 + 1, "**")
+
+
+def op_pow(a: Any, b: Any) -> Any:
+    _pow_cost(a, b)
+    return a**b
+
+
+def op_lshift(a: Any, b: Any) -> Any:
+    if _isinstance(a, _int) and _isinstance(b, _int) and b > 64 and a:
+        need_int((a.bit_length() + b) // 8 + 1, "<<")
+    return a << b
+
+
+def _percent_widths(fmt: Any) -> list[int]:
+    """Widths and precisions written in a %-format (``-1`` for a ``*``)."""
+
+    found: list[int] = []
+    text = fmt if _type(fmt) is _str else fmt.decode("latin-1")
+    i, n = 0, _len(text)
+    while True:
+        i = text.find("%", i)
+        if i < 0 or i + 1 >= n:
+            return found
+        i += 1
+        if text[i] == "(":
+            close = text.find(")", i)
+            i = n if close < 0 else close + 1
+        while i < n and text[i] in "#0- +":
+            i += 1
+        digits = ""
+        while i < n and (text[i].isdigit() or text[i] in ".*"):
+            if text[i] == "*":
+                found.append(-1)
+            elif text[i] == ".":
+                if digits:
+                    found.append(_int(digits))
+                digits = ""
+            else:
+                digits += text[i]
+            i += 1
+        if digits:
+            found.append(_int(digits))
+        i += 1
+
+
+def op_mod(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = float) -> Any:
+    ta = _type(a)
+    if ta is _int or ta is _float:
+        return a % b
+    if _isinstance(a, (_str, _bytes, bytearray)):
+        limit = current().rules.max_alloc
+        for width in _percent_widths(a):
+            if width < 0:
+                raise current().trip(
+                    EvalMemoryError("a '*' width in %-formatting cannot be bounded before it runs")
+                )
+            if width > limit:
+                need(width, "%-formatting")
+    return a % b
+
+
+def _digit_runs(text: str) -> int:
+    best, run = 0, 0
+    for char in text:
+        if "0" <= char <= "9":
+            run = run * 10 + (ord(char) - 48)
+            best = max(best, run)
+        else:
+            run = 0
+    return best
+
+
+def check_spec(spec: Any) -> None:
+    """Refuse a format spec whose width or precision is above the allocation budget."""
+
+    if _type(spec) is _str and _digit_runs(spec) > 64:
+        need(_digit_runs(spec), "format width or precision")
+
+
+def format_value(value: Any, spec: str, conversion: int) -> str:
+    """What an f-string field ``{value!c:spec}`` does, with the spec checked first."""
+
+    if conversion == 114:
+        value = repr(value)
+    elif conversion == 115:
+        value = _str(value)
+    elif conversion == 97:
+        value = ascii(value)
+    check_spec(spec)
+    return format(value, spec)
+
+
+# -- attribute decisions --------------------------------------------------------------------------
+
+
+def _normal(name: Any) -> str:
+    if _type(name) is not _str:
+        raise TypeError("attribute name must be a string")
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+
+
+class ModuleView:
+    """The public names of a granted module, read-only: what ``import`` gives evaluated code."""
+
+    __slots__ = ("_sb_module", "_sb_name")
+    _sb_module: Any
+    _sb_name: str
+
+    def __init__(self, module: Any, name: str) -> None:
+        object.__setattr__(self, "_sb_module", module)
+        object.__setattr__(self, "_sb_name", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise EvalAttributeDenied(f"module {self._sb_name} is read-only in a guarded evaluation")
+
+    def __repr__(self) -> str:
+        return f"<module {self._sb_name!r} (guarded view)>"
+
+
+class HostFunction:
+    """A function the caller passed in ``names``: evaluated code can call it, nothing else
+    (its attributes, globals and closure stay out of reach)."""
+
+    __slots__ = ("_sb_function", "_sb_rt")
+    _sb_function: Any
+    _sb_rt: Runtime
+
+    def __init__(self, function: Callable[..., Any], runtime: Runtime) -> None:
+        object.__setattr__(self, "_sb_function", function)
+        object.__setattr__(self, "_sb_rt", runtime)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._sb_function(*args, **kwargs)
+        # What the host returns crosses as its arguments did: data copied, functions wrapped.
+        return copy_in(result, self._sb_rt, True, "the result of a host function")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise EvalAttributeDenied("a host function is read-only in a guarded evaluation")
+
+    def __repr__(self) -> str:
+        return f"<host function {_getattr(self._sb_function, '__name__', '?')}>"
+
+
+#: Classes created by evaluated code (their instances' public attributes are readable).
+_SOURCE_CLASSES: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def _source_made(kind: type) -> bool:
+    """Whether ``kind`` or one of its bases is a class created by evaluated code."""
+
+    return any(k in _SOURCE_CLASSES for k in kind.__mro__)
+
+
+class Runtime:
+    """The helpers and builtins of one :class:`EvalRules` (built once, shared by its calls)."""
+
+    def __init__(self, rules: EvalRules) -> None:
+        self.rules = rules
+        self.decisions: dict[tuple[type, str] | None, Any] = {}
+        self.views: dict[str, ModuleView] = {}
+        self.group_types = [rules_module.ATTRIBUTE_GROUPS[g] for g in rules.attribute_groups]
+        self.module_tops = frozenset(n.partition(".")[0] for n in rules.imports)
+        self.wrapped_types, self.real_types = _type_wrappers(self)
+        self.builtins = self._builtins()
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def refuse_attribute(self, obj: Any, name: str, why: str) -> _Stop:
+        suggestion = None
+        if not name.startswith("_") and why.endswith("not granted"):
+            suggestion = f"{self.rules.key('eval-attribute')}={name}"
+        denial = Denial("eval", name, None, None, suggestion, why)
+        error = EvalAttributeDenied(
+            f"attribute {name!r} of {_type(obj).__name__} refused: {why}"
+            + (f"; add '{suggestion}'" if suggestion else ""),
+            denial=denial,
+        )
+        state: State | None = _getattr(_local, "state", None)
+        if state is None:
+            raise error
+        return state.trip(error)
+
+    def _module_of(self, kind: type) -> bool:
+        module = _getattr(kind, "__module__", None)
+        return _type(module) is _str and module.partition(".")[0] in self.module_tops
+
+    def decide(self, obj: Any, name: str) -> str | None:
+        """``None`` when ``obj.name`` may be read, else why not (by the object's type)."""
+
+        rules = self.rules
+        kind = _type(obj)
+        if name.startswith("_sb_"):
+            return "names starting with _sb_ belong to the guard"
+        if kind in SEALED_TYPES:
+            return f"attributes of {kind.__name__} objects are never readable"
+        if name.startswith("__") and name.endswith("__") and _len(name) > 4:
+            if name in rules.magic and name not in rules_module.NEVER_MAGIC:
+                return None
+            return "dunder attributes need eval-magic"
+        if name in rules.denied_attributes:
+            return "denied by an eval-attribute DENY line"
+        if kind in _GENERATOR_TYPES and name[:3] in ("gi_", "cr_", "ag_"):
+            return "generator internals are never readable"
+        if name.startswith("_"):
+            return None if name in rules.attributes else "private attributes are not granted"
+        if name in rules.attributes or kind is super:
+            return None  # super(): the public methods of the source's own base classes
+        if _isinstance(obj, BaseException) and name == "args":
+            return None
+        target = obj if _isinstance(obj, _type) else kind
+        if target is obj and not any(name in k.__dict__ for k in target.__mro__):
+            # a name a class gets from its metaclass (mro, register): not the class's API
+            return "attributes of a class's metaclass are not granted"
+        for types, names in self.group_types:
+            if name in names and (target in types or _isinstance(obj, types)):
+                return None
+        if _source_made(target):
+            return None
+        if self._module_of(target):
+            return None
+        return "not granted"
+
+    def getattr(self, obj: Any, name: str) -> Any:
+        """``obj.name`` for evaluated code (the rewrite of every attribute read)."""
+
+        kind = _type(obj)
+        if kind is ModuleView:
+            return self.module_attribute(obj, name)
+        if kind is _Package:
+            return self.view(f"{obj._sb_name}.{_normal(name)}")
+        real = self.real_types.get(id(obj))
+        if real is not None:  # dict.fromkeys: the checked constructor stands for its type
+            obj, kind = real, _type(real)
+        key = (kind, name) if kind is not _type else None
+        verdict: Any = self.decisions.get(key) if key is not None else None
+        if verdict is None:
+            why = self.decide(obj, _normal(name))
+            if why is not None:
+                raise self.refuse_attribute(obj, name, why)
+            checked = kind in _CHECKED_KINDS or (kind is _type and obj in _CHECKED_KINDS)
+            verdict = _CHECKED.get(name, True) if checked else True
+            if key is not None:
+                if len(self.decisions) > 4096:  # keys hold types (the source's classes too)
+                    self.decisions.clear()
+                self.decisions[key] = verdict
+        value = _getattr(obj, name)
+        if verdict is not True:
+            return verdict(self, obj, value)
+        vk = _type(value)
+        if vk in _NEVER_VALUES:
+            raise self.refuse_attribute(obj, name, f"it is a {vk.__name__}")
+        if vk is _type(sys):
+            return self.view(value.__name__)
+        if vk is _type and value in self.wrapped_types:
+            return self.wrapped_types[value]
+        return value
+
+    def module_attribute(self, view: ModuleView, name: str) -> Any:
+        name = _normal(name)
+        module_name = view._sb_name
+        if name.startswith("_"):
+            raise self.refuse_attribute(view, name, "private names of modules are not readable")
+        if f"{module_name}.{name}" in self.rules.denied_calls:
+            raise self.refuse_attribute(view, name, "denied by an eval-call DENY line")
+        try:
+            value = _getattr(view._sb_module, name)
+        except AttributeError:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}") from None
+        if _type(value) is _type(sys):
+            full = f"{module_name}.{name}"
+            if full in self.rules.imports:
+                return self.view(full)
+            raise self.refuse_attribute(view, name, f"module {full} is not granted by eval-import")
+        if _type(value) in _NEVER_VALUES:
+            raise self.refuse_attribute(view, name, f"it is a {_type(value).__name__}")
+        if _isinstance(value, _type):
+            return self.library_class(value)
+        if callable(value):
+            return _LibraryCall(value, self)
+        return value
+
+    def library_class(self, cls: type) -> Any:
+        """A class of a granted module as evaluated code sees it: calling it goes through
+        :class:`_LibraryCall` (``collections.Counter(range(10**12))`` draws ticks,
+        ``decimal.Context(prec=...)`` is checked); ``type()``, ``isinstance``, ``except`` and
+        class bases translate it back. Exception classes stay themselves."""
+
+        found = self.wrapped_types.get(cls)
+        if found is not None:
+            return found
+        if issubclass(cls, BaseException):
+            return cls
+        proxy = _LibraryCall(cls, self)
+        self.wrapped_types[cls] = proxy
+        self.real_types[id(proxy)] = cls
+        return proxy
+
+    def view(self, name: str) -> ModuleView:
+        found = self.views.get(name)
+        if found is None:
+            if name not in self.rules.imports:
+                raise self.refuse_attribute(None, name, "module not granted by eval-import")
+            import importlib
+
+            found = self.views[name] = ModuleView(importlib.import_module(name), name)
+        return found
+
+    def setter(self, obj: Any) -> _Setter:
+        return _Setter(self, obj)
+
+    def setattr_check(self, obj: Any, name: str, value: Any) -> None:
+        name = _normal(name)
+        kind = _type(obj)
+        source_object = _source_made(kind)
+        if name.startswith("__") and name.endswith("__"):
+            allowed = source_object and name in self.rules.magic
+        elif name.startswith("_"):
+            allowed = source_object and name in self.rules.attributes
+        else:
+            allowed = source_object or (
+                self._module_of(kind)
+                and kind not in (ModuleView, _type)
+                and kind not in SEALED_TYPES
+            )
+        if not allowed:
+            raise self.refuse_attribute(obj, name, "attributes of this object cannot be written")
+        if name == "prec" and _isinstance(value, _int) and value > 64:
+            need_int(value, "decimal precision")
+
+    # -- imports and exceptions ------------------------------------------------------------
+
+    def import_module(self, name: str, bind: str) -> ModuleView | _Package:
+        """``import name`` binds the view of ``bind`` (the top name, or ``name`` with ``as``)."""
+
+        if name not in self.rules.imports:
+            raise RuleModuleNotFoundError(
+                f"Module named {name!r} is not allowed by an eval-import rule", name=name
+            )
+        self.view(name)
+        return self.view(bind) if bind in self.rules.imports else _Package(self, bind)
+
+    def import_from(self, module: str, name: str) -> Any:
+        return self.module_attribute(self.view(module), name)
+
+    def exception_filter(self, kinds: Any) -> Any:
+        if _type(kinds) is tuple:
+            return tuple(self.exception_filter(k) for k in kinds)
+        kinds = self.real_types.get(id(kinds), kinds)
+        if not (_isinstance(kinds, _type) and issubclass(kinds, Exception)):
+            raise TypeError("catching classes that do not inherit from Exception is not allowed")
+        return kinds
+
+    def class_base(self, base: Any) -> Any:
+        base = self.real_types.get(id(base), base)
+        if not _isinstance(base, _type) or issubclass(base, _type):
+            raise self.refuse_call("class", "a base that is not a class, or a metaclass")
+        return base
+
+    def register_class(self, cls: type) -> type:
+        if _type(cls) is not _type:
+            raise self.refuse_call("class", "classes with a metaclass")
+        _SOURCE_CLASSES.add(cls)
+        return cls
+
+    # -- functions of the source -----------------------------------------------------------
+
+    def function(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """Wrap a function or lambda of the source: counts calls and depth."""
+
+        state = current()
+        limit = self.rules.max_call_depth
+        key = self.rules.key("eval-max-call-depth")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if state.finished:
+                raise RuleEvalError("a function of a guarded evaluation called after it ended")
+            if state.error is not None:
+                raise _Stop()
+            state.calls += 1
+            if not state.calls & 255:
+                state.check()
+            if state.depth >= limit:
+                raise state.trip(
+                    EvalRecursionError(f"evaluated functions nested deeper than {limit} ({key})")
+                )
+            state.depth += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                state.depth -= 1
+
+        return call
+
+    # -- builtins --------------------------------------------------------------------------
+
+    def _builtins(self) -> dict[str, Any]:
+        rules = self.rules
+        table: dict[str, Any] = {}
+        for name in rules.calls:
+            if name in rules_module.NEVER_BUILTINS or "." in name:
+                continue
+            if name in _WRAPPED_NAMES:
+                table[name] = self.wrapped_types[_getattr(builtins, name)]
+            elif name in _SAFE_BUILTINS:
+                table[name] = _SAFE_BUILTINS[name]
+            else:
+                real: Any = _getattr(builtins, name, None)
+                if _isinstance(real, _type) and issubclass(real, Exception):
+                    table[name] = real
+        if "type" in table:
+            table["type"] = self._type_builtin
+        if "ClassDef" in rules.nodes:
+            table["__build_class__"] = builtins.__build_class__
+        for name in ("getattr", "hasattr", "isinstance", "issubclass", "print"):
+            if name in table:
+                table[name] = _getattr(self, "_b_" + name)
+        table.update(
+            _sb_ga=self.getattr,
+            _sb_w=self.setter,
+            _sb_add=op_add,
+            _sb_iadd=op_iadd,
+            _sb_mul=op_mul,
+            _sb_imul=op_imul,
+            _sb_pow=op_pow,
+            _sb_lshift=op_lshift,
+            _sb_mod=op_mod,
+            _sb_fmt=format_value,
+            _sb_fn=self.function,
+            _sb_cls=self.register_class,
+            _sb_base=self.class_base,
+            _sb_exc=self.exception_filter,
+            _sb_Exception=Exception,
+            _sb_import=self.import_module,
+            _sb_from=self.import_from,
+            _sb_compress=_compress,
+            _sb_tick=_tick,
+            _sb_type=_type,
+            _sb_int=_int,
+        )
+        return table
+
+    def refuse_call(self, target: str, why: str) -> _Stop:
+        denial = Denial("eval", target, None, None, None, why)
+        error = EvalCallDenied(f"{target} refused: {why}", denial=denial)
+        state: State | None = _getattr(_local, "state", None)
+        if state is None:
+            raise error
+        return state.trip(error)
+
+    def _type_builtin(self, *args: Any) -> Any:
+        if _len(args) != 1:
+            raise self.refuse_call("type", "type() with three arguments builds a class")
+        kind = _type(args[0])
+        if issubclass(kind, _type):
+            raise self.refuse_call("type", "the type of a class (a metaclass) is not handed out")
+        if kind in _GUARD_TYPES:
+            raise self.refuse_call("type", "the guard's own classes are not handed out")
+        return self.wrapped_types.get(kind, kind)
+
+    def _b_getattr(self, obj: Any, name: Any, *default: Any) -> Any:
+        if default and self.decide(obj, _normal(name)) is None:
+            try:
+                return self.getattr(obj, name)
+            except AttributeError:
+                return default[0]
+        return self.getattr(obj, name)
+
+    def _b_hasattr(self, obj: Any, name: Any) -> bool:
+        if _type(obj) is not ModuleView and self.decide(obj, _normal(name)) is not None:
+            return False
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def _b_isinstance(self, obj: Any, kinds: Any) -> bool:
+        return _isinstance(obj, self._real(kinds))
+
+    def _b_issubclass(self, cls: Any, kinds: Any) -> bool:
+        return issubclass(self.real_types.get(id(cls), cls), self._real(kinds))
+
+    def _real(self, kinds: Any) -> Any:
+        if _type(kinds) is tuple:
+            return tuple(self._real(k) for k in kinds)
+        return self.real_types.get(id(kinds), kinds)
+
+    def _b_print(self, *args: Any, sep: Any = " ", end: Any = "\n", flush: bool = False) -> None:
+        state = current()
+        text = (" " if sep is None else _str(sep)).join(_str(a) for a in args) + (
+            "\n" if end is None else _str(end)
+        )
+        state.output += _len(text)
+        if state.output > state.rules.max_output:
+            raise state.trip(
+                EvalOutputError(
+                    f"guarded evaluation printed more than {state.rules.max_output} characters "
+                    f"({state.rules.key('eval-max-output')})"
+                )
+            )
+        sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+
+
+def _tick() -> None:
+    """One tick (an ``async for`` iteration, where compress cannot be used)."""
+
+    next(current().ticks)
+
+
+class _Setter:
+    """``obj.name = value`` is rewritten ``_sb_w(obj)['name'] = value`` (works in every target
+    position: tuple unpacking, ``for`` targets, ``with ... as``, augmented assignment)."""
+
+    __slots__ = ("_sb_obj", "_sb_rt")
+    _sb_obj: Any
+    _sb_rt: Runtime
+
+    def __init__(self, runtime: Runtime, obj: Any) -> None:
+        object.__setattr__(self, "_sb_rt", runtime)
+        object.__setattr__(self, "_sb_obj", obj)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._sb_rt.getattr(self._sb_obj, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._sb_rt.setattr_check(self._sb_obj, name, value)
+        setattr(self._sb_obj, name, value)
+
+    def __delitem__(self, name: str) -> None:
+        self._sb_rt.setattr_check(self._sb_obj, name, None)
+        delattr(self._sb_obj, name)
+
+
+class _Package:
+    """What ``import a.b`` binds to ``a`` when only ``a.b`` is granted: the granted
+    submodules, by attribute."""
+
+    __slots__ = ("_sb_name", "_sb_rt")
+    _sb_name: str
+    _sb_rt: Runtime
+
+    def __init__(self, runtime: Runtime, name: str) -> None:
+        object.__setattr__(self, "_sb_rt", runtime)
+        object.__setattr__(self, "_sb_name", name)
+
+
+class _LibraryCall:
+    """A function of a granted module, as evaluated code calls it: lazy iterables handed to it
+    draw ticks (``math.prod(range(10**10))``, ``statistics.mean(map(...))``), a few functions
+    whose cost follows from a number are checked first, and what it returns is screened."""
+
+    __slots__ = ("_sb_function", "_sb_rt")
+    _sb_function: Any
+    _sb_rt: Runtime
+
+    def __init__(self, function: Callable[..., Any], runtime: Runtime) -> None:
+        object.__setattr__(self, "_sb_function", function)
+        object.__setattr__(self, "_sb_rt", runtime)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        function = self._sb_function
+        args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
+        cost = _LIBRARY_COSTS.get(_getattr(function, "__qualname__", ""))
+        if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
+            cost(args, kwargs)
+        value: Any = kwargs.get("prec")
+        if _isinstance(value, _int) and value > 64:
+            need_int(value, "decimal precision")
+        result = function(*args, **kwargs)
+        if _type(result) is _type(sys):
+            return self._sb_rt.view(result.__name__)
+        return result
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise EvalAttributeDenied("a library function is read-only in a guarded evaluation")
+
+    def __repr__(self) -> str:
+        return repr(self._sb_function)
+
+
+def _factorial_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int) and args[0] > 2000:
+        n = args[0]
+        need_int(n * n.bit_length() // 8, "math.factorial")
+
+
+def _comb_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int) and args[0] > 2000:
+        n = args[0]
+        need_int(n * n.bit_length() // 8, "math.comb/perm")
+
+
+def _bytes_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int):
+        need(args[0], "random bytes")
+
+
+def _bits_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args and _isinstance(args[0], _int):
+        need_int(args[0] // 8, "random bits")
+
+
+#: Library functions whose cost follows from a number argument, by qualified name (the
+#: module is checked against ``_COST_MODULES``).
+_LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
+    "factorial": _factorial_cost,
+    "comb": _comb_cost,
+    "perm": _comb_cost,
+    "Random.randbytes": _bytes_cost,
+    "Random.getrandbits": _bits_cost,
+}
+_COST_MODULES = ("math", "decimal", "random", None)
+
+_LAZY: frozenset[Any] = frozenset(
+    {range, map, filter, zip, enumerate, reversed, _type(_gen()), _type(iter(())), _type(iter([]))}
+    | {
+        _getattr(itertools, name)
+        for name in (
+            "count",
+            "cycle",
+            "repeat",
+            "chain",
+            "product",
+            "permutations",
+            "combinations",
+            "combinations_with_replacement",
+            "accumulate",
+            "islice",
+            "starmap",
+            "zip_longest",
+            "takewhile",
+            "dropwhile",
+            "filterfalse",
+            "groupby",
+            "compress",
+            "pairwise",
+        )
+        if hasattr(itertools, name)
+    }
+)
+_FUNCTION_TYPES: frozenset[type] = frozenset({_type(len), _type(_gen), _type(str.join)})
+_GUARD_TYPES: frozenset[type] = frozenset(
+    {ModuleView, HostFunction, _LibraryCall, _Setter, _Package, State}
+)
+_CHECKED_KINDS: frozenset[type] = frozenset(
+    {_str, _bytes, bytearray, list, tuple, _int, bool, dict, set, frozenset}
+)
+
+
+# -- methods whose cost follows from an argument -------------------------------------------------
+
+
+def _width(index: int) -> Callable[[Runtime, Any, Any], Any]:
+    def checked(runtime: Runtime, obj: Any, method: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if _len(args) > index and _isinstance(args[index], _int):
+                need(args[index] * _unit(obj), f"{_type(obj).__name__} method")
+            return method(*args, **kwargs)
+
+        return call
+
+    return checked
+
+
+def _expandtabs(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(tabsize: int = 8) -> Any:
+        if _isinstance(tabsize, _int) and tabsize > 1:
+            need(_len(obj) * tabsize * _unit(obj), "expandtabs")
+        return method(tabsize)
+
+    return call
+
+
+def _replace(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(old: Any, new: Any, count: int = -1) -> Any:
+        if _isinstance(new, _SEQUENCES) and _len(new) > 1:
+            times = _len(obj) + 1 if not old else _len(obj) // max(1, _len(old)) + 1
+            if count >= 0:
+                times = min(times, count)
+            need(_len(obj) + times * _len(new) * _unit(new), "replace")
+        return method(old, new, count)
+
+    return call
+
+
+def _join(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(iterable: Any) -> Any:
+        items = list(bounded(iterable))
+        total = 0
+        for item in items:
+            if _isinstance(item, _SEQUENCES):
+                total += _len(item)
+        need((total + _len(obj) * _len(items)) * _unit(obj), "join")
+        return method(items)
+
+    return call
+
+
+def _translate(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(table: Any) -> Any:
+        if _type(table) is dict:
+            longest = max(
+                (_len(v) for v in table.values() if _isinstance(v, _SEQUENCES)), default=1
+            )
+            need(_len(obj) * longest * _unit(obj), "translate")
+        return method(table)
+
+    return call
+
+
+def _to_bytes(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(length: int = 1, *args: Any, **kwargs: Any) -> Any:
+        if _isinstance(length, _int):
+            need(length, "int.to_bytes")
+        return method(length, *args, **kwargs)
+
+    return call
+
+
+def _consumer(runtime: Runtime, obj: Any, method: Any) -> Any:
+    """``list.extend``, ``set.update``, ``dict.update``, ``dict.fromkeys``: a lazy argument
+    draws ticks; a sized one is counted against the allocation budget first."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        checked = []
+        total = _len(obj) if not _isinstance(obj, _type) else 0
+        for arg in args:
+            if _type(arg) in _LAZY or not hasattr(arg, "__len__"):
+                checked.append(bounded(arg))
+            else:
+                total += _len(arg)
+                checked.append(arg)
+        need(total * 8, "a container method")
+        return method(*checked, **kwargs)
+
+    return call
+
+
+def _format_method(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if _isinstance(obj, _type):  # str.format(fmt, ...)
+            if args:
+                _check_format_string(runtime, args[0], (*args[1:], *kwargs.values()))
+        else:
+            _check_format_string(runtime, obj, (*args, *kwargs.values()))
+        return method(*args, **kwargs)
+
+    return call
+
+
+def _format_map(runtime: Runtime, obj: Any, method: Any) -> Any:
+    def call(*args: Any) -> Any:
+        fmt, mapping = (
+            (args[0], args[1])
+            if _isinstance(obj, _type) and _len(args) == 2
+            else (obj, args[0] if args else None)
+        )
+        _check_format_string(
+            runtime, fmt, tuple(mapping.values()) if _type(mapping) is dict else ()
+        )
+        return method(*args)
+
+    return call
+
+
+def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) -> None:
+    """Refuse attribute fields the rules would refuse by name (``{0.__class__}``), and widths
+    above the allocation budget (a nested ``{:{}}`` width comes from an argument: every int
+    and digit run among the arguments is then taken as a possible width)."""
+
+    nested = False
+    for _literal, field, spec, _conversion in _string.formatter_parser(fmt):
+        if field is None:
+            continue
+        _first, rest = _string.formatter_field_name_split(field)
+        for is_attribute, key in rest:
+            if is_attribute:
+                name = _normal(key)
+                if (
+                    name.startswith("_")
+                    or name in runtime.rules.denied_attributes
+                    or not runtime.rules.possible_attribute(name)
+                ):
+                    raise runtime.refuse_attribute(
+                        fmt,
+                        name,
+                        "attribute fields in format strings are judged by name: not granted",
+                    )
+        if spec:
+            if "{" in spec:
+                nested = True
+                _check_format_string(runtime, spec, ())
+            else:
+                check_spec(spec)
+    if nested:
+        for value in values:
+            if _isinstance(value, _int) and value > 64:
+                need(value, "a format width from an argument")
+            elif _type(value) is _str and _digit_runs(value) > 64:
+                need(_digit_runs(value), "a format spec from an argument")
+
+
+_CHECKED: dict[str, Any] = {
+    "center": _width(0),
+    "ljust": _width(0),
+    "rjust": _width(0),
+    "zfill": _width(0),
+    "expandtabs": _expandtabs,
+    "replace": _replace,
+    "join": _join,
+    "translate": _translate,
+    "to_bytes": _to_bytes,
+    "format": _format_method,
+    "format_map": _format_map,
+    "extend": _consumer,
+    "update": _consumer,
+    "fromkeys": _consumer,
+}
+
+
+# -- builtins with checks ------------------------------------------------------------
+
+
+def _consume(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A builtin that consumes its one iterable argument in C: drawn through the ticks (and a
+    ``range`` that would be stored is counted against the allocation budget first)."""
+
+    stores = function in (list, tuple, set, frozenset, sorted, dict)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if _len(args) == 1:
+            first = args[0]
+            if stores and _type(first) is range:
+                need(_len(first) * 8, f"{function.__name__}(range)")
+            return function(bounded(first), **kwargs)
+        return function(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = function.__name__
+    return call
+
+
+def _sized(function: Callable[..., Any], unit: int) -> Callable[..., Any]:
+    """``bytes(n)``, ``bytearray(n)``: the size is checked; a lazy iterable draws ticks."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            first = args[0]
+            if _isinstance(first, _int) and not _isinstance(first, bool):
+                need(first * unit, f"{function.__name__}({first})")
+            elif _type(first) in _LAZY or (
+                not hasattr(first, "__len__") and hasattr(first, "__iter__")
+            ):
+                return function(bounded(first), *args[1:], **kwargs)
+        return function(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = function.__name__
+    return call
+
+
+def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
+    if mod is None:
+        _pow_cost(base, exp)
+        return pow(base, exp)
+    return pow(base, exp, mod)
+
+
+def _round(number: Any, ndigits: Any = None) -> Any:
+    if _isinstance(ndigits, _int) and ndigits > 1000:
+        need(ndigits // 2, "round")
+    return round(number) if ndigits is None else round(number, ndigits)
+
+
+def _format(value: Any, spec: Any = "") -> str:
+    check_spec(spec)
+    return format(value, spec)
+
+
+_SAFE_BUILTINS: dict[str, Any] = {
+    name: _getattr(builtins, name) for name in rules_module.GRANTABLE_BUILTINS
+}
+_SAFE_BUILTINS.update(
+    sum=_consume(sum),
+    min=_consume(min),
+    max=_consume(max),
+    sorted=_consume(sorted),
+    any=_consume(any),
+    all=_consume(all),
+    pow=_pow,
+    round=_round,
+    format=_format,
+)
+#: Builtin types whose constructors are checked: the source sees a function that calls the
+#: type; ``type(x)``, ``isinstance`` and ``except`` translate between the two.
+_WRAPPED_NAMES: tuple[str, ...] = (
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "dict",
+    "bytes",
+    "bytearray",
+)
+
+
+def _type_wrappers(runtime: Runtime) -> tuple[dict[Any, Any], dict[int, Any]]:
+    wrapped: dict[Any, Any] = {}
+    real: dict[int, Any] = {}
+    for name in _WRAPPED_NAMES:
+        kind = _getattr(builtins, name)
+        unit = 1 if name in ("bytes", "bytearray") else 8
+        wrapper = _sized(kind, unit) if unit == 1 else _consume(kind)
+        wrapped[kind] = wrapper
+        real[id(wrapper)] = kind
+    return wrapped, real
+
+
+# -- data crossing --------------------------------------------------------------------------------
+
+_SCALARS: frozenset[type] = frozenset(
+    {
+        _type(None),
+        bool,
+        _int,
+        float,
+        complex,
+        _str,
+        _bytes,
+        decimal.Decimal,
+        fractions.Fraction,
+        range,
+    }
+)
+
+
+def _date_types() -> frozenset[type]:
+    import datetime
+
+    return frozenset(
+        {datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone}
+    )
+
+
+_DATES = _date_types()
+
+
+def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int = 0) -> Any:
+    """A copy of host data for evaluated code; a host function wrapped; a granted module as its
+    view. Anything else: ``TypeError`` (``strict``) or the marker ``_SKIP``."""
+
+    kind = _type(value)
+    if kind in _SCALARS or kind in _DATES:
+        return value
+    if depth > 100:
+        raise TypeError(f"{where}: data nested too deeply to copy")
+    if kind is list or kind is tuple or kind is set or kind is frozenset:
+        items = [copy_in(v, runtime, True, where, depth + 1) for v in value]
+        return kind(items)
+    if kind is dict:
+        return {
+            copy_in(k, runtime, True, where, depth + 1): copy_in(v, runtime, True, where, depth + 1)
+            for k, v in value.items()
+        }
+    if kind is _type(sys):
+        if value.__name__ in runtime.rules.imports:
+            return runtime.view(value.__name__)
+    elif kind is ModuleView:
+        return value
+    elif _isinstance(value, _type) and runtime._module_of(value):
+        return runtime.library_class(value)  # a class of a granted module (sympy.sin)
+    elif kind in _FUNCTION_TYPES and runtime._module_of(value):
+        return _LibraryCall(value, runtime)  # a function of a granted module
+    elif runtime._module_of(kind):
+        # An object of a granted module (a sympy Symbol): it crosses as is, as the module's
+        # own objects do (public attributes readable, by the module's grant).
+        return value
+    elif kind in (_type(len), _type(copy_in), _type([].append), _type(str.join)) or (
+        callable(value) and kind is not _type
+    ):
+        if kind is HostFunction:
+            return value
+        return HostFunction(value, runtime)
+    if strict:
+        raise TypeError(
+            f"{where}: a {kind.__name__} cannot cross into a guarded evaluation "
+            "(pass data: numbers, strings, bytes, lists, tuples, dicts, sets, dates; or a function)"
+        )
+    return _SKIP
+
+
+_SKIP = object()
+
+
+def copy_out(value: Any, depth: int = 0) -> Any:
+    """A result checked before it reaches the host: data crosses as is; a function, class or
+    generator of the evaluated source does not (it would run guarded code after the end)."""
+
+    kind = _type(value)
+    if kind in _SCALARS or kind in _DATES:
+        return value
+    if depth > 100:
+        raise TypeError("the result of a guarded evaluation is nested too deeply")
+    if kind in (list, tuple, set, frozenset):
+        for item in value:
+            copy_out(item, depth + 1)
+        return value
+    if kind is dict:
+        for key, item in value.items():
+            copy_out(key, depth + 1)
+            copy_out(item, depth + 1)
+        return value
+    if (
+        kind is _type(copy_out)
+        or kind in _GENERATOR_TYPES
+        or (kind is _type and _source_made(value))
+        or _source_made(kind)
+    ):
+        raise RuleEvalError(
+            f"a {kind.__name__} made by evaluated code cannot be returned to the host"
+        )
+    if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package):
+        raise RuleEvalError(f"a {kind.__name__} of the guard cannot be returned to the host")
+    return value
+
+
+# -- strings compiled by libraries while a source runs ------------------------------
+
+Stop = _Stop
+SKIP = _SKIP
+_hook_installed: list[bool] = []
+
+
+def set_compiling(flag: bool) -> None:
+    """Mark the guard's own parse and compile of a checked source (allowed by the hook)."""
+
+    _local.compiling = flag
+
+
+def install_string_hook() -> None:
+    """Refuse, while a guarded evaluation runs on a thread, any compile of source text that
+    neither the guard nor the import system does: a library function the source may call
+    (``sympy.sympify('...')``, ``collections.namedtuple``) would otherwise run a string the
+    check never saw. Added once per process (an audit hook cannot be removed)."""
+
+    if _hook_installed:
+        return
+    _hook_installed.append(True)
+    sys.addaudithook(_string_hook)
+
+
+def _string_hook(event: str, args: tuple[Any, ...]) -> None:
+    if event != "compile":
+        return
+    state = _getattr(_local, "state", None)
+    if state is None or _getattr(_local, "compiling", False) or state.finished:
+        return
+    source = args[0] if args else None
+    if _type(source) is not _str and _type(source) is not _bytes:
+        return
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<frozen importlib"):
+            return  # the import system compiling a module's file
+        if filename == "<guarded-eval>":
+            break
+        frame = frame.f_back
+    raise state.trip(
+        RuleEvalError(
+            "a library called by evaluated code compiled source text (string evaluators such "
+            "as sympify or namedtuple are refused while a guarded evaluation runs)"
+        )
+    )

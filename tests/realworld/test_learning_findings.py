@@ -1,0 +1,101 @@
+"""What the real-world suite found learning or replay still get wrong, each reduced to a minimal
+program (strict xfails: each says when it is fixed, and the report of issue 12 names it).
+
+- A library's import probe of a module installed nowhere is refused in a replay and written to
+  ``--denials=FILE``, although audit reports nothing and the program's behaviour is unchanged
+  (``tests/realworld/harness.py`` tolerates exactly these in the replays).
+- A read of a file that does not exist (pdb reads ``~/.pdbrc``) is learned as ``expose-ro=`` of
+  it, and the replay skips a learned path that does not exist: the program gets
+  ``PermissionError`` (and a refusal is recorded) where it got ``FileNotFoundError``.
+- A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) is learned as an
+  ``IN`` rule, and widens the run's connection to a loopback service on an ephemeral port into
+  the whole ephemeral range.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_sb
+from tests.realworld import harness
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the guard refuses (and records) an import of a module that exists nowhere before "
+    "the import system finds nothing; audit stays quiet about it",
+)
+def test_a_probe_of_a_missing_module_is_no_refusal(project: Path, home: Path) -> None:
+    (project / "probe.py").write_text(
+        "try:\n    import no_such_module_anywhere\nexcept ImportError:\n    print('absent')\n"
+    )
+    env = harness.run_env(home)
+    learned, _ = harness.learn(["probe.py"], project, env, project / ".py-sandboxes")
+    assert learned == "absent\n"
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        [f"--denials={denials}", "probe.py"], cwd=project, env={**env, "OS_SANDBOX": "subprocess"}
+    )
+    assert result.stdout == "absent\n", result.stderr
+    refused = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert refused == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="learning takes a bind to port 0 without listen() for a server: an IN rule, and the "
+    "ephemeral-range widening of the loopback connection",
+)
+def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
+    server = socket.create_server(("127.0.0.1", 0))  # a service outside the program
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        peer, _ = server.accept()
+        with peer:
+            peer.sendall(b"hello\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    (project / "client.py").write_text(
+        "import socket, sys\n"
+        "probe = socket.socket(socket.AF_INET6)\n"  # as urllib3.util.connection._has_ipv6
+        "try:\n    probe.bind(('::1', 0))\nexcept OSError:\n    pass\nprobe.close()\n"
+        "with socket.create_connection(('127.0.0.1', int(sys.argv[1]))) as conn:\n"
+        "    print(conn.recv(100).decode().strip())\n"
+    )
+    env = harness.run_env(home)
+    try:
+        learned, rules = harness.learn(
+            ["client.py", str(port)], project, env, project / ".py-sandboxes"
+        )
+    finally:
+        server.close()
+    assert learned == "hello\n"
+    assert rules.values("net") == [f"ALLOW|TCP|127.0.0.1|{port}|OUT"], rules.text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a learned expose-ro of a file that did not exist is skipped in the replay: the "
+    "read is refused (PermissionError, a denial) instead of failing with FileNotFoundError",
+)
+def test_a_missing_file_the_program_looks_for_replays(project: Path, home: Path) -> None:
+    (project / "rc.py").write_text(
+        "import os\n"
+        "try:\n    open(os.path.expanduser('~/.pdbrc')).read()\n"
+        "except OSError as exc:\n    print(type(exc).__name__)\n"
+    )
+    env = harness.run_env(home)
+    learned, _ = harness.learn(["rc.py"], project, env, project / ".py-sandboxes")
+    assert learned == "FileNotFoundError\n"
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        [f"--denials={denials}", "rc.py"], cwd=project, env={**env, "OS_SANDBOX": "subprocess"}
+    )
+    assert result.stdout == learned, result.stderr
+    assert denials.read_text() == ""

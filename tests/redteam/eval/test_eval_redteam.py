@@ -1,0 +1,115 @@
+"""Attacks on guarded evaluation, each with its control; and the sources that must work.
+
+See ``corpus.py`` for what each control proves. Every attack runs through
+``pysandboxes.guarded_eval`` with the generous profile ``corpus.RULES`` (in-process backend)
+and must raise its ``held`` exception; a refusal that carries a denial is checked through
+``sandbox_denials``.
+"""
+
+from __future__ import annotations
+
+import copy
+import resource
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pysandboxes import sandbox_denials
+from pysandboxes.errors import EvalSyntaxRejected, SandBoxError
+from pysandboxes.evalguard.api import guarded_eval
+from tests.redteam.eval.corpus import ATTACKS, LEGIT, RULES, Attack, HostUnchanged, host_names
+
+
+def _child(
+    source: str, *, limit_memory: bool, timeout: float, mib: int = 512
+) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        if limit_memory:
+            resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; exec(sys.stdin.read(), {})"],
+        input=source,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
+        check=False,
+    )
+
+
+def _control(attack: Attack) -> None:
+    """Plain exec reaches the attack's objective (see corpus.py)."""
+
+    if attack.control == "cpu":
+        with pytest.raises(subprocess.TimeoutExpired):
+            _child(attack.source, limit_memory=False, timeout=1.0)
+    elif attack.control == "memory":
+        done = _child(attack.source, limit_memory=True, timeout=20, mib=attack.limit_mib)
+        assert "MemoryError" in done.stderr, done.stderr[-500:]
+    elif attack.control == "output":
+        done = _child(attack.source, limit_memory=False, timeout=20)
+        assert len(done.stdout) > 1 << 20
+    elif attack.control == "recursion":
+        with pytest.raises(RecursionError):
+            exec(attack.source, {})
+    elif attack.control == "exit":
+        with pytest.raises(SystemExit):
+            exec(attack.source, {})
+    else:
+        ns: dict[str, Any] = host_names()
+        exec(attack.source, ns)
+        assert attack.objective is not None and attack.objective(ns)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
+def test_attack_reaches_its_objective_without_the_guard(attack: Attack) -> None:
+    _control(attack)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
+def test_attack_is_held(attack: Attack, capsys: pytest.CaptureFixture[str]) -> None:
+    names = host_names()
+    secret = names.pop("secret")
+    if attack.name == "host_object":
+        names["secret"] = secret
+    before = copy.deepcopy({k: v for k, v in names.items() if k in ("config", "data", "rows")})
+    if attack.held is HostUnchanged:
+        guarded_eval(attack.source, names=names, mode="exec", rules=RULES)
+        assert {k: names[k] for k in before} == before
+        return
+    with pytest.raises(attack.held) as info:
+        guarded_eval(attack.source, names=names, mode="exec", rules=RULES)
+    error = info.value
+    if isinstance(error, SandBoxError):
+        denials = sandbox_denials(error)
+        if isinstance(error, EvalSyntaxRejected) or error.denial is not None:
+            assert denials and all(d.kind == "eval" for d in denials)
+    assert {k: names[k] for k in before} == before
+    assert secret.value == "kept"
+
+
+def test_corpus_size() -> None:
+    assert len(ATTACKS) >= 60
+    assert len(LEGIT) >= 20
+
+
+@pytest.mark.parametrize("case", LEGIT, ids=lambda c: c.name)
+def test_legitimate_source_works(case: Any) -> None:
+    result = guarded_eval(case.source, names=case.names, mode=case.mode, rules=RULES)
+    assert result == case.expected
+    assert result == _plain(case)  # the same as plain eval/exec
+
+
+def _plain(case: Any) -> Any:
+    ns: dict[str, Any] = dict(case.names)
+    if case.mode == "eval":
+        return eval(case.source, ns)
+    exec(case.source, ns)
+    return {
+        k: v
+        for k, v in ns.items()
+        if k != "__builtins__" and not callable(v) and type(v).__name__ != "module"
+    }

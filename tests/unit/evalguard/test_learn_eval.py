@@ -1,0 +1,39 @@
+"""--learn writes the eval-* lines a run needed, and the learned file replays without a refusal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import base_env, run_sb
+
+PROGRAM = """\
+data = [3, 1, 2]
+print(eval("sorted(x * 2 for x in data)", {"data": data}))
+ns = {}
+exec("import math\\ntotal = 0\\nfor i in range(10):\\n    total += math.sqrt(i)\\n"
+     "r = f'{total:.2f}'.upper()", ns)
+print(ns["r"])
+"""
+
+
+def test_learned_eval_lines_replay(project: Path, home: Path) -> None:
+    (project / "p.py").write_text(PROGRAM)
+    env = base_env(home)
+    learned = run_sb(["--learn", "p.py"], cwd=project, env=env)
+    assert learned.returncode == 0, learned.stderr
+    lines = [
+        line
+        for line in (project / ".py-sandboxes").read_text().splitlines()
+        if line.startswith("eval-")
+    ]
+    assert "eval-syntax=arith, assign, comprehension, fstring, import, loop" in lines
+    assert "eval-call=range, sorted" in lines
+    assert "eval-import=math" in lines
+    assert "eval-namespace=adaptive" in lines
+    replay = run_sb(["p.py"], cwd=project, env=env)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout.split() == ["[2,", "4,", "6]", "19.31"]
+    # and the replay is guarded: a source beyond the learned lines is refused
+    (project / "q.py").write_text("print(eval('().__class__'))\n")
+    refused = run_sb(["q.py"], cwd=project, env=env)
+    assert refused.returncode == 1 and "EvalSyntaxRejected" in refused.stderr
