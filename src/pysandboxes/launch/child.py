@@ -693,9 +693,10 @@ def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str
     context_data, policy_data = decode_guard_data(data)
     if "pysandboxes" in sys.modules:
         _check_own_package(src_dir)
-    if portable:  # PYSANDBOXES_PORTABLE of the parent (a switch for tests only)
-        from pysandboxes import platform_caps
+    # Before arming: it reads the environment once, which must not count as the program's read.
+    from pysandboxes import platform_caps
 
+    if portable:  # PYSANDBOXES_PORTABLE of the parent (a switch for tests only)
         platform_caps.adopt(portable)
     from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
     from pysandboxes.policy.model import Policy

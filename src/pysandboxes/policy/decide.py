@@ -304,11 +304,25 @@ def glob_regex(pattern: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
-    from pysandboxes import platform_caps  # the attribute, read now (the child may set it)
-
-    if platform_caps.CAPS.case_insensitive_paths:
+    if _case_insensitive_paths():
         return "(?i:" + "".join(out) + ")"
     return "".join(out)
+
+
+def _case_insensitive_paths() -> bool:
+    """``platform_caps.CAPS.case_insensitive_paths`` when that module is loaded (the launcher
+    loads it under the test switch; the child before arming, with the parent's profile),
+    else the platform's own answer. Never an import here: this runs under the armed guard,
+    where loading a module is the program's business."""
+
+    import sys
+
+    caps = getattr(sys.modules.get("pysandboxes.platform_caps"), "CAPS", None)
+    if caps is not None:
+        return bool(caps.case_insensitive_paths)
+    import os
+
+    return os.name != "posix" or sys.platform == "darwin"
 
 
 class _PathTables:
