@@ -25,11 +25,6 @@ from tests.helpers import run_sb
 from tests.realworld import harness
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the guard refuses (and records) an import of a module that exists nowhere before "
-    "the import system finds nothing; audit stays quiet about it",
-)
 def test_a_probe_of_a_missing_module_is_no_refusal(project: Path, home: Path) -> None:
     (project / "probe.py").write_text(
         "try:\n    import no_such_module_anywhere\nexcept ImportError:\n    print('absent')\n"

@@ -189,10 +189,6 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
-    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
-        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
-    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
-        evalbuiltins.install(policy, frames.caller_is_program)
 
     import _frozen_importlib
 
@@ -200,6 +196,12 @@ def install(policy: Policy, context: RunContext) -> None:
     if stash:
         sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec, kit))
     imports.install_import_check(kit, everything, names)
+    # The eval builtins are replaced after the guard's own compile of its import check, which
+    # must neither be recorded as the program's evaluation nor go through the replacements.
+    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
+        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
+        evalbuiltins.install(policy, frames.caller_is_program)
     import_handlers = imports.make_import_handlers(
         everything,
         names,
@@ -211,6 +213,7 @@ def install(policy: Policy, context: RunContext) -> None:
         program_roots + path_roots,
         dynamic_allowed,
         file_handlers.writable,
+        _make_may_read(table, tools),
     )
 
     dispatch: dict[str, Handler] = {}
@@ -255,6 +258,25 @@ def install(policy: Policy, context: RunContext) -> None:
             graveyard,
         )
     )
+
+
+def _make_may_read(table: files.PathTable, tools: Any) -> Callable[[str], bool]:
+    """``may_read(path)``: whether the file rules (defaults included) let the program read
+    ``path``, symbolic links resolved; for the import search (``imports.make_search``)."""
+
+    access = files.make_access(table)
+    resolve = tools.resolve
+    readable = (files.RO, files.RW)
+    os_error, value_error = OSError, ValueError
+
+    def may_read(path: str) -> bool:
+        try:
+            real = resolve(path, None)
+        except (os_error, value_error):
+            return False
+        return access(real)[0] in readable
+
+    return may_read
 
 
 def _settling(get: Callable[[str], Any], settle: Callable[[], None]) -> Callable[[str], Any]:
