@@ -114,7 +114,7 @@ def test_spawned_program_is_a_child_of_python_sb(project: Path, home: Path) -> N
         proc.wait(30)
 
 
-@pytest.mark.parametrize("provider", ["landlock", "bwrap", "unshare"])
+@pytest.mark.parametrize("provider", ["landlock", "bwrap", "unshare", "qemu"])
 def test_kernel_providers_are_not_available(project: Path, home: Path, provider: str) -> None:
     (project / ".py-sandboxes").write_text(RULES)
     (project / "s.py").write_text("print('ran')\n")

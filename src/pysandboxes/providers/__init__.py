@@ -28,6 +28,7 @@ LINUX_ONLY: dict[str, str] = {
     "landlock": "Landlock (a Linux security module)",
     "bwrap": "bubblewrap (Linux namespaces and seccomp)",
     "unshare": "Linux namespaces and seccomp",
+    "qemu": "the qemu provider (built on Linux namespaces for its network and files)",
 }
 
 
