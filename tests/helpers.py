@@ -40,6 +40,17 @@ def _interpreter_of(script: str) -> str:
 
 PYTHON = _interpreter_of(PYTHON_SB)
 REQUIRE_ALL = os.environ.get("PYSANDBOXES_REQUIRE_ALL") == "1"
+#: The portable paths forced for the whole run (``PYSANDBOXES_PORTABLE``, src/pysandboxes/
+#: platform_caps.py): every python-sb a test starts gets the switch too.
+PORTABLE = os.environ.get("PYSANDBOXES_PORTABLE", "")
+
+
+def with_portable(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``env`` with ``PYSANDBOXES_PORTABLE`` of the test run added (unless it sets its own)."""
+
+    if env is None or not PORTABLE or "PYSANDBOXES_PORTABLE" in env:
+        return None if env is None else dict(env)
+    return {**env, "PYSANDBOXES_PORTABLE": PORTABLE}
 
 
 def require(condition: object, reason: str) -> None:
@@ -47,6 +58,8 @@ def require(condition: object, reason: str) -> None:
 
     if condition:
         return
+    if PORTABLE:  # the portable paths forced: Linux's features are absent by design
+        pytest.skip(f"{reason} [PYSANDBOXES_PORTABLE={PORTABLE}]")
     if REQUIRE_ALL:
         pytest.fail(f"required for CI (PYSANDBOXES_REQUIRE_ALL=1): {reason}")
     pytest.skip(reason)
@@ -69,6 +82,8 @@ def base_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
         "HOME": str(home),
         "LANG": "C.UTF-8",
     }
+    if PORTABLE:
+        env["PYSANDBOXES_PORTABLE"] = PORTABLE
     if extra:
         env.update(extra)
     return env
@@ -88,7 +103,7 @@ def run_sb(
     return subprocess.run(
         [PYTHON_SB, *args],
         cwd=str(cwd),
-        env=dict(env) if env is not None else None,
+        env=with_portable(env),
         input=data,
         capture_output=True,
         text=True,

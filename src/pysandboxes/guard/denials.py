@@ -88,7 +88,7 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
     importerror_init = kit.importerror_init
     seen: set[str] = set()
     home_below = home.rstrip("/") + "/" if home and home != "/" else None
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)  # POSIX's
     classes = (
         RulePermissionError,
         RuleFileNotFoundError,

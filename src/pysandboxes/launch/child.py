@@ -59,9 +59,27 @@ def decode_run(data: bytes) -> tuple[dict[str, str], list[str], bytes]:
     return fields, items[mark + 1 :], rest[end:]
 
 
+def open_channel(token: "int | str") -> int:
+    """The descriptor of the hand-over: ``token`` is one (POSIX), or ``"hN"``, an inherited
+    Windows handle ``N`` (``launch/channel.py``)."""
+
+    if isinstance(token, int):
+        return token
+    if sys.platform == "win32" and token.startswith("h"):  # the type checker's narrowing
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(token[1:]), os.O_RDONLY)
+    raise RuntimeError(f"python-sb: launch data from an unknown channel {token!r}")
+
+
 def _read_fd(fd: int) -> bytes:
+    """Everything in ``fd``: a memfd from its start, a pipe to its end."""
+
     chunks = []
-    os.lseek(fd, 0, os.SEEK_SET)
+    try:  # noqa: SIM105 (no contextlib import in the child)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:  # a pipe (ESPIPE): read as it comes
+        pass
     while True:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
@@ -664,7 +682,7 @@ def decode_guard_data(data: bytes) -> "tuple[dict[str, Any], dict[str, Any]]":
     return value[0], value[1]
 
 
-def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None) -> None:
+def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str = "") -> None:
     """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
 
     Called with ``sys.path`` set to :func:`trusted_path`. ``before_arm`` (partial mode's worker
@@ -675,6 +693,11 @@ def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None) -> None:
     context_data, policy_data = decode_guard_data(data)
     if "pysandboxes" in sys.modules:
         _check_own_package(src_dir)
+    # Before arming: it reads the environment once, which must not count as the program's read.
+    from pysandboxes import platform_caps
+
+    if portable:  # PYSANDBOXES_PORTABLE of the parent (a switch for tests only)
+        platform_caps.adopt(portable)
     from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
     from pysandboxes.policy.model import Policy
     from pysandboxes.runtime import RunContext
@@ -703,12 +726,12 @@ def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
     return args
 
 
-def main(fd: int, src_dir: str) -> None:
+def main(fd: "int | str", src_dir: str) -> None:
     """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
 
     import atexit  # built-in, for end_guarded; imported before the guard is armed
 
-    fields, args, guard_data = decode_run(_read_fd(fd))
+    fields, args, guard_data = decode_run(_read_fd(open_channel(fd)))
     saved_path = sys.path[:]
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:
@@ -733,7 +756,8 @@ def main(fd: int, src_dir: str) -> None:
 
         server = prepare(fields)
     if fields.get("arm") == "1":
-        arm_guard(guard_data, src_dir, None if server is None else server.start_threads)
+        before = None if server is None else server.start_threads
+        arm_guard(guard_data, src_dir, before, fields.get("portable", ""))
     elif server is not None:
         server.start_threads()
     set_path0(program, isolated=isolated, saved_path=saved_path)

@@ -41,6 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     if words and words[0].partition("=")[0] in TOOLS:
         option, eq, value = words[0].partition("=")
         return run_tool(option, ([value] if eq else []) + words[1:])
+    if os.environ.get("PYSANDBOXES_PORTABLE"):  # a test switch (platform_caps.py)
+        from pysandboxes.platform_caps import switch_problem
+
+        problem = switch_problem()
+        if problem is not None:
+            sys.stderr.write(f"{PROG}: {problem}\n{PROG}: nothing was run\n")
+            return 2
     try:
         cmd = parse(words)
     except UsageError as exc:
@@ -479,6 +486,9 @@ def _child_fields(
         "arm": "1" if arm else "0",
         "n_words": str(len(cmd.python_words)),
     }
+    profile = _portable_profile()
+    if profile:  # the test switch reaches the child's guard too (platform_caps.adopt)
+        fields["portable"] = profile
     if cmd.kind == "stdin" and cmd.no_program:
         fields["argv0"] = ""
     if "-i" in cmd.python_options or cmd.kind == "repl":
@@ -494,12 +504,23 @@ def _child_fields(
     return fields
 
 
+def _portable_profile() -> str:
+    """The forced profile of ``PYSANDBOXES_PORTABLE`` (tests only), without importing
+    ``platform_caps`` on the usual path."""
+
+    if not os.environ.get("PYSANDBOXES_PORTABLE"):
+        return ""
+    from pysandboxes.platform_caps import CAPS
+
+    return CAPS.profile
+
+
 def _policy_fd(data: bytes) -> int:
     """An inheritable descriptor holding ``data`` (a memfd; an unlinked file where there is
     none), read from offset 0 by the child."""
 
     try:
-        fd = os.memfd_create("pysandboxes-run", os.MFD_CLOEXEC)
+        fd: int = os.memfd_create("pysandboxes-run", os.MFD_CLOEXEC)  # type: ignore[attr-defined,unused-ignore]
     except (AttributeError, OSError):
         import tempfile
 
@@ -528,19 +549,25 @@ def _launch(
     ``guard_policy``: what the Python layer gets (``plan.policy`` with the addresses of its
     DENY names, ``policy.netrules.pin_deny_names``); the provider gets ``plan.policy``."""
 
+    from pysandboxes.launch.channel import Channel
     from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
+    from pysandboxes.platform_caps import CAPS
     from pysandboxes.providers.base import Launch
 
     words = [*cmd.python_words, *cmd.args]
     # The policy and the run context are for the guard: a run without it does not encode them.
     data = guard_data(context, guard_policy) if fields["arm"] == "1" else b""
     payload = encode_run(fields, words, data)
-    fd = _policy_fd(payload)
+    # Where exec does not replace the process (Windows; PYSANDBOXES_PORTABLE=spawn), python-sb
+    # starts the program and stays as its parent (docs/security-model.md, Platforms).
+    spawn = session is not None or not CAPS.exec
+    channel = Channel(payload, spawn=spawn)
     options = list(cmd.python_options)
     if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
         options.append("-i")  # the native REPL starts when the bootstrap returns
-    child_argv = (sys.executable, *options, "-c", bootstrap_code(fd))
-    pass_fds = (fd,) if context.record_fd < 0 else (fd, context.record_fd)
+    child_argv = (sys.executable, *options, "-c", bootstrap_code(channel.token))
+    inherited = (channel.fd,) if channel.handle < 0 else ()
+    pass_fds = inherited if context.record_fd < 0 else (*inherited, context.record_fd)
     launch = Launch(
         policy=plan.policy,
         context=context,
@@ -549,22 +576,27 @@ def _launch(
         pass_fds=pass_fds,
         cwd=plan.cwd,
     )
-    prepared: Prepared = provider.prepare(launch)
+    try:
+        prepared: Prepared = provider.prepare(launch)
+    except BaseException:
+        channel.close()
+        raise
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
-    if session is not None or prepared.needs_parent:
+    if spawn or prepared.needs_parent:
         _state.program_started = True
-        return _supervise(prepared, session, context)
+        return _supervise(prepared, session, context, channel)
     # Until execve succeeds nothing has run: a failure here is reported as a refusal.
     sys.stdout.flush()
     sys.stderr.flush()
     for step in prepared.pre_exec:
         step()
+    channel.before_exec()
     os.execve(prepared.argv[0], prepared.argv, prepared.env)
     raise AssertionError("unreachable")
 
 
-def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
+def _supervise(prepared: Prepared, session: Any, context: RunContext, channel: Any) -> int:
     from pysandboxes.launch.supervisor import supervise
     from pysandboxes.launch.tmpdir import remove_tree_safely
 
@@ -578,4 +610,5 @@ def _supervise(prepared: Prepared, session: Any, context: RunContext) -> int:
         prepared,
         on_start=session.start if session is not None else None,
         on_exit=on_exit,
+        channel=channel,
     )

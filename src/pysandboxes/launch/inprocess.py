@@ -217,7 +217,9 @@ def run_in_process(
 
     os.environ.clear()
     os.environ.update(env)
-    if sys.platform.startswith("linux"):
+    from pysandboxes.platform_caps import CAPS
+
+    if CAPS.proc:  # elsewhere no /proc shows the start-up block (docs/providers/none.md)
         problem = scrub_initial_environment()
         if problem is not None:
             sys.stderr.write(

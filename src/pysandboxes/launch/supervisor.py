@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: SIGINT, SIGTERM and SIGHUP (the last is POSIX's only).
+FORWARDED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 #: ``si_code`` values of a signal sent by a process (kill, sigqueue, tkill).
 _SENT_BY_PROCESS = {0, -1, -6}  # SI_USER, SI_QUEUE, SI_TKILL
 
@@ -51,6 +52,8 @@ def should_forward(si_code: int, si_pid: int, child: int) -> bool:
 
 
 def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
+    if sys.platform == "win32":  # for type checkers: only called where CAPS.fork
+        raise OSError("fork is missing")
     pid = os.fork()
     if pid:
         return pid
@@ -70,6 +73,27 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     raise AssertionError("unreachable")
 
 
+def terminal_sent_it(signum: int) -> bool:
+    """For the handler path (no ``sigwaitinfo``): whether ``signum`` most likely came from the
+    terminal, which sends SIGINT (Ctrl-C) and SIGHUP (hang-up) to its whole foreground process
+    group, the program included: true for those two when python-sb is in the foreground group
+    of its terminal. Such a signal is not sent a second time; a ``kill -INT`` of python-sb
+    itself while it is in the foreground is then not passed on either (use SIGTERM)."""
+
+    if signum != signal.SIGINT and signum != getattr(signal, "SIGHUP", None):
+        return False
+    if sys.platform == "win32":  # for type checkers: this path runs where CAPS.posix_signals
+        return False
+    group = os.getpgrp()
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd) and os.tcgetpgrp(fd) == group:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, Any]:
     """Install handlers that send SIGINT/SIGTERM/SIGHUP on to the child (``child[0]`` once it
     exists), or hand the relay's signals to it; the previous handlers, to put back. Exec resets
@@ -83,6 +107,8 @@ def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, An
         if relay is not None:
             relay.deliver(signum, False)  # a handler cannot tell the terminal from a kill
             return
+        if terminal_sent_it(signum):
+            return  # the program got it from the terminal too
         try:  # noqa: SIM105 (contextlib costs start-up time here)
             os.kill(child[0], signum)
         except ProcessLookupError:
@@ -95,6 +121,8 @@ def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, An
 def _status(wait_status: int) -> int:
     """``subprocess``-style status: the exit code, or minus the signal number."""
 
+    if sys.platform == "win32":  # for type checkers: only called where CAPS.fork
+        raise OSError("fork is missing")
     if os.WIFSIGNALED(wait_status):
         return -os.WTERMSIG(wait_status)
     return os.waitstatus_to_exitcode(wait_status)
@@ -106,18 +134,31 @@ def supervise(
     on_start: Callable[[], None] | None = None,
     on_exit: Sequence[Callable[[int | None], None]] = (),
     portable: bool | None = None,
+    channel: Any = None,
 ) -> int:
     """Run ``prepared`` as a child and return python-sb's exit status (never returns when the
     child died by a signal: python-sb then dies by the same signal, after every cleanup).
 
     ``portable`` (default: where ``signal.sigwaitinfo`` is missing, as on macOS) waits with
-    signal handlers instead; they cannot tell a terminal's signal from a ``kill``, so every
-    SIGINT/SIGTERM/SIGHUP is forwarded (a duplicate of a terminal's signal is usually merged
-    with the original by the kernel).
+    signal handlers instead; they cannot see who sent a signal, so SIGTERM is always forwarded
+    and SIGINT/SIGHUP unless python-sb is in its terminal's foreground process group
+    (:func:`terminal_sent_it`).
+
+    ``channel`` (``launch.channel.Channel``): the hand-over, written once the child runs.
+    Without ``fork`` (Windows, ``PYSANDBOXES_PORTABLE=spawn``) the child is started with
+    ``subprocess`` instead (:mod:`pysandboxes.launch.spawn`).
     """
 
+    from pysandboxes.platform_caps import CAPS
+
+    if not CAPS.fork or not CAPS.posix_signals:
+        from pysandboxes.launch.spawn import supervise_spawned
+
+        return supervise_spawned(prepared, on_start=on_start, on_exit=on_exit, channel=channel)
+    if sys.platform == "win32":  # for type checkers: CAPS.fork is False there
+        raise OSError("fork is missing")
     if portable is None:
-        portable = not hasattr(signal, "sigwaitinfo")
+        portable = not CAPS.sigwaitinfo
     relay = prepared.relay
     forwarded = FORWARDED if relay is None else relay.signals
     watched = set() if portable else {*forwarded, signal.SIGCHLD}
@@ -128,6 +169,8 @@ def supervise(
     try:
         pid = _spawn(prepared, old_mask)
         child.append(pid)
+        if channel is not None:
+            channel.after_spawn()
         if relay is not None:
             relay.started(pid)
         if on_start is not None:
@@ -136,7 +179,7 @@ def supervise(
             _, wait_status = os.waitpid(pid, 0)  # the handlers run while it waits (PEP 475)
             status = _status(wait_status)
         while status is None:
-            info = signal.sigwaitinfo(watched)
+            info = signal.sigwaitinfo(watched)  # type: ignore[attr-defined,unused-ignore]
             if info.si_signo == signal.SIGCHLD:
                 done, wait_status = os.waitpid(pid, os.WNOHANG)
                 if done == pid:
@@ -177,6 +220,11 @@ def die_by_signal(signum: int) -> None:
 
     sys.stdout.flush()
     sys.stderr.flush()
+    from pysandboxes.platform_caps import CAPS
+
+    if not CAPS.posix_signals or sys.platform == "win32":  # (the latter: for type checkers)
+        # What CPython ends with after an uncaught KeyboardInterrupt on Windows.
+        os._exit(-1073741510 if signum == signal.SIGINT else 128 + signum)  # STATUS_CONTROL_C_EXIT
     try:
         import resource
 

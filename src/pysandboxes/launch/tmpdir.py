@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 PREFIX = "pysb-"
 
@@ -25,7 +26,7 @@ PREFIX = "pysb-"
 def base_directory(environ: dict[str, str] | os._Environ[str]) -> str:
     """Where private directories are created: the host's ``TMPDIR`` when usable, else /tmp."""
 
-    for candidate in (environ.get("TMPDIR"), "/tmp", "/var/tmp"):
+    for candidate in (environ.get("TMPDIR"), environ.get("TEMP"), "/tmp", "/var/tmp"):
         if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
             return os.path.abspath(candidate)
     return os.getcwd()
@@ -54,6 +55,8 @@ def _pid_of(name: str) -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    if sys.platform == "win32":  # os.kill(pid, 0) would end the process there
+        return _alive_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -63,11 +66,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _alive_windows(pid: int) -> bool:
+    """Whether process ``pid`` runs (Windows: its exit code is still ``STILL_ACTIVE``)."""
+
+    if sys.platform != "win32":
+        raise OSError("Windows only")
+    import _winapi
+
+    try:
+        handle = _winapi.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    except OSError as exc:  # no such process, or one of another user (then alive)
+        return getattr(exc, "winerror", 0) != 87  # ERROR_INVALID_PARAMETER: no such pid
+    try:
+        return bool(_winapi.GetExitCodeProcess(handle) == 259)  # STILL_ACTIVE
+    finally:
+        _winapi.CloseHandle(handle)
+
+
 def sweep(base: str) -> list[str]:
     """Remove the private directories of finished runs of this user; the paths removed."""
 
     removed: list[str] = []
-    uid = os.getuid()
+    # Windows has no uid: the user's own %TEMP% holds only the user's directories.
+    uid = os.getuid() if hasattr(os, "getuid") else None
     me = os.getpid()
     try:  # names only, filtered before any other work: /tmp may hold thousands of entries
         names = [name for name in os.listdir(base) if name.startswith(PREFIX)]
@@ -82,14 +103,20 @@ def sweep(base: str) -> list[str]:
             info = os.lstat(path)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or _alive(pid):
+        mine = uid is None or info.st_uid == uid
+        if not stat.S_ISDIR(info.st_mode) or not mine or _alive(pid):
             continue
         remove_tree_safely(path)
         removed.append(path)
     return removed
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+_DIR_FLAGS: int = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def remove_tree_safely(path: str) -> None:
@@ -102,6 +129,14 @@ def remove_tree_safely(path: str) -> None:
     ``child.remove_tree``.)
     """
 
+    if os.open not in os.supports_dir_fd or os.scandir not in os.supports_fd:
+        # Windows: no directory descriptors. shutil's walk checks each entry with lstat and
+        # does not follow symlinks or junctions (a swap between the check and the removal
+        # is the race the descriptor walk closes elsewhere).
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        return
     parent, name = os.path.split(os.path.abspath(path))
     try:
         parent_fd = os.open(parent, _DIR_FLAGS)

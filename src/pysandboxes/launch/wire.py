@@ -4,7 +4,8 @@
 Kept apart from ``child.py`` (which holds the reading half and everything that runs in the
 child) so that python-sb's own process does not load the child's code to start a run.
 
-Wire format (parent -> child), written to a memfd the child inherits::
+Wire format (parent -> child), written to a descriptor the child inherits (a memfd, or a pipe
+where there is none: ``launch/channel.py``)::
 
     SIZE LF header guard-data
 
@@ -75,11 +76,12 @@ BOOTSTRAP = (
     "    module = module_from_spec(spec)\n"
     "    spec.loader.exec_module(module)\n"
     "    module.main(fd, src)\n"
-    "_pysb({path!r}, {fd}, {src!r})\n"
+    "_pysb({path!r}, {fd!r}, {src!r})\n"
 )
 
 
-def bootstrap_code(fd: int) -> str:
-    """The ``-c`` code that loads ``child.py`` by path and hands it descriptor ``fd``."""
+def bootstrap_code(fd: int | str) -> str:
+    """The ``-c`` code that loads ``child.py`` by path and hands it descriptor ``fd`` (or, on
+    Windows, ``"hN"``: the inherited handle ``N``; see ``launch/channel.py``)."""
 
     return BOOTSTRAP.format(path=CHILD_FILE, fd=fd, src=SRC_DIR)

@@ -168,8 +168,10 @@ def unavailable_reason() -> str | None:
     """Why this machine cannot observe children (checked by the supervisor before the run),
     or ``None``. The kernel's own refusal, if any, comes from the child (:func:`hand_over`)."""
 
-    if not sys.platform.startswith("linux"):
-        return f"seccomp user notification is Linux only (this is {sys.platform})"
+    from pysandboxes.platform_caps import CAPS, not_here
+
+    if not CAPS.linux:
+        return not_here("seccomp user notification")
     from pysandboxes.providers import _linux
 
     if not _linux.supported() or _linux.machine() not in NUMBERS:
@@ -515,6 +517,9 @@ class ChildObserver:
     def _accept(self) -> bool:
         """Wait for the interpreter; take the listener (or its refusal) from it."""
 
+        if sys.platform != "linux":  # for type checkers: unavailable_reason() stops it before
+            raise OSError("Linux only")
+
         import select
         import socket
 
@@ -740,6 +745,8 @@ def granted_everywhere() -> tuple[str, ...]:
     time-zone files. A child's read there needs no rule line (a file under ``/usr/bin`` does:
     Landlock grants no program directory)."""
 
+    if sys.platform != "linux":  # for type checkers: only where CAPS.linux
+        return ()
     from pysandboxes.providers import _ns_mounts, landlock
 
     tree_top = {f"/{name}" for name in _ns_mounts.SYSTEM_TOP}

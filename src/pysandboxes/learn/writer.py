@@ -120,7 +120,7 @@ def atomic_write(path: str, text: str, *, mode: int | None = None) -> None:
 
 def _fsync_directory(directory: str) -> None:
     try:
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:

@@ -310,7 +310,12 @@ def import_allowed(policy: Policy, top_level_name: str) -> bool:
 
 def glob_regex(pattern: str) -> str:
     """A regular expression for a path glob: ``*`` and ``?`` stay within one path component,
-    ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated)."""
+    ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated).
+
+    Where the file system usually ignores case (macOS, Windows: ``platform_caps``), the
+    expression does too: ``ignore=.env`` must also hide ``.ENV``, the same file there. (Exposed
+    prefixes stay case-sensitive: another spelling of an exposed path is refused, never
+    granted.)"""
 
     import re
 
@@ -345,7 +350,25 @@ def glob_regex(pattern: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
+    if _case_insensitive_paths():
+        return "(?i:" + "".join(out) + ")"
     return "".join(out)
+
+
+def _case_insensitive_paths() -> bool:
+    """``platform_caps.CAPS.case_insensitive_paths`` when that module is loaded (the launcher
+    loads it under the test switch; the child before arming, with the parent's profile),
+    else the platform's own answer. Never an import here: this runs under the armed guard,
+    where loading a module is the program's business."""
+
+    import sys
+
+    caps = getattr(sys.modules.get("pysandboxes.platform_caps"), "CAPS", None)
+    if caps is not None:
+        return bool(caps.case_insensitive_paths)
+    import os
+
+    return os.name != "posix" or sys.platform == "darwin"
 
 
 class _PathTables:

@@ -283,7 +283,8 @@ MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
 def _read(path: str) -> str:
     """The text of a regular file. A FIFO or device is refused without blocking on it."""
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    # O_NONBLOCK and O_CLOEXEC are POSIX's (Windows has neither, nor FIFOs to block on).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with open(fd, "rb", closefd=True) as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -9,7 +9,8 @@ from pysandboxes.errors import ConfigError
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: ``typing`` costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
-    from pysandboxes.providers.base import ProviderImpl
+    from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.base import Availability, Launch, Prepared, ProviderImpl
 
 #: ``os-sandbox`` value -> module of this package that implements it.
 MODULES: dict[str, str] = {
@@ -22,12 +23,53 @@ MODULES: dict[str, str] = {
 }
 
 
+#: The providers built on Linux kernel features, and the feature each needs (issue 19).
+LINUX_ONLY: dict[str, str] = {
+    "landlock": "Landlock (a Linux security module)",
+    "bwrap": "bubblewrap (Linux namespaces and seccomp)",
+    "unshare": "Linux namespaces and seccomp",
+    "qemu": "the qemu provider (built on Linux namespaces for its network and files)",
+}
+
+
+class UnavailableProvider:
+    """A kernel provider on a platform without its kernel feature: it says why, never runs
+    (``availability()`` is false, so the launcher refuses the run with the reason)."""
+
+    kernel = True
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    def availability(self) -> Availability:
+        from pysandboxes.providers.base import Availability
+
+        return Availability(False, self.reason, "use os-sandbox=subprocess or none here")
+
+    def prepare(self, launch: Launch) -> Prepared:
+        raise ConfigError(f"os-sandbox={self.name} cannot run here: {self.reason}")
+
+    def explain(self, policy: Policy) -> list[str]:
+        return [
+            "no kernel boundary can be set up on this platform: the Python layer is the only "
+            "enforcement here (os-sandbox=subprocess or none)",
+        ]
+
+
 def get_provider(name: str) -> ProviderImpl:
-    """The provider called ``name``; ``ConfigError`` for an unknown or not-yet-built one."""
+    """The provider called ``name``; ``ConfigError`` for an unknown or not-yet-built one. A
+    kernel provider on a platform without its kernel feature is an :class:`UnavailableProvider`
+    (its module, which would not even import there, is not loaded)."""
 
     module_name = MODULES.get(name)
     if module_name is None:
         raise ConfigError(f"unknown os-sandbox provider {name!r} (one of: {', '.join(MODULES)})")
+    if name in LINUX_ONLY:
+        from pysandboxes.platform_caps import CAPS, not_here
+
+        if not CAPS.linux:
+            return UnavailableProvider(name, not_here(LINUX_ONLY[name]))
     try:
         # __import__ rather than importlib.import_module: importing importlib costs start-up time.
         module = __import__(f"{__name__}.{module_name}", fromlist=("PROVIDER",))

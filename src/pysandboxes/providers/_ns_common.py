@@ -7,9 +7,13 @@ filter descriptor, the network hand-off to ``netns`` and the ``--explain`` lines
 from __future__ import annotations
 
 import os
+import sys
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy.model import Origin, Policy
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing and re stay off the start-up path
 if TYPE_CHECKING:

@@ -24,6 +24,9 @@ import _signal  # type: ignore[import-not-found]  # the C module: ``signal`` wou
 import os
 import sys
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 # -- constants (linux/sched.h, linux/mount.h, sys/mount.h) ----------------------------------------
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000

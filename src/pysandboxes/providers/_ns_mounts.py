@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import PathRule, Policy
 from pysandboxes.providers.base import Launch
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:

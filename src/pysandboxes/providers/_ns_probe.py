@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 from pysandboxes.providers.base import memo
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000

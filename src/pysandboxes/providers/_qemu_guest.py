@@ -29,6 +29,9 @@ import sys
 from pysandboxes.providers import _ns_init
 from pysandboxes.providers import _qemu_frames as frames
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8

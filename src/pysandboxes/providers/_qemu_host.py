@@ -32,6 +32,9 @@ import time
 from pysandboxes.providers import _ns_init
 from pysandboxes.providers import _qemu_frames as frames
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 MS_NOSUID = 2

@@ -23,8 +23,12 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from pysandboxes.errors import ProviderUnavailableError
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:

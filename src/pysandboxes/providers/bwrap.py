@@ -23,6 +23,7 @@ program itself (``bwrap_signals``).
 from __future__ import annotations
 
 import os
+import sys
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import Policy
@@ -32,6 +33,9 @@ from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared, memo
 from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:

@@ -23,7 +23,11 @@ A program killed by signal N is reported by bubblewrap as exit status 128+N (SPE
 from __future__ import annotations
 
 import os
+import sys
 import time
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:

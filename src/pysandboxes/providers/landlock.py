@@ -29,6 +29,9 @@ from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, 
 from pysandboxes.providers import _linux, limits
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

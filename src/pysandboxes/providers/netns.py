@@ -39,6 +39,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ from pysandboxes.errors import ProviderUnavailableError
 from pysandboxes.policy.model import NetRule, Policy
 from pysandboxes.policy.netrules import resolve_name
 from pysandboxes.providers._ns_common import rule_error
+
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 if TYPE_CHECKING:
     import ipaddress

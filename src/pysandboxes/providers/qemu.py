@@ -33,6 +33,9 @@ from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -31,6 +31,9 @@ import sys
 
 from pysandboxes.providers import _linux
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -24,6 +24,9 @@ from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
+if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
+    raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
+
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -159,6 +159,13 @@ def warnings_for(
         )
     if not provider["available"]:
         found.append(f"os-sandbox={provider['name']} cannot run here: {provider['reason']}")
+    from pysandboxes.platform_caps import CAPS, not_here
+
+    if not CAPS.linux:  # issue 19: macOS, Windows (or the portable paths forced, in tests)
+        found.append(
+            "the Python layer is the only enforcement possible here: "
+            + not_here("a kernel sandbox")
+        )
     if isinstance(environment, list):
         for name in sorted(set(environment) & set(PRE_ARM_VARIABLES)):
             found.append(f"env= passes {name}: {PRE_ARM_VARIABLES[name]}")
