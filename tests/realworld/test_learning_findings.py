@@ -79,20 +79,15 @@ def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
     assert rules.values("net") == [f"ALLOW|TCP|127.0.0.1|{port}|OUT"], rules.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a learned expose-ro of a file that did not exist is skipped in the replay: the "
-    "read is refused (PermissionError, a denial) instead of failing with FileNotFoundError",
-)
 def test_a_missing_file_the_program_looks_for_replays(project: Path, home: Path) -> None:
     (project / "rc.py").write_text(
         "import os\n"
         "try:\n    open(os.path.expanduser('~/.pdbrc')).read()\n"
-        "except OSError as exc:\n    print(type(exc).__name__)\n"
+        "except FileNotFoundError as exc:\n    print('not found', exc.errno)\n"
     )
     env = harness.run_env(home)
     learned, _ = harness.learn(["rc.py"], project, env, project / ".py-sandboxes")
-    assert learned == "FileNotFoundError\n"
+    assert learned == "not found 2\n"
     denials = project.parent / "denials.jsonl"
     result = run_sb(
         [f"--denials={denials}", "rc.py"], cwd=project, env={**env, "OS_SANDBOX": "subprocess"}

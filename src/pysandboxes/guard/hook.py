@@ -186,6 +186,7 @@ def install(policy: Policy, context: RunContext) -> None:
         import_system_call=import_system_call,
         busy_functions=make_busy(kit, busy),  # for the sqlite3.connect/handle frame check
         getframe=kit.getframe,
+        host_tree=context.provider not in files.OWN_TREE_PROVIDERS,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
