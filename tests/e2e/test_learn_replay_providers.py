@@ -199,13 +199,6 @@ def module_probes(tree: Path, home: Path) -> Run:
     )
 
 
-PROBE_LOGGED = (
-    "the replay behaves the same (the probe fails either way), but in enforce mode the guard "
-    "refuses an import before the search and writes a --denials line even for a module that "
-    "does not exist; learning does not grant such names, by design (docs/learning.md)"
-)
-
-
 def urllib_page(tree: Path, home: Path) -> Run:
     assert PAGE_URL, "the page server fixture is not running"
     text = (
@@ -242,20 +235,6 @@ def own_server_fixed_port(tree: Path, home: Path) -> Run:
     return script(tree, home, text)
 
 
-OWN_SERVER_FIXED_PORT = (
-    "the learned OUT rule to the program's own loopback server is forwarded to the host's "
-    "loopback by pasta under the namespace providers, which binds that port inside the sandbox: "
-    "the program's own bind fails with EADDRINUSE (issue 11 point 10; see docs/learning.md)"
-)
-
-OWN_SERVER_ON_LOOPBACK = (
-    "a program that binds port 0 and talks to itself over loopback needs an OUT rule for a port "
-    "it cannot know; the learned ephemeral OUT range is forwarded to the host by pasta under "
-    "the namespace providers, which cannot take it (issue 11 point 10: the guard must count "
-    "loopback connections to the program's own listening socket as part of its IN grant, and "
-    "landlock grant connect on the ephemeral ports for a port-0 IN rule; see docs/learning.md)"
-)
-
 CASES = [
     Case("report", report),
     Case("report-extra", lambda tree, home: report(tree, home, extra=True)),
@@ -263,12 +242,10 @@ CASES = [
         "http-sqlite",
         http_sqlite,
         normalise=lambda text: re.sub(r"\(\d+ stored\)", "(n stored)", text),
-        broken={"bwrap": OWN_SERVER_ON_LOOPBACK, "unshare": OWN_SERVER_ON_LOOPBACK},
     ),
     Case(
         "own-server-fixed-port",
         own_server_fixed_port,
-        broken={"bwrap": OWN_SERVER_FIXED_PORT, "unshare": OWN_SERVER_FIXED_PORT},
     ),
     Case("use-package", use_package),
     Case("temp-threads", temp_threads),
@@ -281,11 +258,7 @@ CASES = [
     Case("pytest-pluggy", pytest_pluggy),
     Case("m-pytest", module_pytest, normalise=lambda text: re.sub(r" in [0-9.]+s", "", text)),
     Case("urllib-page", urllib_page),
-    Case(
-        "module-probes",
-        module_probes,
-        broken={p: PROBE_LOGGED for p in ("subprocess", "landlock", "bwrap", "unshare")},
-    ),
+    Case("module-probes", module_probes),
 ]
 
 PAGE_URL: list[str] = []

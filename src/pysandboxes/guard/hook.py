@@ -212,6 +212,7 @@ def install(policy: Policy, context: RunContext) -> None:
         program_roots + path_roots,
         dynamic_allowed,
         file_handlers.writable,
+        _make_may_read(table, tools),
     )
 
     dispatch: dict[str, Handler] = {}
@@ -256,6 +257,25 @@ def install(policy: Policy, context: RunContext) -> None:
             graveyard,
         )
     )
+
+
+def _make_may_read(table: files.PathTable, tools: Any) -> Callable[[str], bool]:
+    """``may_read(path)``: whether the file rules (defaults included) let the program read
+    ``path``, symbolic links resolved; for the import search (``imports.make_search``)."""
+
+    access = files.make_access(table)
+    resolve = tools.resolve
+    readable = (files.RO, files.RW)
+    os_error, value_error = OSError, ValueError
+
+    def may_read(path: str) -> bool:
+        try:
+            real = resolve(path, None)
+        except (os_error, value_error):
+            return False
+        return access(real)[0] in readable
+
+    return may_read
 
 
 def _settling(get: Callable[[str], Any], settle: Callable[[], None]) -> Callable[[str], Any]:

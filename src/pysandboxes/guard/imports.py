@@ -196,7 +196,12 @@ def make_import_handlers(
     code_roots: tuple[str, ...],
     dynamic_allowed: bool,
     writable: Callable[[str], bool],
+    may_read: Callable[[str], bool] | None = None,
 ) -> ImportHandlers:
+    """The import handlers (see the module docstring). ``may_read(path)``: whether the file
+    rules let the program read ``path`` (a directory of ``sys.path``); with it, a refused
+    import of a module the import system would not find is no denial (:func:`make_search`)."""
+
     # Captured at arm time: the program can reach this module's namespace.
     captured_module = MODULE
     captured_always_allowed = ALWAYS_ALLOWED
@@ -295,11 +300,23 @@ def make_import_handlers(
             else:
                 report_import(top)
 
+    would_be_found = make_search(stash, kit, may_read)
+    module_not_found = ModuleNotFoundError
+
     def refuse_import(top: str, detail: str | None = None) -> None:
         if recording and detail is None and not contains(modules, top):
             if top not in waiting:
                 waiting[top] = (False, top)
             return
+        if detail is None and not recording and not would_be_found(top):
+            # A probe (``try: import winreg``): the module is nowhere the program could load
+            # it from, so the refusal changes nothing and is no denial -- the program gets
+            # what CPython says, and --denials stays quiet (docs/python-layer.md).
+            exc = module_not_found(f"No module named '{top}'", name=top)
+            try:
+                raise exc
+            finally:
+                del exc  # no cycle through this frame (as Reporter.raise_it)
         report_import(top, detail)
 
     def report_import(top: str, detail: str | None = None) -> None:
@@ -442,6 +459,162 @@ def make_import_handlers(
         },
         settle=settle,
     )
+
+
+def make_search(
+    stash: dict[str, Any], kit: Kit, may_read: Callable[[str], bool] | None
+) -> Callable[[str], bool]:
+    """``would_be_found(top)``: whether the import system could find top-level module ``top``,
+    answered without running any code of the program's, executing or importing anything,
+    and without listing a directory.
+
+    Found: a built-in or frozen module, one in ``sys.modules`` or the guard's stash, or a
+    ``top/`` directory (package or namespace package) or ``top.py``, ``top.pyc``,
+    ``top<extension suffix>`` in a ``sys.path`` directory the file rules let the program
+    read (``may_read``). Candidates are looked up by name with ``stat``, which the program
+    can call itself (no audit event): the answer tells it nothing it could not learn, and a
+    directory it may not read is never searched (a module there cannot be loaded by it
+    either). When the answer rests on code the guard will not run -- a ``sys.meta_path``
+    finder or ``sys.path_hooks`` hook other than the standard ones, a zip archive on the
+    path, a ``sys.path`` entry or cache key that is not exactly a ``str``, no ``may_read`` --
+    the module counts as found: the refusal is then a denial, as before.
+    """
+
+    import _frozen_importlib
+    import _frozen_importlib_external
+    import _imp
+
+    # Captured at arm time: the program can reach this module's namespace.
+    type_, str_, list_, dict_ = kit.type, str, list, dict
+    stat = kit.stat
+    getcwd = kit.getcwd
+    os_error, value_error = OSError, ValueError
+    contains = dict.__contains__
+    dict_get = dict.get
+    dict_keys = dict.keys
+    list_copy = list.copy
+    sys_module = sys
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    modules = sys.modules
+    builtin_names = frozenset(sys.builtin_module_names)
+    is_frozen = _imp.is_frozen
+    standard_finders = (
+        _frozen_importlib.BuiltinImporter,
+        _frozen_importlib.FrozenImporter,
+        _frozen_importlib_external.PathFinder,
+    )
+    file_finder = _frozen_importlib_external.FileFinder
+    suffixes = tuple(
+        [
+            *_frozen_importlib_external.SOURCE_SUFFIXES,
+            *_frozen_importlib_external.BYTECODE_SUFFIXES,
+            *_imp.extension_suffixes(),
+        ]
+    )
+    stash_finder = StashFinder
+    # setuptools' _distutils_hack (its .pth is in most virtual environments) answers only for
+    # these names; for any other its find_spec returns None (read, never called).
+    distutils_names = frozenset({"distutils", "pip", "test", "_distutils_hack"})
+    distutils_hack = None
+    zip_importer = None
+    file_finder_hook = None
+    for hook in sys.path_hooks:
+        qualname = getattr(hook, "__qualname__", "")
+        if qualname == "zipimporter" and getattr(hook, "__module__", "") == "zipimport":
+            zip_importer = hook
+        elif qualname == "FileFinder.path_hook.<locals>.path_hook_for_FileFinder":
+            file_finder_hook = hook
+    for finder in sys.meta_path:
+        kind = type(finder)
+        if kind.__name__ == "DistutilsMetaFinder" and kind.__module__ == "_distutils_hack":
+            distutils_hack = kind
+    dir_mode, mode_mask = 0o040000, 0o170000
+
+    def finders_known(top: str) -> bool:
+        namespace = module_dict(sys_module)
+        meta: Any = dict_get(namespace, "meta_path")
+        hooks: Any = dict_get(namespace, "path_hooks")
+        if type_(meta) is not list_ or type_(hooks) is not list_:
+            return False
+        for finder in list_copy(meta):
+            if any(finder is known for known in standard_finders):
+                continue
+            kind = type_(finder)
+            if kind is stash_finder:
+                continue  # the stash is checked by name
+            if distutils_hack is not None and kind is distutils_hack:
+                if top in distutils_names:
+                    return False
+                continue
+            return False
+        for hook in list_copy(hooks):
+            if hook is not zip_importer and hook is not file_finder_hook:
+                return False
+        return True
+
+    def found_in(directory: str, top: str) -> bool:
+        base = directory.rstrip("/") + "/" + top
+        try:
+            if stat(base).st_mode & mode_mask == dir_mode:
+                return True  # a package, or a namespace package
+        except (os_error, value_error):
+            pass
+        for suffix in suffixes:
+            try:
+                stat(base + suffix)
+                return True
+            except (os_error, value_error):
+                continue
+        return False
+
+    def would_be_found(top: str) -> bool:
+        if may_read is None or "/" in top or top in ("", ".", ".."):
+            return True
+        if top in builtin_names or contains(stash, top) or contains(modules, top):
+            return True
+        try:
+            if is_frozen(top):
+                return True
+        except (os_error, value_error, TypeError):
+            return True
+        if not finders_known(top):
+            return True
+        namespace = module_dict(sys_module)
+        path: Any = dict_get(namespace, "path")
+        cache: Any = dict_get(namespace, "path_importer_cache")
+        if type_(path) is not list_ or type_(cache) is not dict_:
+            return True
+        for key in dict_keys(cache):
+            if type_(key) is not str_:
+                return True  # its __eq__ could run in a lookup below
+        for entry in list_copy(path):
+            if type_(entry) is not str_:
+                if isinstance(entry, str_):
+                    return True  # a str subclass: the import system reads it, we will not
+                continue  # bytes and others: skipped by the path finder too
+            finder = dict_get(cache, entry)
+            if finder is not None and type_(finder) is not file_finder:
+                return True  # a zip archive or another finder: its code would answer
+            if entry:
+                directory = entry
+            else:
+                try:
+                    directory = getcwd()
+                except os_error:
+                    continue
+            if not directory.startswith("/"):
+                try:
+                    directory = getcwd().rstrip("/") + "/" + directory
+                except os_error:
+                    continue
+            if not may_read(directory):
+                continue  # the program may not read it: nothing there can be imported
+            if found_in(directory, top):
+                return True
+        return False
+
+    return would_be_found
 
 
 def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> None:

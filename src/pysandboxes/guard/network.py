@@ -42,6 +42,14 @@ judgment), a port given as an ``__index__`` object (its method would run inside 
 non-ASCII host in ``connect`` (it needs the ``idna`` codec, Python code: resolve it with
 ``getaddrinfo`` first). The guard never hands a ``str`` to ``getaddrinfo`` for the same reason.
 
+The program's own server belongs to the IN grant (SPEC §2.4, docs/network.md): a connection or
+datagram to a loopback address that no OUT rule allows and no DENY refuses is allowed when a
+socket the program bound under an IN rule (remembered by a weak reference when its bind or
+listen is judged) holds that address and port alone (``own_server`` in
+:func:`make_net_handlers`); :func:`pysandboxes.policy.decide.net_decision` takes the same
+sockets as ``own_sockets``. The other loopback address of such a port (``localhost``'s second
+answer) gets the kernel's ``ConnectionRefusedError``, without a denial.
+
 UDP replies belong to the IN grant (SPEC §2.4): a send from a UDP socket whose local endpoint an
 ``IN`` rule grants, to an address that sent it a datagram, is allowed unless a DENY rule covers
 it. The senders are learned from the receive methods :func:`make_receive_methods` puts on the
@@ -78,6 +86,9 @@ if TYPE_CHECKING:
     NetRow = tuple[bool, str, str, str, int, int, int, Any, str, str, str]
 
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+#: :func:`make_net_handlers`' ``own_server`` answers.
+NOT_OWN, OWN, OWN_ELSEWHERE = 0, 1, 2
 
 
 def build_rules(policy: Policy) -> tuple[NetRow, ...]:
@@ -243,6 +254,26 @@ def make_net_handlers(
     # Peers that sent a datagram to a local endpoint: (local ip key, local port, peer ip key,
     # peer port). A UDP socket bound under an IN grant may answer them (is_reply).
     received: set[tuple[Any, int, Any, int]] = set()
+    # Sockets the program bound or listened on (id -> weak reference): a loopback connection
+    # to one of them belongs to the IN grant that let it bind (own_server).
+    bound_sockets: dict[int, Any] = {}
+    import _weakref
+
+    weak_ref = _weakref.ref
+    id_, list_, type_error = id, list, TypeError
+    getsockopt = _socket.socket.getsockopt
+    sol_socket = _socket.SOL_SOCKET
+    so_reuseport = getattr(_socket, "SO_REUSEPORT", 15)
+    so_reuseaddr = _socket.SO_REUSEADDR
+    so_acceptconn = getattr(_socket, "SO_ACCEPTCONN", 30)
+    ipproto_ipv6 = _socket.IPPROTO_IPV6
+    ipv6_v6only = getattr(_socket, "IPV6_V6ONLY", 26)
+    learning = recording and not reporter.auditing
+    connection_refused = ConnectionRefusedError
+    import errno as _errno
+
+    econnrefused = _errno.ECONNREFUSED
+    not_own, own, own_elsewhere = NOT_OWN, OWN, OWN_ELSEWHERE
     # Everything the handlers use is captured here: the program can reach this module's
     # namespace (a pre-check's __globals__, sys.modules) and rebind what they would look up.
     any_ = any
@@ -400,14 +431,160 @@ def make_net_handlers(
             fields,
         )
 
-    def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> None:
+    def remember_bound(sock: Any) -> None:
+        """Keep a weak reference to an IPv4/IPv6 socket the program binds or listens on: a
+        loopback connection to it may belong to the IN grant (:func:`own_server`). A socket
+        that takes no weak reference (``_socket.socket`` itself) is not remembered: its
+        program needs an OUT rule to reach it."""
+
+        if not is_socket(sock) or family_of(sock) not in (af_inet, af_inet6):
+            return
+        ident = id_(sock)
+        known = bound_sockets.get(ident)
+        if known is not None and known() is sock:
+            return
+        try:
+            ref = weak_ref(sock)
+        except type_error:
+            return
+        if len_(bound_sockets) >= 256:
+            for stale, known_ref in list_(bound_sockets.items()):
+                if known_ref() is None:
+                    bound_sockets.pop(stale, None)
+            if len_(bound_sockets) >= 256:
+                return  # many live servers: the rest need OUT rules (conservative)
+        bound_sockets[ident] = ref
+
+    def holds_alone(sock: Any, proto: str) -> bool:
+        """Whether ``sock`` holds its local address alone, so that what the kernel delivers to
+        that address reaches this socket only: no ``SO_REUSEPORT`` (which shares a port with
+        another socket of the same user), a TCP socket listening, a UDP socket without
+        ``SO_REUSEADDR`` (which lets UDP sockets share an address)."""
+
+        try:
+            if getsockopt(sock, sol_socket, so_reuseport) != 0:
+                return False
+            if proto == "TCP":
+                return getsockopt(sock, sol_socket, so_acceptconn) == 1  # type: ignore[no-any-return]
+            return getsockopt(sock, sol_socket, so_reuseaddr) == 0  # type: ignore[no-any-return]
+        except os_error:
+            return False  # closed meanwhile
+
+    def reaches(sock: Any, local: Any, target: Any) -> bool:
+        """Whether a connection to loopback address ``target`` arrives at ``sock``, bound to
+        ``local``: the same address, the wildcard of that family, or ``::`` without
+        ``IPV6_V6ONLY`` (a dual-stack socket, which takes IPv4 too) for an IPv4 target."""
+
+        if local == target:
+            return True
+        if local[1] != 0:
+            return False
+        if local[0] == target[0]:
+            return True
+        if local[0] != 6 or target[0] != 4:
+            return False
+        try:
+            return getsockopt(sock, ipproto_ipv6, ipv6_v6only) == 0  # type: ignore[no-any-return]
+        except os_error:
+            return False
+
+    def own_server(proto: str, key: Any, port: int) -> int:
+        """For a connection (or datagram) to ``key``:``port`` that no OUT rule allows and no
+        DENY refuses: ``OWN`` when ``key`` is a loopback address and a socket of the program,
+        bound under an IN rule (enforce, audit; in learning the bind becomes that rule), holds
+        that address and port alone; ``OWN_ELSEWHERE`` when such a socket holds the port on
+        another loopback address only (``localhost`` stands for 127.0.0.1 and ::1: a client
+        tries both); else ``NOT_OWN``."""
+
+        if not bound_sockets or not is_loopback(key):
+            return not_own
+        verdict = not_own
+        for ident, ref in list_(bound_sockets.items()):
+            sock = ref()
+            if sock is None:
+                bound_sockets.pop(ident, None)
+                continue
+            if proto_of(sock) != proto:
+                continue
+            local = local_endpoint(sock)
+            if local is None or local[1] != port or not is_loopback_or_wildcard(local[0]):
+                continue
+            if not holds_alone(sock, proto):
+                continue
+            if not learning:
+                names = pins.get(local[0], ())
+                granted = (
+                    match(proto, names, local[0], port, "IN")[0]
+                    or match(proto, names, local[0], 0, "IN")[0]
+                )
+                if not granted:
+                    continue
+            if reaches(sock, local[0], key):
+                return own
+            verdict = own_elsewhere
+        return verdict
+
+    def own_address(key: Any) -> bool:
+        """Whether a reverse lookup of ``key`` belongs to an IN grant: a loopback address an
+        IN rule lets the program bind (while learning: that a socket of the program is bound
+        to), as ``http.server`` looks up the name of the address it bound (``getfqdn``)."""
+
+        if not is_loopback(key):
+            return False
+        if not learning:
+            return match("*", pins.get(key, ()), key, None, "IN")[0]  # type: ignore[no-any-return]
+        for ref in list_(bound_sockets.values()):
+            sock = ref()
+            local = None if sock is None else local_endpoint(sock)
+            if local is not None and local[0] == key:
+                return True
+        return False
+
+    def is_loopback(key: Any) -> bool:
+        if key[0] == 4:
+            return key[1] >> 24 == 127  # type: ignore[no-any-return]
+        return key[1] == 1  # type: ignore[no-any-return]
+
+    def is_loopback_or_wildcard(key: Any) -> bool:
+        return key[1] == 0 or is_loopback(key)
+
+    def raise_refused(key: Any, port: int) -> None:
+        """Refuse a connection to the other loopback address of the program's own port as the
+        kernel refuses one to a port nothing listens on: ``ConnectionRefusedError``, no
+        denial (it is the second address of ``localhost``, which clients try in turn)."""
+
+        exc = connection_refused(
+            econnrefused,
+            "Connection refused (python-sb: the program's own server is not bound to "
+            + text_ip(key)
+            + ", and no net= rule allows this port there)",
+        )
+        try:
+            raise exc
+        finally:
+            del exc  # no cycle through this frame (as Reporter.raise_it)
+
+    def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> bool:
+        """Judge one address; return whether the answer may be cached (:data:`allowed_before`):
+        not when it rests on a socket of the program that may close (the own-server grant)."""
+
         if direction == "OUT" and key[1] == 0:
             # Linux connects (and sends) to the unspecified address 0.0.0.0 / :: on loopback.
             key = (4, 0x7F000001) if key[0] == 4 else (6, 1)
         names = pins.get(key, ()) if host is None else (host,)
         allowed, rule, origin = match(proto, names, key, port, direction)
+        if not allowed and rule is None and direction == "OUT" and port is not None:
+            # No OUT rule, no DENY: a loopback connection to the program's own server belongs
+            # to the IN grant that let it bind (SPEC 2.4, docs/network.md).
+            verdict = own_server(proto, key, port)
+            if verdict == own:
+                return False  # allowed; nothing to learn or report (the bind is the rule)
+            if verdict == own_elsewhere:
+                if recording:
+                    return False  # nothing listens there: the kernel answers (learn, audit)
+                raise_refused(key, port)
         if allowed and not recording:
-            return
+            return True
         ip = text_ip(key)
         if allowed:
             if recording:
@@ -421,8 +598,9 @@ def make_net_handlers(
                         ("dir", direction),
                     )
                 )
-            return
+            return True
         refuse_net(proto, host, ip, port, direction, rule, origin, ip)
+        return False
 
     def pin(name: str, keys: list[Any]) -> None:
         if name not in names_rules:
@@ -591,8 +769,8 @@ def make_net_handlers(
         if key is None:
             judge_host(proto, host, port, direction, family)
             return
-        judge_address(proto, None, key, port, direction)
-        if fast_key is not None and not recording:
+        cacheable = judge_address(proto, None, key, port, direction)
+        if fast_key is not None and cacheable and not recording:
             if len_(allowed_before) > 1024:
                 allowed_before.clear()
             allowed_before.add(fast_key)  # judge_address returned: allowed
@@ -685,9 +863,11 @@ def make_net_handlers(
             return  # a closed socket: CPython's listen reports it
         if port == 0:
             judge_sock(sock, ("0.0.0.0" if family == af_inet else "::", 0), "IN")
+        remember_bound(sock)
 
     def on_bind(args: tuple[Any, ...]) -> None:
         judge_sock(args[0], args[1], "IN")
+        remember_bound(args[0])  # judged (or recorded): the bind happens after this event
 
     def received_from_kernel(result: Any) -> bool:
         """Whether the ``pysandboxes.received`` event being handled was raised by one of the
@@ -915,6 +1095,8 @@ def make_net_handlers(
             return
         for key in keys:
             allowed, rule, origin = match("*", pins.get(key, ()), key, None, "OUT")
+            if not allowed and rule is None and own_address(key):
+                continue  # the name of the program's own loopback server (getfqdn)
             if not allowed:
                 refuse_net("*", None, text_ip(key), None, "OUT", rule, origin, text_ip(key))
 

@@ -4,7 +4,7 @@ Pure functions over a :class:`~pysandboxes.learn.records.Recording` and a :class
 (where the run happened: current directory, home, virtual environment, temp directories, what the
 defaults already grant, and the rules the output file already has, compared by meaning through
 :mod:`pysandboxes.policy.decide`). Nothing here touches the disk except ``os.path.isdir`` on
-recorded paths and reading the kernel's ephemeral port range.
+recorded paths.
 
 How each kind is generalised (docs/learning.md says the same for users):
 
@@ -25,9 +25,8 @@ How each kind is generalised (docs/learning.md says the same for users):
   commented out under a review note, never granted.
 - **Network**: one line per protocol, host, direction, with the ports as a comma list. The host
   is the name the program used when it used one, else the address. A bind to port 0 (the kernel
-  picks a port) is written with port ``0``; a connection to a loopback address on a port in the
-  kernel's ephemeral range, in a run that bound port 0, is written with that range (the program
-  talks to a server it started itself on a port that changes every run).
+  picks a port) is written with port ``0``. A loopback connection to the program's own server
+  is not recorded (it belongs to the bind's IN grant): such a program gets its IN line alone.
 - **Modules**: top-level names, in three commented groups: modules that reach outside the
   interpreter (:data:`DANGEROUS_MODULES`), the standard library (``sys.stdlib_module_names``),
   and the rest (third-party packages and the program's own modules). The guard records an
@@ -164,7 +163,6 @@ class LearnContext:
     default_grants: tuple[str, ...] = ()
     program_kind: str = "script"
     program: str | None = None
-    ephemeral_ports: tuple[int, int] = (32768, 60999)
     existing: Policy | None = None
     host_env: frozenset[str] | None = None  # variable names set when learning; None: unknown
     existing_lines: frozenset[str] = frozenset()  # the output file's lines, stripped
@@ -195,7 +193,6 @@ class LearnContext:
             default_grants=tuple(default_grants(prefixes)),
             program_kind=program_kind,
             program=program,
-            ephemeral_ports=ephemeral_port_range(),
             existing=existing,
             host_env=frozenset(env),
             existing_lines=frozenset(line.strip() for line in existing_text.splitlines()),
@@ -250,17 +247,6 @@ def _narrowed(prefix: str) -> list[str]:
         os.path.join(base, "lib", f"python{sys.version_info[0]}"),
         os.path.join(base, "local", "lib", version),
     ]
-
-
-def ephemeral_port_range() -> tuple[int, int]:
-    """The kernel's ephemeral port range (Linux), or the IANA range elsewhere."""
-
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as handle:
-            low, high = handle.read().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 49152, 65535
 
 
 @dataclass
@@ -634,20 +620,6 @@ def _plain_ip(ip: str) -> str:
     return str(address)
 
 
-#: Names that always mean this machine (RFC 6761 reserves ``localhost`` and ``*.localhost``).
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
-
-
-def _is_loopback(ip: str, host: str | None = None) -> bool:
-    if not ip and host:
-        name = host.lower().rstrip(".")
-        return name in _LOOPBACK_NAMES or name.endswith(".localhost")
-    try:
-        return ipaddress.ip_address(_plain_ip(ip)).is_loopback
-    except ValueError:
-        return False
-
-
 def _net_existing(access: NetAccess, host: str, ctx: LearnContext) -> tuple[str | None, str]:
     """What the output file's own ``net=`` rules say of ``access``: ``("ALLOW", rule)``,
     ``("DENY", where)`` (a DENY wins whatever the order, SPEC §2.4) or ``(None, "")``."""
@@ -680,25 +652,15 @@ def _format_ports(ports: set[int], ranges: set[tuple[int, int]]) -> str:
 
 
 def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
+    """``net=`` lines from the connections, datagrams, binds and listens of the run.
+
+    A loopback connection to the program's own server (a socket it bound and holds alone) is
+    never recorded: the guard counts it as part of the IN grant of the bind (SPEC §2.4,
+    docs/network.md), under every enforcer, so the bind's ``IN`` line is all such a program
+    needs, whatever port the kernel chose."""
+
     accesses: list[NetAccess] = recording.of_type(NetAccess)
-    binds_any_port = any(a.direction == "IN" and a.port == 0 for a in accesses)
-    bound = {(a.proto, a.port) for a in accesses if a.direction == "IN" and a.port}
-    own = sorted(
-        {
-            a.port
-            for a in accesses
-            if a.direction == "OUT" and (a.proto, a.port) in bound and _is_loopback(a.ip, a.host)
-        }
-    )
-    if own:
-        learned.warnings.append(
-            f"the program connects to its own server on loopback (port {', '.join(map(str, own))}"
-            "): the OUT line for it replays under the Python layer and landlock, not yet under "
-            "bwrap or unshare (docs/learning.md, 'A server of the program's own')"
-        )
-    low, high = ctx.ephemeral_ports
     ports: dict[tuple[str, str, str], set[int]] = {}
-    ranges: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
     for access in accesses:
         host = (access.host or "").lower().removesuffix(".") or _plain_ip(access.ip)
         verdict, rule = _net_existing(access, host, ctx)
@@ -716,22 +678,10 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         if why is not None:
             learned.warnings.append(f"skipped net rule for host {shown(host)}: {why}")
             continue
-        key = (access.proto, host, access.direction)
-        ports.setdefault(key, set())
-        ranges.setdefault(key, set())
-        ephemeral = low <= access.port <= high
-        if (
-            access.direction == "OUT"
-            and binds_any_port
-            and ephemeral
-            and _is_loopback(access.ip, access.host)
-        ):
-            ranges[key].add((low, high))
-        else:
-            ports[key].add(access.port)
+        ports.setdefault((access.proto, host, access.direction), set()).add(access.port)
     for key in sorted(ports):
         proto, host, direction = key
-        found, spans = ports[key], ranges[key]
+        found = ports[key]
         comment = None
         if direction == "IN" and 0 in found:
             # A bind to port 0: "a port the kernel picks", which every enforcer reads as such
@@ -740,19 +690,12 @@ def _network(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             # every port, which bwrap and unshare refuse to forward from the host.
             text = _format_ports(found, set())
             comment = "port 0: chosen by the kernel"
-        elif found == {0} and not spans:
+        elif found == {0}:
             # A name looked up without a port.
             text = "*"
             comment = "looked up, no port"
         else:
-            text = _format_ports(found - {0}, spans)
-            if spans:
-                comment = "ephemeral ports: the program's own server, on a port the kernel chose"
-                learned.warnings.append(
-                    f"net=ALLOW|{proto}|{host}|{text}|{direction} lets the program reach its own "
-                    "server on loopback: it replays under the Python layer and landlock, not yet "
-                    "under bwrap or unshare (docs/learning.md, 'A server of the program's own')"
-                )
+            text = _format_ports(found - {0}, set())
         learned.add("network", "net", f"ALLOW|{proto}|{host}|{text}|{direction}", comment)
 
 

@@ -14,7 +14,7 @@ from pysandboxes.errors import ConfigError, ConfigProblem
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, Literal, TypeAlias
 
     from pysandboxes.policy.model import ApiRule, EnvRule, NetRule, Policy
@@ -192,7 +192,13 @@ class _NetMatcher:
 
 
 def net_decision(
-    policy: Policy, proto: str, host: str | None, ip: str, port: int, direction: str
+    policy: Policy,
+    proto: str,
+    host: str | None,
+    ip: str,
+    port: int,
+    direction: str,
+    own_sockets: Iterable[tuple[str, str, int] | tuple[str, str, int, bool]] = (),
 ) -> tuple[bool, NetRule | None]:
     """Whether a connection (``OUT``) or a bind/listen/accept (``IN``) is allowed.
 
@@ -202,9 +208,49 @@ def net_decision(
     rules match ``ip``. ``ip=""`` means the address is not known yet (a check before resolving
     a name): only ``*`` and host-name rules can match then, and the caller checks again with the
     address. An ``ip`` that is not an address is refused.
+
+    The program's own server (SPEC §2.4, docs/network.md): ``own_sockets`` are the
+    ``(proto, local ip, local port)`` of the program's sockets that are bound (TCP: listening)
+    and hold that address alone (the guard checks ``SO_REUSEPORT``, ``SO_ACCEPTCONN``,
+    ``SO_REUSEADDR``), with a fourth item ``True`` for a dual-stack ``::`` socket (no
+    ``IPV6_V6ONLY``). An ``OUT`` to a loopback address that no rule matches, on the port of
+    such a socket whose local address it reaches (the same address, the wildcard of its
+    family, or a dual-stack ``::`` for IPv4), is allowed when an ``IN`` rule lets the program
+    bind that socket (its port, or port 0: a port the kernel chose): ``(True, in_rule)``. A
+    DENY still wins.
     """
 
-    return _net(_compiled(policy), proto, host, ip, port, direction)
+    decider = _compiled(policy)
+    allowed, rule = _net(decider, proto, host, ip, port, direction)
+    if allowed or rule is not None or direction.upper() != "OUT" or not ip:
+        return allowed, rule
+    target = _ip_key(ip)
+    if target is None:
+        return allowed, rule
+    if target[1] == 0:  # Linux connects to the unspecified address on loopback
+        target = (4, 0x7F000001) if target[0] == 4 else (6, 1)
+    if not _is_loopback_key(target):
+        return allowed, rule
+    for own in own_sockets:
+        own_proto, local_ip, local_port = own[0], own[1], own[2]
+        dual_stack = len(own) > 3 and bool(own[3])
+        local = _ip_key(local_ip)
+        if own_proto.upper() != proto.upper() or local_port != port or local is None:
+            continue
+        wildcard = local[1] == 0 and (
+            local[0] == target[0] or (dual_stack and local[0] == 6 and target[0] == 4)
+        )
+        if not (local == target or wildcard):
+            continue
+        for asked in (port, 0):
+            granted, in_rule = _net(decider, proto, None, local_ip, asked, "IN")
+            if granted:
+                return True, in_rule
+    return allowed, rule
+
+
+def _is_loopback_key(key: tuple[int, int]) -> bool:
+    return key[1] >> 24 == 127 if key[0] == 4 else key[1] == 1
 
 
 def _net(

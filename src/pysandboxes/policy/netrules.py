@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from pysandboxes.policy.model import Action, Direction, Policy, Proto
 
 __all__ = [
+    "ephemeral_port_range",
+    "is_loopback_bind",
     "is_wildcard_bind",
     "normalise_ip",
     "parse_net",
@@ -69,6 +71,32 @@ def is_wildcard_bind(host: str) -> bool:
     every interface: a rule for it grants what a port-only enforcer (Landlock) grants."""
 
     return host.split("/", 1)[0] in ("0.0.0.0", "::")
+
+
+def is_loopback_bind(host: str) -> bool:
+    """Whether an ``IN`` rule's HOST (canonical) is a loopback network that holds the
+    loopback address of its family (``127.0.0.1``, ``127.0.0.0/8``, ``::1``)."""
+
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(host, strict=False)
+    except ValueError:
+        return False  # a host name
+    address = ipaddress.ip_address("127.0.0.1" if net.version == 4 else "::1")
+    return address in net and net.prefixlen >= (8 if net.version == 4 else 128)
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The kernel's ephemeral port range (Linux: the ports a bind to port 0 and an unbound
+    connect get), or the IANA range elsewhere."""
+
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as handle:
+            low, high = handle.read().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49152, 65535
 
 
 def parse_ports(text: str) -> tuple[tuple[int, int], ...] | None:

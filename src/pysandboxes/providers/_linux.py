@@ -19,6 +19,7 @@ import sys
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any, Final
 
 #: ``AUDIT_ARCH_*`` value the kernel puts in ``seccomp_data.arch`` for the native ABI.
@@ -153,6 +154,27 @@ def syscall(name: str, *args: int | bytes | None) -> int:
         err: int = _get_errno()
         raise OSError(err, f"{name}: {os.strerror(err)}")
     return result
+
+
+def syscall_each(name: str, before: tuple[int, ...], payloads: Iterable[bytes], after: int) -> None:
+    """Call ``name(*before, payload, after)`` for each payload, as :func:`syscall` would, with
+    the arguments converted once: Landlock's port rules come one port a call, and the
+    ephemeral range alone is some 28,000 of them."""
+
+    if _syscall is None:
+        _bind()
+    number = _numbers.get(name)
+    if number is None:
+        raise OSError(38, f"{name}: unknown system call on {machine()}")  # ENOSYS
+    long = _Long
+    call = _syscall
+    code = long(number)
+    fixed = [long(a) for a in before]
+    last = long(after)
+    for payload in payloads:
+        if call(code, *fixed, payload, last) == -1:
+            err: int = _get_errno()
+            raise OSError(err, f"{name}: {os.strerror(err)}")
 
 
 def pinned_buffer(data: bytes) -> tuple[object, int]:

@@ -25,7 +25,7 @@ import sys
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy, display_path
-from pysandboxes.policy.netrules import is_wildcard_bind
+from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, is_wildcard_bind
 from pysandboxes.providers import _linux, limits
 from pysandboxes.providers.base import Availability, Launch, Prepared
 
@@ -380,14 +380,44 @@ def _union(rules: Iterable[NetRule]) -> PortSet:
     return _normalise(ranges)
 
 
+def _own_server_ports(policy: Policy) -> tuple[PortSet, bool]:
+    """The TCP ports the program may connect to for its own server (SPEC §2.4: a loopback
+    connection to a port an IN rule lets the program bind belongs to that IN grant), and
+    whether a port-0 rule brought the kernel's ephemeral range in.
+
+    From the ALLOW IN rules that name their ports and let the program bind on loopback (any
+    host, the wildcard bind, or a loopback network): their ports, with port 0 (a port the
+    kernel picks) read as the ephemeral range (``/proc/sys/net/ipv4/ip_local_port_range``).
+    A rule for every port (``*``) brings nothing: it would open every port to every host."""
+
+    ranges: list[tuple[int, int]] = []
+    ephemeral = False
+    for rule in policy.net:
+        if rule.action != "ALLOW" or not _covers(rule, "TCP", "IN") or rule.ports is None:
+            continue
+        if not (rule.host == "*" or is_wildcard_bind(rule.host) or is_loopback_bind(rule.host)):
+            continue
+        for lo, hi in _normalise(rule.ports):
+            if lo == 0:
+                ephemeral = True
+                ranges.append(ephemeral_port_range())
+                lo = 1
+            if lo <= hi:
+                ranges.append((lo, hi))
+    return _normalise(ranges), ephemeral
+
+
 def _tcp_ports(
     policy: Policy,
     direction: str,
     python_layer: bool,
     problems: list[str],
     notes: list[limits.Notice],
+    own: PortSet = (),
 ) -> PortSet:
-    """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind)."""
+    """The TCP ports Landlock grants for ``direction`` (OUT: connect, IN: bind); ``own``: the
+    ports of the program's own server (:func:`_own_server_ports`), granted to connect on every
+    host, as the ALLOW OUT rules to any host are (DENY rules subtract from them)."""
 
     rules = [r for r in policy.net if _covers(r, "TCP", direction)]
 
@@ -396,7 +426,9 @@ def _tcp_ports(
         # interface, what a port grant gives (a narrower bind exposes less).
         return rule.host == "*" or (direction == "IN" and is_wildcard_bind(rule.host))
 
-    allow_any_host = _union(r for r in rules if r.action == "ALLOW" and any_host(r))
+    allow_any_host = _normalise(
+        _union(r for r in rules if r.action == "ALLOW" and any_host(r)) + tuple(own)
+    )
     allow_some_host = _union(r for r in rules if r.action == "ALLOW" and not any_host(r))
     deny_any_host = _union(r for r in rules if r.action == "DENY" and r.host == "*")
     deny_some_host = [r for r in rules if r.action == "DENY" and r.host != "*"]
@@ -590,8 +622,34 @@ def build_plan(
         announced.append(limits.notice("files.executables", python_layer))
 
     if rights.net:
-        connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes)
+        own, ephemeral = _own_server_ports(policy)
+        if own and not python_layer:
+            # A DENY of some host on an own-server port could not be enforced once the port
+            # is open to every host: that port is not granted (said), rather than refusing
+            # a rule file that ran before the own-server grant existed.
+            for deny in policy.net:
+                if deny.action != "DENY" or deny.host == "*" or not _covers(deny, "TCP", "OUT"):
+                    continue
+                kept = _intersect(own, _ports_of(deny))
+                if kept:
+                    own = _subtract(own, kept)
+                    say(
+                        "net.tcp-own-server-deny",
+                        rule=deny.text,
+                        origin=deny.origin,
+                        ports=format_ports(kept),
+                    )
+        connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes, own)
         bind_ports = _tcp_ports(policy, "IN", python_layer, problems, notes)
+        if own:
+            out_only = _tcp_ports(policy, "OUT", python_layer, [], [])
+            added = _subtract(_intersect(own, connect_ports), out_only)
+            if added:
+                say(
+                    "net.tcp-own-server",
+                    ports=format_ports(added),
+                    ephemeral=", port 0 read as the kernel's ephemeral ports" if ephemeral else "",
+                )
         connect: PortSet | None = None if connect_ports == ALL_PORTS else connect_ports
         bind: PortSet | None = None if bind_ports == ALL_PORTS else bind_ports
     else:
@@ -836,11 +894,9 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
         for access, ports in ((NET_CONNECT_TCP, plan.connect), (NET_BIND_TCP, plan.bind)):
             if ports is None or not handled_net & access:
                 continue
-            for lo, hi in ports:
-                for port in range(lo, hi + 1):
-                    _linux.syscall(
-                        "landlock_add_rule", ruleset, _RULE_NET_PORT, _u64(access) + _u64(port), 0
-                    )
+            prefix, order = _u64(access), sys.byteorder
+            attrs = (prefix + p.to_bytes(8, order) for lo, hi in ports for p in range(lo, hi + 1))
+            _linux.syscall_each("landlock_add_rule", (ruleset, _RULE_NET_PORT), attrs, 0)
         _linux.drop_capabilities(KEPT_CAPABILITIES)
         _linux.set_no_new_privs()
         flags = RESTRICT_SELF_LOG_NEW_EXEC_ON if plan.abi >= 7 else 0

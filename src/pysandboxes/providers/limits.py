@@ -306,6 +306,50 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "host: nothing is forwarded to it, so nothing outside the sandbox reaches that server",
     ),
     Limit(
+        "net.own-port-not-forwarded",
+        "net (OUT to loopback, IN)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): port(s) {ports} of the host's loopback are not forwarded into "
+        "the sandbox: an IN rule lets the program bind them on loopback, and there a loopback "
+        "connection goes to the program's own server",
+    ),
+    Limit(
+        "net.own-server-deny-loopback",
+        "net (DENY to loopback, IN)",
+        NAMESPACE,
+        LIMIT,
+        "'{rule}' ({origin}): inside the sandbox the loopback leads to the sandbox itself, and "
+        "the kernel ruleset lets the program's own connections there through, also to port(s) "
+        "{ports}, which an IN rule lets it bind on loopback; {where}",
+        python_layer=False,
+        where=("the Python layer refuses them", "nothing refuses them"),
+    ),
+    Limit(
+        "net.tcp-own-server",
+        "net (IN, the program's own server)",
+        ("landlock",),
+        LIMIT,
+        "TCP connect to port(s) {ports}: granted for the program's own server (an IN rule lets "
+        "it bind them{ephemeral}); Landlock filters TCP by port, not by host, so the kernel lets "
+        "the program connect to them on every host; {where}",
+        where=(
+            "the Python layer allows such a connection only to a loopback port a socket of the "
+            "program holds",
+            "nothing else restricts them",
+        ),
+    ),
+    Limit(
+        "net.tcp-own-server-deny",
+        "net (IN, the program's own server; DENY of a host)",
+        ("landlock",),
+        LIMIT,
+        "'{rule}' ({origin}): Landlock cannot refuse one host, so TCP connect to port(s) {ports} "
+        "is not granted for the program's own server (it would open them to every host): the "
+        "program cannot connect to its own server on them",
+        python_layer=False,
+    ),
+    Limit(
         "signals.no-scopes",
         "other processes",
         ("landlock",),

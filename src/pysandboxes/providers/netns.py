@@ -374,6 +374,8 @@ def build_plan(
     """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules)."""
 
     rules, pinned, warnings = _expand(policy, resolve)
+    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
+    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
     forwards: dict[str, Ranges] = {}
     for proto in ("TCP", "UDP"):
         for item in rules:
@@ -399,9 +401,9 @@ def build_plan(
                 "port 53 of the host's loopback is not forwarded: DNS goes only to the "
                 f"resolver the sandbox is given ({RESOLVER})"
             )
-        forwards[proto] = result
-    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
-    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
+        forwards[proto] = _without_own_ports(rules, proto, result, warnings)
+        if not policy.py_sandbox.value:
+            _say_deny_of_own_ports(rules, proto, warnings)
     ipv6 = any(
         item.rule.action == "ALLOW"
         and (
@@ -424,6 +426,107 @@ def build_plan(
 
 def _any_loop(item: _Rule) -> bool:
     return any(_is_loopback_net(n) for n in item.nets)
+
+
+def _binds_on_loopback(item: _Rule) -> bool:
+    """Whether an IN rule lets the program bind where loopback connections arrive: any
+    address, the wildcard, or a loopback network."""
+
+    return item.any_host or any(_is_wildcard_net(n) or _is_loopback_net(n) for n in item.nets)
+
+
+def _own_loopback_ports(rules: list[_Rule], proto: str) -> Ranges:
+    """The ports an ALLOW IN rule for ``proto`` lets the program bind where pasta's host
+    forwards listen inside the sandbox (127.0.0.1 and ::1): a bind to any address, to the
+    wildcard or to loopback. Port 0 is not one (the kernel picks a free port)."""
+
+    found: list[tuple[int, int]] = []
+    for item in rules:
+        rule = item.rule
+        if rule.action != "ALLOW" or "IN" not in _directions(rule) or proto not in _protos(rule):
+            continue
+        if _binds_on_loopback(item):
+            found += _ports(rule)
+    return subtract(merge(found), ((0, 0),))
+
+
+def _say_deny_of_own_ports(rules: list[_Rule], proto: str, warnings: list[str]) -> None:
+    """With the Python layer off: a DENY OUT rule that covers loopback and ports the program
+    may bind there itself (port 0: the ephemeral range) is not applied to the sandbox's own
+    loopback (``oifname lo accept`` comes first: pasta's splice of the host's connections to
+    the program's servers goes that way too); say so at start."""
+
+    own = list(_own_loopback_ports(rules, proto))
+    for item in rules:
+        rule = item.rule
+        if (
+            rule.action == "ALLOW"
+            and "IN" in _directions(rule)
+            and proto in _protos(rule)
+            and rule.ports is not None
+            and any(lo == 0 for lo, _hi in rule.ports)
+            and _binds_on_loopback(item)
+        ):
+            from pysandboxes.policy.netrules import ephemeral_port_range
+
+            own.append(ephemeral_port_range())
+            break
+    own_ranges = merge(own)
+    for item in rules:
+        rule = item.rule
+        if rule.action != "DENY" or "OUT" not in _directions(rule) or proto not in _protos(rule):
+            continue
+        if not (item.any_host or _any_loop(item)):
+            continue
+        overlap = subtract(own_ranges, subtract(own_ranges, _ports(rule)))
+        if not overlap:
+            continue
+        from pysandboxes.providers import limits
+
+        message = limits.notice(
+            "net.own-server-deny-loopback",
+            False,
+            rule=rule.text,
+            origin=rule.origin,
+            ports=port_text(overlap),
+        ).text
+        if message not in warnings:
+            warnings.append(message)
+
+
+def _without_own_ports(
+    rules: list[_Rule], proto: str, forwards: Ranges, warnings: list[str]
+) -> Ranges:
+    """The host-loopback forwards (``-T``/``-U``) minus the ports the program may bind on
+    loopback itself: pasta listens on the sandbox's 127.0.0.1 and ::1 for each forward, so
+    forwarding such a port would take it from the program (``EADDRINUSE``). On those ports a
+    loopback connection goes to the program's own server (SPEC §2.4, docs/network.md)."""
+
+    own = _own_loopback_ports(rules, proto)
+    taken = subtract(forwards, subtract(forwards, own))
+    if not taken:
+        return forwards
+    from pysandboxes.providers import limits
+
+    for item in rules:
+        rule = item.rule
+        if (
+            rule.action == "ALLOW"
+            and "OUT" in _directions(rule)
+            and proto in _protos(rule)
+            and _any_loop(item)
+            and subtract(_ports(rule), subtract(_ports(rule), taken))
+        ):
+            message = limits.notice(
+                "net.own-port-not-forwarded",
+                True,
+                rule=rule.text,
+                origin=rule.origin,
+                ports=port_text(taken),
+            ).text
+            if message not in warnings:
+                warnings.append(message)
+    return subtract(forwards, own)
 
 
 # -- nftables --------------------------------------------------------------------------------------

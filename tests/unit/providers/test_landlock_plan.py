@@ -148,7 +148,9 @@ def test_ports_from_allow_rules(tmp_path: Path) -> None:
         "net=ALLOW|UDP|*|53|IN",  # UDP does not open TCP ports
         py_sandbox=True,
     )
-    assert result.connect == ((80, 80), (443, 443), (8000, 8002))
+    # 9000: the program's own server (a loopback connection to a port an IN rule lets it bind
+    # belongs to that grant, issue 11 point 10), granted to connect on every host (announced).
+    assert result.connect == ((80, 80), (443, 443), (8000, 8002), (9000, 9000))
     assert result.bind == ((9000, 9000),)
 
 
@@ -259,7 +261,8 @@ def test_wildcard_bind_in_rule_is_a_port_grant(tmp_path: Path) -> None:
     address Landlock cannot tell apart (127.0.0.1) still is not."""
 
     result = plan(tmp_path, "net=ALLOW|TCP|0.0.0.0/32|8000|IN", "net=ALLOW|TCP|::/128|8001|IN")
-    assert result.bind == ((8000, 8001),) and result.connect == ()
+    # connect: the own-server ports (issue 11 point 10), every host.
+    assert result.bind == ((8000, 8001),) and result.connect == ((8000, 8001),)
     with pytest.raises(ConfigError):
         plan(tmp_path, "net=ALLOW|TCP|127.0.0.1|8000|IN")
     # For OUT, 0.0.0.0 is a peer (the local host), not "every host".
@@ -340,3 +343,56 @@ def test_split_too_large_is_refused_naming_both_rules(
         plan(tmp_path, f"expose-rw={rw}", f"expose-ro={rw}/ro")
     message = str(caught.value)
     assert f"expose-ro={rw}/ro" in message and f"expose-rw={rw}" in message
+
+
+# -- the program's own server (issue 11 point 10) ------------------------------------------------
+
+
+def _ephemeral() -> tuple[int, int]:
+    low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    return low, high
+
+
+def test_own_server_ports_are_granted_to_connect_and_announced(tmp_path: Path) -> None:
+    low, high = _ephemeral()
+    result = plan(
+        tmp_path,
+        "net=ALLOW|TCP|127.0.0.1|0|IN",
+        "net=ALLOW|TCP|0.0.0.0/32|8000|IN",
+        "net=ALLOW|TCP|192.0.2.7|8100|IN",  # not a loopback bind: no connect grant
+        "net=ALLOW|TCP|*|*|IN",  # every port: no connect grant (it would be every host's)
+        "net=ALLOW|TCP|*|443|OUT",
+        py_sandbox=True,
+    )
+    assert result.connect == ((443, 443), (8000, 8000), (low, high))
+    said = [note for note in result.announced + result.unenforced if "own server" in note]
+    assert len(said) == 1, result
+    assert f"8000,{low}-{high}" in said[0] and "ephemeral" in said[0]
+    assert "every host" in said[0] and "Python layer allows" in said[0]
+
+
+def test_own_server_ports_lose_what_a_deny_takes(tmp_path: Path) -> None:
+    result = plan(
+        tmp_path,
+        "net=ALLOW|TCP|0.0.0.0/32|8000,8001|IN",
+        "net=DENY|TCP|*|8001|OUT",
+    )
+    assert result.connect == ((8000, 8000),)
+    # A DENY of a host on an own-server port: Landlock cannot refuse the host alone, so the
+    # port is not granted to connect (said), rather than refusing a file that ran before.
+    result = plan(
+        tmp_path,
+        "net=ALLOW|TCP|0.0.0.0/32|8000,8001|IN",
+        "net=DENY|TCP|10.0.0.0/8|8001|OUT",
+    )
+    assert result.connect == ((8000, 8000),) and result.bind == ((8000, 8001),)
+    said = [note for note in result.announced + result.unenforced if "cannot refuse one" in note]
+    assert len(said) == 1 and "port(s) 8001" in said[0], result
+    # With the Python layer on, it enforces the DENY: the port is granted.
+    layered = plan(
+        tmp_path,
+        "net=ALLOW|TCP|0.0.0.0/32|8000,8001|IN",
+        "net=DENY|TCP|10.0.0.0/8|8001|OUT",
+        py_sandbox=True,
+    )
+    assert layered.connect == ((8000, 8001),)

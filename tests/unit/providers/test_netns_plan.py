@@ -217,3 +217,51 @@ def test_ruleset_is_valid_nftables() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr + plan.ruleset
+
+
+def test_a_port_the_program_binds_on_loopback_is_not_forwarded_to_the_host() -> None:
+    """pasta listens on the sandbox's 127.0.0.1 and ::1 for each ``-T``/``-U`` forward: a port
+    an IN rule lets the program bind there stays the program's (issue 11 point 10); a loopback
+    connection to it goes to the program's own server. Port 0 forwards nothing."""
+
+    plan = netns.build_plan(
+        policy(
+            "ALLOW|TCP|127.0.0.1|5432,8000,8001|OUT",
+            "ALLOW|TCP|127.0.0.1|8000|IN",
+            "ALLOW|TCP|0.0.0.0/32|8001|IN",
+            "ALLOW|TCP|192.0.2.9|5432|IN",  # another address: pasta's loopback socket is apart
+            "ALLOW|UDP|127.0.0.1|9000,9001|OUT",
+            "ALLOW|UDP|*|9001|IN",
+            "ALLOW|TCP|127.0.0.1|0|IN",
+        ),
+        is_local=lambda address: False,
+    )
+    assert plan.tcp_to_host == ((5432, 5432),)
+    assert plan.udp_to_host == ((9000, 9000),)
+    said = [w for w in plan.warnings if "own server" in w]
+    assert len(said) == 2 and "8000,8001" in said[0] and "9001" in said[1]
+    argv = netns.pasta_argv(plan, 1, "/pid")
+    assert argv[argv.index("-T") + 1] == "5432" and argv[argv.index("-U") + 1] == "9000"
+    # Nothing for port 0 in either direction, and no OUT rule: no forward at all.
+    alone = netns.build_plan(policy("ALLOW|TCP|127.0.0.1|0|IN"))
+    assert alone.tcp_to_host == () and alone.tcp_in == () and alone.warnings == ()
+
+
+def test_a_deny_of_loopback_on_own_ports_is_announced_without_the_python_layer() -> None:
+    """The sandbox's loopback is free in the ruleset (pasta's splice of the host's connections
+    to the program's servers goes that way): a DENY of loopback on ports the program may bind
+    there is the Python layer's to enforce, and said at start when it is off."""
+
+    from pysandboxes.policy.model import Setting
+
+    texts = ("ALLOW|TCP|127.0.0.1|0,8000|IN", "DENY|TCP|127.0.0.1|8000,9000|OUT")
+    rules = tuple(parse_net(text, ARG) for text in texts)
+    off = netns.build_plan(Policy(net=rules, py_sandbox=Setting(False)))
+    said = [w for w in off.warnings if "nothing refuses them" in w]
+    assert len(said) == 1 and "port(s) 8000" in said[0], off.warnings
+    on = netns.build_plan(Policy(net=rules, py_sandbox=Setting(True)))
+    assert not any("refuses them" in w for w in on.warnings)
+    # A DENY of every port, beside a port-0 server: the ephemeral range is the program's.
+    everything = (parse_net("DENY|TCP|*|*|OUT", ARG), parse_net("ALLOW|TCP|*|0|IN", ARG))
+    plan = netns.build_plan(Policy(net=everything, py_sandbox=Setting(False)))
+    assert any("nothing refuses them" in w for w in plan.warnings), plan.warnings
