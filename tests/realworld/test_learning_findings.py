@@ -46,11 +46,6 @@ def test_a_probe_of_a_missing_module_is_no_refusal(project: Path, home: Path) ->
     assert refused == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="learning takes a bind to port 0 without listen() for a server: an IN rule, and the "
-    "ephemeral-range widening of the loopback connection",
-)
 def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))  # a service outside the program
     port = server.getsockname()[1]
