@@ -63,7 +63,10 @@ the first NUL (where the kernel stops reading). Sockets: IPv4/IPv6 ``SOCK_STREAM
 operation on a socket of another family. ``listen`` on an unbound socket (which the kernel
 binds to a free port on every interface) raises no audit event in CPython 3.11: the pre-check
 of ``socket.socket.listen`` judges it as that bind (``IN``, the any-address, port 0); the C
-method called directly is not judged.
+method called directly is not judged. A TCP bind to port 0 on a loopback address is judged at
+that same pre-check, when the socket listens (:func:`make_net_handlers`' ``defer_bind``): a bind
+alone serves nothing (urllib3's IPv6 check binds ``::1`` port 0 and closes), so it needs no
+``IN`` rule and is neither refused nor recorded.
 """
 
 from __future__ import annotations
