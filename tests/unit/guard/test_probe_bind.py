@@ -93,4 +93,3 @@ def test_nothing_escapes_when_the_bookkeeping_is_full(tmp_path: Path) -> None:
     )
     result = run_armed(code, RULES, tmp_path)
     assert result.lines == ["bound 256 listened 0"], result.stdout + result.stderr
-
