@@ -68,10 +68,9 @@ def test_a_missing_file_is_not_found_under_every_enforcer(
     lines = result.stdout.splitlines()
     refused = [json.loads(line) for line in denials.read_text().splitlines()]
     if python_layer and provider in ("bwrap", "unshare"):
-        # The guard decides first, inside a tree that holds neither file: both are missing
-        # there, a FileNotFoundError subclass each; both are written to --denials, with their
-        # rule, since the guard cannot tell whether the host has them.
-        assert lines == ["not found 2 RuleFileNotFoundError"] * 2
+        # The guard decides first, inside a tree that holds neither file, where it cannot tell
+        # whether the host has them: both refused as before, written with their rule.
+        assert lines == ["refused 13 RulePermissionError"] * 2
         assert [(d["target"], d["suggestion"]) for d in refused] == [
             (str(missing), f"expose-ro={missing}"),
             (str(present), f"expose-ro={present}"),

@@ -382,27 +382,25 @@ def make_file_handlers(
             )
             return
         what = "Write" if write else "Read"
-        if opening and code == none_code and not write and absent(resolved):
+        if opening and host_tree and code == none_code and not write and absent(resolved):
             # A read of a path that does not exist, which no rule exposes (pdb looking for
             # ~/.pdbrc): the program gets the FileNotFoundError it would get without the
-            # sandbox. On the host's tree nothing is reported, learned or written to
-            # --denials (learning and audit agree): existence is no secret, os.stat raises no
-            # audit event. Inside a bwrap/unshare tree every unexposed path is missing, so the
-            # refusal is still written, with its suggestion: the host may have the file.
-            named = named_path(given, base, resolved)
+            # sandbox, and nothing is reported, learned or written to --denials (learning and
+            # audit agree). Existence is no secret: os.stat raises no audit event. Not inside
+            # a bwrap/unshare tree, where every unexposed path is missing and the guard cannot
+            # tell whether the host has it: the refusal below, with its rule, as before.
             refuse(
                 "file",
                 resolved,
                 None,
                 None,
-                None if host_tree else f"expose-ro={named}",
+                None,
                 op,
-                f"No such file or directory: '{shown}' (and no expose-ro rule covers it"
-                + (")" if host_tree else f"; add 'expose-ro={named}' if the host has it)"),
+                f"No such file or directory: '{shown}' (and no expose-ro rule covers it)",
                 not_found,
                 given,
                 fields,
-                host_tree,
+                True,
             )
             return
         if code == none_code:
