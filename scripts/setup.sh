@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
 # Set up everything python-sb and its tests need, idempotently:
 #   - as root on Debian/Ubuntu: the system tools the kernel providers use (bubblewrap, nftables,
-#     passt/pasta, slirp4netns, iproute2);
-#   - a virtual environment in .venv with python-sb installed (editable) and the dev tools.
-# Usage: scripts/setup.sh [--no-system] [--no-dev]
+#     passt/pasta, slirp4netns, iproute2; qemu and a static busybox for os-sandbox=qemu);
+#   - the guest kernel of os-sandbox=qemu: Debian's linux-image-amd64 package downloaded with
+#     apt-get and unpacked with dpkg-deb into /var/cache/python-sb/qemu-kernel (root) or
+#     ~/.cache/python-sb/qemu-kernel, never installed as the host's kernel (--no-qemu skips it);
+#   - a virtual environment in .venv with python-sb installed (editable) and the dev tools;
+#   - with the dev tools, one more virtual environment per other supported CPython, .venv-X.Y
+#     (editable install and dev tools too), where scripts/test.sh runs the Python-layer suites.
+# Usage: scripts/setup.sh [--no-system] [--no-dev] [--no-qemu] [--pythons="3.12 3.13"]
+# The versions of the extra environments: --pythons, else PYSANDBOXES_PYTHONS, else "3.12" (the
+# supported CPythons other than 3.11, see README.md; "3.12 3.13" adds the not yet supported 3.13);
+# an empty list creates none. An interpreter is looked up as pythonX.Y on PATH, then in pyenv
+# ($PYENV_ROOT or ~/.pyenv, versions/X.Y*). A missing one is skipped with a warning, and is an
+# error under PYSANDBOXES_REQUIRE_ALL=1 (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-system=1 dev=1
+system=1 dev=1 qemu=1
+pythons=${PYSANDBOXES_PYTHONS-3.12}
 for arg in "$@"; do
   case "$arg" in
     --no-system) system=0 ;;
     --no-dev) dev=0 ;;
+    --pythons=*) pythons=${arg#--pythons=} ;;
+    --no-qemu) qemu=0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
+pythons=${pythons//,/ }
 
 PACKAGES=(bubblewrap nftables passt slirp4netns iproute2 util-linux)
+if [ "$qemu" = 1 ]; then
+  PACKAGES+=(qemu-system-x86 busybox-static)
+fi
 if [ "$system" = 1 ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
   for p in "${PACKAGES[@]}"; do
@@ -26,9 +43,34 @@ if [ "$system" = 1 ] && command -v apt-get >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
       echo "setup: installing system packages: ${missing[*]}"
       apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     else
       echo "setup: not root; install these for the kernel providers: sudo apt-get install ${missing[*]}" >&2
+    fi
+  fi
+fi
+
+# The guest kernel of os-sandbox=qemu: the package linux-image-amd64 depends on, downloaded and
+# unpacked (vmlinuz + modules), not installed: the host keeps its own kernel and boot loader.
+if [ "$system" = 1 ] && [ "$qemu" = 1 ] && command -v apt-get >/dev/null 2>&1 \
+    && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+  if [ "$(id -u)" = 0 ]; then kdir=/var/cache/python-sb/qemu-kernel; else kdir=$HOME/.cache/python-sb/qemu-kernel; fi
+  if ! ls "$kdir"/boot/vmlinuz-* >/dev/null 2>&1; then
+    pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
+    if [ -z "$pkg" ] && [ "$(id -u)" = 0 ]; then
+      apt-get update -qq
+      pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
+    fi
+    if [ -n "$pkg" ]; then
+      echo "setup: unpacking $pkg into $kdir (the guest kernel of os-sandbox=qemu)"
+      dl=$(mktemp -d)
+      chmod 0755 "$dl"  # apt's download user must be able to write there
+      (cd "$dl" && apt-get download -qq "$pkg" 2>/dev/null)
+      mkdir -p "$kdir"
+      dpkg-deb -x "$dl"/"$pkg"_*.deb "$kdir"
+      rm -rf "$dl"
+    else
+      echo "setup: cannot find the package linux-image-amd64 depends on; os-sandbox=qemu needs a guest kernel (qemu.kernel=)" >&2
     fi
   fi
 fi
@@ -65,4 +107,44 @@ if [ "$dev" = 1 ]; then
         --no-deps -d "$cache" "$pin"
     fi
   done < tests/realworld/sdists.txt
+fi
+
+# The other supported CPythons (README.md, pyproject.toml): one environment each.
+python_is() {  # PATH X.Y: whether PATH runs and is CPython X.Y (a pyenv shim may name a
+  # version that is not active, or not installed)
+  [ -x "$1" ] && "$1" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$2'.split('.'))))" 2>/dev/null
+}
+find_python() {  # X.Y -> the path of that interpreter, or nothing
+  local version=$1 candidate newest=""
+  candidate=$(command -v "python$version" 2>/dev/null || true)
+  if [ -n "$candidate" ] && python_is "$candidate" "$version"; then
+    echo "$candidate"
+    return
+  fi
+  newest=$(
+    for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/"python$version"; do
+      if python_is "$candidate" "$version"; then echo "$candidate"; fi
+    done | sort -V | tail -n 1
+  )
+  if [ -n "$newest" ]; then echo "$newest"; fi
+}
+if [ "$dev" = 1 ]; then
+  for version in $pythons; do
+    venv=".venv-$version"
+    if [ ! -x "$venv/bin/python" ]; then
+      interpreter=$(find_python "$version")
+      if [ -z "$interpreter" ]; then
+        message="setup: CPython $version not found (python$version on PATH, or pyenv install $version): the Python-layer suites will not run under it"
+        if [ "${PYSANDBOXES_REQUIRE_ALL:-}" = 1 ]; then
+          echo "$message (required for CI: PYSANDBOXES_REQUIRE_ALL=1)" >&2
+          exit 1
+        fi
+        echo "$message" >&2
+        continue
+      fi
+      "$interpreter" -m venv "$venv"
+    fi
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -U 'pip>=25'
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
+  done
 fi

@@ -1,11 +1,53 @@
 #!/usr/bin/env bash
 # Set everything up (system packages when root, .venv, dev tools), then lint, type-check and run
-# the whole test suite. Extra arguments go to pytest.
+# the whole test suite. Extra arguments go to that pytest run.
 # PYSANDBOXES_REQUIRE_ALL=1 turns every "tool or kernel feature missing" skip into a failure.
+#
+# Then the Python-layer suites run again under each other supported CPython, in its own
+# environment .venv-X.Y (made by scripts/setup.sh). The versions: PYSANDBOXES_PYTHONS, default
+# "3.12" -- the supported CPythons (pyproject.toml, README.md) other than .venv's 3.11. 3.13 is
+# not supported yet (README.md says why); PYSANDBOXES_PYTHONS="3.12 3.13" runs
+# it too.
+#
+# "Python layer" here: everything whose behaviour depends on the interpreter's version -- the
+# guard (audit events, wrappers, frames: tests/unit/guard), the launcher and its bootstrap
+# (CPython's options, runpy semantics, tracebacks: tests/unit/launch, tests/e2e/test_launcher*),
+# the policy parser they load (tests/unit/policy, tests/unit/test_errors.py), the red-team corpora
+# of misuse and review (tests/redteam/misuse, tests/redteam/review), and the end-to-end tests of
+# the guard and the environment (tests/e2e/test_guard*, tests/e2e/test_env.py). The kernel
+# providers, learning, partial mode and the conformance matrix run under .venv only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PYSANDBOXES_PYTHONS=${PYSANDBOXES_PYTHONS-3.12}
 scripts/setup.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
 .venv/bin/python -m pytest -n 2 "$@"
+
+PYTHON_LAYER_TESTS=(
+  tests/unit/guard
+  tests/unit/launch
+  tests/unit/policy
+  tests/unit/test_errors.py
+  tests/redteam/misuse
+  tests/redteam/review
+  tests/e2e/test_guard.py
+  tests/e2e/test_guard_dns.py
+  tests/e2e/test_guard_import_listing.py
+  tests/e2e/test_launcher.py
+  tests/e2e/test_launcher_bootstrap.py
+  tests/e2e/test_launcher_imports.py
+  tests/e2e/test_launcher_tmpdir.py
+  tests/e2e/test_launcher_tracebacks.py
+  tests/e2e/test_env.py
+)
+for version in ${PYSANDBOXES_PYTHONS//,/ }; do
+  venv=".venv-$version"
+  if [ ! -x "$venv/bin/python" ]; then  # setup.sh said why (and stopped under REQUIRE_ALL)
+    echo "test.sh: no $venv: the Python-layer suites do not run under CPython $version" >&2
+    continue
+  fi
+  echo "test.sh: the Python-layer suites under $("$venv/bin/python" -V)"
+  "$venv/bin/python" -m pytest -n 2 -p no:cacheprovider -q "${PYTHON_LAYER_TESTS[@]}"
+done

@@ -365,7 +365,7 @@ def test_refused_configuration_runs_nothing(tree: Path, home: Path) -> None:
     cases = [
         (["--no-such-key=1"], "unknown key 'no-such-key'"),
         (["--os-sandbox=nonsense"], "os-sandbox=nonsense"),
-        (["--os-sandbox=qemu"], "os-sandbox=qemu"),
+        (["--os-sandbox=qemu", "--qemu.accel=warp"], "is not an accelerator"),
         (["--learn", "--audit"], "--learn and --audit"),
     ]
     for options, message in cases:

@@ -11,7 +11,6 @@ reviewer must never see granted: a variable no program reads, and a secret-looki
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -162,25 +161,12 @@ def provider_available(name: str) -> str | None:
     return None if state.ok else f"os-sandbox={name}: {state.reason} ({state.install_hint})"
 
 
-def _probe_of_a_missing_module(denial: dict[str, object], roots: Sequence[Path]) -> bool:
-    """An import refused in a replay of a module that exists nowhere: the program's
-    ``try: import X / except ImportError`` probe. The guard refuses it before the import system
-    finds nothing, and records a refusal although nothing was lost (learning, rightly, writes
-    no line for it; see the report of issue 12)."""
-
-    if denial.get("kind") != "import":
-        return False
-    top = str(denial.get("target", "")).split(".")[0]
-    if not top or importlib.util.find_spec(top) is not None:
-        return False
-    return not any((root / top).exists() or (root / f"{top}.py").exists() for root in roots)
-
-
 def _probe_of_a_missing_file(denial: dict[str, object]) -> bool:
-    """A read refused in a replay of a file that does not exist (pdb's ``~/.pdbrc``): learning
-    wrote ``expose-ro=`` for it, and the replay skips a learned path that does not exist, so
-    the program gets ``PermissionError`` where it got ``FileNotFoundError`` (see
-    ``test_learning_findings.py`` and the report of issue 12)."""
+    """A read refused in a replay under ``bwrap``/``unshare`` of a file that does not exist
+    (pdb's ``~/.pdbrc``): learning writes no line for it and, on the host's tree, the guard
+    raises ``FileNotFoundError`` with no denial; inside a namespace's tree it cannot tell
+    whether the host has the file, and still writes the refusal (docs/python-layer.md,
+    *Files that do not exist*)."""
 
     target = denial.get("target")
     return (
@@ -210,8 +196,8 @@ def replay(
     timeout: float = 240,
 ) -> Replay:
     """Run ``args`` under the locked rule file with ``OS_SANDBOX=provider``; the refusals of
-    ``--denials=FILE``, less the probes of modules and files that exist nowhere (the known
-    defects of ``test_learning_findings.py``; the program's result is compared anyway)."""
+    ``--denials=FILE``, less, under ``bwrap``/``unshare``, the reads of files that exist
+    nowhere (:func:`_probe_of_a_missing_file`; the program's result is compared anyway)."""
 
     result = run_sb(
         [f"--denials={denials}", *args],
@@ -221,11 +207,8 @@ def replay(
     )
     lines = denials.read_text().splitlines() if denials.exists() else []
     refused = [json.loads(line) for line in lines]
-    refused = [
-        d
-        for d in refused
-        if not _probe_of_a_missing_module(d, [cwd, *roots]) and not _probe_of_a_missing_file(d)
-    ]
+    if provider in ("bwrap", "unshare"):
+        refused = [d for d in refused if not _probe_of_a_missing_file(d)]
     return Replay(provider, result.returncode, result.stdout, result.stderr, refused)
 
 

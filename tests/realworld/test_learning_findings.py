@@ -1,15 +1,15 @@
-"""What the real-world suite found learning or replay still get wrong, each reduced to a minimal
-program (strict xfails: each says when it is fixed, and the report of issue 12 names it).
+"""What the real-world suite found learning or replay got wrong, each reduced to a minimal
+program (the report of issue 12 names them), kept as regression tests now that each is fixed:
 
-- A library's import probe of a module installed nowhere is refused in a replay and written to
-  ``--denials=FILE``, although audit reports nothing and the program's behaviour is unchanged
-  (``tests/realworld/harness.py`` tolerates exactly these in the replays).
-- A read of a file that does not exist (pdb reads ``~/.pdbrc``) is learned as ``expose-ro=`` of
-  it, and the replay skips a learned path that does not exist: the program gets
-  ``PermissionError`` (and a refusal is recorded) where it got ``FileNotFoundError``.
-- A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) is learned as an
-  ``IN`` rule, and widens the run's connection to a loopback service on an ephemeral port into
-  the whole ephemeral range.
+- A library's import probe of a module installed nowhere was refused in a replay and written to
+  ``--denials=FILE``, although audit reports nothing (docs/python-layer.md, *Probes*).
+- A read of a file that does not exist (pdb reads ``~/.pdbrc``) was learned as ``expose-ro=`` of
+  it, and the replay skips a learned path that does not exist: the program got
+  ``PermissionError`` (and a denial) where it got ``FileNotFoundError`` (docs/python-layer.md,
+  *Files that do not exist*).
+- A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) was learned as
+  an ``IN`` rule, and widened the run's connection to a loopback service on an ephemeral port
+  into the whole ephemeral range (docs/network.md, *A bind that serves nothing*).
 """
 
 from __future__ import annotations
@@ -19,17 +19,10 @@ import socket
 import threading
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import run_sb
 from tests.realworld import harness
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the guard refuses (and records) an import of a module that exists nowhere before "
-    "the import system finds nothing; audit stays quiet about it",
-)
 def test_a_probe_of_a_missing_module_is_no_refusal(project: Path, home: Path) -> None:
     (project / "probe.py").write_text(
         "try:\n    import no_such_module_anywhere\nexcept ImportError:\n    print('absent')\n"

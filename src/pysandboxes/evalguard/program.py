@@ -75,6 +75,18 @@ def compile_(
     return compiled.code
 
 
+def _namespaces(frame: Any, globals_: Any, locals_: Any) -> tuple[Any, Any]:
+    """The namespaces plain ``eval``/``exec`` would use: with no globals, the caller's globals
+    and locals (``frame`` is the caller of the replacement builtin) -- calling the real builtin
+    from inside a replacement would otherwise run the source in the replacement's own frame."""
+
+    if globals_ is None:
+        globals_ = frame.f_globals
+        if locals_ is None:
+            locals_ = frame.f_locals
+    return globals_, locals_
+
+
 def run(kind: str, source: Any, globals_: Any, locals_: Any, caller: Any, real: Any) -> Any:
     """``eval``/``exec`` of ``source`` by the program (``caller`` is its frame)."""
 
@@ -100,6 +112,15 @@ def run(kind: str, source: Any, globals_: Any, locals_: Any, caller: Any, real: 
     result = engine.run(compiled, ns)
     if compiled.mode == "exec" and rules.namespace in ("adaptive", "caller") and given:
         given[-1].update(engine.bound_names(ns))
+    elif (
+        compiled.mode == "exec"
+        and rules.namespace == "caller"
+        and caller is not None
+        and caller.f_locals is caller.f_globals
+    ):
+        # exec(source) at a module's top level binds in the module, as plain exec does (in a
+        # function, plain exec cannot bind the function's locals either)
+        caller.f_globals.update(engine.bound_names(ns))
     return result
 
 
@@ -115,12 +136,12 @@ def install(
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
         if not caller_is_program(deputies):
-            return real_eval(source, globals, locals)
+            return real_eval(source, *_namespaces(getframe(1), globals, locals))
         return run("eval", source, globals, locals, getframe(1), real_eval)
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
         if not caller_is_program(deputies):
-            return real_exec(source, globals, locals, **kwargs)
+            return real_exec(source, *_namespaces(getframe(1), globals, locals), **kwargs)
         return run("exec", source, globals, locals, getframe(1), real_exec)
 
     def compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
@@ -140,20 +161,27 @@ def install_learning(
     as in plain Python, and the ``eval-*`` items the source needs are recorded
     (:mod:`pysandboxes.evalguard.learn`)."""
 
+    # Imported now, before the builtins are replaced: imported at the first evaluation, the
+    # learner's own imports ran exec/compile through the wrappers below (caller: the program's
+    # frame, under the import system's), which re-entered the half-imported module.
+    from pysandboxes.evalguard.learn import constructs
+
     real_eval, real_exec, real_compile = builtins.eval, builtins.exec, builtins.compile
+    getframe = sys._getframe
 
     def note(source: Any, mode: str) -> None:
         if type(source).__name__ == "code":
             return
-        from pysandboxes.evalguard.learn import constructs
-
         for field, name in constructs(source, mode):
             record((("kind", "eval"), (field, name)))
 
     def eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
         if caller_is_program(deputies):
             note(source, "eval")
-        return real_eval(source, globals, locals)
+            if globals is None and type(source).__name__ != "code":
+                # eval(source) reads the caller's names: replayed, that needs eval-namespace=caller
+                record((("kind", "eval"), ("namespace", "caller")))
+        return real_eval(source, *_namespaces(getframe(1), globals, locals))
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
         if caller_is_program(deputies):
@@ -161,7 +189,10 @@ def install_learning(
             if isinstance(globals, dict) or isinstance(locals, dict):
                 # exec(code, ns) then ns["result"]: the bindings must be written back
                 record((("kind", "eval"), ("namespace", "adaptive")))
-        return real_exec(source, globals, locals, **kwargs)
+            elif globals is None and type(source).__name__ != "code":
+                # exec(source) reads and binds the caller's names
+                record((("kind", "eval"), ("namespace", "caller")))
+        return real_exec(source, *_namespaces(getframe(1), globals, locals), **kwargs)
 
     def compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
         if caller_is_program(deputies):

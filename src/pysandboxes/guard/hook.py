@@ -190,10 +190,6 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
-    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
-        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
-    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
-        evalbuiltins.install(policy, frames.caller_is_program)
 
     import _frozen_importlib
 
@@ -201,6 +197,12 @@ def install(policy: Policy, context: RunContext) -> None:
     if stash:
         sys.meta_path.insert(0, imports.StashFinder(stash, _frozen_importlib.ModuleSpec, kit))
     imports.install_import_check(kit, everything, names)
+    # The eval builtins are replaced after the guard's own compile of its import check, which
+    # must neither be recorded as the program's evaluation nor go through the replacements.
+    if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
+        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+    elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
+        evalbuiltins.install(policy, frames.caller_is_program)
     import_handlers = imports.make_import_handlers(
         everything,
         names,

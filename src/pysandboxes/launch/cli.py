@@ -187,10 +187,11 @@ class RunPlan:
 
     @property
     def provider_name(self) -> str:
-        """The provider that runs the program: learning and audit never apply the kernel layer."""
+        """The provider that runs the program: learning and audit apply no kernel layer, except
+        ``qemu``'s disposable VM (the recommended place to learn untrusted code)."""
 
         if self.mode != "enforce":
-            return "subprocess"
+            return "qemu" if self.policy.os_sandbox.value == "qemu" else "subprocess"
         return str(self.policy.os_sandbox.value)
 
 

@@ -950,6 +950,14 @@ def _eval(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
                 learned.warnings.append(f"skipped {key} item {shown(name)}: {why}")
                 continue
             per_key.setdefault(key, set()).add(name)
+    namespaces = per_key.pop("eval-namespace", set())
+    if namespaces:  # a single-valued key: the widest namespace the run needed
+        widest = max(namespaces, key=lambda name: _NAMESPACE_ORDER.get(name, -1))
+        learned.add("eval", "eval-namespace", widest)
     for key in sorted(per_key):
         for line in wrap_names(key, sorted(per_key[key])):
             learned.add("eval", key, line)
+
+
+#: eval-namespace values, narrowest first (docs/eval.md).
+_NAMESPACE_ORDER = {"closed": 0, "adaptive": 1, "caller": 2}

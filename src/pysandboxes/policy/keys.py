@@ -157,6 +157,16 @@ def _file_path(value: str) -> str:
     return value  # made absolute by the loader (see PATH_PARAMS)
 
 
+def _seconds(value: str) -> str:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number <= 3600:
+        raise ValueError(f"{value!r} is not a number of seconds from 0 to 3600")
+    return value
+
+
 def _accel(value: str) -> str:
     if value not in ("auto", "kvm", "tcg"):
         raise ValueError(f"{value!r} is not an accelerator: auto, kvm or tcg")
@@ -176,6 +186,7 @@ PROVIDER_PARAMS: dict[str, dict[str, Callable[[str], str]]] = {
         "kernel": _file_path,
         "initrd": _file_path,
         "accel": _accel,
+        "boot-timeout": _seconds,
     },
 }
 #: Parameters whose value is a path: ``~``, ``./`` and relative paths are made absolute.

@@ -30,7 +30,10 @@ LIMIT: Final = "limit"
 REFUSED: Final = "refused"
 
 NAMESPACE = ("bwrap", "unshare")
-KERNEL = ("landlock", "bwrap", "unshare")
+#: The providers whose file system is the mount plan of ``_ns_mounts`` (qemu exports it to the
+#: guest over 9p) and whose net= rules are the ruleset of ``netns``.
+TREE = ("bwrap", "unshare", "qemu")
+KERNEL = ("landlock", "bwrap", "unshare", "qemu")
 
 
 class Limit:
@@ -132,7 +135,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.ignore-created-later",
         "ignore",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "'{rule}' ({origin}): matching entries are made absent when the sandbox starts; a file "
         "created later that matches is not hidden by the kernel layer ({where})",
@@ -150,13 +153,23 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.system-trees",
         "defaults",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "/usr and /lib* are readable whole (the system trees a namespace sandbox runs programs "
         "from); the Python layer grants only the interpreter's installation and the default "
         "grants ({where})",
         python_layer=False,
         where=("the Python layer judges every open", "NOT narrowed"),
+    ),
+    Limit(
+        "files.dotdot-through-absent",
+        "expose-*",
+        TREE,
+        ENFORCED,
+        "a path that passes through a directory the sandbox does not hold "
+        "(not-exposed/../exposed/file) does not resolve (ENOENT): the kernel walks '..' "
+        "through the directories that exist in the sandbox, where the Python layer judges "
+        "the path where it lands; name exposed paths directly",
     ),
     Limit(
         "files.shared-libraries",
@@ -181,7 +194,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.generated-etc",
         "defaults",
-        NAMESPACE,
+        TREE,
         ENFORCED,
         "/etc/passwd, /etc/group (root and the sandbox's user), /etc/hosts (loopback, the host "
         "name, the names pinned from net= rules), /etc/resolv.conf and /etc/nsswitch.conf are "
@@ -191,7 +204,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "files.symbolic-links",
         "expose-ro / expose-rw",
-        NAMESPACE,
+        TREE,
         ENFORCED,
         "an exposure written through a symbolic link ({rule}) exists at both names: the target "
         "is bound, the link recreated",
@@ -289,9 +302,33 @@ LIMITS: Final[tuple[Limit, ...]] = (
         python_layer=False,
     ),
     Limit(
+        "qemu.no-kvm",
+        "os-sandbox",
+        ("qemu",),
+        LIMIT,
+        "KVM cannot be used ({reason}): the VM runs under software emulation (TCG), several "
+        "seconds per start",
+    ),
+    Limit(
+        "qemu.terminal",
+        "stdio",
+        ("qemu",),
+        LIMIT,
+        "the program's stdin, stdout and stderr are pipes relayed over the VM's serial channel, "
+        "never a terminal (isatty() is false; no job control or window size)",
+    ),
+    Limit(
+        "net.qemu-host-loopback",
+        "net (UDP OUT to the host's loopback)",
+        ("qemu",),
+        LIMIT,
+        "UDP to a port of the host's loopback that an OUT rule allows goes to {alias} inside "
+        "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
+    ),
+    Limit(
         "net.any-host-not-host-loopback",
         "net (OUT to *)",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "'{rule}' ({origin}): a '*' host does not reach this host's own services on its "
         "loopback (127.0.0.1, ::1): in the sandbox 127.0.0.1 is the sandbox's own loopback; "
@@ -300,7 +337,7 @@ LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
         "net.in-not-a-host-address",
         "net (IN)",
-        NAMESPACE,
+        TREE,
         LIMIT,
         "'{rule}' ({origin}): the sandbox may bind {net}, but it is not an address of this "
         "host: nothing is forwarded to it, so nothing outside the sandbox reaches that server",
@@ -412,6 +449,7 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
     found = [
         notice("files.system-trees", python_layer),
         notice("files.generated-etc", python_layer),
+        notice("files.dotdot-through-absent", python_layer),
     ]
     for rule in policy.ignore:
         found.append(
@@ -435,8 +473,19 @@ def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
 
     python_layer = bool(policy.py_sandbox.value)
     out: list[dict[str, object]] = []
-    if provider in NAMESPACE:
-        for item in namespace_notices(policy, provider):
+    if provider in TREE:
+        items = list(namespace_notices(policy, provider))
+        if provider == "qemu":
+            import os
+
+            from pysandboxes.providers import qemu
+
+            items += qemu.qemu_notices(
+                policy,
+                kvm_reason=qemu.tcg_reason(policy),
+                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
+            )
+        for item in items:
             out.append(
                 {
                     "key": item.key,

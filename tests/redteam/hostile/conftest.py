@@ -3,10 +3,16 @@
 A test that takes the ``kernel_provider`` fixture runs once per provider of
 ``KERNEL_PROVIDERS`` whose module exists; a provider that cannot run on this machine is skipped
 with its reason and what to install (a failure under ``PYSANDBOXES_REQUIRE_ALL=1``).
+
+``qemu`` boots a VM per run (seconds under software emulation): by default only the tests of
+:data:`QEMU_SUBSET` run under it (one attack per family: files, processes, sockets, and the
+legitimate-use control); ``PYSANDBOXES_QEMU_ALL=1`` (or ``-m qemu_all``-style selection of the
+``qemu_all`` marker) runs the whole corpus under qemu.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,9 +38,41 @@ def built_providers() -> list[str]:
     return names
 
 
+#: The hostile tests that run under ``qemu`` by default (the whole corpus runs with
+#: ``PYSANDBOXES_QEMU_ALL=1``).
+QEMU_SUBSET = frozenset(
+    {
+        "test_read_outside_exposures[qemu-read_open.py]",
+        "test_write_into_read_only_exposure[qemu]",
+        "test_read_host_process_environ[qemu]",
+        "test_connect_tcp_port_no_rule_grants[qemu]",
+    }
+)
+QEMU_ALL = os.environ.get("PYSANDBOXES_QEMU_ALL") == "1"
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "kernel_provider" in metafunc.fixturenames:
-        metafunc.parametrize("kernel_provider", built_providers(), indirect=True)
+        params = [
+            pytest.param(name, marks=pytest.mark.qemu_all) if name == "qemu" else name
+            for name in built_providers()
+        ]
+        metafunc.parametrize("kernel_provider", params, indirect=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under qemu, only :data:`QEMU_SUBSET` unless the whole corpus is asked for."""
+
+    if QEMU_ALL:
+        return
+    for item in items:
+        if item.get_closest_marker("qemu_all") and item.name not in QEMU_SUBSET:
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="qemu: outside the default subset (PYSANDBOXES_QEMU_ALL=1 runs the "
+                    "whole corpus under qemu)"
+                )
+            )
 
 
 @pytest.fixture

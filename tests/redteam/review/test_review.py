@@ -21,6 +21,8 @@ Header lines of an attack:
 - ``# bypass: TEXT`` -- a hole found by this review: the sandboxed test is
   ``xfail(strict=True)`` so that the suite stays green while the hole is tracked, and turns
   red (XPASS) the day the guard stops it -- then drop the line;
+- ``# bypass-since: X.Y TEXT`` -- the same, for a hole that opens only from CPython X.Y on (the
+  suites run under every supported CPython, see scripts/test.sh);
 - ``# needs: hosts-name`` / ``ipv6`` / ``root`` -- a precondition of the machine.
 
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
@@ -41,6 +43,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -67,7 +70,7 @@ def _header(path: Path) -> dict[str, list[str]]:
                 break
             continue
         key, sep, value = line[2:].partition(": ")
-        if sep and key in ("rule", "rulefile", "expect", "bypass", "needs"):
+        if sep and key in ("rule", "rulefile", "expect", "bypass", "bypass-since", "needs"):
             found.setdefault(key, []).append(value)
     return found
 
@@ -76,7 +79,12 @@ def _params(kind: str) -> list[Any]:
     params = []
     for path in ATTACKS:
         marks = []
-        bypass = _header(path).get("bypass")
+        header = _header(path)
+        bypass = header.get("bypass") or [
+            text
+            for version, _, text in (line.partition(" ") for line in header.get("bypass-since", []))
+            if sys.version_info[:2] >= tuple(int(n) for n in version.split("."))
+        ]
         if kind == "sandboxed" and bypass:
             marks.append(
                 pytest.mark.xfail(strict=True, raises=Bypass, reason="BYPASS: " + bypass[0])

@@ -37,3 +37,38 @@ def test_learned_eval_lines_replay(project: Path, home: Path) -> None:
     (project / "q.py").write_text("print(eval('().__class__'))\n")
     refused = run_sb(["q.py"], cwd=project, env=env)
     assert refused.returncode == 1 and "EvalSyntaxRejected" in refused.stderr
+
+
+CALLER_PROGRAM = """\
+import collections
+Point = collections.namedtuple("Point", "x y")  # a library's own exec: not learned, still works
+exec("base = 20")
+doubled = eval("base * 2")
+
+
+def scaled(factor):
+    return eval("base * factor")
+
+
+print(Point(1, 2).x, base, doubled, scaled(3))
+"""
+
+
+def test_eval_and_exec_without_a_namespace_use_the_callers_when_learning_and_replayed(
+    project: Path, home: Path
+) -> None:
+    """exec(source)/eval(source) with no dictionary read and bind the caller's names, as in plain
+    Python: while learning (the source used to run in the replacement builtin's own frame, and
+    the learner's first import re-entered itself), and replayed under eval-namespace=caller."""
+
+    (project / "p.py").write_text(CALLER_PROGRAM)
+    env = base_env(home)
+    learned = run_sb(["--learn", "p.py"], cwd=project, env=env)
+    assert learned.returncode == 0, learned.stderr
+    assert learned.stdout == "1 20 40 60\n"
+    lines = (project / ".py-sandboxes").read_text().splitlines()
+    assert "eval-namespace=caller" in lines  # one line: the widest namespace needed
+    assert sum(line.startswith("eval-namespace=") for line in lines) == 1
+    replay = run_sb(["p.py"], cwd=project, env=env)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout == "1 20 40 60\n"

@@ -10,7 +10,8 @@ from _harness import attempt
 
 def payload():
     import importlib.util, sys
-    path = next(p for p in sys.path if p.endswith('/python3.11')) + '/socket.py'
+    stdlib = '/python%d.%d' % sys.version_info[:2]
+    path = next(p for p in sys.path if p.endswith(stdlib)) + '/socket.py'
     spec = importlib.util.spec_from_file_location('not_socket', path)
     module = importlib.util.module_from_spec(spec)
     sys.modules['not_socket'] = module

@@ -1,5 +1,6 @@
 # rule: expose-ro=.
 # expect: file PermissionError
+# bypass-since: 3.12 CPython 3.12 runs the cyclic collector at the next eval-breaker check (gh-97922), not inside the allocation: a collection due when sys.audit is called runs at the entry of the hook's Python body, before it pauses the collector, and the __del__ reaches the body's locals
 
 """Objective: read ../outside/secret.txt after emptying the hook's dispatch table, from a
 ``__del__`` that the cyclic collector runs while the hook's handler runs. No module but

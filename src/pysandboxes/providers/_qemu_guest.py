@@ -1,0 +1,442 @@
+"""PID 1 of the ``os-sandbox=qemu`` guest: receive the run, start the program, relay it.
+
+The initramfs's ``/init`` (``_qemu_kernel.INIT_SCRIPT``) mounts the 9p share as the root, opens
+the ``pysb`` virtio-serial port on descriptor 3 and switches to the host's own interpreter
+running :func:`main` with ``-I -S``. This module then:
+
+1. mounts the guest's own ``/proc`` and a minimal ``/dev`` (a tmpfs with the same few device
+   nodes as the namespace providers, ``/dev/pts``, ``/dev/shm``), says ``B`` (booted);
+2. reads the ``R`` frame (``_qemu_frames.decode_run``: data only, checked);
+3. recreates the run's memfd at the descriptor number the ``-c`` bootstrap names, and the learning
+   record descriptor as a pipe whose lines go back as ``L`` frames;
+4. forks the program: new session, stdin/stdout/stderr on pipes, no capabilities (bounding set
+   emptied), the host user's uid and gid, ``no_new_privs``, the seccomp filter of the namespace
+   providers, the working directory, then ``execve`` with exactly the granted environment;
+5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e``, ``S`` as
+   ``killpg`` on its session; reaps every orphan (it is PID 1);
+6. when the program ends: ``sync`` (writes to read-write exposures reach the host), ``X`` with
+   its status, then reboot (qemu runs with ``-no-reboot``: the VM ends).
+
+Any failure of the set-up is sent as ``F`` with the reason, then the VM ends.
+"""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # the C module: ``signal`` imports ``enum``
+import os
+import sys
+
+from pysandboxes.providers import _ns_init
+from pysandboxes.providers import _qemu_frames as frames
+
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+RB_AUTOBOOT = 0x01234567
+#: (name, major, minor) of the device nodes of the guest's /dev: ``_ns_init.DEV_NODES``.
+DEV_NUMBERS = {
+    "null": (1, 3),
+    "zero": (1, 5),
+    "full": (1, 7),
+    "random": (1, 8),
+    "urandom": (1, 9),
+    "tty": (5, 0),
+}
+HIGH_FD = 100
+#: The host's loopback as qemu's user-mode network shows it to the guest.
+HOST_ALIAS = "10.0.2.2"
+CHUNK = 1 << 16
+
+
+class GuestError(Exception):
+    """A set-up step failed: reported to the host as an ``F`` frame."""
+
+
+def _mount(source: str, target: str, fstype: str, flags: int, data: str = "") -> None:
+    try:
+        _ns_init.sc(
+            "mount",
+            os.fsencode(source),
+            os.fsencode(target),
+            os.fsencode(fstype),
+            flags,
+            os.fsencode(data) if data else None,
+        )
+    except OSError as exc:
+        raise GuestError(f"mount {fstype} on {target}: {exc.strerror}") from None
+
+
+def build_dev() -> None:
+    """A minimal /dev: the same nodes and links as the namespace providers'."""
+
+    if not os.path.isdir("/dev"):
+        raise GuestError("the shared tree has no /dev")
+    _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755")
+    for name in _ns_init.DEV_NODES:
+        major, minor = DEV_NUMBERS[name]
+        os.mknod(f"/dev/{name}", 0o20666, os.makedev(major, minor))
+        os.chmod(f"/dev/{name}", 0o666)
+    for name, link in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ):
+        os.symlink(link, f"/dev/{name}")
+    os.mkdir("/dev/pts", 0o755)
+    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666")
+    os.mkdir("/dev/shm", 0o1777)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+
+
+class Port:
+    """The virtio-serial port: blocking writes of whole frames, frames read as they come."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.decoder = frames.Decoder(frames.HOST_TYPES)
+
+    def send(self, kind: bytes, payload: bytes = b"") -> None:
+        view = memoryview(frames.encode(kind, payload))
+        while view:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except InterruptedError:
+                continue
+
+    def receive(self) -> list[tuple[bytes, bytes]]:
+        """The frames of one read (possibly none); ``GuestError`` when the host went away."""
+
+        try:
+            data = os.read(self.fd, CHUNK)
+        except InterruptedError:
+            return []
+        if not data:
+            raise GuestError("the host closed the channel")
+        return self.decoder.feed(data)
+
+    def receive_run(self) -> dict[str, object]:
+        while True:
+            for kind, payload in self.receive():
+                if kind == b"R":
+                    return frames.decode_run(payload)
+                raise GuestError(f"frame {kind!r} before the run description")
+
+
+def _high(fd: int) -> int:
+    """``fd`` moved to a number above the ones the program receives (close-on-exec)."""
+
+    import fcntl
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    os.close(fd)
+    return moved
+
+
+def _reboot() -> None:
+    """End the VM (qemu runs with ``-no-reboot``: a reboot makes it exit)."""
+
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).reboot(RB_AUTOBOOT)
+
+
+def _lock_down(seccomp: bytes) -> None:
+    class Spec:  # what _ns_init.lock_down reads
+        pass
+
+    spec = Spec()
+    spec.seccomp = seccomp  # type: ignore[attr-defined]
+    _ns_init.lock_down(spec)  # type: ignore[arg-type]
+
+
+def start_program(
+    run: dict[str, object], stdio: tuple[int, int, int], extra: dict[int, int]
+) -> int:
+    """Fork the program with ``stdio`` on 0-2 and ``extra`` (target -> source) descriptors."""
+
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        for signum in range(1, _signal.NSIG):
+            try:  # noqa: SIM105
+                _signal.signal(signum, _signal.SIG_DFL)
+            except (OSError, ValueError, RuntimeError):
+                pass
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
+        os.setsid()
+        for target, source in enumerate(stdio):
+            os.dup2(source, target)
+        for target, source in extra.items():
+            os.dup2(source, target)  # inheritable
+        uid, gid = int(run["uid"]), int(run["gid"])  # type: ignore[call-overload]
+        seccomp = run["seccomp"]
+        assert isinstance(seccomp, bytes)
+        os.setgroups([])
+        os.setgid(gid)
+        # The bounding set is emptied (and no_new_privs set) while still root; after that the
+        # program holds no capability even with uid 0.
+        _lock_down_caps_only()
+        os.setuid(uid)
+        os.chdir(str(run["cwd"]))
+        _lock_down(seccomp)
+        argv = run["argv"]
+        env = run["env"]
+        assert isinstance(argv, list) and isinstance(env, dict)
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:
+        try:
+            message = f"python-sb (os-sandbox=qemu guest): cannot start the program: {exc}\n"
+            os.write(2, message.encode())
+        finally:
+            os._exit(127)
+    raise AssertionError("unreachable")
+
+
+def _lock_down_caps_only() -> None:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
+            last = int(handle.read())
+    except OSError:
+        last = 63
+    for cap in range(last + 1):
+        try:  # noqa: SIM105
+            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
+        except OSError:
+            pass
+
+
+def _read_available(fd: int) -> bytes | None:
+    """What can be read now (b'' when nothing; None at end of file)."""
+
+    try:
+        data = os.read(fd, CHUNK)
+    except BlockingIOError:
+        return b""
+    except InterruptedError:
+        return b""
+    return data if data else None
+
+
+class Relay:
+    """The loop of PID 1 once the program runs."""
+
+    def __init__(self, port: Port, pid: int, stdin_w: int, outputs: dict[int, bytes]) -> None:
+        self.port = port
+        self.pid = pid
+        self.stdin_w: int | None = stdin_w
+        self.stdin_pending = bytearray()
+        self.stdin_eof = False
+        self.outputs = outputs  # fd -> frame type
+        self.status: int | None = None
+
+    def run(self, wakeup: int) -> int:
+        import select
+
+        poller = select.poll
+        while self.status is None:
+            p = poller()
+            p.register(self.port.fd, select.POLLIN)
+            p.register(wakeup, select.POLLIN)
+            for fd in self.outputs:
+                p.register(fd, select.POLLIN)
+            if self.stdin_w is not None and self.stdin_pending:
+                p.register(self.stdin_w, select.POLLOUT)
+            try:
+                events = p.poll()
+            except InterruptedError:
+                events = []
+            for fd, _event in events:
+                if fd == wakeup:
+                    _read_available(wakeup)
+                elif fd == self.port.fd:
+                    for kind, payload in self.port.receive():
+                        self.host_frame(kind, payload)
+                elif fd == self.stdin_w:
+                    self.flush_stdin()
+                elif fd in self.outputs:
+                    self.forward(fd)
+            self.reap()
+        for fd in list(self.outputs):
+            while fd in self.outputs:
+                self.forward(fd)
+        return self.status
+
+    def forward(self, fd: int) -> None:
+        data = _read_available(fd)
+        if data is None:
+            os.close(fd)
+            del self.outputs[fd]
+        elif data:
+            self.port.send(self.outputs[fd], data)
+        elif self.status is not None:
+            del self.outputs[fd]  # drained; a descendant may hold it open
+
+    def host_frame(self, kind: bytes, payload: bytes) -> None:
+        if kind == b"I":
+            if self.stdin_w is not None:
+                self.stdin_pending += payload
+                self.flush_stdin()
+        elif kind == b"E":
+            self.stdin_eof = True
+            self.flush_stdin()
+        elif kind == b"S" and len(payload) == 1:
+            try:  # noqa: SIM105
+                os.killpg(self.pid, payload[0])
+            except (ProcessLookupError, PermissionError):
+                pass
+        # W (window size): the program has pipes, not a terminal; R again is ignored.
+
+    def flush_stdin(self) -> None:
+        if self.stdin_w is None:
+            return
+        try:
+            while self.stdin_pending:
+                written = os.write(self.stdin_w, self.stdin_pending)
+                del self.stdin_pending[:written]
+        except BlockingIOError:
+            return
+        except OSError:  # the program closed its stdin
+            self.stdin_pending.clear()
+        if self.stdin_eof and not self.stdin_pending:
+            os.close(self.stdin_w)
+            self.stdin_w = None
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.pid:
+                if os.WIFSIGNALED(status):
+                    self.status = -os.WTERMSIG(status)
+                else:
+                    self.status = os.waitstatus_to_exitcode(status)
+
+
+def forward_loopback(ports: list[int]) -> None:
+    """The host's loopback ports that ``OUT`` rules allow, on the guest's 127.0.0.1: each
+    connection is relayed to the same port of ``HOST_ALIAS`` (qemu's user-mode network reaches
+    the host's loopback there, through the ruleset's namespace), so that a rule naming
+    127.0.0.1 means the host's service under qemu too."""
+
+    import socket
+    import threading
+
+    def pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while True:
+                data = source.recv(CHUNK)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
+                try:  # noqa: SIM105
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+
+    def serve_port(listener: socket.socket, number: int) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                continue
+            try:
+                upstream = socket.create_connection((HOST_ALIAS, number), timeout=30)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+    for number in ports:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", number))
+        listener.listen(64)
+        threading.Thread(target=serve_port, args=(listener, number), daemon=True).start()
+
+
+def serve(port: Port) -> None:
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    build_dev()
+    port.send(b"B")
+    run = port.receive_run()
+    try:
+        _ns_init.sc("sethostname", os.fsencode(str(run["hostname"])), len(str(run["hostname"])))
+    except OSError as exc:
+        raise GuestError(f"sethostname: {exc.strerror}") from None
+    ports = run["loopback_tcp"]
+    assert isinstance(ports, list)
+    if ports:
+        forward_loopback(ports)
+    extra: dict[int, int] = {}
+    run_fd = int(run["run_fd"])  # type: ignore[call-overload]
+    memfd = _high(os.memfd_create("pysandboxes-run", 0))
+    data = run["run_data"]
+    assert isinstance(data, bytes)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(memfd, view) :]
+    os.lseek(memfd, 0, os.SEEK_SET)
+    extra[run_fd] = memfd
+    outputs: dict[int, bytes] = {}
+    record_fd = int(run["record_fd"])  # type: ignore[call-overload]
+    if record_fd >= 0:
+        record_r, record_w = (_high(fd) for fd in os.pipe())
+        extra[record_fd] = record_w
+        outputs[record_r] = b"L"
+    stdin_r, stdin_w = (_high(fd) for fd in os.pipe())
+    out_r, out_w = (_high(fd) for fd in os.pipe())
+    err_r, err_w = (_high(fd) for fd in os.pipe())
+    pid = start_program(run, (stdin_r, out_w, err_w), extra)
+    for fd in (stdin_r, out_w, err_w, memfd, *([extra[record_fd]] if record_fd >= 0 else [])):
+        os.close(fd)
+    outputs[out_r] = b"O"
+    outputs[err_r] = b"e"
+    for fd in (*outputs, stdin_w):
+        os.set_blocking(fd, False)
+    wake_r, wake_w = (_high(fd) for fd in os.pipe())
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    _signal.signal(_signal.SIGCHLD, lambda *_: None)
+    _signal.set_wakeup_fd(wake_w)
+    status = Relay(port, pid, stdin_w, outputs).run(wake_r)
+    os.sync()  # the program's writes to read-write exposures reach the host before X
+    port.send(b"X", frames.encode_status(status))
+
+
+def main(fd: int) -> None:
+    """Entry point (``/init`` passes the port on ``fd``)."""
+
+    for std in (0, 1, 2):  # the console; /dev/null when the kernel gave none
+        try:
+            os.fstat(std)
+        except OSError:
+            os.dup2(os.open("/dev/null", os.O_RDWR), std)
+    port = Port(_high(fd))
+    try:
+        serve(port)
+    except BaseException as exc:
+        message = f"{type(exc).__name__}: {exc}" if not isinstance(exc, GuestError) else str(exc)
+        try:
+            port.send(b"F", message.encode("utf-8", "replace"))
+        except OSError:
+            os.write(2, f"python-sb guest: {message}\n".encode())
+    finally:
+        try:
+            os.sync()
+        finally:
+            _reboot()
+            os._exit(1)
+    sys.exit(0)

@@ -1,0 +1,615 @@
+"""The host half of ``os-sandbox=qemu``: build the shared tree, run qemu confined, relay.
+
+Run by python-sb's supervisor as ``python -I -S -c 'import ...; main()' SPEC_FD`` (the command
+``providers/qemu.py`` builds); the spec descriptor holds a ``marshal``-encoded dict (data only,
+see :func:`read_spec`). This process:
+
+1. dies with python-sb (``PR_SET_PDEATHSIG``), and qemu dies with it in turn;
+2. enters its own user and mount namespaces (after joining the ``netns`` holder's user and
+   network namespaces when ``net=`` rules exist, so that qemu's user-mode network runs behind the
+   nftables ruleset);
+3. builds the guest's file tree with the namespace providers' mount plan (``_ns_mounts``) in a
+   tmpfs: read-only and read-write binds of exactly the exposed paths, ``ignore=`` masks, the
+   interpreter, the generated /etc files; that tmpfs, made read-only, is the one 9p export (never
+   the host's ``/``);
+4. starts qemu in a new session, with no capability, ``no_new_privs``, ``-sandbox on`` and
+   ``PR_SET_PDEATHSIG``, the virtio-serial port on one end of a socketpair;
+5. relays: its stdin to ``I``/``E`` frames, the signals it receives (SIGINT, SIGTERM, SIGHUP,
+   SIGQUIT, SIGUSR1, SIGUSR2) to ``S`` frames, ``O``/``e`` to its stdout/stderr, ``L`` to the
+   learning record descriptor; a **boot watchdog** kills a guest that never says ``B`` and
+   prints the console's last lines;
+6. ends as the program ended (same exit code, or death by the same signal), or with status 125
+   and the reason when the VM failed.
+"""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # the C module: ``signal`` imports ``enum``
+import os
+import sys
+import time
+
+from pysandboxes.providers import _ns_init
+from pysandboxes.providers import _qemu_frames as frames
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+FAILURE = 125
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+#: Seconds between a forwarded signal and qemu's forced end when the guest does not answer.
+SIGNAL_GRACE = 10.0
+#: Seconds given to qemu to end on its own after the guest reported the program's status.
+EXIT_GRACE = 5.0
+CONSOLE_LINES = 15
+
+SPEC_FIELDS: dict[str, type] = {
+    "format": str,
+    "mounts": list,
+    "export": str,
+    "scratch": str,
+    "join_user": str,
+    "join_net": str,
+    "resolv_conf": bytes,
+    "qemu_argv": list,
+    "run": bytes,
+    "record_fd": int,
+    "boot_timeout": float,
+    "console": str,
+    "qemu_log": str,
+    "parent_pid": int,
+    "uid": int,
+    "gid": int,
+}
+SPEC_FORMAT = "pysb-qemu-host-1"
+#: The placeholder in ``qemu_argv`` replaced by qemu's end of the socketpair.
+PORT_FD = "{port_fd}"
+
+
+def fail(message: str) -> None:
+    os.write(2, f"python-sb (os-sandbox=qemu): {message}\n".encode())
+    os._exit(FAILURE)
+
+
+def check_spec(spec: object) -> dict[str, object]:
+    if type(spec) is not dict or set(spec) != set(SPEC_FIELDS):
+        raise ValueError("bad qemu host spec")
+    for key, kind in SPEC_FIELDS.items():
+        if type(spec[key]) is not kind:
+            raise ValueError(f"qemu host spec field {key} is not a {kind.__name__}")
+    if spec["format"] != SPEC_FORMAT:
+        raise ValueError("qemu host spec of another version")
+    return spec
+
+
+def read_spec(fd: int) -> dict[str, object]:
+    import marshal
+
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return check_spec(marshal.loads(b"".join(chunks)))
+
+
+# -- namespaces and the tree ----------------------------------------------------------------------
+
+
+def enter_namespaces(spec: dict[str, object]) -> None:
+    for key in ("join_user", "join_net"):
+        path = str(spec[key])
+        if path:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                _ns_init.sc("setns", fd, 0)
+            except OSError as exc:
+                fail(f"cannot join the network namespace ({path}): {exc.strerror}")
+            finally:
+                os.close(fd)
+    parent_uid, parent_gid = os.getuid(), os.getgid()
+    try:
+        _ns_init.sc("unshare", CLONE_NEWUSER | CLONE_NEWNS)
+    except OSError as exc:
+        fail(f"cannot create a user and mount namespace for qemu: {exc.strerror}")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{spec['uid']} {parent_uid} 1\n")
+    _write("/proc/self/gid_map", f"{spec['gid']} {parent_gid} 1\n")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        os.write(fd, text.encode())
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror}")
+    finally:
+        os.close(fd)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    try:
+        _ns_init.sc(
+            "mount",
+            os.fsencode(source) if source is not None else None,
+            os.fsencode(target),
+            os.fsencode(fstype) if fstype is not None else None,
+            flags,
+            os.fsencode(data) if data else None,
+        )
+    except OSError as exc:
+        fail(f"mount {source} on {target}: {exc.strerror}")
+
+
+def _read_only(target: str, recursive: bool) -> None:
+    attr = _ns_init.MOUNT_ATTR_RDONLY.to_bytes(8, sys.byteorder) + bytes(24)
+    try:
+        _ns_init.sc(
+            "mount_setattr",
+            _ns_init.AT_FDCWD,
+            os.fsencode(target),
+            _ns_init.AT_RECURSIVE if recursive else 0,
+            attr,
+            32,
+        )
+    except OSError as exc:
+        fail(f"cannot make {target} read-only: {exc.strerror}")
+
+
+def _mountpoint(path: str, directory: bool) -> None:
+    if os.path.lexists(path):
+        return
+    os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+    if directory:
+        os.mkdir(path, 0o755)
+    else:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+
+
+def build_tree(spec: dict[str, object]) -> None:
+    """The guest's root under ``spec['export']``, as ``_ns_init.build_tree`` builds the
+    namespace providers' root, except that /proc and /dev are left empty for the guest's own."""
+
+    export = str(spec["export"])
+    scratch = str(spec["scratch"])
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+    _mount("tmpfs", export, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    count = 0
+    mounts = spec["mounts"]
+    assert isinstance(mounts, list)
+    for kind, dest, source, data, mode in mounts:
+        target = export + dest
+        if kind in ("ro-bind", "bind"):
+            _mountpoint(target, os.path.isdir(source))
+            _mount(source, target, None, MS_BIND | MS_REC)
+            if kind == "ro-bind":
+                _read_only(target, recursive=True)
+        elif kind == "dir":
+            os.makedirs(target, mode, exist_ok=True)
+        elif kind == "tmpfs":
+            _mountpoint(target, True)
+            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode:o}")
+        elif kind == "symlink":
+            os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+            os.symlink(source, target)
+        elif kind == "file":
+            if os.path.lexists(target):  # over a bound host file: bind a copy, never write it
+                count += 1
+                copy = f"{scratch}/file-{count}"
+                _write_file(copy, data, mode)
+                _mount(copy, target, None, MS_BIND)
+                _read_only(target, recursive=False)
+            else:
+                os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+                _write_file(target, data, mode)
+        elif kind in ("proc", "dev"):
+            _mountpoint(target, True)  # the guest mounts its own
+        elif kind == "remount-ro":
+            _read_only(target, recursive=False)
+        else:
+            fail(f"unknown mount kind {kind}")
+    _read_only(export, recursive=False)
+    resolv = spec["resolv_conf"]
+    assert isinstance(resolv, bytes)
+    if resolv and os.path.exists("/etc/resolv.conf"):
+        # qemu's user-mode network forwards the guest's DNS to the resolver in qemu's own
+        # /etc/resolv.conf: the only one the ruleset lets through (netns.RESOLVER).
+        copy = f"{scratch}/resolv.conf"
+        _write_file(copy, resolv, 0o644)
+        _mount(copy, "/etc/resolv.conf", None, MS_BIND)
+
+
+def _write_file(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+# -- qemu -----------------------------------------------------------------------------------------
+
+
+def spawn_qemu(spec: dict[str, object], port_fd: int) -> int:
+    argv = [str(a).replace(PORT_FD, str(port_fd)) for a in spec["qemu_argv"]]  # type: ignore[attr-defined]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+    log = os.open(str(spec["qemu_log"]), flags, 0o600)
+    pid = os.fork()
+    if pid:
+        os.close(log)
+        return pid
+    try:
+        _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, 9, 0, 0, 0)
+        os.setsid()  # out of the terminal's reach: its signals go through the relay
+        for signum in range(1, _signal.NSIG):
+            try:  # noqa: SIM105
+                _signal.signal(signum, _signal.SIG_DFL)
+            except (OSError, ValueError, RuntimeError):
+                pass
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.set_inheritable(port_fd, True)
+        confine_view(spec, argv)
+        _drop_capabilities()
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C"}
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:
+        os.write(2, f"cannot start qemu: {exc}\n".encode())
+    os._exit(127)
+
+
+#: What qemu sees of the host besides the system trees: the loader's and resolver's files.
+QEMU_ETC = ("ld.so.cache", "resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf")
+QEMU_DEV = ("null", "zero", "full", "random", "urandom", "kvm")
+
+
+def confine_view(spec: dict[str, object], argv: list[str]) -> None:
+    """In qemu's process, before exec: a mount namespace of its own whose root holds only the
+    system trees (read-only: its binary, libraries, firmware), a few /etc files, a few device
+    nodes, the host's /proc (read-only), the kernel and initramfs (read-only) and the run's work
+    directory (the export, the console log). The host's home directories, /tmp, /var, /root...
+    are not there."""
+
+    _ns_init.sc("unshare", CLONE_NEWNS)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    root = str(spec["scratch"]) + "/qemu-root"
+    os.mkdir(root, 0o755)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = "/" + top
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), root + host)
+        elif os.path.isdir(host):
+            _bind(host, root + host, read_only=True)
+    os.mkdir(root + "/etc", 0o755)
+    for name in QEMU_ETC:
+        if os.path.exists("/etc/" + name):
+            _bind("/etc/" + name, root + "/etc/" + name, read_only=True)
+    os.mkdir(root + "/dev", 0o755)
+    for name in QEMU_DEV:
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, root + "/dev/" + name, read_only=False)
+    os.mkdir(root + "/tmp", 0o1777)
+    # qemu's 9p server reaches files through /proc/self/fd (chmod and friends on a descriptor
+    # opened with O_PATH): the host's /proc, read-only (a new one needs a PID namespace).
+    _bind("/proc", root + "/proc", read_only=True)
+    for option in ("-kernel", "-initrd"):
+        if option in argv:
+            folder = os.path.dirname(os.path.realpath(argv[argv.index(option) + 1]))
+            if not os.path.exists(root + folder):
+                _bind(folder, root + folder, read_only=True)
+    workdir = os.path.dirname(str(spec["export"]))
+    _bind(workdir, root + workdir, read_only=False)
+    os.chdir(root)
+    try:
+        _ns_init.sc("pivot_root", b".", b".")
+        _ns_init.sc("umount2", b".", _ns_init.MNT_DETACH)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot confine qemu's view: {exc.strerror}") from None
+    os.chdir("/")
+
+
+def _bind(source: str, target: str, *, read_only: bool) -> None:
+    _mountpoint(target, os.path.isdir(source))
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if read_only:
+        _read_only(target, recursive=True)
+
+
+def _drop_capabilities() -> None:
+    """No capability survives the exec (even as uid 0 in the namespace), no new privileges."""
+
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
+            last = int(handle.read())
+    except OSError:
+        last = 63
+    for cap in range(last + 1):
+        try:  # noqa: SIM105
+            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
+        except OSError:
+            pass
+    _ns_init.sc("prctl", _ns_init.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def console_tail(path: str, lines: int = CONSOLE_LINES) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 8192))
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no console output)"
+    kept = [line.rstrip("\r") for line in text.splitlines() if line.strip()][-lines:]
+    return "\n".join("  | " + line for line in kept) or "  | (no console output)"
+
+
+# -- the relay ------------------------------------------------------------------------------------
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    view = memoryview(data)
+    try:
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except InterruptedError:
+                continue
+    except OSError:
+        return False
+    return True
+
+
+class HostRelay:
+    def __init__(self, spec: dict[str, object], sock: int, qemu: int, wakeup: int) -> None:
+        self.spec = spec
+        self.sock = sock
+        self.qemu = qemu
+        self.wakeup = wakeup
+        self.decoder = frames.Decoder(frames.GUEST_TYPES)
+        self.booted = False
+        self.status: int | None = None
+        self.failure: str | None = None
+        self.qemu_status: int | None = None
+        self.stdin_open = True
+        self.outputs_ok = {1: True, 2: True}
+        self.record_fd = int(spec["record_fd"])  # type: ignore[call-overload]
+        self.deadline = time.monotonic() + float(spec["boot_timeout"])  # type: ignore[arg-type]
+        self.signalled: int | None = None
+        self.signal_deadline = 0.0
+
+    def send(self, kind: bytes, payload: bytes = b"") -> None:
+        _write_all(self.sock, frames.encode(kind, payload))
+
+    def loop(self) -> None:
+        import select
+
+        while self.status is None and self.failure is None and self.qemu_status is None:
+            poller = select.poll()
+            poller.register(self.sock, select.POLLIN)
+            poller.register(self.wakeup, select.POLLIN)
+            if self.stdin_open and self.booted:
+                poller.register(0, select.POLLIN)
+            timeout = None
+            now = time.monotonic()
+            if not self.booted:
+                timeout = max(0.0, self.deadline - now)
+            if self.signalled is not None:
+                left = max(0.0, self.signal_deadline - now)
+                timeout = left if timeout is None else min(timeout, left)
+            try:
+                events = poller.poll(None if timeout is None else int(timeout * 1000) + 1)
+            except InterruptedError:
+                events = []
+            for fd, event in events:
+                if fd == self.sock:
+                    self.from_guest()
+                elif fd == self.wakeup:
+                    self.wake()
+                elif fd == 0:
+                    self.from_stdin(event)
+            now = time.monotonic()
+            if not self.booted and now >= self.deadline and self.status is None:
+                self.failure = (
+                    f"the guest did not come up within {float(self.spec['boot_timeout']):g} s "  # type: ignore[arg-type]
+                    "(boot watchdog); the console's last lines:\n"
+                    + console_tail(str(self.spec["console"]))
+                )
+            elif self.signalled is not None and now >= self.signal_deadline:
+                self.status = -self.signalled  # the guest did not answer: end like the signal
+
+    def from_guest(self) -> None:
+        try:
+            data = os.read(self.sock, 1 << 16)
+        except InterruptedError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.reap_qemu(block=True)
+            if self.status is None and self.failure is None:
+                self.failure = "the VM ended without reporting the program's status"
+            return
+        try:
+            received = self.decoder.feed(data)
+        except frames.FrameError as exc:
+            self.failure = f"the guest sent a malformed frame ({exc})"
+            return
+        for kind, payload in received:
+            if kind == b"B":
+                self.booted = True
+            elif kind in (b"O", b"e"):
+                fd = 1 if kind == b"O" else 2
+                if self.outputs_ok[fd]:
+                    self.outputs_ok[fd] = _write_all(fd, payload)
+            elif kind == b"L":
+                if self.record_fd >= 0:
+                    _write_all(self.record_fd, payload)
+            elif kind == b"X":
+                try:
+                    self.status = frames.decode_status(payload)
+                except frames.FrameError as exc:
+                    self.failure = str(exc)
+            elif kind == b"F":
+                self.failure = "the guest could not start the program: " + payload.decode(
+                    "utf-8", "replace"
+                )
+
+    def from_stdin(self, event: int) -> None:
+        try:
+            data = os.read(0, 1 << 16)
+        except InterruptedError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self.send(b"I", data)
+        else:
+            self.stdin_open = False
+            self.send(b"E")
+
+    def wake(self) -> None:
+        try:
+            data = os.read(self.wakeup, 64)
+        except (BlockingIOError, InterruptedError):
+            return
+        for signum in data:
+            if signum == _signal.SIGCHLD:
+                self.reap_qemu(block=False)
+            elif not self.booted:
+                # Nothing runs yet: end now, as the program would have.
+                self.status = -signum
+            else:
+                self.send(b"S", bytes([signum]))
+                if self.signalled is None:
+                    self.signalled = signum
+                    self.signal_deadline = time.monotonic() + SIGNAL_GRACE
+
+    def reap_qemu(self, block: bool) -> None:
+        if self.qemu_status is not None:
+            return
+        try:
+            pid, status = os.waitpid(self.qemu, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            self.qemu_status = -1
+            return
+        if pid == self.qemu:
+            self.qemu_status = status
+            # Frames already in the socket still count (the status is sent before the reboot).
+            while self.status is None and self.failure is None:
+                try:
+                    data = os.read(self.sock, 1 << 16)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.decoder_feed_tail(data)
+            if self.status is None and self.failure is None:
+                self.failure = "qemu ended before the program did:\n" + _qemu_log_tail(self.spec)
+
+    def decoder_feed_tail(self, data: bytes) -> None:
+        saved = self.qemu_status
+        self.qemu_status = None
+        try:
+            for kind, payload in self.decoder.feed(data):
+                if kind in (b"O", b"e"):
+                    _write_all(1 if kind == b"O" else 2, payload)
+                elif kind == b"L" and self.record_fd >= 0:
+                    _write_all(self.record_fd, payload)
+                elif kind == b"X":
+                    self.status = frames.decode_status(payload)
+                elif kind == b"F":
+                    self.failure = payload.decode("utf-8", "replace")
+        except frames.FrameError:
+            pass
+        finally:
+            self.qemu_status = saved
+
+
+def _qemu_log_tail(spec: dict[str, object]) -> str:
+    return console_tail(str(spec["qemu_log"])) + "\n" + console_tail(str(spec["console"]))
+
+
+def _end_qemu(relay: HostRelay) -> None:
+    if relay.qemu_status is not None:
+        return
+    deadline = time.monotonic() + (EXIT_GRACE if relay.status is not None else 0)
+    while time.monotonic() < deadline:
+        pid, _ = os.waitpid(relay.qemu, os.WNOHANG)
+        if pid:
+            return
+        time.sleep(0.02)
+    try:  # noqa: SIM105
+        os.kill(relay.qemu, 9)
+    except ProcessLookupError:
+        pass
+    try:  # noqa: SIM105
+        os.waitpid(relay.qemu, 0)
+    except ChildProcessError:
+        pass
+
+
+def end_like(status: int) -> None:
+    if status < 0:
+        signum = -status
+        _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
+    os._exit(status & 0xFF)
+
+
+def main() -> None:
+    spec_fd = int(sys.argv[1])
+    parent = os.getppid()
+    _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    try:
+        spec = read_spec(spec_fd)
+    except (ValueError, EOFError, TypeError) as exc:
+        fail(str(exc))
+    if spec["parent_pid"] and os.getppid() != parent:
+        os._exit(FAILURE)
+    enter_namespaces(spec)
+    build_tree(spec)
+    import _socket  # type: ignore[import-not-found]
+
+    host_end, guest_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0)
+    sock = host_end.detach()
+    port = guest_end.detach()
+    os.set_inheritable(sock, False)
+    # Signals wake the loop through a pipe (set_wakeup_fd); they are caught from now on.
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    for name in (*SIGNALS, "SIGCHLD"):
+        _signal.signal(getattr(_signal, name), lambda *_: None)
+    _signal.set_wakeup_fd(wake_w)
+    qemu = spawn_qemu(spec, port)
+    os.close(port)
+    relay = HostRelay(spec, sock, qemu, wake_r)
+    run = spec["run"]
+    assert isinstance(run, bytes)
+    relay.send(b"R", run)
+    try:
+        relay.loop()
+    finally:
+        _end_qemu(relay)
+    if relay.status is not None:
+        end_like(relay.status)
+    fail(relay.failure or "the VM failed")

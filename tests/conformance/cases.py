@@ -1,0 +1,1118 @@
+"""The conformance table: (rule fragment, program, expected outcome) cases, as data.
+
+Each row is one case: the rules it adds to the base rules, the probe operation it runs
+(``probe.py``), and the outcome the rules give it, **from the rules' meaning** (SPEC §2 to §5 and
+issue 11: one meaning per rule), never from what an enforcer happens to do. Every case runs under
+every configuration of :data:`CONFIGS`, plus a control under plain python3 that must reach the
+objective (otherwise the case proves nothing).
+
+A provider's documented limit is listed by name in ``limits`` (see :data:`LIMITS`): in the
+configurations it covers, the limit's outcome is accepted instead of the rules' one, *provided the
+limit is announced at start* (a ``python-sb`` line before the program's output, or a warning of
+``--explain --json``). Currently failing cells are not marked here but in ``known.py``.
+
+Placeholders, replaced per cell: ``{T}`` the cell's tree (see ``harness.build_tree``), ``{P}``
+and ``{Q}`` two ports (host servers for OUT cases, free ports for IN cases), ``{NAME}`` a host
+name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+ALLOWED = "allowed"
+REFUSED = "refused"
+#: python-sb refused the configuration and ran nothing (exit status 2, its own message).
+NOT_RUN = "not-run"
+
+#: Configuration id -> (os-sandbox, py-sandbox).
+CONFIGS: dict[str, tuple[str, bool]] = {
+    "subprocess-py": ("subprocess", True),
+    "landlock": ("landlock", False),
+    "landlock-py": ("landlock", True),
+    "bwrap": ("bwrap", False),
+    "bwrap-py": ("bwrap", True),
+    "unshare": ("unshare", False),
+    "unshare-py": ("unshare", True),
+}
+NAMESPACES = ("bwrap", "bwrap-py", "unshare", "unshare-py")
+
+
+class Limit(NamedTuple):
+    """A documented limit of some configurations: their outcome for the cases that list it, and
+    the words (all, case-insensitive) one announcement line must hold."""
+
+    configs: tuple[str, ...]
+    outcome: str
+    announce: tuple[str, ...]
+    doc: str
+
+
+LIMITS: dict[str, Limit] = {
+    "landlock-net-host": Limit(
+        ("landlock",),
+        NOT_RUN,
+        ("landlock", "cannot enforce"),
+        "providers/landlock.md: a host in an ALLOW or a DENY beside an ALLOW is refused at start "
+        "with py-sandbox=false (Landlock filters TCP by port only)",
+    ),
+    "landlock-udp": Limit(
+        ("landlock",),
+        NOT_RUN,
+        ("landlock", "cannot enforce"),
+        "providers/landlock.md: a UDP rule narrower than ALLOW|UDP|*|*|OUT is refused at start "
+        "with py-sandbox=false (seccomp makes UDP all or nothing)",
+    ),
+    "landlock-ignore": Limit(
+        ("landlock",),
+        ALLOWED,
+        ("ignore=", "not enforced"),
+        "providers/landlock.md: ignore= is not enforced with py-sandbox=false, said at start",
+    ),
+    "landlock-rule-file": Limit(
+        ("landlock",),
+        ALLOWED,
+        ("rule file", "not protected"),
+        "providers/landlock.md: a rule file inside an expose-rw directory is not protected with "
+        "py-sandbox=false, said at start",
+    ),
+    "landlock-exec": Limit(
+        ("landlock", "landlock-py"),
+        REFUSED,
+        ("landlock", "child programs", "expose their directory"),
+        "issue 11 (announced limits): landlock needs the executables' directories exposed to run "
+        "programs (expose-ro=/usr/bin)",
+    ),
+    "landlock-unix": Limit(
+        ("landlock", "landlock-py"),
+        REFUSED,
+        ("unix", "landlock.unix-sockets"),
+        "issue 11 (announced limits), providers/landlock.md: AF_UNIX sockets are refused unless "
+        "landlock.unix-sockets=true",
+    ),
+    "ns-star-loopback": Limit(
+        NAMESPACES,
+        REFUSED,
+        ("loopback",),
+        "network.md: a rule for any host (*) does not reach the host's own loopback services "
+        "under bwrap/unshare (issue 11: to be announced at start)",
+    ),
+    "ns-ignore-later": Limit(
+        ("bwrap", "unshare"),
+        ALLOWED,
+        ("ignore=", "created later", "not hidden"),
+        "providers/bwrap.md: files created after the start that match ignore= are not hidden "
+        "by the kernel layer (issue 11: to be announced at start)",
+    ),
+    "ns-system-trees": Limit(
+        ("bwrap", "unshare"),
+        ALLOWED,
+        ("/usr", "readable whole"),
+        "providers/bwrap.md: /usr and /lib* are mounted whole (the system trees programs run "
+        "from), said at start with py-sandbox=false",
+    ),
+    "ns-dotdot-absent": Limit(
+        NAMESPACES,
+        REFUSED,
+        ("does not resolve", "'..'"),
+        "providers/bwrap.md, security-model.md: under bwrap/unshare a path through a directory "
+        "the sandbox does not hold does not resolve (the kernel walks '..' physically); "
+        "--explain says so (files.dotdot-through-absent)",
+    ),
+    "python-layer-children": Limit(
+        ("subprocess-py",),
+        ALLOWED,
+        ("no kernel boundary",),
+        "SPEC §0, providers/subprocess.md: the Python layer does not follow a child process "
+        "(--explain: 'no kernel boundary')",
+    ),
+}
+
+
+class Case(NamedTuple):
+    """One row of the table (see the module docstring)."""
+
+    id: str
+    rules: tuple[str, ...]
+    op: tuple[str, ...]
+    expect: str
+    why: str
+    limits: tuple[str, ...] = ()
+    #: Host side of the run: ``tcp-servers``/``udp-servers`` (OUT targets on {P} and {Q}),
+    #: ``tcp-client``/``udp-client`` (reach the program's server on the port of op[-1]),
+    #: ``create-after-start`` (create op[-1] once the program is READY).
+    host: str = ""
+    cwd: str = "{T}/work"
+    config: str = "{T}/rules.py-sandboxes"
+    #: False: the probe's directory is not exposed by the base rules.
+    script_exposed: bool = True
+    #: Meaningful only for the Python layer (imports): run under py-sandbox=true only.
+    python_only: bool = False
+    #: Learned then replayed: learn once (``--learn``) with ``rules`` as the only rules given,
+    #: then replay the learned file under each configuration.
+    learned: bool = False
+    #: Host paths the objective needs (the control fails otherwise).
+    needs: tuple[str, ...] = ()
+    #: ``NAME=value`` items (``;``-separated) set for the control only, when the objective is
+    #: a value the rules give (a literal, a default) that the host environment does not hold.
+    control_env: str = ""
+
+
+def _case(
+    id: str, rules: str, op: str, expect: str, why: str, **more: object
+) -> Case:  # a row, written compactly: rules separated by ';', op words by blanks
+    parts = tuple(r.strip() for r in rules.split(";") if r.strip())
+    return Case(id, parts, tuple(op.split()), expect, why, **more)  # type: ignore[arg-type]
+
+
+A, R = ALLOWED, REFUSED
+RO, RW = "expose-ro={T}/ro", "expose-rw={T}/rw"
+EXEC = "python-api=ALLOW:process-exec"
+RO_IN_RW = f"{RW}; expose-ro={{T}}/rw/ro_sub"
+RO_FILE_IN_RW = f"{RW}; expose-ro={{T}}/rw/ro_file.txt"
+RW_IN_RO = "expose-ro={T}/ro2; expose-rw={T}/ro2/rw_sub"
+LL_HOST = ("landlock-net-host",)
+
+CASES: list[Case] = [
+    # -- files: read-only and read-write exposures (SPEC §3.1, §2.5) ---------------------------
+    _case("files/ro-read", RO, "read {T}/ro/file.txt", A, "expose-ro grants reading"),
+    _case("files/ro-list", RO, "list {T}/ro", A, "expose-ro grants listing"),
+    _case("files/ro-write", RO, "write {T}/ro/file.txt", R, "expose-ro grants no write"),
+    _case("files/ro-create", RO, "create {T}/ro/new.txt", R, "expose-ro grants no creation"),
+    _case("files/ro-mkdir", RO, "mkdir {T}/ro/newdir", R, "expose-ro grants no creation"),
+    _case("files/ro-remove", RO, "remove {T}/ro/file.txt", R, "expose-ro grants no removal"),
+    _case("files/ro-rename", RO, "rename {T}/ro/file.txt {T}/ro/moved.txt", R, "no write"),
+    _case("files/rw-read", RW, "read {T}/rw/file.txt", A, "expose-rw grants reading"),
+    _case("files/rw-write", RW, "write {T}/rw/file.txt", A, "expose-rw grants writing"),
+    _case("files/rw-create", RW, "create {T}/rw/new.txt", A, "expose-rw grants creation"),
+    _case("files/rw-mkdir", RW, "mkdir {T}/rw/newdir", A, "expose-rw grants creation"),
+    _case("files/rw-remove", RW, "remove {T}/rw/file.txt", A, "expose-rw grants removal"),
+    _case("files/rw-rename", RW, "rename {T}/rw/file.txt {T}/rw/moved.txt", A, "rw rename"),
+    _case("files/outside-read", RO, "read {T}/outside/secret.txt", R, "nothing exposes it"),
+    _case("files/outside-list", RO, "list {T}/outside", R, "nothing exposes it"),
+    _case("files/outside-write", RW, "write {T}/outside/secret.txt", R, "nothing exposes it"),
+    _case("files/outside-create", RW, "create {T}/outside/new.txt", R, "nothing exposes it"),
+    _case(
+        "files/rename-out-of-rw",
+        RW,
+        "rename {T}/rw/file.txt {T}/outside/stolen.txt",
+        R,
+        "the target directory is not exposed",
+    ),
+    _case(
+        "files/rename-into-rw",
+        RW,
+        "rename {T}/outside/secret.txt {T}/rw/got.txt",
+        R,
+        "the source is not exposed",
+    ),
+    _case("files/home-read", "", "read {T}/home/.netrc", R, "HOME is not exposed by default"),
+    _case(
+        "files/etc-shadow", "", "read /etc/shadow", R, "not a default grant", needs=("/etc/shadow",)
+    ),
+    _case("files/tmpdir-write", "", "tmpwrite", A, "the private TMPDIR is writable (SPEC §3.1)"),
+    # -- ro nested under rw: a directory (issue 11 point 1) -----------------------------------
+    _case("files/ro-dir-in-rw-read", RO_IN_RW, "read {T}/rw/ro_sub/inner.txt", A, "ro still reads"),
+    _case(
+        "files/ro-dir-in-rw-write",
+        RO_IN_RW,
+        "write {T}/rw/ro_sub/inner.txt",
+        R,
+        "the longest exposed prefix (expose-ro) decides",
+    ),
+    _case(
+        "files/ro-dir-in-rw-create",
+        RO_IN_RW,
+        "create {T}/rw/ro_sub/new.txt",
+        R,
+        "the longest exposed prefix (expose-ro) decides",
+    ),
+    _case(
+        "files/ro-dir-in-rw-mkdir",
+        RO_IN_RW,
+        "mkdir {T}/rw/ro_sub/newdir",
+        R,
+        "the longest exposed prefix (expose-ro) decides",
+    ),
+    _case(
+        "files/ro-dir-in-rw-remove",
+        RO_IN_RW,
+        "remove {T}/rw/ro_sub/inner.txt",
+        R,
+        "the longest exposed prefix (expose-ro) decides",
+    ),
+    _case(
+        "files/ro-dir-in-rw-rename-out",
+        RO_IN_RW,
+        "rename {T}/rw/ro_sub/inner.txt {T}/rw/moved.txt",
+        R,
+        "moving a file out of a read-only directory writes that directory",
+    ),
+    _case("files/ro-dir-in-rw-sibling", RO_IN_RW, "write {T}/rw/file.txt", A, "the rest stays rw"),
+    # -- ro nested under rw: a single file (issue 11 point 1) ---------------------------------
+    _case("files/ro-file-in-rw-read", RO_FILE_IN_RW, "read {T}/rw/ro_file.txt", A, "ro reads"),
+    _case(
+        "files/ro-file-in-rw-write",
+        RO_FILE_IN_RW,
+        "write {T}/rw/ro_file.txt",
+        R,
+        "the longest exposed prefix (the file, expose-ro) decides",
+    ),
+    _case(
+        "files/ro-file-in-rw-remove",
+        RO_FILE_IN_RW,
+        "remove {T}/rw/ro_file.txt",
+        R,
+        "the file is read-only: removing it is a write of it",
+    ),
+    _case(
+        "files/ro-file-in-rw-replace",
+        RO_FILE_IN_RW,
+        "rename {T}/rw/file.txt {T}/rw/ro_file.txt",
+        R,
+        "renaming over a read-only file replaces it",
+    ),
+    # -- rw nested under ro --------------------------------------------------------------------
+    _case("files/rw-in-ro-write", RW_IN_RO, "write {T}/ro2/rw_sub/data.txt", A, "longest prefix"),
+    _case("files/rw-in-ro-create", RW_IN_RO, "create {T}/ro2/rw_sub/new.txt", A, "longest prefix"),
+    _case("files/rw-in-ro-outer-write", RW_IN_RO, "write {T}/ro2/other.txt", R, "outer stays ro"),
+    _case("files/rw-in-ro-outer-create", RW_IN_RO, "create {T}/ro2/new.txt", R, "outer stays ro"),
+    _case("files/rw-in-ro-outer-read", RW_IN_RO, "read {T}/ro2/other.txt", A, "outer reads"),
+    # -- '..' and relative paths: judged where they land (SPEC §3.1) ---------------------------
+    _case("files/dotdot-out", RO, "read {T}/ro/../outside/secret.txt", R, "lands outside"),
+    _case(
+        "files/dotdot-in",
+        RO,
+        "read {T}/outside/../ro/file.txt",
+        A,
+        "lands inside",
+        limits=("ns-dotdot-absent",),
+    ),
+    _case("files/relative-in", RO, "read file.txt", A, "relative to an exposed cwd", cwd="{T}/ro"),
+    _case(
+        "files/relative-dotdot-out",
+        RO,
+        "read ../outside/secret.txt",
+        R,
+        "lands outside",
+        cwd="{T}/ro",
+    ),
+    # -- symbolic links: judged where they land ------------------------------------------------
+    _case("files/symlink-in", RO, "read {T}/ro/link_in", A, "a link to an exposed file"),
+    _case("files/symlink-out", RO, "read {T}/ro/link_out", R, "a link to an unexposed file"),
+    _case(
+        "files/planted-symlink-out",
+        RW,
+        "symlink_read {T}/outside/secret.txt {T}/rw/planted",
+        R,
+        "a link the program plants does not widen the rules",
+    ),
+    _case(
+        "files/planted-symlink-in",
+        f"{RW}; {RO}",
+        "symlink_read {T}/ro/file.txt {T}/rw/planted",
+        A,
+        "a link to an exposed file reads it",
+    ),
+    _case(
+        "files/symlink-write-to-ro",
+        f"{RW}; {RO}",
+        "write {T}/rw/link_to_ro",
+        R,
+        "writing through a link lands in the read-only exposure",
+    ),
+    # -- a path exposed through a symbolic link (issue 11 point 7) -----------------------------
+    _case(
+        "files/exposed-via-link-read",
+        "expose-ro={T}/via_link",
+        "read {T}/via_link/file.txt",
+        A,
+        "the rule's own name for the directory works",
+    ),
+    _case(
+        "files/exposed-via-link-list",
+        "expose-ro={T}/via_link",
+        "list {T}/via_link",
+        A,
+        "the rule's own name for the directory works",
+    ),
+    _case(
+        "files/exposed-via-link-real",
+        "expose-ro={T}/via_link",
+        "read {T}/real/file.txt",
+        A,
+        "the rule applies to where the link lands",
+    ),
+    _case(
+        "files/exposed-file-via-link",
+        "expose-ro={T}/file_link",
+        "read {T}/file_link",
+        A,
+        "a single file exposed through a link",
+    ),
+    _case(
+        "files/exposed-rw-via-link",
+        "expose-rw={T}/rwlink",
+        "create {T}/rwlink/new.txt",
+        A,
+        "a writable directory exposed through a link",
+    ),
+    # -- hard links ----------------------------------------------------------------------------
+    _case(
+        "files/hardlink-out",
+        RW,
+        "hardlink_read {T}/outside/secret.txt {T}/rw/h",
+        R,
+        "a hard link to an unexposed file is refused (SPEC §3.1)",
+    ),
+    _case(
+        "files/hardlink-ro-write",
+        f"{RW}; {RO}",
+        "hardlink_write {T}/ro/file.txt {T}/rw/h",
+        R,
+        "a hard link must not make a read-only file writable",
+    ),
+    _case(
+        "files/hardlink-ro-file-in-rw",
+        RO_FILE_IN_RW,
+        "hardlink_write {T}/rw/ro_file.txt {T}/rw/h",
+        R,
+        "a hard link must not make a read-only file writable",
+    ),
+    _case(
+        "files/hardlink-within-rw",
+        RW,
+        "hardlink_read {T}/rw/file.txt {T}/rw/h",
+        A,
+        "a hard link inside a writable exposure",
+    ),
+    # -- ignore= (SPEC §3.1: the path does not exist) ------------------------------------------
+    _case(
+        "files/ignore-name",
+        f"{RO}; ignore=secret.env",
+        "read {T}/ro/secret.env",
+        R,
+        "ignore= beats every exposure",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-listing",
+        f"{RO}; ignore=secret.env",
+        "listed {T}/ro secret.env",
+        R,
+        "an ignored path is absent from listings too",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-glob-in-rw",
+        f"{RW}; ignore=*.pem",
+        "read {T}/rw/key.pem",
+        R,
+        "ignore= beats every exposure",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-glob-write",
+        f"{RW}; ignore=*.pem",
+        "write {T}/rw/key.pem",
+        R,
+        "an ignored path cannot be written either",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-anchored",
+        f"{RO}; ignore={{T}}/ro/sub",
+        "read {T}/ro/sub/deep.txt",
+        R,
+        "an anchored ignore= hides everything below it",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-keeps-others",
+        f"{RO}; ignore=secret.env",
+        "read {T}/ro/file.txt",
+        A,
+        "ignore= hides only what matches",
+    ),
+    _case(
+        "files/ignore-created-after-start",
+        f"{RO}; ignore=*.later",
+        "wait_then_read {T}/ro/new.later",
+        R,
+        "a matching file created after start does not exist for the program either",
+        limits=("landlock-ignore", "ns-ignore-later"),
+        host="create-after-start",
+    ),
+    # -- rule files are protected from writes (SPEC §3.1) --------------------------------------
+    _case(
+        "files/rule-file-write",
+        RW,
+        "write {T}/rw/.py-sandboxes",
+        R,
+        "every loaded rule file is protected",
+        config="{T}/rw/.py-sandboxes",
+        limits=("landlock-rule-file",),
+    ),
+    _case(
+        "files/rule-file-remove",
+        RW,
+        "remove {T}/rw/.py-sandboxes",
+        R,
+        "every loaded rule file is protected",
+        config="{T}/rw/.py-sandboxes",
+        limits=("landlock-rule-file",),
+    ),
+    _case(
+        "files/rule-file-rename",
+        RW,
+        "rename {T}/rw/.py-sandboxes {T}/rw/moved",
+        R,
+        "every loaded rule file is protected",
+        config="{T}/rw/.py-sandboxes",
+        limits=("landlock-rule-file",),
+    ),
+    _case(
+        "files/included-rule-file-write",
+        f'{RW}; include "{{T}}/rw/extra.rules"',
+        "write {T}/rw/extra.rules",
+        R,
+        "an included rule file is protected too",
+        limits=("landlock-rule-file",),
+    ),
+    # -- default grants (issue 11 points 2, 4, 6, 8; SPEC §3.1) --------------------------------
+    _case(
+        "defaults/certificates-file",
+        "",
+        "read /etc/ssl/certs/ca-certificates.crt",
+        A,
+        "certificate stores are readable",
+        needs=("/etc/ssl/certs/ca-certificates.crt",),
+    ),
+    _case("defaults/certificates-ssl", "", "certificates", A, "ssl loads the default CAs"),
+    _case(
+        "defaults/ssl-private",
+        "",
+        "list /etc/ssl/private",
+        R,
+        "private keys are not a certificate store",
+        needs=("/etc/ssl/private",),
+    ),
+    _case("defaults/timezone", "", "timezone", A, "time zone data is readable"),
+    _case("defaults/localtime", "", "read /etc/localtime", A, "time zone data is readable"),
+    _case(
+        "defaults/mime-types",
+        "",
+        "mimetypes_deb",
+        A,
+        "/etc/mime.types is a default grant (mimetypes reads it)",
+        needs=("/etc/mime.types",),
+    ),
+    _case(
+        "defaults/mime-types-file",
+        "",
+        "read /etc/mime.types",
+        A,
+        "/etc/mime.types is a default grant",
+        needs=("/etc/mime.types",),
+    ),
+    _case("defaults/os-release", "", "os_release", A, "os-release is a default grant"),
+    _case("defaults/dev-null", "", "write /dev/null", A, "/dev/null works (SPEC §3.1)"),
+    _case("defaults/dev-zero", "", "read /dev/zero", A, "/dev/zero works (SPEC §3.1)"),
+    _case("defaults/dev-urandom", "", "read /dev/urandom", A, "/dev/urandom works (SPEC §3.1)"),
+    _case("defaults/user-lookup", "", "getuser", A, "the program's own account resolves"),
+    _case(
+        "defaults/stdlib",
+        "",
+        "read {STDLIB}/os.py",
+        A,
+        "the interpreter's installation is readable",
+    ),
+    _case(
+        "defaults/usr-share",
+        "",
+        "read /usr/share/common-licenses/GPL-3",
+        R,
+        "the system's data files are not a default grant (only what programs need to run)",
+        limits=("ns-system-trees",),
+        needs=("/usr/share/common-licenses/GPL-3",),
+    ),
+    _case(
+        "defaults/passwd-exposed",
+        "expose-ro=/etc/passwd",
+        "read_has /etc/passwd daemon:",
+        A,
+        "an explicit exposure shows the host's file",
+    ),
+    _case(
+        "defaults/group-exposed",
+        "expose-ro=/etc/group",
+        "read_has /etc/group daemon:",
+        A,
+        "an explicit exposure shows the host's file",
+    ),
+    _case(
+        "defaults/hosts-exposed",
+        "expose-ro=/etc/hosts",
+        "read_has /etc/hosts {NAME}",
+        A,
+        "an explicit exposure shows the host's file",
+    ),
+    _case(
+        "defaults/script-readable",
+        "",
+        "read_self",
+        A,
+        "the script's directory is exposed (SPEC §5.2)",
+    ),
+    _case(
+        "defaults/script-dir-not-exposed",
+        "",
+        "read_self",
+        R,
+        "the script's directory is not exposed: the script is not readable (SPEC §5.2)",
+        script_exposed=False,
+    ),
+    _case(
+        "defaults/exec-system-binary",
+        EXEC,
+        "exec /bin/true",
+        A,
+        "system executables run by default (issue 11: landlock's need of an exposure is a limit)",
+        limits=("landlock-exec",),
+    ),
+    # -- environment (SPEC §2.5, §3.4) ---------------------------------------------------------
+    _case("env/granted", "env=FOO=${FOO}", "env FOO bar", A, "granted from the host"),
+    _case(
+        "env/literal",
+        "env=FOO=literal",
+        "env FOO literal",
+        A,
+        "a literal value",
+        control_env="FOO=literal",
+    ),
+    _case(
+        "env/default",
+        "env=FOO=${UNSET_VAR:-dflt}",
+        "env FOO dflt",
+        A,
+        "the default applies",
+        control_env="FOO=dflt",
+    ),
+    _case("env/ungranted", "", "env SECRET_TOKEN *", R, "only granted variables exist"),
+    _case(
+        "env/ungranted-proc",
+        "",
+        "environ_file SECRET_TOKEN",
+        R,
+        "not even in /proc/self/environ",
+    ),
+    _case("env/pattern", "env=APP_*=${APP_*}", "env APP_NAME demo", A, "a pattern grants"),
+    _case(
+        "env/unenv-beats-pattern",
+        "env=APP_*=${APP_*}; unenv=APP_SECRET",
+        "env APP_SECRET *",
+        R,
+        "unenv beats everything",
+    ),
+    _case(
+        "env/unenv-beats-exact",
+        "env=FOO=${FOO}; unenv=FOO",
+        "env FOO *",
+        R,
+        "unenv beats everything",
+    ),
+    _case(
+        "env/unenv-pattern",
+        "env=APP_*=${APP_*}; unenv=*SECRET*",
+        "env APP_SECRET *",
+        R,
+        "an unenv pattern",
+    ),
+    _case(
+        "env/exact-beats-pattern",
+        "env=APP_*=${APP_*}; env=APP_MODE=fixed",
+        "env APP_MODE fixed",
+        A,
+        "an exact name beats a pattern",
+        control_env="APP_MODE=fixed",
+    ),
+    # -- network OUT (SPEC §2.4) ---------------------------------------------------------------
+    _case(
+        "net/out-ip",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        A,
+        "an IP rule (host loopback)",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-ip-other-port",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {Q}",
+        R,
+        "the port is not granted",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-cidr",
+        "net=ALLOW|TCP|127.0.0.0/8|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        A,
+        "a CIDR rule",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-cidr-miss",
+        "net=ALLOW|TCP|10.0.0.0/8|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "the CIDR does not contain the peer",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-port-list",
+        "net=ALLOW|TCP|127.0.0.1|{P},{Q}|OUT",
+        "connect 127.0.0.1 {Q}",
+        A,
+        "a port list",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-name",
+        "net=ALLOW|TCP|{NAME}|{P}|OUT",
+        "connect {NAME} {P}",
+        A,
+        "a host-name rule matches what the name resolves to",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-localhost",
+        "net=ALLOW|TCP|localhost|{P}|OUT",
+        "connect localhost {P}",
+        A,
+        "localhost names the host's loopback",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-none",
+        "",
+        "connect 127.0.0.1 {P}",
+        R,
+        "no net= rule: nothing",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-udp-rule-tcp-connect",
+        "net=ALLOW|UDP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "a UDP rule grants no TCP",
+        host="tcp-servers",
+        limits=("landlock-udp",),
+    ),
+    _case(
+        "net/out-star-port-loopback",
+        "net=ALLOW|TCP|*|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        A,
+        "* is every host, the host's loopback included",
+        limits=("ns-star-loopback",),
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-star-other-port",
+        "net=ALLOW|TCP|*|{P}|OUT",
+        "connect 127.0.0.1 {Q}",
+        R,
+        "the port is not granted",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/out-star-all-loopback",
+        "net=ALLOW|TCP|*|*|OUT",
+        "connect 127.0.0.1 {P}",
+        A,
+        "* is every host, the host's loopback included",
+        limits=("ns-star-loopback",),
+        host="tcp-servers",
+    ),
+    _case(
+        "net/udp-out",
+        "net=ALLOW|UDP|127.0.0.1|{P}|OUT",
+        "udp 127.0.0.1 {P}",
+        A,
+        "a UDP rule; the reply belongs to the exchange",
+        limits=("landlock-udp",),
+        host="udp-servers",
+    ),
+    _case(
+        "net/udp-out-tcp-rule",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "udp 127.0.0.1 {P}",
+        R,
+        "a TCP rule grants no UDP",
+        host="udp-servers",
+    ),
+    _case(
+        "net/udp-out-star",
+        "net=ALLOW|UDP|*|*|OUT",
+        "udp 127.0.0.1 {P}",
+        A,
+        "* is every host, the host's loopback included",
+        limits=("ns-star-loopback",),
+        host="udp-servers",
+    ),
+    # -- DENY beside ALLOW: DENY wins (SPEC §2.4; issue 11 point 3) ----------------------------
+    _case(
+        "net/deny-port",
+        "net=ALLOW|TCP|127.0.0.1|{P},{Q}|OUT; net=DENY|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "DENY wins",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-port-other-allowed",
+        "net=ALLOW|TCP|127.0.0.1|{P},{Q}|OUT; net=DENY|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {Q}",
+        A,
+        "a DENY of one port leaves the other",
+        limits=LL_HOST,
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-first-in-file",
+        "net=DENY|*|127.0.0.0/8|*|OUT; net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "DENY wins whatever the order",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-cidr-beside-star",
+        "net=ALLOW|TCP|*|*|OUT; net=DENY|*|127.0.0.0/8|*|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "DENY wins over *",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-name-by-ip",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT; net=DENY|*|{NAME}|*|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "a DENY name matches the addresses it resolves to, reached by IP too",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-name-by-name",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT; net=DENY|*|{NAME}|*|OUT",
+        "connect {NAME} {P}",
+        R,
+        "DENY wins",
+        host="tcp-servers",
+    ),
+    _case(
+        "net/deny-name-beside-star-by-ip",
+        "net=ALLOW|TCP|*|*|OUT; net=DENY|*|{NAME}|*|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "the issue's shape: a DENY name defeated by its address",
+        host="tcp-servers",
+    ),
+    # -- IN: HOST is the local address bound; a client on the host (SPEC §2.4, point 5) --------
+    _case(
+        "net/in-wildcard",
+        "net=ALLOW|TCP|0.0.0.0/32|{P}|IN",
+        "serve_tcp 0.0.0.0 {P}",
+        A,
+        "the seed's MCP rule: a wildcard bind, reached from the host",
+        host="tcp-client",
+    ),
+    _case(
+        "net/in-loopback",
+        "net=ALLOW|TCP|127.0.0.1|{P}|IN",
+        "serve_tcp 127.0.0.1 {P}",
+        A,
+        "a loopback server, reached from the host's loopback",
+        limits=LL_HOST,
+        host="tcp-client",
+    ),
+    _case(
+        "net/in-star",
+        "net=ALLOW|TCP|*|{P}|IN",
+        "serve_tcp 0.0.0.0 {P}",
+        A,
+        "* as the local address: any",
+        host="tcp-client",
+    ),
+    _case(
+        "net/in-other-port",
+        "net=ALLOW|TCP|0.0.0.0/32|{P}|IN",
+        "serve_tcp 0.0.0.0 {Q}",
+        R,
+        "the port is not granted",
+        host="tcp-client",
+    ),
+    _case("net/in-none", "", "serve_tcp 0.0.0.0 {P}", R, "no IN rule", host="tcp-client"),
+    _case(
+        "net/in-out-rule-only",
+        "net=ALLOW|TCP|*|{P}|OUT",
+        "serve_tcp 0.0.0.0 {P}",
+        R,
+        "an OUT rule grants no server",
+        host="tcp-client",
+    ),
+    _case(
+        "net/udp-in-reply",
+        "net=ALLOW|UDP|0.0.0.0/32|{P}|IN",
+        "serve_udp 0.0.0.0 {P}",
+        A,
+        "a UDP server answers: replies belong to the IN grant (point 9)",
+        limits=("landlock-udp",),
+        host="udp-client",
+    ),
+    _case(
+        "net/udp-in-star-reply",
+        "net=ALLOW|UDP|*|{P}|IN",
+        "serve_udp 0.0.0.0 {P}",
+        A,
+        "the issue's form of a UDP server rule",
+        limits=("landlock-udp",),
+        host="udp-client",
+    ),
+    _case("net/udp-in-none", "", "serve_udp 0.0.0.0 {P}", R, "no rule", host="udp-client"),
+    # -- a program talking to itself on loopback -----------------------------------------------
+    _case(
+        "net/selftalk",
+        "net=ALLOW|TCP|127.0.0.1|{P}|IN; net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "selftalk 127.0.0.1 {P}",
+        A,
+        "its own server, granted both ways",
+        limits=LL_HOST,
+    ),
+    _case(
+        "net/selftalk-star",
+        "net=ALLOW|TCP|*|{P}|IN; net=ALLOW|TCP|*|{P}|OUT",
+        "selftalk 127.0.0.1 {P}",
+        A,
+        "its own server, granted both ways for any host",
+    ),
+    _case(
+        "net/unix-socket-in-rw",
+        RW,
+        "unix_selftalk {T}/rw/sock",
+        A,
+        "AF_UNIX sockets are judged by the file rules of their path (SPEC §2.4)",
+        limits=("landlock-unix",),
+    ),
+    _case(
+        "net/unix-socket-outside",
+        RW,
+        "unix_selftalk {T}/outside/sock",
+        R,
+        "AF_UNIX sockets are judged by the file rules of their path (SPEC §2.4)",
+    ),
+    # -- children ------------------------------------------------------------------------------
+    _case(
+        "children/python-reads-granted",
+        f"{RO}; {EXEC}",
+        "child_py {T}/ro/file.txt",
+        A,
+        "a child has the program's rights",
+    ),
+    _case(
+        "children/python-reads-ungranted",
+        f"{RO}; {EXEC}",
+        "child_py {T}/outside/secret.txt",
+        R,
+        "a child has no more rights than the program",
+        limits=("python-layer-children",),
+    ),
+    _case(
+        "children/cat-reads-granted",
+        f"{RO}; {EXEC}",
+        "child_cat {T}/ro/file.txt",
+        A,
+        "a child has the program's rights",
+        limits=("landlock-exec",),
+    ),
+    _case(
+        "children/cat-reads-ungranted",
+        f"{RO}; {EXEC}",
+        "child_cat {T}/outside/secret.txt",
+        R,
+        "a child has no more rights than the program",
+        limits=("python-layer-children",),
+    ),
+    _case(
+        "children/exec-not-exposed",
+        EXEC,
+        "exec {T}/outside/bin/mytrue",
+        R,
+        "an executable in a directory no rule exposes",
+        limits=("python-layer-children",),
+    ),
+    _case(
+        "children/exec-exposed",
+        f"expose-ro={{T}}/bin; {EXEC}",
+        "exec {T}/bin/mytrue",
+        A,
+        "an executable in an exposed directory",
+    ),
+    _case(
+        "children/env-ungranted",
+        EXEC,
+        "child_env SECRET_TOKEN",
+        R,
+        "a child inherits only the granted environment",
+    ),
+    _case(
+        "children/env-granted",
+        f"env=FOO=${{FOO}}; {EXEC}",
+        "child_env FOO",
+        A,
+        "a child inherits the granted environment",
+    ),
+    # -- imports: the Python layer only (SPEC §3.3) --------------------------------------------
+    _case("imports/granted", "python-import=json", "import json", A, "listed", python_only=True),
+    _case(
+        "imports/not-granted", "python-import=json", "import csv", R, "not listed", python_only=True
+    ),
+    _case(
+        "imports/stdlib-not-exempt",
+        "python-import=json",
+        "import socket",
+        R,
+        "the standard library is not exempt",
+        python_only=True,
+    ),
+    _case("imports/star", "python-import=*", "import csv", A, "* allows all", python_only=True),
+    _case(
+        "imports/submodule",
+        "python-import=xml",
+        "import xml.dom.minidom",
+        A,
+        "top-level names decide",
+        python_only=True,
+    ),
+    _case(
+        "imports/preloaded-still-judged",
+        "python-import=json",
+        "import marshal",
+        R,
+        "a module the launcher imported is still judged",
+        python_only=True,
+    ),
+    # -- sqlite (issue 11 point 12) ------------------------------------------------------------
+    _case(
+        "sqlite/ro-uri-in-ro",
+        RO,
+        "sqlite_ro_uri {T}/ro/db.sqlite",
+        A,
+        "mode=ro only reads",
+    ),
+    _case(
+        "sqlite/write-in-ro", RO, "sqlite_write {T}/ro/db.sqlite", R, "expose-ro grants no write"
+    ),
+    _case("sqlite/write-in-rw", RW, "sqlite_write {T}/rw/db.sqlite", A, "expose-rw grants writes"),
+    _case(
+        "sqlite/ro-uri-outside",
+        RO,
+        "sqlite_ro_uri {T}/outside/db.sqlite",
+        R,
+        "nothing exposes it",
+    ),
+    _case(
+        "sqlite/write-ro-dir-in-rw",
+        RO_IN_RW,
+        "sqlite_write {T}/rw/ro_sub/db.sqlite",
+        R,
+        "the longest exposed prefix (expose-ro) decides",
+    ),
+    # -- learned, then replayed under each configuration (issue 11 points 4, 10, 11, 13) -------
+    _case(
+        "learned/copy-file",
+        "",
+        "copy {T}/data/in.txt {T}/out/result.txt",
+        A,
+        "a learned profile replays (SPEC §4)",
+        learned=True,
+    ),
+    _case("learned/mimetypes", "", "mimetypes_deb", A, "replays (point 4)", learned=True),
+    _case(
+        "learned/child-cat",
+        "",
+        "child_cat {T}/data/in.txt",
+        A,
+        "what a child does is learned (point 11)",
+        learned=True,
+    ),
+    _case(
+        "learned/exec-system-binary",
+        "",
+        "exec /bin/true",
+        A,
+        "the executable run is learned (point 11)",
+        learned=True,
+    ),
+    _case(
+        "learned/selftalk-port-0",
+        "",
+        "selftalk 127.0.0.1 0",
+        A,
+        "a server on port 0 talking to itself replays everywhere (point 10); the learned "
+        "loopback bind is a host Landlock cannot filter alone (refused at start, py off)",
+        learned=True,
+        limits=("landlock-net-host",),
+    ),
+    _case(
+        "learned/out-loopback",
+        "",
+        "connect 127.0.0.1 {P}",
+        A,
+        "a learned connection replays",
+        limits=LL_HOST,
+        host="tcp-servers",
+        learned=True,
+    ),
+    _case(
+        "learned/in-wildcard",
+        "",
+        "serve_tcp 0.0.0.0 {P}",
+        A,
+        "a learned server is reachable from the host on replay (point 5)",
+        host="tcp-client",
+        learned=True,
+    ),
+    _case("learned/env-by-name", "", "env FOO bar", A, "a variable read by name", learned=True),
+    _case(
+        "learned/env-scan-no-secret",
+        "",
+        "getproxies_env AWS_SECRET_ACCESS_KEY",
+        R,
+        "a scan of the environment grants no secret (point 13)",
+        learned=True,
+    ),
+    _case(
+        "learned/sqlite-ro-uri",
+        "",
+        "sqlite_ro_uri {T}/data/db.sqlite",
+        A,
+        "replays (point 12)",
+        learned=True,
+    ),
+    _case("learned/certificates", "", "certificates", A, "replays", learned=True),
+    _case("learned/timezone", "", "timezone", A, "replays", learned=True),
+    _case(
+        "learned/script-dir", "", "read_self", A, "the script's directory is learned", learned=True
+    ),
+    _case("learned/home-file", "", "read {T}/home/config.ini", A, "a ~/ path", learned=True),
+    _case("learned/tmpdir", "", "tmpwrite", A, "the private TMPDIR", learned=True),
+    _case("learned/user-lookup", "", "getuser", A, "replays", learned=True),
+]

@@ -1,0 +1,348 @@
+"""The program every cell of the conformance matrix runs: one operation, one machine-readable line.
+
+``probe.py OP ARGS...`` performs OP and prints exactly one line on stdout:
+
+- ``OUTCOME allowed`` — the operation reached its objective (a file read, a value seen, a reply
+  received);
+- ``OUTCOME refused <what>`` — it did not; ``<what>`` is the errno name (``EACCES``, ``ENOENT``),
+  the exception class, or a word saying which check failed (``absent``, ``status-1``).
+
+Servers (``serve_tcp``, ``serve_udp``) and ``wait_then_read`` first print ``READY`` and wait for
+the host side of the test (a client, a file created after start). Only ``os``, ``sys`` and
+``errno`` (to name a refusal) are imported up front: each operation imports what it needs, so a
+case can grant exactly the modules it names (``python-import=``) and the Python layer judges
+nothing else.
+
+The same file runs under plain python3 (the control of every case) and under ``python-sb``.
+"""
+
+import errno
+import os
+import sys
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING: the probe imports nothing it does not use
+if TYPE_CHECKING:
+    import socket
+
+TIMEOUT = 10.0
+
+
+def _read(path: str) -> None:
+    with open(path, "rb") as handle:
+        handle.read(1)
+
+
+def _reply_over_tcp(sock: "socket.socket") -> None:
+    sock.settimeout(TIMEOUT)
+    data = sock.recv(16)
+    if data != b"pong":
+        raise ConnectionError(f"unexpected reply {data!r}")
+
+
+def op_read(path: str) -> None:
+    _read(path)
+
+
+def op_read_has(path: str, text: str) -> str | None:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        if text not in handle.read():
+            return "absent"
+    return None
+
+
+def op_list(path: str) -> None:
+    os.listdir(path)
+
+
+def op_listed(directory: str, name: str) -> str | None:
+    return None if name in os.listdir(directory) else "absent"
+
+
+def op_write(path: str) -> None:
+    with open(path, "ab") as handle:
+        handle.write(b"x")
+
+
+def op_create(path: str) -> None:
+    with open(path, "xb") as handle:
+        handle.write(b"x")
+
+
+def op_mkdir(path: str) -> None:
+    os.mkdir(path)
+
+
+def op_remove(path: str) -> None:
+    os.remove(path)
+
+
+def op_rename(source: str, target: str) -> None:
+    os.rename(source, target)
+
+
+def op_symlink_read(target: str, link: str) -> None:
+    os.symlink(target, link)
+    _read(link)
+
+
+def op_hardlink_read(source: str, link: str) -> None:
+    os.link(source, link)
+    _read(link)
+
+
+def op_hardlink_write(source: str, link: str) -> None:
+    os.link(source, link)
+    op_write(link)
+
+
+def op_read_self() -> None:
+    _read(__file__)
+
+
+def op_tmpwrite() -> None:
+    import tempfile
+
+    fd, path = tempfile.mkstemp()
+    try:
+        os.write(fd, b"x")
+    finally:
+        os.close(fd)
+        os.remove(path)
+
+
+def op_env(name: str, value: str) -> str | None:
+    seen = os.environ.get(name)
+    if seen is None:
+        return "absent"
+    return None if value == "*" or seen == value else "other-value"
+
+
+def op_environ_file(name: str) -> str | None:
+    with open("/proc/self/environ", "rb") as handle:
+        entries = handle.read().split(b"\0")
+    return None if any(e.startswith(name.encode() + b"=") for e in entries) else "absent"
+
+
+def op_getproxies_env(name: str) -> str | None:
+    import urllib.request
+
+    urllib.request.getproxies()  # scans the whole environment for *_proxy variables
+    return op_env(name, "*")
+
+
+def op_mimetypes_deb() -> str | None:
+    import mimetypes
+
+    # Only /etc/mime.types knows this one (CPython's built-in map does not).
+    kind = mimetypes.guess_type("x.deb")[0]
+    return None if kind == "application/vnd.debian.binary-package" else "fallback-map"
+
+
+def op_timezone() -> None:
+    import zoneinfo
+
+    zoneinfo.ZoneInfo("Europe/Paris")
+
+
+def op_certificates() -> str | None:
+    import ssl
+
+    loaded = ssl.create_default_context().cert_store_stats()["x509_ca"]
+    return None if loaded > 0 else "no-certificates"
+
+
+def op_os_release() -> None:
+    import platform
+
+    platform.freedesktop_os_release()
+
+
+def op_getuser() -> None:
+    import pwd
+
+    pwd.getpwuid(os.getuid())
+
+
+def op_connect(host: str, port: str) -> None:
+    import socket
+
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        sock.sendall(b"ping")
+        _reply_over_tcp(sock)
+
+
+def op_udp(host: str, port: str) -> str | None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(3.0)
+        sock.connect((host, int(port)))  # connected: a port unreachable is an error at once
+        sock.send(b"ping")
+        data = sock.recv(16)
+        if data != b"pong":
+            return "bad-reply"
+    return None
+
+
+def _ready() -> None:
+    sys.stdout.write("READY\n")
+    sys.stdout.flush()
+
+
+def op_serve_tcp(host: str, port: str) -> None:
+    """Serve one host client: its objective is judged by the host (a reply received)."""
+
+    import contextlib
+    import socket
+
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((host, int(port)))
+        server.listen()
+        server.settimeout(TIMEOUT)
+        _ready()
+        conn, _ = server.accept()
+        with conn:
+            conn.settimeout(TIMEOUT)
+            conn.recv(16)
+            conn.sendall(b"pong")
+            # Wait for the client to close: ending now could stop the sandbox's network (pasta)
+            # before the reply reached the host. The host judges the objective, not this.
+            with contextlib.suppress(OSError):
+                conn.recv(16)
+
+
+def op_serve_udp(host: str, port: str) -> None:
+    import contextlib
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind((host, int(port)))
+        server.settimeout(TIMEOUT)
+        _ready()
+        _, peer = server.recvfrom(16)
+        server.sendto(b"pong", peer)
+        server.settimeout(3.0)
+        with contextlib.suppress(OSError):
+            server.recvfrom(16)  # the client's "ack": the reply reached the host (see serve_tcp)
+
+
+def op_selftalk(host: str, port: str) -> str | None:
+    """Serve and connect to oneself on loopback (one thread: the backlog holds the connection)."""
+
+    import socket
+
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((host, int(port)))
+        server.listen()
+        bound = server.getsockname()[1]
+        with socket.create_connection((host, bound), timeout=TIMEOUT) as client:
+            conn, _ = server.accept()
+            with conn:
+                client.sendall(b"ping")
+                if conn.recv(16) != b"ping":
+                    return "bad-data"
+                conn.sendall(b"pong")
+                _reply_over_tcp(client)
+    return None
+
+
+def op_unix_selftalk(path: str) -> None:
+    """Serve and connect to oneself on a Unix socket at ``path``."""
+
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+        server.listen()
+        with socket.socket(socket.AF_UNIX) as client:
+            client.settimeout(TIMEOUT)
+            client.connect(path)
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"pong")
+                _reply_over_tcp(client)
+
+
+def _status(argv: list[str]) -> str | None:
+    import subprocess
+
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return None if done.returncode == 0 else f"status-{done.returncode}"
+
+
+def op_child_py(path: str) -> str | None:
+    code = "import sys\nwith open(sys.argv[1], 'rb') as f: f.read(1)"
+    return _status([sys.executable, "-I", "-S", "-c", code, path])
+
+
+def op_child_cat(path: str) -> str | None:
+    return _status(["/bin/cat", path])
+
+
+def op_child_env(name: str) -> str | None:
+    code = "import os, sys\nsys.exit(0 if sys.argv[1] in os.environ else 3)"
+    return _status([sys.executable, "-I", "-S", "-c", code, name])
+
+
+def op_exec(path: str) -> str | None:
+    return _status([path])
+
+
+def op_import(name: str) -> None:
+    __import__(name)
+
+
+def op_sqlite_ro_uri(path: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        db.execute("select count(*) from t").fetchone()
+    db.close()
+
+
+def op_sqlite_write(path: str) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        db.execute("insert into t values (2)")
+        db.commit()
+    finally:
+        db.close()
+
+
+def op_wait_then_read(path: str) -> None:
+    _ready()
+    sys.stdin.readline()
+    _read(path)
+
+
+def op_copy(source: str, target: str) -> None:
+    with open(source, "rb") as handle:
+        data = handle.read()
+    with open(target, "wb") as handle:
+        handle.write(data)
+
+
+def _why(exc: BaseException) -> str:
+    name = errno.errorcode.get(getattr(exc, "errno", None) or -1)
+    return name or type(exc).__name__
+
+
+def main() -> None:
+    op = globals().get("op_" + sys.argv[1])
+    if op is None:
+        sys.exit(f"probe: unknown operation {sys.argv[1]!r}")
+    try:
+        refused = op(*sys.argv[2:])
+    except Exception as exc:
+        refused = _why(exc)
+    line = "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

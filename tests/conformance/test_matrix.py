@@ -1,0 +1,200 @@
+"""The conformance matrix (issue 11, deliverable 3): one meaning per rule under every enforcer.
+
+Every case of ``cases.py`` runs through the real ``python-sb`` under each configuration of
+``CONFIGS`` (``subprocess`` with the Python layer; ``landlock``, ``bwrap``, ``unshare`` with it off
+and on), one run per cell, plus a control under plain python3 that must reach the objective. A
+cell fails on a silent widening or a breakage that is not an announced, documented limit; the
+failure message says which. Cells known to fail today are listed in ``known.py`` (strict xfail).
+See docs/conformance.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import harness
+from tests.conformance.cases import ALLOWED, CASES, CONFIGS, LIMITS, REFUSED, Case
+from tests.conformance.known import KNOWN_FAILURES
+from tests.helpers import loopback_host_name, require, require_tool
+
+BY_ID = {case.id: case for case in CASES}
+
+
+def _cells() -> list[tuple[str, str]]:
+    return [
+        (case.id, config)
+        for case in CASES
+        for config, (_, py) in CONFIGS.items()
+        if py or not case.python_only
+    ]
+
+
+def _param(case_id: str, config: str) -> object:
+    cell = f"{case_id}@{config}"
+    reason = KNOWN_FAILURES.get(cell)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case_id, config, id=cell, marks=marks)
+
+
+CELLS = [_param(case_id, config) for case_id, config in _cells()]
+CONTROLS = [_param(case.id, "python3") for case in CASES]
+
+
+@functools.cache
+def _provider_state(name: str) -> tuple[bool, str]:
+    from pysandboxes.providers import get_provider
+
+    state = get_provider(name).availability()
+    return state.ok, f"os-sandbox={name}: {state.reason} ({state.install_hint})"
+
+
+def _requirements(case: Case, config: str | None) -> None:
+    for path in case.needs:
+        require(Path(path).exists(), f"{path} does not exist on this machine")
+    if any("{NAME}" in text for text in (*case.rules, *case.op)):
+        require(loopback_host_name(), "/etc/hosts names 127.0.0.1 only as localhost")
+    if config is None:
+        return
+    provider = CONFIGS[config][0]
+    ok, reason = _provider_state(provider)
+    require(ok, reason)
+    if provider in ("bwrap", "unshare") and any(r.startswith("net=") for r in case.rules):
+        require_tool("pasta", "passt")
+        require_tool("nft", "nftables")
+
+
+def _control_env(case: Case, tree: Path) -> dict[str, str]:
+    env = harness.cell_env(tree)
+    for item in case.control_env.split(";"):
+        if item.strip():
+            name, value = item.strip().split("=", 1)
+            env[name] = value
+    return env
+
+
+@pytest.mark.parametrize(("case_id", "config"), CONTROLS)
+def test_control_reaches_the_objective(case_id: str, config: str, tmp_path: Path) -> None:
+    """Under plain python3 the program reaches its objective: a refusal in a cell then means
+    the sandbox refused it, not that the objective was out of reach anyway."""
+
+    case = BY_ID[case_id]
+    _requirements(case, None)
+    tree = tmp_path / "t"
+    harness.build_tree(tree)
+    with harness.host_side(case) as ports:
+        values = harness.placeholder_values(tree, ports)
+        harness.write_rules(case, values)  # the same files exist (a case may write the rules)
+        op = [harness.substitute(w, values) for w in case.op]
+        run = harness.run_program(
+            harness.control_argv(tree, op),
+            case,
+            values,
+            harness.substitute(case.cwd, values),
+            _control_env(case, tree),
+        )
+    assert run.outcome == ALLOWED, f"control of {case_id} did not reach its objective:\n" + (
+        f"{run.outcome} {run.detail}\n{run.output}"
+    )
+
+
+class _Learned:
+    """A learned case's tree, learned once per test process and replayed by each cell."""
+
+    def __init__(self, case: Case, root: Path) -> None:
+        self.tree = root / case.id.replace("/", "-")
+        if self.tree.exists():
+            shutil.rmtree(self.tree)
+        harness.build_tree(self.tree)
+        with harness.host_side(case) as ports:
+            self.ports = ports
+            self.values = harness.placeholder_values(self.tree, ports)
+            self.rules, self.run = harness.learn(case, self.tree, self.values)
+
+
+@pytest.fixture(scope="session")
+def learned_cache(tmp_path_factory: pytest.TempPathFactory) -> dict[str, _Learned]:
+    return {}
+
+
+@pytest.fixture(scope="session")
+def learned_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("learned")
+
+
+@pytest.mark.parametrize(("case_id", "config"), CELLS)
+def test_cell(
+    case_id: str,
+    config: str,
+    tmp_path: Path,
+    learned_cache: dict[str, _Learned],
+    learned_root: Path,
+) -> None:
+    case = BY_ID[case_id]
+    _requirements(case, config)
+    if case.learned:
+        if case_id not in learned_cache:
+            learned_cache[case_id] = _Learned(case, learned_root)
+        state = learned_cache[case_id]
+        assert state.run.outcome == ALLOWED, (
+            f"learning run of {case_id} failed: {state.run.detail}\n{state.run.output}"
+        )
+        assert state.rules.exists(), f"learning wrote no rule file:\n{state.run.output}"
+        tree, rules, fixed_ports = state.tree, state.rules, state.ports
+    else:
+        tree = tmp_path / "t"
+        harness.build_tree(tree)
+        rules, fixed_ports = None, None
+    with harness.host_side(case, fixed_ports) as ports:
+        values = harness.placeholder_values(tree, ports)
+        if rules is None:
+            rules = harness.write_rules(case, values)
+        op = [harness.substitute(w, values) for w in case.op]
+        argv = harness.sb_argv(config, rules, op, tree)
+        env = harness.cell_env(tree)
+        cwd = harness.substitute(case.cwd, values)
+        run = harness.run_program(argv, case, values, cwd, env)
+    warnings = None
+    expect, limit = harness.expected_outcome(case, config)
+    if (
+        limit is not None
+        and run.outcome == LIMITS[limit].outcome != expect
+        and harness.announced(limit, run.announcements) is None
+    ):  # not said on stderr: look in --explain --json's warnings
+        warnings = harness.explain_warnings(argv, cwd, env)
+    verdict = harness.judge(case, config, run, warnings)
+    assert verdict.ok, (
+        verdict.message + "\n\n" + harness.describe(case, config, run, rules.read_text())
+    )
+
+
+def test_known_failures_name_existing_cells() -> None:
+    """Every entry of known.py names a cell of the matrix (a renamed case leaves none behind)."""
+
+    cells = {f"{case_id}@{config}" for case_id, config in _cells()}
+    cells |= {f"{case.id}@python3" for case in CASES}
+    assert sorted(set(KNOWN_FAILURES) - cells) == []
+
+
+def test_table_is_consistent() -> None:
+    """At least 120 cases, unique ids, known limit names, expectations from the two classes."""
+
+    assert len(CASES) >= 120
+    assert len(BY_ID) == len(CASES)
+    for case in CASES:
+        assert case.expect in (ALLOWED, REFUSED), case.id
+        assert set(case.limits) <= set(LIMITS), case.id
+        assert case.host in (
+            "",
+            "tcp-servers",
+            "udp-servers",
+            "tcp-client",
+            "udp-client",
+            "create-after-start",
+        ), case.id
+        assert hasattr(harness, "PROBE")
+    for limit in LIMITS.values():
+        assert set(limit.configs) <= set(CONFIGS)

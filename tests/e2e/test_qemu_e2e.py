@@ -1,0 +1,295 @@
+"""``python-sb`` with ``os-sandbox=qemu`` end to end: the real command boots a real VM.
+
+Each run boots a guest (about 4 s under software emulation on an idle 2-core machine, far more
+on a loaded one), so the checks are few and each run checks several things: stdio, exit status
+and the environment; files (absent, read-only, read-write); a forwarded signal; no network
+device without ``net=`` rules; no VM left behind when python-sb is killed; the boot watchdog;
+and the ``--learn`` -> replay cycle with the records coming back from the guest.
+The hostile corpus (``tests/redteam/hostile/``) adds the attacks, each with its control.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import PYTHON_SB, base_env, require, run_sb
+
+pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+#: A VM run on a loaded machine under TCG can take tens of seconds.
+TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def qemu_available() -> None:
+    from pysandboxes.providers import get_provider
+
+    state = get_provider("qemu").availability()
+    require(state.ok, f"os-sandbox=qemu: {state.reason} ({state.install_hint})")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def rules(project: Path, *lines: str) -> None:
+    (project / ".py-sandboxes").write_text("os-sandbox=qemu\n" + "".join(f"{x}\n" for x in lines))
+
+
+STDIO_PROGRAM = r"""
+import errno, json, os, socket, sys
+data = sys.stdin.read()
+sys.stderr.write("to stderr\n")
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=5)
+    net = "connected"
+except OSError as exc:
+    net = errno.errorcode.get(exc.errno, str(exc))
+print(json.dumps({
+    "stdin": data,
+    "granted": os.environ.get("PYSB_GRANTED"),
+    "secret": os.environ.get("PYSB_SECRET"),
+    "interfaces": sorted(line.split(":")[0].strip()
+                         for line in open("/proc/net/dev").read().splitlines()[2:]),
+    "net": net,
+    "uid": os.getuid(),
+    "cwd": os.getcwd(),
+}))
+sys.exit(7)
+"""
+
+
+def test_stdio_exit_status_environment_and_no_network_device(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, f"expose-ro={project}", "env=PYSB_GRANTED=${PYSB_GRANTED}", "py-sandbox=false")
+    (project / "prog.py").write_text(STDIO_PROGRAM)
+    env = base_env(home, {"PYSB_GRANTED": "yes", "PYSB_SECRET": "hidden"})
+    result = run_sb(["prog.py"], cwd=project, env=env, input="line 1\nline 2\n", timeout=TIMEOUT)
+    assert result.returncode == 7, result.stderr
+    assert "to stderr" in result.stderr
+    report = json.loads(result.stdout)
+    assert report["stdin"] == "line 1\nline 2\n"
+    assert report["granted"] == "yes" and report["secret"] is None
+    # No net= rule: the VM has no network device at all, only its loopback.
+    assert report["interfaces"] == ["lo"]
+    assert report["net"] == "ENETUNREACH"
+    assert report["uid"] == os.getuid() and report["cwd"] == str(project)
+
+
+FILES_PROGRAM = r"""
+import errno, json, sys
+out = {}
+def attempt(name, action):
+    try:
+        action()
+        out[name] = "ok"
+    except OSError as exc:
+        out[name] = errno.errorcode.get(exc.errno, str(exc))
+attempt("read_secret", lambda: open(sys.argv[1]).read())
+attempt("write_ro", lambda: open(sys.argv[2], "w").write("x"))
+attempt("write_rw", lambda: open(sys.argv[3], "w").write("written in the VM"))
+attempt("read_ignored", lambda: open(sys.argv[4]).read())
+attempt("write_host_tmp", lambda: open("/tmp/pysb-qemu-e2e-escape", "w").write("x"))
+print(json.dumps(out))
+"""
+
+
+def test_files_absent_read_only_and_read_write(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    data = tmp_path / "data"
+    out = tmp_path / "out"
+    for path in (project, data, out):
+        path.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (data / "ro.txt").write_text("keep")
+    (data / ".env").write_text("TOKEN=1")
+    rules(
+        project,
+        f"expose-ro={project}",
+        f"expose-ro={data}",
+        f"expose-rw={out}",
+        "ignore=.env",
+        "py-sandbox=false",
+    )
+    (project / "prog.py").write_text(FILES_PROGRAM)
+    args = ["prog.py", str(secret), str(data / "ro.txt"), str(out / "new.txt"), str(data / ".env")]
+    assert not os.path.exists("/tmp/pysb-qemu-e2e-escape")
+    result = run_sb(args, cwd=project, env=base_env(home), timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["read_secret"] == "ENOENT"  # not in the VM at all
+    assert report["write_ro"] == "EROFS"
+    assert report["write_rw"] == "ok"
+    assert report["read_ignored"] == "ENOENT"
+    assert report["write_host_tmp"] == "ok"  # the VM's private /tmp...
+    assert not os.path.exists("/tmp/pysb-qemu-e2e-escape")  # ...vanished with it
+    assert (out / "new.txt").read_text() == "written in the VM"
+    assert (data / "ro.txt").read_text() == "keep"
+
+
+WAITING = r"""
+import os, signal, sys, time
+def on_term(signum, frame):
+    os.write(1, b"caught %d\n" % signum)
+    sys.exit(3)
+signal.signal(signal.SIGTERM, on_term)
+signal.signal(signal.SIGUSR1, lambda signum, frame: os.write(1, b"usr1 %d\n" % signum))
+print("ready", flush=True)
+while True:
+    time.sleep(0.2)
+"""
+
+
+def start_waiting(project: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
+    rules(project, f"expose-ro={project}", "py-sandbox=false", *extra)
+    (project / "wait.py").write_text(WAITING)
+    proc = subprocess.Popen(
+        [PYTHON_SB, "wait.py"],
+        cwd=project,
+        env=base_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line == "ready\n", (line, proc.stderr.read() if proc.stderr else "")
+    return proc
+
+
+def test_signals_reach_the_program_in_the_vm(home: Path, tmp_path: Path) -> None:
+    proc = start_waiting(tmp_path, home)
+    assert proc.stdout is not None
+    proc.send_signal(signal.SIGUSR1)  # python-sb would die of it, were it not passed on
+    assert proc.stdout.readline() == f"usr1 {int(signal.SIGUSR1)}\n"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert out == "caught 15\n", err
+    assert proc.returncode == 3
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def command_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_sigkill_of_python_sb_leaves_no_vm(home: Path, tmp_path: Path) -> None:
+    proc = start_waiting(tmp_path, home)
+    below = descendants(proc.pid)
+    qemus = [pid for pid in below if command_of(pid).endswith("qemu-system-x86_64")]
+    assert qemus, [command_of(pid) for pid in below]
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = [pid for pid in below if os.path.exists(f"/proc/{pid}") and command_of(pid)]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, [command_of(pid) for pid in left]
+
+
+def test_a_guest_that_never_comes_up_is_an_error_not_a_hang(home: Path, tmp_path: Path) -> None:
+    from pysandboxes.providers import _qemu_kernel
+
+    archive = _qemu_kernel.Cpio()
+    archive.directory("bin")
+    busybox = _qemu_kernel.find_busybox()
+    assert busybox is not None
+    archive.file("bin/busybox", Path(busybox).read_bytes(), 0o755)
+    archive.file("init", b"#!/bin/busybox sh\necho stuck in init\n/bin/busybox sleep 3600\n", 0o755)
+    initrd = tmp_path / "stuck.cpio"
+    initrd.write_bytes(archive.finish())
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, f"qemu.initrd={initrd}", "qemu.boot-timeout=8")
+    started = time.monotonic()
+    result = run_sb(["-c", "print('never')"], cwd=project, env=base_env(home), timeout=TIMEOUT)
+    assert result.returncode == 125
+    assert "did not come up within 8 s (boot watchdog)" in result.stderr
+    assert "never" not in result.stdout
+    assert time.monotonic() - started < TIMEOUT
+
+
+LEARN_PROGRAM = r"""
+import json, os
+print(open("input.txt").read().strip(), os.environ.get("PYSB_LEARNED"))
+"""
+
+
+def test_learn_in_the_vm_then_replay(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project)
+    (project / "input.txt").write_text("data")
+    (project / "prog.py").write_text(LEARN_PROGRAM)
+    env = base_env(home, {"PYSB_LEARNED": "value"})
+    learned = run_sb(["--learn", "prog.py"], cwd=project, env=env, timeout=TIMEOUT)
+    assert learned.returncode == 0, learned.stderr
+    assert learned.stdout == "data value\n"
+    text = (project / ".py-sandboxes").read_text()
+    active = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert "os-sandbox=qemu" in active
+    assert "expose-ro=." in active
+    assert any(line.startswith("env=PYSB_LEARNED") for line in active), active
+    denials = tmp_path / "denials.jsonl"
+    replay = run_sb([f"--denials={denials}", "prog.py"], cwd=project, env=env, timeout=TIMEOUT)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout == "data value\n"
+    assert not denials.exists() or denials.read_text() == ""
+
+
+def test_unusable_parameters_are_refused_before_anything_runs(home: Path, tmp_path: Path) -> None:
+    from pysandboxes.providers.qemu import kvm_problem
+
+    marker = tmp_path / "ran"
+    (tmp_path / "bzImage").write_bytes(b"MZ")
+    cases = [
+        ("--qemu.kernel=./bzImage", "cannot tell its version"),
+        ("--qemu.initrd=./missing.cpio", "missing.cpio is not readable"),
+    ]
+    if kvm_problem():
+        cases.append(("--qemu.accel=kvm", f"qemu.accel=kvm: {kvm_problem()}"))
+    for option, message in cases:
+        result = run_sb(
+            ["--os-sandbox=qemu", option, "-c", f"open({str(marker)!r}, 'w')"],
+            cwd=tmp_path,
+            env=base_env(home),
+            timeout=TIMEOUT,
+        )
+        assert result.returncode == 2, (option, result.stderr)
+        assert message in result.stderr and "nothing was run" in result.stderr
+        assert not marker.exists()

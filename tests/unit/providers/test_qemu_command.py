@@ -1,0 +1,87 @@
+"""qemu's command line and the accelerator choice of os-sandbox=qemu (no VM started)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.providers import qemu
+
+BASE = {
+    "qemu": "/usr/bin/qemu-system-x86_64",
+    "kernel": "/cache/vmlinux",
+    "initrd": "/cache/initrd.cpio",
+    "memory": "512M",
+    "cpus": "1",
+    "export": "/tmp/pysb-qemu-x/root",
+    "console": "/tmp/pysb-qemu-x/console.log",
+    "python": "/usr/bin/python3.11",
+    "src": "/work/src",
+}
+
+
+def option(argv: list[str], name: str) -> list[str]:
+    return [argv[i + 1] for i, word in enumerate(argv) if word == name]
+
+
+def test_no_network_device_without_net_rules() -> None:
+    argv = qemu.qemu_argv(accel="tcg", **BASE)
+    assert "-netdev" not in argv
+    assert not any("virtio-net" in word for word in argv)
+    assert "-nodefaults" in argv and "-no-user-config" in argv and "-no-reboot" in argv
+
+
+def test_network_device_and_forwards_with_rules() -> None:
+    argv = qemu.qemu_argv(accel="tcg", network=True, forwards=[("tcp", 8080)], **BASE)
+    (netdev,) = option(argv, "-netdev")
+    assert netdev.startswith("user,") and "hostfwd=tcp::8080-:8080" in netdev
+    assert "virtio-net-device,netdev=net" in option(argv, "-device")
+
+
+def test_one_share_of_the_composed_tree_and_the_port_on_a_descriptor() -> None:
+    argv = qemu.qemu_argv(accel="tcg", **BASE)
+    (fsdev,) = option(argv, "-fsdev")
+    assert f"path={BASE['export']}," in fsdev
+    assert "path=/," not in fsdev
+    assert "socket,id=port,fd={port_fd}" in option(argv, "-chardev")
+    assert "virtserialport,chardev=port,name=pysb" in option(argv, "-device")
+
+
+def test_qemu_confines_itself() -> None:
+    argv = qemu.qemu_argv(accel="kvm", **BASE)
+    (sandbox,) = option(argv, "-sandbox")
+    for part in ("on", "spawn=deny", "elevateprivileges=deny", "resourcecontrol=deny"):
+        assert part in sandbox.split(",")
+
+
+def test_accelerator_specific_options() -> None:
+    tcg = qemu.qemu_argv(accel="tcg", tsc=2_000_000, **BASE)
+    assert option(tcg, "-accel") == ["tcg"] and option(tcg, "-cpu") == ["max"]
+    assert "tsc_early_khz=2000000" in option(tcg, "-append")[0].split()
+    kvm = qemu.qemu_argv(accel="kvm", tsc=2_000_000, **BASE)
+    assert option(kvm, "-accel") == ["kvm"] and option(kvm, "-cpu") == ["host"]
+    assert "tsc_early_khz" not in option(kvm, "-append")[0]
+
+
+def test_the_kernel_command_line_names_interpreter_and_source() -> None:
+    (append,) = option(qemu.qemu_argv(accel="tcg", **BASE), "-append")
+    words = append.split()
+    assert "pysb_python=/usr/bin/python3.11" in words and "pysb_src=/work/src" in words
+
+
+@pytest.mark.parametrize("path", ["/opt/my python/bin/python3", "/opt/it's/python3"])
+def test_paths_the_kernel_command_line_cannot_carry_are_refused(path: str) -> None:
+    with pytest.raises(ConfigError, match="kernel command line"):
+        qemu.qemu_argv(accel="tcg", **{**BASE, "python": path})
+
+
+def test_accelerator_choice() -> None:
+    assert qemu.choose_accelerator("tcg") == ("tcg", "")
+    problem = qemu.kvm_problem()
+    if problem:
+        assert qemu.choose_accelerator("auto") == ("tcg", problem)
+        with pytest.raises(ProviderUnavailableError, match=r"qemu\.accel=kvm"):
+            qemu.choose_accelerator("kvm")
+    else:
+        assert qemu.choose_accelerator("auto") == ("kvm", "")
+        assert qemu.choose_accelerator("kvm") == ("kvm", "")
