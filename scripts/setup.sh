@@ -86,6 +86,10 @@ if [ "$dev" = 1 ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
   # The mcp SDK's 1.x series, beside the dev extra's 2.x, for the MCP integration's tests.
   [ -x .venv/mcp1/bin/python ] || examples/mcp-server/make-mcp1-venv.sh .venv/mcp1 >/dev/null
+  # The agent frameworks of the samples in examples/agents/ (their tests skip without them).
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[agents]'
+  # CrewAI pins openai 2.x (the OpenAI Agents SDK needs 3.x): its sample has its own venv.
+  [ -x .venv/crewai/bin/python ] || examples/agents/crewai/make-venv.sh .venv/crewai >/dev/null
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi

@@ -127,6 +127,10 @@ REGISTRY: tuple[Sensitive, ...] = (
     Sensitive("os.sched_setscheduler", "process-control", (_CALL,), (), True),
     Sensitive("os.sched_setparam", "process-control", (_CALL,), (), True),
     Sensitive("signal.pidfd_send_signal", "process-control", (_CALL,), (), True),
+    # Descriptor control that reaches other processes (F_SETOWN, TIOCSTI...): judged by
+    # guard/descriptors.py from the fcntl.fcntl / fcntl.ioctl events, by command.
+    Sensitive("fcntl.fcntl", "process-control", ()),
+    Sensitive("fcntl.ioctl", "process-control", ()),
     # privileges
     *(
         Sensitive("os." + name, "privileges", (_CALL,), (), True)
@@ -148,6 +152,9 @@ REGISTRY: tuple[Sensitive, ...] = (
         )
     ),
     Sensitive("socket.sethostname", "privileges", ("socket.sethostname",)),
+    Sensitive("fcntl.FIFREEZE", "privileges", (), ("fcntl.FITHAW",)),  # guard/descriptors.py
+    # A device node (S_IFCHR/S_IFBLK): its later open would reach a device no rule grants.
+    Sensitive("os.mknod", "privileges", ()),  # judged from the os.mknod wrapper
     # threads
     Sensitive(
         "_thread.start_new_thread",
@@ -175,6 +182,9 @@ REGISTRY: tuple[Sensitive, ...] = (
     # OpenSSL initialised with a configuration the program chose (engines, providers):
     # guard/native_files.py
     Sensitive("openssl.config", "native", (_CALL,)),
+    # Tcl's file, process and socket commands (exec, open, socket...) in tkinter's interpreter:
+    # C code with no audit event (guard/tcl.py hides them unless this is granted).
+    Sensitive("tkinter.Tcl", "native", (_CALL,)),
     # introspection
     Sensitive("sys.settrace", "introspection", ("sys.settrace",), ("threading.settrace",)),
     Sensitive("sys.setprofile", "introspection", ("sys.setprofile",), ("threading.setprofile",)),

@@ -213,6 +213,8 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
 
 class FileHandlers(NamedTuple):
     handlers: dict[str, Callable[[tuple[Any, ...]], None]]
+    window_state: Callable[[], Any]  # the last open() judged: (path text, write)
+    recheck: Callable[[Any], None]  # judge that state again (guard/signals.py)
     judge: Callable[[Any, bool, int], str | None]  # for AF_UNIX sockets and wrappers
     is_ignored: Callable[[str], bool]  # of a resolved path
     writable: Callable[[str], bool]  # of a resolved path: the rules or defaults grant writing
@@ -231,6 +233,7 @@ def make_file_handlers(
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
     getframe: Callable[[int], Any] | None = None,
     host_tree: bool = True,
+    handler_depth: list[int] | None = None,
 ) -> FileHandlers:
     """The handlers of the file events (see the module docstring).
 
@@ -525,6 +528,14 @@ def make_file_handlers(
                 return
         flags = args[2]
         write = type_(flags) is int_ and (flags & write_flags) != 0
+        window[0] = text  # what a retry after EINTR will open (see recheck)
+        window[1] = write
+        if not write:
+            # Some C paths raise the event with the mode as a string and flags 0
+            # (_Py_fopen_obj: ssl's keylog_filename appends, "a"): the mode decides then.
+            mode = args[1]
+            if type_(mode) is str_ and mode != "r" and mode != "rb":
+                write = "w" in mode or "a" in mode or "x" in mode or "+" in mode
         if caching:
             code = cache.get(text)
             if code is not None and (code == rw_code or (code == ro_code and not write)):
@@ -546,9 +557,34 @@ def make_file_handlers(
                 cache.clear()
             cache[text] = code
 
+    window: list[Any] = [None, False]
+
+    def window_state() -> Any:
+        return (window[0], window[1]) if window[0] is not None else None
+
+    def recheck(state: Any) -> None:
+        """``open()`` retries its system call after ``EINTR`` once the Python signal handlers
+        have run (CPython's EINTR loop), with the path judged before: a handler that swapped a
+        symbolic link or changed directory would have the kernel open another file. The
+        trampoline of every handler calls this after it with the state of before: the path is
+        judged again, as the retry will resolve it (a refusal leaves the handler, and open()
+        fails with it). The state is forgotten when the program changes the tree or its
+        directory outside a handler (the open() is over then): a stale one could refuse for
+        nothing."""
+
+        if state is not None:
+            judge_text(state[0], None, state[1], True)  # the retried open()
+
+    depth = handler_depth if handler_depth is not None else [0]
+
     def invalidate() -> None:
         if caching:
             cache.clear()
+        if not depth[0]:
+            # The program changed the tree (or its directory) outside any signal handler: the
+            # last open() is over, and a later handler must not judge it again against the new
+            # tree (a relative path after chdir would be refused for nothing).
+            window[0] = None
 
     def on_read_dir(args: tuple[Any, ...]) -> None:
         obj = args[0] if args else None
@@ -957,4 +993,11 @@ def make_file_handlers(
         "pysandboxes.sqlite.refused": on_sqlite_refused,
         "pysandboxes.mknod": writer(0, 1, True),
     }
-    return FileHandlers(handlers=handlers, judge=judge, is_ignored=is_ignored, writable=writable)
+    return FileHandlers(
+        handlers=handlers,
+        window_state=window_state,
+        recheck=recheck,
+        judge=judge,
+        is_ignored=is_ignored,
+        writable=writable,
+    )

@@ -64,6 +64,10 @@ CODE_DEPUTIES = (
     # The eval/exec/compile that replace the builtins under eval-* rules or learning: their
     # caller is the one judged (in learning, the original's compile event is the program's).
     "pysandboxes/evalguard/program.py",
+    # site.addsitedir/addpackage exec() the "import" lines of the .pth files they read: a
+    # .pth file the program wrote is the program's source.
+    "site.py",
+    "<frozen site>",  # frozen in 3.11
 )
 
 

@@ -30,6 +30,7 @@ from pysandboxes.guard import calls as calls_module
 from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
+from pysandboxes.guard.descriptors import make_descriptor_handlers
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
 from pysandboxes.guard.kit import capture, make_busy
 from pysandboxes.guard.paths import FD, make_path_tools
@@ -145,9 +146,6 @@ def install(policy: Policy, context: RunContext) -> None:
     )
     from pysandboxes.guard.native_files import OUTSIDE_SCOPE
 
-    pending_signals, safe_point, take_signals = signals.install(
-        kit, guard_globals, busy, frozenset({id(OUTSIDE_SCOPE)})
-    )
     # What the guard's frame clearing released, kept until the hook has returned (see
     # _hook_body): an object of the program's freed there runs its __del__ outside the guard.
     graveyard: list[Any] = []
@@ -175,6 +173,7 @@ def install(policy: Policy, context: RunContext) -> None:
         # that includes the current directory) whatever the program imports.
         return caller_file(()) == captured_import_system_file
 
+    handler_depth = [0]  # Python signal handlers running (guard/signals.py, guard/files.py)
     file_handlers = files.make_file_handlers(
         table,
         tools,
@@ -187,6 +186,18 @@ def install(policy: Policy, context: RunContext) -> None:
         busy_functions=make_busy(kit, busy),  # for the sqlite3.connect/handle frame check
         getframe=kit.getframe,
         host_tree=context.provider not in files.OWN_TREE_PROVIDERS,
+        handler_depth=handler_depth,
+    )
+    # The trampolines of the program's signal handlers judge again the file an open() being
+    # retried after EINTR will use (guard/signals.py).
+    pending_signals, safe_point, take_signals = signals.install(
+        kit,
+        guard_globals,
+        busy,
+        frozenset({id(OUTSIDE_SCOPE)}),
+        file_handlers.window_state,
+        file_handlers.recheck,
+        handler_depth,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")
@@ -222,6 +233,10 @@ def install(policy: Policy, context: RunContext) -> None:
     dispatch.update(file_handlers.handlers)
     dispatch.update(net_handlers.handlers)
     dispatch.update(import_handlers.handlers)
+    dispatch.update(
+        make_descriptor_handlers(call_judge.judge, file_handlers.judge, tools.fd_path, os.getpid)
+    )
+    dispatch.update(_tcl_handlers(kit, call_judge))
     dispatch.update(
         _special_handlers(
             kit,
@@ -278,6 +293,31 @@ def _make_may_read(table: files.PathTable, tools: Any) -> Callable[[str], bool]:
         return access(real)[0] in readable
 
     return may_read
+
+
+def _tcl_handlers(kit: Any, call_judge: Any) -> dict[str, Handler]:
+    """The events of ``guard/tcl.py``: whether a new Tcl interpreter stays whole (the grant),
+    and the refusal of a hidden Tcl command."""
+
+    granted = call_judge.allowed("tkinter.Tcl")
+    judge_call = call_judge.judge
+    list_, str_, type_ = list, str, kit.type
+
+    def on_tcl_granted(args: tuple[Any, ...]) -> None:
+        # An exact list, filled with the answer (a forged event learns only that).
+        if args and type_(args[0]) is list_:
+            args[0].append(granted)
+
+    def on_tcl(args: tuple[Any, ...]) -> None:
+        name = args[0] if args and type_(args[0]) is str_ else "?"
+        judge_call(
+            "tkinter.Tcl",
+            "native",
+            f"the Tcl command '{name}' reaches files, processes or sockets from C, "
+            "with no audit event",
+        )
+
+    return {"pysandboxes.tcl.granted": on_tcl_granted, "pysandboxes.tcl": on_tcl}
 
 
 def _settling(get: Callable[[str], Any], settle: Callable[[], None]) -> Callable[[str], Any]:

@@ -59,7 +59,15 @@ WRAPPED: dict[str, tuple[str, ...]] = {
     "_sqlite3": ("connect",),  # the guarded factory (guard/sqlite.py)
     "_ssl": ("_test_decode_cert",),  # reads a PEM file and returns the certificate
     "_posixshmem": ("shm_open", "shm_unlink"),  # /dev/shm/NAME
+    "_tkinter": ("create",),  # a Tcl interpreter whose file/process commands are hidden
+    "_multiprocessing": ("sem_unlink",),  # /dev/shm/sem.NAME (SemLock: _semaphore_guard)
+    "posix": ("getgrouplist", "getlogin"),  # /etc/group, the utmp file
 }
+
+#: Named semaphores created by this process (SemLock): sem_unlink and SemLock._rebuild of one
+#: of them need no rule (multiprocessing's own); of any other, they touch another program's.
+SEMAPHORE_DIR = "/dev/shm/sem."
+UTMP = "/var/run/utmp"
 
 
 def hide_reentrant(
@@ -170,7 +178,9 @@ def outside(function: Callable[..., Any], _scope: dict[str, Any] = OUTSIDE_SCOPE
     )
 
 
-def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
+def _befores(
+    kit: Kit, c_env: dict[str, str], semaphores: set[str]
+) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
 
     import pwd
@@ -352,6 +362,10 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         else:
             name = str_exact(kwargs.get("path"))  # type: ignore[arg-type]
             kwargs = {**kwargs, "path": name}
+        if "\x00" in name:
+            # _posixshmem passes the UTF-8 bytes to shm_open, which stops at the NUL: the name
+            # judged would not be the name used ("x\0/../../project/f" creates /dev/shm/x).
+            raise value_error("embedded null character")
         return "/dev/shm/" + name.lstrip("/"), args, kwargs
 
     def shm_open(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -378,6 +392,18 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
             raise type_error(f"expected str, bytes or os.PathLike object, not {type_(path)}")
         audit("open", path, "r", read_flags)
         return (path,), {}
+
+    semaphore_dir, utmp = SEMAPHORE_DIR, UTMP
+
+    def sem_unlink(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len_(args) != 1:
+            return args, kwargs  # the original's own TypeError
+        name = str_exact(args[0])  # an exact str, used as judged (TypeError otherwise)
+        if "\x00" in name:
+            raise value_error("embedded null character")
+        if name not in semaphores:
+            audit("os.remove", semaphore_dir + name.lstrip("/"), -1)
+        return (name,), {}
 
     def readline_init() -> None:
         """libreadline reads an init file when ``readline`` is initialised: ``$INPUTRC``, else
@@ -446,6 +472,9 @@ def _befores(kit: Kit, c_env: dict[str, str]) -> dict[tuple[str, str], Before]:
         ("_ssl", "_test_decode_cert"): path_read,
         ("_posixshmem", "shm_open"): shm_open,
         ("_posixshmem", "shm_unlink"): shm_unlink,
+        ("_multiprocessing", "sem_unlink"): sem_unlink,
+        ("posix", "getgrouplist"): opens(group),
+        ("posix", "getlogin"): opens(utmp),
     }
 
 
@@ -465,8 +494,16 @@ def install(
     from pysandboxes.guard import sqlite
 
     c_env = _track_environment(kit, hide, named, wrapper, replacements)
-    befores = _befores(kit, c_env)
+    semaphores: set[str] = set()  # names of the semaphores this process created
+    befores = _befores(kit, c_env, semaphores)
     sqlite_wrappers = sqlite.build(kit)
+    from pysandboxes.guard import tcl
+
+    tcl_after = tcl.build(kit)
+
+    def unchanged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return args, kwargs
+
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
@@ -494,6 +531,8 @@ def install(
             after = None
             if short == "_sqlite3":
                 before, after = sqlite_wrappers(module)
+            elif short == "_tkinter":
+                before, after = unchanged, tcl_after
             else:
                 before = befores[(short, attr)]
             call = hide(original, kit, before, after)
@@ -524,10 +563,12 @@ def install(
 
     # _ssl's types exist only once its module is executed (multi-phase initialisation).
     guard_ssl = _ssl_guard(kit, c_env)
+    guard_semaphores = _semaphore_guard(kit, semaphores)
 
     def after_exec(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if args:
             guard_ssl(args[0])
+            guard_semaphores(args[0])
         return result
 
     original_exec = _imp.exec_dynamic
@@ -535,6 +576,9 @@ def install(
         original_exec, kit, lambda args, kwargs: (args, kwargs), after_exec, outside_guard=True
     )
     replacements[id(original_exec)] = (original_exec, named(outside(wrapper(call)), original_exec))
+    loaded_semaphores = sys.modules.get("_multiprocessing")
+    if loaded_semaphores is not None:
+        guard_semaphores(loaded_semaphores)
     loaded_ssl = sys.modules.get("_ssl")
     if loaded_ssl is not None:
         c_base = loaded_ssl.__dict__.get("_SSLContext")
@@ -545,6 +589,84 @@ def install(
             for attr, function in guard_ssl.methods(c_base).items():  # type: ignore[attr-defined]
                 setattr(context, attr, function)
     return wrap_module
+
+
+def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
+    """``_multiprocessing.SemLock`` creates (``sem_open``) or opens (``_rebuild``) the named
+    semaphore ``/dev/shm/sem.NAME`` in C with no audit event. Creation uses ``O_EXCL``: it
+    cannot touch an existing semaphore, so it needs no rule; the name is recorded, and
+    ``SemLock._rebuild`` (opening by name, read-write) or ``sem_unlink`` of a name this process
+    did not create is judged as a write or a removal of that file -- another program's
+    semaphore. ``_multiprocessing.SemLock`` is replaced in the module by a subclass when the
+    module is executed; the C type reached through an instance (``type(lock._semlock)``) or
+    the subclass's ``__mro__`` stays unjudged (as ``_ssl._SSLContext``'s methods)."""
+
+    audit = kit.audit
+    type_ = kit.type
+    str_exact = kit.str_exact
+    str_, dict_, bool_, int_ = str, dict, bool, int
+    getattr_ = getattr
+    type_error, value_error = TypeError, ValueError
+    semaphore_dir = SEMAPHORE_DIR
+    rw_flags = os.O_RDWR
+    dict_of = type.__dict__["__dict__"].__get__
+    is_type = type.__dict__["__mro__"].__get__
+
+    def exact_name(name: Any) -> Any:
+        if name is None:
+            return None
+        name = str_exact(name)  # TypeError for anything but a str
+        if "\x00" in name:
+            raise value_error("embedded null character")
+        return name
+
+    def guard(module: Any) -> None:
+        name: Any = getattr_(module, "__name__", None)
+        if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_multiprocessing":
+            return
+        namespace: Any = getattr_(module, "__dict__", None)
+        if type_(namespace) is not dict_:
+            return
+        base = namespace.get("SemLock")
+        try:
+            is_type(base)
+        except type_error:
+            return  # not a class
+        if "_pysandboxes_base" in dict_of(base):
+            return
+        base_new = base.__new__
+        base_rebuild = base._rebuild
+
+        def __new__(cls: Any, kind: Any, value: Any, maxvalue: Any, name: Any, unlink: Any) -> Any:
+            name = exact_name(name)
+            if type_(unlink) is not bool_ and type_(unlink) is not int_:
+                raise type_error("SemLock(): unlink must be a bool")
+            made = base_new(cls, kind, value, maxvalue, name, unlink)
+            if name is not None:
+                semaphores.add(name)
+            return made
+
+        def _rebuild(cls: Any, handle: Any, kind: Any, maxvalue: Any, name: Any) -> Any:
+            name = exact_name(name)
+            if name is not None and name not in semaphores:
+                audit("open", semaphore_dir + name.lstrip("/"), None, rw_flags)
+            return base_rebuild(handle, kind, maxvalue, name)
+
+        guarded = type_(base)(
+            "SemLock",
+            (base,),
+            {
+                "__new__": __new__,
+                "_rebuild": classmethod(_rebuild),
+                "_pysandboxes_base": base,
+                "__doc__": base.__doc__,
+            },
+        )
+        guarded.__module__ = base.__module__
+        guarded.__qualname__ = base.__qualname__
+        namespace["SemLock"] = guarded
+
+    return guard
 
 
 def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:

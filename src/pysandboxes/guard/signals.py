@@ -14,6 +14,14 @@ frame: a generator that kept its own frame earlier (``sys._getframe`` while no g
 a caller) and is resumed there sees its ``f_back`` chain lead into the guard
 (``attacks/r3_disarm_sigpipe_queued_kept_frame.py``).
 
+A handler can also run *between* a judgment and the system call it allowed: ``open()``
+retries after ``EINTR`` once the handlers have run, on the path judged before. A handler that
+swaps a symbolic link (or changes directory) there would have the kernel open another file
+(``attacks/files_signal_eintr_chdir.py``). The trampoline therefore judges the last ``open()``'s
+path again after the handler returns (``recheck``): a refusal leaves the handler, and the
+``open()`` fails with it. (``os.open`` and ``os.mkfifo`` are wrapped: a signal during their
+retry interrupts guard frames and is queued.)
+
 So :func:`install` wraps ``_signal.signal`` (what ``signal.signal`` calls) and
 ``_signal.getsignal``: a Python handler is installed behind a trampoline that
 
@@ -50,6 +58,9 @@ def install(
     guard_globals: frozenset[int],
     busy: dict[int, int],
     hidden_globals: frozenset[int] = frozenset(),
+    window_state: Callable[[], Any] = lambda: None,
+    recheck: Callable[[Any], None] = lambda state: None,
+    handler_depth: list[int] | None = None,
 ) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
     """Put the trampolines in place. Returns the queue of signals that came while guard code
     ran; ``safe()``, true when the hook that calls it was raised by the program's own code (no
@@ -87,6 +98,7 @@ def install(
     pending: list[Any] = []  # (handler, signum) that came while the hook ran
 
     guarded = guard_globals | hidden_globals
+    depth = handler_depth if handler_depth is not None else [0]
 
     def placement(frame: Any) -> Any:
         """The first frame above every frame of the guard and of the hidden originals'
@@ -107,7 +119,16 @@ def install(
                 frame = None
                 pending.append((handler, signum))
                 return None
-            return handler(signum, frame)
+            # The handler may run inside open()'s EINTR retry loop, between the judgment of
+            # the path and the retried system call: that path is judged again after it.
+            state = window_state()
+            depth[0] += 1  # the tree changes the handler makes keep that state (files.py)
+            try:
+                result = handler(signum, frame)
+            finally:
+                depth[0] -= 1
+            recheck(state)
+            return result
 
         return trampoline
 

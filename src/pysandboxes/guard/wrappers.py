@@ -145,6 +145,11 @@ WRAPPERS: tuple[Wrapper, ...] = (
         "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
     ),
     Wrapper(
+        "sys.activate_stack_trampoline",
+        "3.12+: CPython writes /tmp/perf-PID.map with no audit event: the open event of it",
+        "tests/unit/guard/test_native_files.py::test_perf_map_is_a_write_of_tmp",
+    ),
+    Wrapper(
         "_imp.exec_dynamic",
         "_ssl's types exist once it is executed: _SSLContext is replaced then",
         "tests/unit/guard/test_native_files.py::test_ssl_files_are_judged",
@@ -321,6 +326,7 @@ def install(kit: Kit, *, with_ignore: bool) -> None:
     wrap_module = native_files.install(kit, replacements, hide, _named, _wrapper)
     _wrap_create_builtin(kit, replacements, wrap_module)
     _wrap_gc_debug(kit, replacements)
+    _wrap_perf_map(kit, replacements)
     _replace_everywhere(replacements, modules)
     if with_ignore:
         _wrap_ignore_helpers(kit)
@@ -358,6 +364,27 @@ def _wrap_gc_debug(kit: Kit, replacements: dict[int, Any]) -> None:
         return (flags,), {}
 
     call = hide(original, kit, announce_debug)
+    replacements[id(original)] = (original, _named(_wrapper(call), original))
+
+
+def _wrap_perf_map(kit: Kit, replacements: dict[int, Any]) -> None:
+    """``sys.activate_stack_trampoline`` (3.12+) has CPython write ``/tmp/perf-PID.map`` (the
+    perf map of the trampolines it makes) with no audit event, whatever ``TMPDIR`` says: the
+    ``open`` event of that file (a write) first."""
+
+    original = getattr(sys, "activate_stack_trampoline", None)
+    if original is None:
+        return
+    audit = kit.audit
+    getpid = os.getpid
+    repr_ = int.__repr__
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+
+    def announce_map(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        audit("open", "/tmp/perf-" + repr_(getpid()) + ".map", "a", flags)
+        return args, kwargs
+
+    call = hide(original, kit, announce_map)
     replacements[id(original)] = (original, _named(_wrapper(call), original))
 
 
@@ -469,10 +496,42 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
         audit("pysandboxes.mknod", path, -1 if dir_fd is None else dir_fd)
         return args, kwargs
 
-    for name in ("mkfifo", "mknod"):
+    def announce_node(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``os.mknod``: a character or block device node is a way to a device that no rule
+        grants (its later open is judged by its path only): ``privileges``. The mode is made
+        an exact int here (no ``__index__`` of the program's runs in the C call)."""
+
+        args, kwargs = announce_creation(args, kwargs)
+        mode = args[1] if len_(args) > 1 else kwargs.get("mode", regular_mode)
+        if type_(mode) is not int_:
+            if not is_int(mode):
+                raise type_error("mknod(): mode must be an int")
+            mode = index(mode)  # C: the value of an int subclass, no program code
+        if mode & s_ifmt in device_types:
+            audit("pysandboxes.call", "os.mknod")
+        if len_(args) > 1:
+            args = (args[0], mode, *args[2:])
+        else:
+            kwargs = {**kwargs, "mode": mode}
+        return args, kwargs
+
+    len_ = kit.len
+    index = int_.__index__
+    type_error = TypeError
+    mro_of = type.__dict__["__mro__"].__get__
+    regular_mode, s_ifmt = 0o600, 0o170000
+    device_types = (0o020000, 0o060000)  # S_IFCHR, S_IFBLK
+
+    def is_int(value: Any) -> bool:
+        for base in mro_of(type_(value)):  # noqa: SIM110 (any() is a global read at run time)
+            if base is int_:
+                return True
+        return False
+
+    for name, before in (("mkfifo", announce_creation), ("mknod", announce_node)):
         original = getattr(posix, name, None)
         if original is not None:
-            call = hide(original, kit, announce_creation)
+            call = hide(original, kit, before)
             replacements[id(original)] = (original, _named(_wrapper(call), original))
 
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import sys
 from pathlib import Path
 
 from tests.helpers import PYTHON_SB, base_env, pty_session, run_sb, typing_keys
@@ -530,3 +531,57 @@ def test_readline_init_file_tilde_is_expanded_or_refused(tmp_path: Path) -> None
         code, f"expose-ro=.\nexpose-ro={home}\npython-import=*\n", tmp_path, env=env
     )
     assert allowed.lines == ["read", "refused"], allowed.stdout + allowed.stderr
+
+
+SEMAPHORES = (
+    TRY
+    + """
+import _multiprocessing, multiprocessing
+mine = "/pysb-mine-" + os.urandom(4).hex()
+other = "/pysb-other-" + os.urandom(4).hex()
+attempt("lock", lambda: multiprocessing.Lock().acquire())
+attempt("create_persistent", lambda: _multiprocessing.SemLock(1, 1, 1, mine, False))
+attempt("unlink_mine", lambda: _multiprocessing.sem_unlink(mine))
+attempt("unlink_other", lambda: _multiprocessing.sem_unlink(other))
+attempt("rebuild_other", lambda: _multiprocessing.SemLock._rebuild(0, 1, 1, other))
+try:
+    _multiprocessing.sem_unlink("x\\x00y")
+except ValueError:
+    print("nul ValueError")
+"""
+)
+
+
+def test_named_semaphores_of_others_are_judged(tmp_path: Path) -> None:
+    """Named semaphores (/dev/shm/sem.NAME): creating one needs no rule (O_EXCL: it cannot
+    touch another's), removing or opening by name one this process did not create is judged
+    (issue 18, class 4)."""
+
+    result = run_armed(SEMAPHORES, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    for name in ("lock", "create_persistent", "unlink_mine"):
+        assert out[name] == "ran", (name, result.stdout, result.stderr)
+    for name in ("unlink_other", "rebuild_other"):
+        assert out[name].startswith("RulePermissionError file /dev/shm/sem.pysb-other-"), out
+    assert out["nul"] == "ValueError"
+
+
+def test_perf_map_is_a_write_of_tmp(tmp_path: Path) -> None:
+    """sys.activate_stack_trampoline (3.12+) writes /tmp/perf-PID.map with no audit event:
+    judged as a write of that file. On 3.11 the function does not exist (nothing to judge)."""
+
+    code = (
+        TRY
+        + """
+if hasattr(sys, "activate_stack_trampoline"):
+    attempt("perf", lambda: sys.activate_stack_trampoline("perf"))
+else:
+    print("perf absent")
+"""
+    )
+    result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    out = _outcomes(result.lines)
+    if out.get("perf") == "absent":
+        assert sys.version_info < (3, 12)
+        return
+    assert out["perf"].startswith("RulePermissionError file /tmp/perf-"), out

@@ -74,3 +74,24 @@ except KeyboardInterrupt:
 """
     result = run_armed(code, RULES, tmp_path)
     assert result.lines == ["interrupted"], result.stdout + result.stderr
+
+
+def test_handler_after_open_and_chdir_refuses_nothing(tmp_path: Path) -> None:
+    """The trampoline judges the last open()'s path again after a handler (an EINTR retry
+    may follow, issue 18 class 6); once the program moved on -- here a chdir after the open --
+    that state is forgotten: a handler that runs later refuses nothing."""
+
+    (tmp_path / "data.txt").write_text("data\n")
+    code = """
+import os, signal
+open("data.txt").read()
+os.chdir("/")
+hit = []
+signal.signal(signal.SIGALRM, lambda signum, frame: hit.append(signum))
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+while not hit:
+    pass
+print("ran", hit == [signal.SIGALRM])
+"""
+    result = run_armed(code, RULES, tmp_path)
+    assert result.lines == ["ran True"], result.stdout + result.stderr
