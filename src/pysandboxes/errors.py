@@ -250,7 +250,9 @@ class RulePermissionError(PermissionError, _OSRefusal, SandBoxError):
 
 
 class RuleFileNotFoundError(FileNotFoundError, _OSRefusal, SandBoxError):
-    """A path hidden by ``ignore=``: for the program it does not exist."""
+    """A path hidden by ``ignore=`` (for the program it does not exist), or a read of a path
+    that does not exist and that no rule exposes: code that catches ``FileNotFoundError``
+    behaves as without the sandbox."""
 
     def __init__(self, message: str, *, denial: Denial | None = None, filename: str | None = None):
         if filename is not None:

@@ -321,3 +321,29 @@ def test_a_credentials_file_read_is_left_for_review(home: Path, project: Path) -
     assert "# expose-ro=~/.aws" in compared.text
     assert not [r for r in compared.lines if ".aws" in r]
     assert "expose-ro=~/.aws" in learn_err and "looks like a secret" in audit_err
+
+
+def test_a_file_looked_for_and_not_found(home: Path, project: Path) -> None:
+    """A program that looks for a file that does not exist (pdb's ~/.pdbrc) and one that does:
+    learning writes a line for the second only, and audit reports the second only (the first
+    fails with FileNotFoundError under the rules as without them)."""
+
+    (home / ".present.rc").write_text("x\n")
+    script = project / "rc.py"
+    script.write_text(
+        "import os\n\n"
+        "for name in ('~/.pdbrc', '~/.present.rc'):\n"
+        "    try:\n"
+        "        print(len(open(os.path.expanduser(name)).read()))\n"
+        "    except FileNotFoundError:\n"
+        "        print('not found')\n"
+    )
+    compared, _, _ = learn_and_audit(
+        [str(script)], cwd=project, home=home, env=base_env(home), rule_dir=project
+    )
+    compared.check()
+    assert "expose-ro=~/.present.rc" in compared.lines
+    assert not [line for line in compared.lines if ".pdbrc" in line]
+    reported = [d["target"] for d in compared.of_kind("file")]
+    assert str(home / ".present.rc") in reported
+    assert not [path for path in reported if ".pdbrc" in path]

@@ -1,15 +1,15 @@
-"""What the real-world suite found learning or replay still get wrong, each reduced to a minimal
-program (strict xfails: each says when it is fixed, and the report of issue 12 names it).
+"""What the real-world suite found learning or replay got wrong, each reduced to a minimal
+program (the report of issue 12 names them), kept as regression tests now that each is fixed:
 
-- A library's import probe of a module installed nowhere is refused in a replay and written to
-  ``--denials=FILE``, although audit reports nothing and the program's behaviour is unchanged
-  (``tests/realworld/harness.py`` tolerates exactly these in the replays).
-- A read of a file that does not exist (pdb reads ``~/.pdbrc``) is learned as ``expose-ro=`` of
-  it, and the replay skips a learned path that does not exist: the program gets
-  ``PermissionError`` (and a refusal is recorded) where it got ``FileNotFoundError``.
-- A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) is learned as an
-  ``IN`` rule, and widens the run's connection to a loopback service on an ephemeral port into
-  the whole ephemeral range.
+- A library's import probe of a module installed nowhere was refused in a replay and written to
+  ``--denials=FILE``, although audit reports nothing (docs/python-layer.md, *Probes*).
+- A read of a file that does not exist (pdb reads ``~/.pdbrc``) was learned as ``expose-ro=`` of
+  it, and the replay skips a learned path that does not exist: the program got
+  ``PermissionError`` (and a denial) where it got ``FileNotFoundError`` (docs/python-layer.md,
+  *Files that do not exist*).
+- A bind to port 0 that is no server (urllib3's IPv6 check binds ``::1`` port 0) was learned as
+  an ``IN`` rule, and widened the run's connection to a loopback service on an ephemeral port
+  into the whole ephemeral range (docs/network.md, *A bind that serves nothing*).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import json
 import socket
 import threading
 from pathlib import Path
-
-import pytest
 
 from tests.helpers import run_sb
 from tests.realworld import harness
@@ -41,11 +39,6 @@ def test_a_probe_of_a_missing_module_is_no_refusal(project: Path, home: Path) ->
     assert refused == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="learning takes a bind to port 0 without listen() for a server: an IN rule, and the "
-    "ephemeral-range widening of the loopback connection",
-)
 def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))  # a service outside the program
     port = server.getsockname()[1]
@@ -74,20 +67,15 @@ def test_a_probe_bind_is_not_a_server(project: Path, home: Path) -> None:
     assert rules.values("net") == [f"ALLOW|TCP|127.0.0.1|{port}|OUT"], rules.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a learned expose-ro of a file that did not exist is skipped in the replay: the "
-    "read is refused (PermissionError, a denial) instead of failing with FileNotFoundError",
-)
 def test_a_missing_file_the_program_looks_for_replays(project: Path, home: Path) -> None:
     (project / "rc.py").write_text(
         "import os\n"
         "try:\n    open(os.path.expanduser('~/.pdbrc')).read()\n"
-        "except OSError as exc:\n    print(type(exc).__name__)\n"
+        "except FileNotFoundError as exc:\n    print('not found', exc.errno)\n"
     )
     env = harness.run_env(home)
     learned, _ = harness.learn(["rc.py"], project, env, project / ".py-sandboxes")
-    assert learned == "FileNotFoundError\n"
+    assert learned == "not found 2\n"
     denials = project.parent / "denials.jsonl"
     result = run_sb(
         [f"--denials={denials}", "rc.py"], cwd=project, env={**env, "OS_SANDBOX": "subprocess"}

@@ -35,6 +35,9 @@ else:
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
+#: Providers whose sandbox has a file tree of its own, holding only what is exposed.
+OWN_TREE_PROVIDERS = frozenset({"bwrap", "unshare"})
+
 #: The default grants (SPEC §3.1) come from the one list every enforcer uses
 #: (``pysandboxes.policy.defaults``): certificate stores (never ``/etc/ssl/private``), OpenSSL's
 #: configuration, time-zone data, ``mime.types`` (``mimetypes.guess_type`` fails when one of its
@@ -229,9 +232,16 @@ def make_file_handlers(
     import_system_call: Callable[[], bool] = lambda: False,
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
     getframe: Callable[[int], Any] | None = None,
+    host_tree: bool = True,
     handler_depth: list[int] | None = None,
 ) -> FileHandlers:
-    """The handlers of the file events (see the module docstring)."""
+    """The handlers of the file events (see the module docstring).
+
+    ``host_tree``: the program sees the host's file tree (no provider, or ``landlock``), so a
+    path missing here is missing for the user too; under ``bwrap``/``unshare`` an unexposed
+    path is always missing from the sandbox's tree, and the guard cannot tell whether the host
+    has it (see ``absent`` below).
+    """
 
     # Captured now: module globals could be rebound by the program (import
     # pysandboxes.guard.files), and the closures below must not read them at run time.
@@ -262,7 +272,9 @@ def make_file_handlers(
     import posix
 
     getcwd = posix.getcwd  # captured now, as everything the closures below call
+    stat = posix.stat  # raises no audit event
     oserror = OSError
+    file_not_found = FileNotFoundError
     cache: dict[str, int] = {}
     caching = use_cache and not recording
     len_ = len
@@ -316,6 +328,19 @@ def make_file_handlers(
             return lexical
         return resolved
 
+    def absent(path: str) -> bool:
+        """Whether opening ``path`` for reading fails with ENOENT: it (or the target of a
+        symbolic link) does not exist. A path that cannot be looked up for another reason
+        (a directory the process may not search) counts as present."""
+
+        try:
+            stat(path)
+        except file_not_found:
+            return True
+        except oserror:
+            return False
+        return False
+
     def refuse_path(
         given: str,
         resolved: str,
@@ -323,6 +348,7 @@ def make_file_handlers(
         code: int,
         row: Info | None,
         base: str | None = None,
+        opening: bool = False,
     ) -> None:
         op = "write" if write else "read"
         fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
@@ -359,6 +385,27 @@ def make_file_handlers(
             )
             return
         what = "Write" if write else "Read"
+        if opening and host_tree and code == none_code and not write and absent(resolved):
+            # A read of a path that does not exist, which no rule exposes (pdb looking for
+            # ~/.pdbrc): the program gets the FileNotFoundError it would get without the
+            # sandbox, and nothing is reported, learned or written to --denials (learning and
+            # audit agree). Existence is no secret: os.stat raises no audit event. Not inside
+            # a bwrap/unshare tree, where every unexposed path is missing and the guard cannot
+            # tell whether the host has it: the refusal below, with its rule, as before.
+            refuse(
+                "file",
+                resolved,
+                None,
+                None,
+                None,
+                op,
+                f"No such file or directory: '{shown}' (and no expose-ro rule covers it)",
+                not_found,
+                given,
+                fields,
+                True,
+            )
+            return
         if code == none_code:
             key = "expose-rw" if write else "expose-ro"
             message = (
@@ -438,8 +485,12 @@ def make_file_handlers(
             permission,
         )
 
-    def judge_text(given: str, base: str | None, write: bool) -> str | None:
-        """Judge a path text; return the resolved path when allowed (else refuse)."""
+    def judge_text(given: str, base: str | None, write: bool, opening: bool = False) -> str | None:
+        """Judge a path text; return the resolved path when allowed (else refuse).
+
+        ``opening``: an ``open`` or a directory listing, which fails with ``FileNotFoundError``
+        when the path does not exist (``refuse_path``); not a database SQLite opens (its
+        error for a missing file is its own), nor a change of the tree."""
 
         resolved = resolve(given, base)
         code, row = access(resolved)
@@ -450,17 +501,17 @@ def make_file_handlers(
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
             return resolved
-        refuse_path(given, resolved, write, code, row, base)
+        refuse_path(given, resolved, write, code, row, base, opening)
         return resolved
 
-    def judge(obj: Any, write: bool, dir_fd: Any) -> str | None:
+    def judge(obj: Any, write: bool, dir_fd: Any, opening: bool = False) -> str | None:
         text = text_of(obj)
         if text is None:
             unsupported(obj)
             return None
         if text is fd_mark:
             return None
-        return judge_text(text, base_of(dir_fd), write)
+        return judge_text(text, base_of(dir_fd), write, opening)
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
@@ -497,7 +548,7 @@ def make_file_handlers(
             and (not has_ignore or access(text)[0] != ignored_code)
         ):
             return
-        resolved = judge_text(text, None, write)
+        resolved = judge_text(text, None, write, True)
         if caching and resolved is not None:
             code, _row = access(resolved)
             if resolved in protected and code == rw_code:
@@ -522,7 +573,7 @@ def make_file_handlers(
         nothing."""
 
         if state is not None:
-            judge_text(state[0], None, state[1])
+            judge_text(state[0], None, state[1], True)  # the retried open()
 
     depth = handler_depth if handler_depth is not None else [0]
 
@@ -541,7 +592,7 @@ def make_file_handlers(
             obj = "."
         listing[0] = True
         try:
-            judge(obj, False, -1)
+            judge(obj, False, -1, True)
         finally:
             listing[0] = False
 

@@ -185,6 +185,7 @@ def install(policy: Policy, context: RunContext) -> None:
         import_system_call=import_system_call,
         busy_functions=make_busy(kit, busy),  # for the sqlite3.connect/handle frame check
         getframe=kit.getframe,
+        host_tree=context.provider not in files.OWN_TREE_PROVIDERS,
         handler_depth=handler_depth,
     )
     # The trampolines of the program's signal handlers judge again the file an open() being

@@ -63,7 +63,10 @@ the first NUL (where the kernel stops reading). Sockets: IPv4/IPv6 ``SOCK_STREAM
 operation on a socket of another family. ``listen`` on an unbound socket (which the kernel
 binds to a free port on every interface) raises no audit event in CPython 3.11: the pre-check
 of ``socket.socket.listen`` judges it as that bind (``IN``, the any-address, port 0); the C
-method called directly is not judged.
+method called directly is not judged. A TCP bind to port 0 on a loopback address is judged at
+that same pre-check, when the socket listens (:func:`make_net_handlers`' ``defer_bind``): a bind
+alone serves nothing (urllib3's IPv6 check binds ``::1`` port 0 and closes), so it needs no
+``IN`` rule and is neither refused nor recorded.
 """
 
 from __future__ import annotations
@@ -257,6 +260,8 @@ def make_net_handlers(
     # Sockets the program bound or listened on (id -> weak reference): a loopback connection
     # to one of them belongs to the IN grant that let it bind (own_server).
     bound_sockets: dict[int, Any] = {}
+    # TCP binds to port 0 on loopback, judged at listen (defer_bind): id -> (weak ref, address)
+    pending_binds: dict[int, tuple[Any, Any]] = {}
     import _weakref
 
     weak_ref = _weakref.ref
@@ -863,11 +868,48 @@ def make_net_handlers(
             return  # a closed socket: CPython's listen reports it
         if port == 0:
             judge_sock(sock, ("0.0.0.0" if family == af_inet else "::", 0), "IN")
+        else:
+            pending = pending_binds.pop(id_(sock), None)
+            if pending is not None and pending[0]() is sock:
+                judge_sock(sock, pending[1], "IN")  # the bind it deferred: now a server
         remember_bound(sock)
 
     def on_bind(args: tuple[Any, ...]) -> None:
-        judge_sock(args[0], args[1], "IN")
+        if not defer_bind(args[0], args[1]):
+            judge_sock(args[0], args[1], "IN")
         remember_bound(args[0])  # judged (or recorded): the bind happens after this event
+
+    def defer_bind(sock: Any, address: Any) -> bool:
+        """Whether a bind is judged when the socket listens instead of now: a TCP socket, a
+        loopback address literal, port 0. Such a bind serves nothing until ``listen`` (urllib3
+        binds ``::1`` port 0 to learn whether IPv6 works, then closes): no IN rule, no denial,
+        nothing learned for it; its ``listen`` is judged as the bind (``on_listen``). Only
+        ``listen`` called through ``socket.socket`` is seen, as for an unbound socket (the
+        module docstring); the kernel providers judge the bind itself (docs/network.md)."""
+
+        if not is_socket(sock) or proto_of(sock) != "TCP" or not is_tuple(address):
+            return False
+        if family_of(sock) not in (af_inet, af_inet6) or tuple_len(address) < 2:
+            return False
+        host_obj = tuple_item(address, 0)
+        if type_(host_obj) is not str_ or port_number(tuple_item(address, 1)) != 0:
+            return False
+        key = ip_key(host_obj)
+        loopback = key is not None and (key == (6, 1) or (key[0] == 4 and key[1] >> 24 == 127))
+        if not loopback:
+            return False  # not a loopback address literal
+        try:
+            ref = weak_ref(sock)
+        except type_error:
+            return False
+        if len_(pending_binds) >= 256:
+            for stale, (known, _address) in list_(pending_binds.items()):
+                if known() is None:
+                    pending_binds.pop(stale, None)
+            if len_(pending_binds) >= 256:
+                return False  # many live ones: judged now (never forgotten, never unjudged)
+        pending_binds[id_(sock)] = (ref, (host_obj, 0))
+        return True
 
     def received_from_kernel(result: Any) -> bool:
         """Whether the ``pysandboxes.received`` event being handled was raised by one of the

@@ -14,7 +14,7 @@ from tests.unit.guard.harness import run_armed
 GUARD_FRAMES = """
 import gc, traceback
 def fail():
-    open('/etc/shadow-of-nothing/x')
+    open('/etc/shadow')
 gc.set_debug(gc.DEBUG_SAVEALL)
 try:
     fail()
@@ -36,7 +36,7 @@ guard = [o for o in gc.garbage if type(o).__name__ == 'frame'
 gc.garbage.clear()
 print("LOCALS", sorted({k for f in guard for k in f.f_locals}))
 try:
-    open('/etc/shadow-of-nothing/x')
+    open('/etc/shadow')
 except PermissionError as exc:
     print("AGAIN", type(exc).__name__)
 """
