@@ -905,11 +905,22 @@ def _api_decision(function: str, category: str, ctx: LearnContext) -> str | None
     return None if rule is None else "DENY"
 
 
+def _unguarded(recording: Recording) -> bool:
+    """Whether the run evaluated source text no ``eval-*`` line makes pass (recorded as a call
+    of ``builtins.compile``/``exec``/``eval``): the builtins are then learned unguarded."""
+
+    return any(
+        a.function in ("builtins.compile", "builtins.exec", "builtins.eval")
+        for a in recording.of_type(ApiAccess)
+    )
+
+
 def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     has_eval_items = any(a.items for a in recording.of_type(EvalAccess))
+    unguarded = _unguarded(recording)
     seen: dict[str, str] = {}
     for access in recording.of_type(ApiAccess):
-        if access.category == "dynamic-code" and has_eval_items:
+        if access.category == "dynamic-code" and has_eval_items and not unguarded:
             continue  # governed by the eval-* lines written below
         seen.setdefault(access.function, access.category)
     for function in sorted(seen):
@@ -941,6 +952,15 @@ def _eval(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             for item in rule.value.split(","):
                 existing.add((rule.key, item.strip()))
     per_key: dict[str, set[str]] = {}
+    if _unguarded(recording) and any(a.items for a in recording.of_type(EvalAccess)):
+        # The run evaluated a source no eval-* line makes pass (a library's code generation):
+        # learned as python-api=ALLOW:builtins.compile, the builtins stay unguarded, and eval-*
+        # lines beside it would only mislead a reviewer.
+        learned.warnings.append(
+            "the program evaluated source text that no eval-* rule can allow (code generation): "
+            "learned as python-api=ALLOW:builtins.compile (unguarded), no eval-* line written"
+        )
+        return
     for access in recording.of_type(EvalAccess):
         for key, name in access.items:
             if (key, name) in existing:
