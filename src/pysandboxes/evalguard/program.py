@@ -206,8 +206,7 @@ def install_learning(
             return
         for field, name in constructs(source, mode):
             if field == "unguarded":  # evalguard.learn.UNGUARDED: no eval-* line would do
-                grant = (("function", "builtins.compile"), ("category", "dynamic-code"))
-                record((("kind", "api"), *grant))
+                record((("kind", "eval"), ("unguarded", "builtins.compile")))
                 return
             record((("kind", "eval"), (field, name)))
 

@@ -58,6 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pysandboxes.learn.records import (
+    UNGUARDED_KEY,
     ApiAccess,
     EnvAccess,
     EnvScan,
@@ -906,13 +907,10 @@ def _api_decision(function: str, category: str, ctx: LearnContext) -> str | None
 
 
 def _unguarded(recording: Recording) -> bool:
-    """Whether the run evaluated source text no ``eval-*`` line makes pass (recorded as a call
-    of ``builtins.compile``/``exec``/``eval``): the builtins are then learned unguarded."""
+    """Whether the run evaluated source text no ``eval-*`` line makes pass (code generation):
+    the builtins are then learned unguarded, as ``python-api=ALLOW:builtins.compile``."""
 
-    return any(
-        a.function in ("builtins.compile", "builtins.exec", "builtins.eval")
-        for a in recording.of_type(ApiAccess)
-    )
+    return any(key == UNGUARDED_KEY for a in recording.of_type(EvalAccess) for key, _ in a.items)
 
 
 def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
@@ -923,6 +921,8 @@ def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         if access.category == "dynamic-code" and has_eval_items and not unguarded:
             continue  # governed by the eval-* lines written below
         seen.setdefault(access.function, access.category)
+    if unguarded:
+        seen.setdefault("builtins.compile", "dynamic-code")
     for function in sorted(seen):
         category = seen[function]
         decision = _api_decision(function, category, ctx)

@@ -120,6 +120,9 @@ Access = (
     | EvalAccess
 )
 
+#: Not a rule key: the mark of an evaluated source that no ``eval-*`` line makes pass.
+UNGUARDED_KEY = "eval-unguarded"
+
 #: Record fields of an ``eval`` line and the ``eval-*`` key each one feeds.
 EVAL_FIELDS: dict[str, str] = {
     "syntax": "eval-syntax",
@@ -132,6 +135,8 @@ EVAL_FIELDS: dict[str, str] = {
     "imports": "eval-import",
     "magic": "eval-magic",
     "namespace": "eval-namespace",  # "adaptive": an exec whose dictionary the program reads
+    # a source no eval-* line makes pass (code generation): learned as the unguarded builtins
+    "unguarded": UNGUARDED_KEY,
 }
 
 

@@ -460,3 +460,20 @@ def test_context_of_a_run_from_the_environment(tree: dict[str, Path]) -> None:
     assert written_form(str(venv / "share" / "x"), ctx) == ("${VIRTUAL_ENV}", "share/x")
     assert written_form(str(tree["proj"] / "data"), ctx) == (".", "data")
     assert written_form(str(tree["hosttmp"] / "job"), ctx) == ("${TMPDIR:-/tmp}", "job")
+
+
+def test_code_generation_no_eval_line_can_allow_is_learned_unguarded(
+    tree: dict[str, Path],
+) -> None:
+    """A source no eval-* line makes pass (a library's generated methods) is learned as the
+    unguarded builtins, with no eval-* line beside it (replayed guarded, it would be refused)."""
+
+    rec = recording(
+        ApiAccess("builtins.compile", "dynamic-code"),
+        EvalAccess((("eval-syntax", "assign"),)),
+        EvalAccess((("eval-unguarded", "builtins.compile"),)),
+    )
+    learned = generalize(rec, context(tree))
+    assert rules(learned, "eval") == []
+    assert rules(learned, "api") == ["python-api=ALLOW:builtins.compile  # dynamic-code"]
+    assert any("no eval-* rule can allow" in warning for warning in learned.warnings)
