@@ -918,10 +918,12 @@ def _api(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
     unguarded = _unguarded(recording)
     seen: dict[str, str] = {}
     for access in recording.of_type(ApiAccess):
-        if access.category == "dynamic-code" and has_eval_items and not unguarded:
-            continue  # governed by the eval-* lines written below
+        if access.category == "dynamic-code" and (has_eval_items or unguarded):
+            continue  # one line for every evaluation of source text, below
         seen.setdefault(access.function, access.category)
-    if unguarded:
+    if has_eval_items or unguarded:
+        # Evaluated source text replays as it ran: unguarded. The eval-* lines that would guard
+        # it instead are written commented out below it (_eval), for a reviewer to choose.
         seen.setdefault("builtins.compile", "dynamic-code")
     for function in sorted(seen):
         category = seen[function]
@@ -970,13 +972,29 @@ def _eval(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
                 learned.warnings.append(f"skipped {key} item {shown(name)}: {why}")
                 continue
             per_key.setdefault(key, set()).add(name)
+    lines: list[str] = []
     namespaces = per_key.pop("eval-namespace", set())
     if namespaces:  # a single-valued key: the widest namespace the run needed
         widest = max(namespaces, key=lambda name: _NAMESPACE_ORDER.get(name, -1))
-        learned.add("eval", "eval-namespace", widest)
+        lines.append(f"eval-namespace={widest}")
     for key in sorted(per_key):
-        for line in wrap_names(key, sorted(per_key[key])):
-            learned.add("eval", key, line)
+        lines.extend(f"{key}={line}" for line in wrap_names(key, sorted(per_key[key])))
+    if not lines:
+        return
+    # Replayed unguarded, what the evaluated source imports is an import of the program's.
+    known = set() if ctx.existing is None else {r.name for r in ctx.existing.python_import}
+    modules = sorted(per_key.get("eval-import", set()) - known)
+    for line in wrap_names("python-import", modules):
+        learned.add("eval", "python-import", line)
+    # Guarded evaluation is not plain exec (a closed namespace, budgets, checked attributes):
+    # a learned file must replay as the run went, so the grant above stays, and these lines are
+    # the reviewer's choice (tests/unit/evalguard/test_learn_eval.py shows both).
+    learned.note("eval", "Review: dynamic code. The run evaluated source text, granted")
+    learned.note("eval", "unguarded by python-api=ALLOW:builtins.compile. To guard it instead")
+    learned.note("eval", "(docs/eval.md), remove that line and uncomment these:")
+    for line in lines:
+        learned.note("eval", line)
+        learned.reviews.append(line)
 
 
 #: eval-namespace values, narrowest first (docs/eval.md).

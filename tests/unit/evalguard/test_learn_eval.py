@@ -16,20 +16,39 @@ print(ns["r"])
 """
 
 
+def guard_instead(text: str) -> str:
+    """What a reviewer does to guard the evaluations: the unguarded grant out, the suggested
+    eval-* lines (commented out, ``# eval-key=value``) in."""
+
+    out = []
+    for line in text.splitlines():
+        if line == "python-api=ALLOW:builtins.compile  # dynamic-code":
+            continue
+        key = line[2:].split("=", 1)[0]
+        if line.startswith("# eval-") and "=" in line and " " not in key:
+            line = line[2:]
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 def test_learned_eval_lines_replay(project: Path, home: Path) -> None:
     (project / "p.py").write_text(PROGRAM)
     env = base_env(home)
     learned = run_sb(["--learn", "p.py"], cwd=project, env=env)
     assert learned.returncode == 0, learned.stderr
-    lines = [
-        line
-        for line in (project / ".py-sandboxes").read_text().splitlines()
-        if line.startswith("eval-")
-    ]
-    assert "eval-syntax=arith, assign, comprehension, fstring, import, loop" in lines
-    assert "eval-call=range, sorted" in lines
-    assert "eval-import=math" in lines
-    assert "eval-namespace=adaptive" in lines
+    text = (project / ".py-sandboxes").read_text()
+    # learned as it ran (unguarded), with the guarding lines offered for review
+    assert "python-api=ALLOW:builtins.compile  # dynamic-code" in text.splitlines()
+    suggested = [line[2:] for line in text.splitlines() if line.startswith("# eval-")]
+    assert "eval-syntax=arith, assign, comprehension, fstring, import, loop" in suggested
+    assert "eval-call=range, sorted" in suggested
+    assert "eval-import=math" in suggested
+    assert "eval-namespace=adaptive" in suggested
+    replay = run_sb(["p.py"], cwd=project, env=env)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout.split() == ["[2,", "4,", "6]", "19.31"]
+    # the reviewer's choice: guard it (the suggested lines in, the unguarded grant out)
+    (project / ".py-sandboxes").write_text(guard_instead(text))
     replay = run_sb(["p.py"], cwd=project, env=env)
     assert replay.returncode == 0, replay.stderr
     assert replay.stdout.split() == ["[2,", "4,", "6]", "19.31"]
@@ -66,9 +85,14 @@ def test_eval_and_exec_without_a_namespace_use_the_callers_when_learning_and_rep
     learned = run_sb(["--learn", "p.py"], cwd=project, env=env)
     assert learned.returncode == 0, learned.stderr
     assert learned.stdout == "1 20 40 60\n"
-    lines = (project / ".py-sandboxes").read_text().splitlines()
-    assert "eval-namespace=caller" in lines  # one line: the widest namespace needed
-    assert sum(line.startswith("eval-namespace=") for line in lines) == 1
+    text = (project / ".py-sandboxes").read_text()
+    lines = text.splitlines()
+    assert "# eval-namespace=caller" in lines  # one line: the widest namespace needed
+    assert sum(line.startswith("# eval-namespace=") for line in lines) == 1
     replay = run_sb(["p.py"], cwd=project, env=env)
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout == "1 20 40 60\n"
+    (project / ".py-sandboxes").write_text(guard_instead(text))
+    replay = run_sb(["p.py"], cwd=project, env=env)  # guarded, in the caller's namespace
     assert replay.returncode == 0, replay.stderr
     assert replay.stdout == "1 20 40 60\n"
