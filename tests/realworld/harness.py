@@ -70,9 +70,13 @@ def unpack(name: str, destination: Path) -> Path:
 
 def run_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of every run: no byte-code caches (see ``docs/learning.md``, a learning
-    run would otherwise leave caches the replay reads through ``marshal``), and the canaries."""
+    run would otherwise leave caches the replay reads through ``marshal``), no pytest plugin
+    loaded because it happens to be installed in the test environment (the agent frameworks'
+    extras bring plugins that read ``/proc``: the projects' suites run with their own
+    dependencies only), and the canaries."""
 
-    return base_env(home, {"PYTHONDONTWRITEBYTECODE": "1", **CANARIES, **(extra or {})})
+    fixed = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return base_env(home, {**fixed, **CANARIES, **(extra or {})})
 
 
 def pytest_counts(output: str) -> dict[str, int]:

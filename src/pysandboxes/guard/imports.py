@@ -530,6 +530,10 @@ def make_search(
         if kind.__name__ == "DistutilsMetaFinder" and kind.__module__ == "_distutils_hack":
             distutils_hack = kind
     dir_mode, mode_mask = 0o040000, 0o170000
+    type_name = type.__dict__["__name__"].__get__
+    type_module = type.__dict__["__module__"].__get__
+    pytest_rewrite = "_pytest.assertion.rewrite"
+    exact_str = str  # a program's __module__ may be any object: compared only when a str
 
     def finders_known(top: str) -> bool:
         namespace = module_dict(sys_module)
@@ -546,6 +550,18 @@ def make_search(
             if distutils_hack is not None and kind is distutils_hack:
                 if top in distutils_names:
                     return False
+                continue
+            name, module = type_name(kind), type_module(kind)
+            if (
+                type_(name) is exact_str
+                and type_(module) is exact_str
+                and name == "AssertionRewritingHook"
+                and module == pytest_rewrite
+            ):
+                # pytest's assertion rewriter (installed after arming): it finds only what the
+                # standard path finder finds, then rewrites it. The names are read through
+                # type's own descriptors (no metaclass code); a class posing as it only makes
+                # a refused probe go unlogged -- the import stays refused.
                 continue
             return False
         for hook in list_copy(hooks):
