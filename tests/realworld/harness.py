@@ -11,6 +11,7 @@ reviewer must never see granted: a variable no program reads, and a secret-looki
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -165,6 +166,21 @@ def provider_available(name: str) -> str | None:
     return None if state.ok else f"os-sandbox={name}: {state.reason} ({state.install_hint})"
 
 
+def _probe_of_a_missing_module(denial: dict[str, object], roots: Sequence[Path]) -> bool:
+    """An import refused in a replay of a module that exists nowhere: the program's
+    ``try: import X / except ImportError`` probe. Such a refusal is no denial when the guard can
+    tell the module would not be found; with a library's own meta-path finder in play (six's
+    ``six.moves`` importer, toolz's ``tlz`` loader) it cannot without running that finder, so
+    it logs the refusal (docs/python-layer.md, "Probes"). The program's result is the same."""
+
+    if denial.get("kind") != "import":
+        return False
+    top = str(denial.get("target", "")).split(".")[0]
+    if not top or importlib.util.find_spec(top) is not None:
+        return False
+    return not any((root / top).exists() or (root / f"{top}.py").exists() for root in roots)
+
+
 def _probe_of_a_missing_file(denial: dict[str, object]) -> bool:
     """A read refused in a replay under ``bwrap``/``unshare`` of a file that does not exist
     (pdb's ``~/.pdbrc``): learning writes no line for it and, on the host's tree, the guard
@@ -211,7 +227,8 @@ def replay(
     )
     lines = denials.read_text().splitlines() if denials.exists() else []
     refused = [json.loads(line) for line in lines]
-    if provider in ("bwrap", "unshare"):
+    refused = [d for d in refused if not _probe_of_a_missing_module(d, [cwd, *roots])]
+    if provider in ("bwrap", "unshare"):  # the guard sees the sandbox's tree, not the host's
         refused = [d for d in refused if not _probe_of_a_missing_file(d)]
     return Replay(provider, result.returncode, result.stdout, result.stderr, refused)
 

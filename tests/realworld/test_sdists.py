@@ -143,7 +143,9 @@ def test_a_real_test_suite_learns_and_replays_everywhere(
     harness.check_reviewable(rules, env, system=project.system)
     missing = project.modules - rules.imports()
     assert not missing, f"imports not learned: {missing}\n{rules.text}"
-    assert rules.apis() == PYTEST_APIS | project.apis, rules.text
+    # no sensitive call the suite was not seen to make (which of pytest's own calls a run makes
+    # depends on the plugins and caches in play, so the observed set is an upper bound)
+    assert rules.apis() <= PYTEST_APIS | project.apis, rules.text
 
     problems = []
     for provider in harness.PROVIDERS:
