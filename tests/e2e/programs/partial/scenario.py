@@ -252,18 +252,22 @@ with sandboxes() as pool:
     marker = os.path.join(WORK, "cancelled-marker")
 
     async def cancel_one():
-        pid = worker.pid
         task = asyncio.ensure_future(async_sleep(1.5, marker))
         await asyncio.sleep(0.5)
+        pid = worker.pid  # the worker running the call (a timed-out one was replaced)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        killed = True
-        try:
-            os.kill(pid, 0)
-            killed = False
-        except ProcessLookupError:
-            pass
+        # killed, and reaped: until then a killed process still answers kill(pid, 0)
+        killed = False
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                killed = True
+                break
+            await asyncio.sleep(0.05)
         return {"cancelled": task.cancelled(), "killed": killed}
 
     guarded("cancel", lambda: asyncio.run(cancel_one()))
