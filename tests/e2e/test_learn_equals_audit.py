@@ -210,9 +210,10 @@ def test_a_test_suite_run_with_m_pytest(home: Path, project: Path) -> None:
         "    pytest.skip('not here')\n"
     )
     args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
-    compared, _, _ = learn_and_audit(
-        args, cwd=project, home=home, env=base_env(home), rule_dir=project
-    )
+    # Both runs alike: no byte-code cache written by the first run for the second to read
+    # through marshal (pytest's rewritten modules).
+    env = base_env(home, {"PYTHONDONTWRITEBYTECODE": "1"})
+    compared, _, _ = learn_and_audit(args, cwd=project, home=home, env=env, rule_dir=project)
     compared.check()
     # pytest's own package (_pytest) is imported by pytest's program code, and HOME is read.
     assert "_pytest" in names_of(compared.lines, "python-import")
