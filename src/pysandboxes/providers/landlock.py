@@ -35,7 +35,7 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
-    from typing import Final
+    from typing import Any, Final
 
 # -- rights (linux/landlock.h) --------------------------------------------------------------------
 
@@ -748,23 +748,28 @@ def _keep_read_only_out_of_writable(
                     break
                 parent = os.path.dirname(parent)
         out.append(PathGrant(grant.path, _ANCESTOR_RIGHTS, grant.why, grant.required))
+
+        def refused(reason: str, rule: Any = rule, ro_rule: Any = read_only[inner[0]]) -> Exception:
+            """python-sb refuses to start: this split cannot keep the read-only path so."""
+
+            return ConfigError(
+                limits.notice(
+                    "files.nested-read-only-refused",
+                    python_layer,
+                    ro=ro_rule.text,
+                    ro_origin=ro_rule.origin,
+                    rw=rule.text,
+                    rw_origin=rule.origin,
+                    reason=reason,
+                ).text
+            )
+
         count = 0
         for directory in sorted(chain):
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError as exc:
-                ro_rule = read_only[inner[0]]
-                raise ConfigError(
-                    limits.notice(
-                        "files.nested-read-only-refused",
-                        python_layer,
-                        ro=ro_rule.text,
-                        ro_origin=ro_rule.origin,
-                        rw=rule.text,
-                        rw_origin=rule.origin,
-                        reason=f"cannot list {directory}: {exc.strerror}",
-                    ).text
-                ) from None
+                raise refused(f"cannot list {directory}: {exc.strerror}") from None
             for entry in entries:
                 if entry.path in chain or entry.path in read_only:
                     continue
@@ -776,19 +781,9 @@ def _keep_read_only_out_of_writable(
                     continue
                 count += 1
                 if count > MAX_SPLIT_ENTRIES:
-                    ro_rule = read_only[inner[0]]
-                    raise ConfigError(
-                        limits.notice(
-                            "files.nested-read-only-refused",
-                            python_layer,
-                            ro=ro_rule.text,
-                            ro_origin=ro_rule.origin,
-                            rw=rule.text,
-                            rw_origin=rule.origin,
-                            reason=f"more than {MAX_SPLIT_ENTRIES} entries to grant one by one "
-                            "in the directories on the way; expose a deeper directory "
-                            "read-write instead",
-                        ).text
+                    raise refused(
+                        f"more than {MAX_SPLIT_ENTRIES} entries to grant one by one in the "
+                        "directories on the way; expose a deeper directory read-write instead"
                     )
                 rights = grant.rights if is_dir else grant.rights & FS_FILE_RIGHTS
                 out.append(PathGrant(entry.path, rights, grant.why, False, follow=False))
