@@ -12,6 +12,8 @@ origin ``<arg>``).
 
 from __future__ import annotations
 
+import sys
+
 from pysandboxes.errors import ConfigError
 from pysandboxes.evalguard import engine
 from pysandboxes.evalguard import rules as rules_module
@@ -36,19 +38,25 @@ if TYPE_CHECKING:
 
 #: The policy armed by python-sb (at most one), and the rules built per profile.
 _armed: list[Policy] = []
+#: ``(fork, setrlimit)`` given by the guard when it armed the rules (``guard/evalbuiltins``):
+#: the eval worker's only process operations under python-sb.
+_operations: list[Any] = []
 _built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
 
 
-def arm(policy: Policy) -> None:
+def arm(policy: Policy, operations: Any = None) -> None:
     """Called by the guard when python-sb starts a program with ``eval-*`` rules: every
-    profile is built now (a rule no profile may grant stops the run before it starts)."""
+    profile is built now (a rule no profile may grant stops the run before it starts).
+    ``operations``: the guard's ``(fork, setrlimit)`` for the eval worker."""
 
     if _armed:
         raise ConfigError("the eval-* rules are already armed")
     for profile in rules_module.profiles(policy):
         rules_for(policy, profile)
     _armed.append(policy)
+    if operations is not None:
+        _operations[:] = [operations]
     from pysandboxes.evalguard import runtime
 
     runtime.install_string_hook()
@@ -56,6 +64,23 @@ def arm(policy: Policy) -> None:
 
 def armed_policy() -> Policy | None:
     return _armed[0] if _armed else None
+
+
+def worker_operations() -> Any:
+    """The guard's ``(fork, setrlimit)`` under python-sb, else ``None`` (no guard to ask)."""
+
+    return _operations[0] if _operations else None
+
+
+def provider_line(rules: EvalRules) -> str:
+    """``os-sandbox=NAME`` when the policy ``rules`` were built from names a provider (the
+    worker of ``rules=`` lines runs under it), else ``""`` (python-sb's default)."""
+
+    for policy, built in _built.values():
+        if built is rules:
+            origin = policy.os_sandbox.origin
+            return f"os-sandbox={policy.os_sandbox.value}" if origin else ""
+    return ""
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
@@ -82,8 +107,11 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
             key, eq, value = text.partition("=")
             if not eq:
                 raise ConfigError(f"rules: {text!r} is not a key=value line")
-            if not key.startswith("eval-"):
-                raise ConfigError(f"rules: {text!r} is not an eval-* line")
+            if not key.startswith("eval-") and key.strip() != "os-sandbox":
+                raise ConfigError(
+                    f"rules: {text!r} is not an eval-* line (nor os-sandbox=, the provider "
+                    "of the evaluation's worker)"
+                )
             pairs.append((key, value))
         from pysandboxes.policy import load_policy
 
@@ -155,7 +183,15 @@ def register_backend(backend: Any) -> None:
 
 
 def default_backend() -> Any:
-    return _default[0] if _default else IN_PROCESS
+    """The worker (hard bounds), or a backend registered under that name. In a learning or
+    audit run of python-sb (which arms no eval rules: evaluations are recorded, not bounded)
+    the evaluation runs in-process."""
+
+    if _default:
+        return _default[0]
+    if armed_policy() is None and getattr(sys, "_pysandboxes_child", None):
+        return IN_PROCESS
+    return _builtin_backend("worker")
 
 
 def guarded_eval(

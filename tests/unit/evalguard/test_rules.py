@@ -154,6 +154,8 @@ def test_unknown_backend() -> None:
 
 def test_choosing_a_backend_once_does_not_change_the_default() -> None:
     from pysandboxes.evalguard import api
+    from pysandboxes.evalguard.worker import WORKER
 
     guarded_eval("1", rules=["eval-syntax=arith"], backend="fork")
-    assert api.default_backend() is api.IN_PROCESS
+    guarded_eval("1", rules=["eval-syntax=arith"], backend="in-process")
+    assert api.default_backend() is WORKER  # hard bounds by default
