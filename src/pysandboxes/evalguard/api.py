@@ -43,6 +43,8 @@ _armed: list[Policy] = []
 _operations: list[Any] = []
 _built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
+#: The non-eval lines of a ``rules=`` policy, by ``id`` of the policy (kept in ``_from_lines``).
+_worker_lines: dict[int, tuple[str, ...]] = {}
 
 
 def arm(policy: Policy, operations: Any = None) -> None:
@@ -72,15 +74,14 @@ def worker_operations() -> Any:
     return _operations[0] if _operations else None
 
 
-def provider_line(rules: EvalRules) -> str:
-    """``os-sandbox=NAME`` when the policy ``rules`` were built from names a provider (the
-    worker of ``rules=`` lines runs under it), else ``""`` (python-sb's default)."""
+def worker_lines(rules: EvalRules) -> tuple[str, ...]:
+    """The lines of ``rules=`` that are not ``eval-*`` (``os-sandbox=``, ``python-api=``...):
+    the rule file of the worker process that runs the evaluations, besides its eval lines."""
 
     for policy, built in _built.values():
         if built is rules:
-            origin = policy.os_sandbox.origin
-            return f"os-sandbox={policy.os_sandbox.value}" if origin else ""
-    return ""
+            return _worker_lines.get(id(policy), ())
+    return ()
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
@@ -100,6 +101,7 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
     found = _from_lines.get(lines)
     if found is None:
         pairs = []
+        others: list[str] = []
         for line in lines:
             text = line.strip()
             if not text or text.startswith("#"):
@@ -107,15 +109,13 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
             key, eq, value = text.partition("=")
             if not eq:
                 raise ConfigError(f"rules: {text!r} is not a key=value line")
-            if not key.startswith("eval-") and key.strip() != "os-sandbox":
-                raise ConfigError(
-                    f"rules: {text!r} is not an eval-* line (nor os-sandbox=, the provider "
-                    "of the evaluation's worker)"
-                )
+            if not key.startswith("eval-"):
+                others.append(f"{key.strip()}={value.strip()}")
             pairs.append((key, value))
         from pysandboxes.policy import load_policy
 
         found = _from_lines[lines] = load_policy(None, cli_rules=pairs, environ={})
+        _worker_lines[id(found)] = tuple(others)
     return found
 
 

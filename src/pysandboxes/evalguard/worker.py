@@ -52,15 +52,39 @@ START_TIMEOUT = 60.0
 SLACK = 128 << 20
 
 
-def _address_space() -> int:
-    """This process's virtual size in bytes (0 when it cannot be read)."""
+def address_space(setrlimit: Callable[[int, tuple[int, int]], None]) -> int:
+    """This process's address space in bytes, within 4 MiB, found by the kernel's own limit.
 
+    ``/proc/self/statm`` is no file the rules grant a sandboxed program, so the size is
+    probed instead: a binary search for the lowest ``RLIMIT_AS`` under which one more MiB
+    can still be mapped (about 25 tries, well under a millisecond, once per worker). The
+    soft limit is left unlimited up to the hard one; 0 when the limit cannot be set.
+    """
+
+    import mmap
+    import resource
+
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # a new mapping each time (never reused)
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    low, high = 0, 1 << 47 if hard == resource.RLIM_INFINITY else hard
+    probe = 1 << 20
     try:
-        with open("/proc/self/statm", "rb") as handle:
-            pages = int(handle.read().split()[0])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
+        while high - low > 4 << 20:
+            middle = (low + high) // 2
+            try:
+                setrlimit(resource.RLIMIT_AS, (middle, hard))
+                mmap.mmap(-1, probe, flags=flags).close()
+                high = middle
+            except (MemoryError, OSError) as exc:
+                if isinstance(exc, OSError) and exc.errno != 12:  # ENOMEM: over the limit
+                    raise
+                low = middle
+    except OSError:
         return 0
+    finally:
+        with contextlib.suppress(OSError, MemoryError):
+            setrlimit(resource.RLIMIT_AS, (hard, hard))
+    return high - probe
 
 
 def make_limits(
@@ -114,7 +138,6 @@ class Forked:
         self.owner = os.getpid()
 
     def start(self) -> None:
-        base = _address_space()
         to_worker = os.pipe()
         to_host = os.pipe()
         for stream in (sys.stdout, sys.stderr):
@@ -131,7 +154,7 @@ class Forked:
             try:
                 os.close(to_worker[1])
                 os.close(to_host[0])
-                limits = make_limits(self.setrlimit, base)
+                limits = make_limits(self.setrlimit, address_space(self.setrlimit))
                 channel.Server(to_worker[0], to_host[1], limits).serve()
             except BaseException:
                 code = 1
@@ -253,7 +276,7 @@ def serve_spawned() -> None:
         setrlimit = resource.setrlimit
     else:
         setrlimit = operations[2]
-    server = channel.Server(fd, fd, make_limits(setrlimit, _address_space()))
+    server = channel.Server(fd, fd, make_limits(setrlimit, address_space(setrlimit)))
     server.reader.buffer = ahead
     server.serve()
 
@@ -287,8 +310,8 @@ class WorkerBackend:
                 )
             return "forked", lambda: Forked(operations)
         lines = tuple(f"{line.key}={line.value}" for line in rules.lines)
-        provider = api.provider_line(rules)
-        key = (*lines, provider)
+        others = api.worker_lines(rules)
+        key = (*lines, *others)
 
         def spawn() -> Spawned:
             if self._dir is None:
@@ -297,8 +320,7 @@ class WorkerBackend:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("# the eval-* lines of one profile (pysandboxes.evalguard)\n")
                 handle.write("learn=false\n")
-                if provider:
-                    handle.write(provider + "\n")
+                handle.write("".join(line + "\n" for line in others))
                 handle.write("".join(line + "\n" for line in lines))
             return Spawned(path, self._dir)
 
@@ -390,7 +412,10 @@ class WorkerBackend:
                         f"guarded evaluation ran past {rules.key('eval-timeout')} "
                         f"({rules.timeout:g}s) while a host function ran: its worker was killed"
                     )
-                channel.write_all(process.write_fd, answer)
+                try:
+                    channel.write_all(process.write_fd, answer)
+                except OSError:  # it died while the host function ran
+                    raise _died(process.finish(), rules) from None
                 continue
             if kind == channel.RESULT:
                 out, value = channel.loads_from_worker(body, rules)

@@ -86,9 +86,11 @@ def test_unguarded_dynamic_code_with_eval_rules_is_a_configuration_error() -> No
         load_policy(None, cli_rules=[("python-api", "ALLOW:dynamic-code"), ("eval-call", "len")])
 
 
-def test_rules_must_be_eval_lines() -> None:
-    with pytest.raises(ConfigError, match="not an eval"):
-        guarded_eval("1", rules=["python-import=os"])
+def test_rules_must_be_rule_lines() -> None:
+    with pytest.raises(ConfigError, match="not a key=value line"):
+        guarded_eval("1", rules=["eval-syntax=arith", "python-import"])
+    with pytest.raises(ConfigError, match="unknown"):  # other lines are the worker's: checked
+        guarded_eval("1", rules=["eval-syntax=arith", "python-nope=os"])
     with pytest.raises(ConfigError, match="no eval"):
         guarded_eval("1")
 
