@@ -8,8 +8,9 @@ took it over). Frames::
 
 Host to worker:
 
-- ``E`` evaluate: a pickle of ``(profile, source, mode, names)``; in ``names``, a host
-  function is a *reference* (a persistent id), never the function;
+- ``E`` evaluate: a pickle of ``(profile, source, mode, names)`` naming no global (plain
+  values only); ``F`` the same when ``names`` holds more: a host function is then a
+  *reference* (a persistent id), never the function;
 - ``r`` / ``x``: the answer to a host call (its result, pickled the same way; or its
   exception as an error record).
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
     from pysandboxes.evalguard.rules import EvalRules
 
-EVALUATE, HOST_RESULT, HOST_ERROR = b"E", b"r", b"x"
+EVALUATE, EVALUATE_REFS, HOST_RESULT, HOST_ERROR = b"E", b"F", b"r", b"x"
 READY, HOST_CALL, RESULT, ERROR = b"K", b"H", b"R", b"X"
 PROTOCOL = 5
 #: Largest frame either side accepts.
@@ -53,6 +54,16 @@ MAX_FRAME = 1 << 30
 #: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4) or a
 #: persistent id (PERSID, BINPERSID).
 _NAMING = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84", b"P", b"Q")
+_select = select.select
+_monotonic = time.monotonic
+_read = os.read
+_yield = os.sched_yield
+#: Seconds the host polls for an answer (at most; only for a source whose last evaluation
+#: answered within half of it), and the worker for the next request, before sleeping (see
+#: :meth:`Reader.read`). Longer polls were measured slower on a loaded 2-core machine: the
+#: polling side kept a CPU the other side's evaluation needed.
+SPIN_HOST = 0.0002
+SPIN_WORKER = 0.0002
 #: Values that pickle with no global and hold no function: the fast path of ``names``.
 _PLAIN = frozenset({int, float, str, bool, bytes, type(None), complex})
 
@@ -76,10 +87,17 @@ class Reader:
         self.fd = fd
         self.buffer = b""
 
-    def read(self, deadline: float | None = None) -> tuple[bytes, bytes] | None:
-        """The next frame, ``None`` past ``deadline``; ``EOFError`` when the other end closed."""
+    def read(self, deadline: float | None = None, spin: float = 0.0) -> tuple[bytes, bytes] | None:
+        """The next frame, ``None`` past ``deadline``; ``EOFError`` when the other end closed.
+
+        ``spin``: seconds to poll for the frame before sleeping in ``select``. Waking a
+        sleeping process costs tens of microseconds on a virtual machine (an idle virtual CPU
+        is halted), most of a short evaluation's round trip; a frame that comes while this
+        side polls costs none. Each poll yields the CPU to any other process that wants it
+        (``sched_yield``), so a busy machine loses nothing but the polls themselves."""
 
         buffer = self.buffer
+        fd = self.fd
         while True:
             if len(buffer) >= 5:
                 size = int.from_bytes(buffer[:4], "little") + 4
@@ -88,12 +106,19 @@ class Reader:
                 if len(buffer) >= size:
                     self.buffer = buffer[size:]
                     return buffer[4:5], buffer[5:size]
+            if spin:
+                until = _monotonic() + spin
+                spin = 0.0
+                while not _select((fd,), (), (), 0)[0]:
+                    if _monotonic() > until:
+                        break
+                    _yield()
             if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                left = deadline - _monotonic()
+                if left <= 0 or not _select((fd,), (), (), left)[0]:
                     self.buffer = buffer
                     return None
-            chunk = os.read(self.fd, 1 << 16)
+            chunk = _read(fd, 1 << 16)
             if not chunk:
                 raise EOFError("the other end of the eval worker's channel closed")
             buffer = buffer + chunk if buffer else chunk
@@ -331,28 +356,37 @@ class Server:
         write_all(self.write_fd, frame(READY, b""))
         while True:
             try:
-                got = self.reader.read()
+                got = self.reader.read(None, SPIN_WORKER)
             except EOFError:
                 return
-            if got is None or got[0] != EVALUATE:
+            if got is None or got[0] not in (EVALUATE, EVALUATE_REFS):
                 return
-            write_all(self.write_fd, self.evaluate(got[1]))
+            write_all(self.write_fd, self.evaluate(got[1], got[0] == EVALUATE))
 
-    def evaluate(self, body: bytes) -> bytes:
-        from pysandboxes.evalguard.api import guarded_eval, resolve
+    def evaluate(self, body: bytes, plain: bool = True) -> bytes:
+        """One evaluation: ``body`` is an ``E`` frame's (``plain``: it names no global and no
+        host function, so the C unpickler decodes it with no find_class at all)."""
 
-        out = io.StringIO()
+        from pysandboxes.evalguard.api import IN_PROCESS, resolve
+
+        out: io.StringIO | None = None
         saved = sys.stdout
         try:
-            profile, source, mode, names = _TrustedLoader(io.BytesIO(body), self).load()
-            self.limits(resolve(profile, None))
-            sys.stdout = out  # print's text crosses back with the answer
+            if plain:
+                profile, source, mode, names = pickle.loads(body)
+            else:
+                profile, source, mode, names = _TrustedLoader(io.BytesIO(body), self).load()
+            rules = resolve(profile, None)
+            self.limits(rules)
+            if "print" in rules.calls:
+                out = sys.stdout = io.StringIO()  # print's text crosses back with the answer
             try:
-                value = guarded_eval(source, names, profile, mode, backend="in-process")
+                value = IN_PROCESS.run(source, mode, names, rules)
             finally:
                 sys.stdout = saved
             try:
-                return frame(RESULT, pickle.dumps((out.getvalue(), value), PROTOCOL))
+                text = out.getvalue() if out is not None else ""
+                return frame(RESULT, pickle.dumps((text, value), PROTOCOL))
             except (pickle.PicklingError, TypeError, AttributeError) as exc:
                 raise TypeError(
                     f"the result of a guarded evaluation cannot cross back to the host: {exc}"
@@ -369,13 +403,14 @@ class Server:
             return self._error(out, exc, False)
 
     @staticmethod
-    def _error(out: io.StringIO, exc: BaseException, retire: bool) -> bytes:
+    def _error(out: io.StringIO | None, exc: BaseException, retire: bool) -> bytes:
         """An ``X`` frame: what was printed, the error as plain data, whether the worker
         should be replaced (it hit its memory limit: its state may be damaged)."""
 
         record = error_record(exc)
         try:
-            body = pickle.dumps((out.getvalue(), record, retire), PROTOCOL)
+            text = out.getvalue() if out is not None else ""
+            body = pickle.dumps((text, record, retire), PROTOCOL)
         except Exception:  # a str subclass in the record, say
             body = pickle.dumps(("", {"module": "builtins", "qualname": "RuntimeError"}, retire))
         return frame(ERROR, body)

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from pickle import dumps as _dumps
 
 from pysandboxes import errors
 from pysandboxes.evalguard import channel, engine
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 #: Seconds over ``eval-timeout`` before the caller kills the worker (the worker's own clock
 #: normally ends a runaway evaluation first, with a precise error).
 GRACE = 0.5
+_getpid = os.getpid
+_monotonic = time.monotonic
 #: Seconds a new worker has to say it is ready.
 START_TIMEOUT = 60.0
 #: Address space a worker may add to its size at start, besides twice ``eval-max-alloc``.
@@ -98,7 +101,8 @@ def make_limits(
     as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
     infinity = resource.RLIM_INFINITY
-    current = {"as": -1, "cpu": -1}
+    current = {"as": -1, "cpu": -1, "checked": -1e9, "timeout": 0.0}
+    monotonic = time.monotonic
 
     def capped(value: int, hard: int) -> int:
         return value if hard == infinity else min(value, hard)
@@ -109,15 +113,19 @@ def make_limits(
             if want != current["as"]:
                 setrlimit(resource.RLIMIT_AS, (want, as_hard))
                 current["as"] = want
+        now = monotonic()
+        if now - current["checked"] < 1.0 and current["timeout"] >= rules.timeout:
+            return  # under a second of wall time since: under a second of CPU time used
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = usage.ru_utime + usage.ru_stime
-        soft = current["cpu"]
-        # Enough for one evaluation from now on, and not much more (set again about once
-        # per second of CPU time the worker uses).
-        if soft < used + rules.timeout + 1 or soft > used + rules.timeout + 3:
-            want = capped(int(used + rules.timeout) + 2, cpu_hard)
+        # Enough for one evaluation from now on (plus the second until the next look), and
+        # not much more.
+        want = capped(int(used + rules.timeout) + 3, cpu_hard)
+        if want != current["cpu"]:
             setrlimit(resource.RLIMIT_CPU, (want, cpu_hard))
             current["cpu"] = want
+        current["checked"] = now
+        current["timeout"] = rules.timeout
 
     return limits
 
@@ -292,6 +300,8 @@ class WorkerBackend:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._processes: dict[Any, tuple[Forked | Spawned, threading.Lock]] = {}
+        #: The process serving a rules object, by its ``id`` (the per-call look-up).
+        self._by_rules: dict[int, tuple[EvalRules, Forked | Spawned, threading.Lock]] = {}
         self._dir: str | None = None
         atexit.register(self.close)
 
@@ -356,28 +366,38 @@ class WorkerBackend:
     def run(self, source: str, mode: str, names: Mapping[str, Any] | None, rules: EvalRules) -> Any:
         compiled = engine.prepare(source, mode, rules)  # a refusal costs no process
         given = dict(names) if names else {}
-        if given and not (channel.plain_names(given) and _plain_keys(given)):
+        plain = channel.plain_names(given)
+        if given and not (plain and _plain_keys(given)):
             engine.namespace(compiled, given, strict=True)  # the in-process errors, here
-        process, lock = self._process_for(rules)
+        found = self._by_rules.get(id(rules))
+        if found is None or found[0] is not rules or found[1].owner != _getpid():
+            found = self._by_rules[id(rules)] = (rules, *self._process_for(rules))
+        _rules, process, lock = found
         with lock:
-            self._ensure_started(process)
+            if process.reader is None:
+                self._ensure_started(process)
             tops = engine.runtime_for(rules).module_tops
             table: list[Any] = []
             message = (rules.profile, source, mode, given)
-            if channel.plain_names(given):
-                import pickle
-
-                body = pickle.dumps(message, channel.PROTOCOL)
+            if plain:
+                request = channel.frame(channel.EVALUATE, _dumps(message, channel.PROTOCOL))
             else:
                 body = channel.dumps_for_worker(message, table, tops)
-            deadline = time.monotonic() + rules.timeout + GRACE
+                request = channel.frame(channel.EVALUATE_REFS, body)
+            start = _monotonic()
+            deadline = start + rules.timeout + GRACE
             try:
-                channel.write_all(process.write_fd, channel.frame(channel.EVALUATE, body))
+                channel.write_all(process.write_fd, request)
             except OSError:  # it had ended before this call: it did not run; a new one does
                 process.finish()
                 self._ensure_started(process)
-                channel.write_all(process.write_fd, channel.frame(channel.EVALUATE, body))
-            return self._answer(process, rules, table, tops, deadline)
+                channel.write_all(process.write_fd, request)
+            answered = compiled.answered
+            spin = channel.SPIN_HOST if answered < channel.SPIN_HOST / 2 else 0.0
+            try:
+                return self._answer(process, rules, table, tops, deadline, spin)
+            finally:
+                compiled.answered = _monotonic() - start
 
     def _answer(
         self,
@@ -386,13 +406,14 @@ class WorkerBackend:
         table: list[Any],
         tops: frozenset[str],
         deadline: float,
+        spin: float,
     ) -> Any:
         host_error: BaseException | None = None
         reader = process.reader
         assert reader is not None
         while True:
             try:
-                got = reader.read(deadline)
+                got = reader.read(deadline, spin)
             except EOFError:
                 raise _died(process.finish(), rules) from None
             if got is None:
@@ -442,6 +463,7 @@ class WorkerBackend:
     def close(self) -> None:
         with self._lock:
             processes, self._processes = list(self._processes.values()), {}
+            self._by_rules = {}
         for process, _lock in processes:
             with contextlib.suppress(Exception):  # closing at exit: nothing left to report to
                 if isinstance(process, Spawned):
