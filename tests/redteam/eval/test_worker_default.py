@@ -292,3 +292,41 @@ def test_control_fork_is_refused_to_the_program(project: Path, home: Path) -> No
     done = run_sb(["prog.py"], cwd=project, env=base_env(home))
     assert done.stdout.strip() == "['python-api=ALLOW:os.fork']", done.stderr
     assert sandbox_denials  # imported for the assertions above
+
+
+ORPHAN_HOST = """\
+import os, sys, threading
+from pysandboxes.evalguard.api import guarded_eval, resolve
+from pysandboxes.evalguard.worker import WORKER
+rules = {rules!r}
+guarded_eval("1", rules=rules)
+print(WORKER.pid(resolve(None, rules)), flush=True)
+threading.Timer(0.5, lambda: os.kill(os.getpid(), 9)).start()  # the host dies mid-call
+guarded_eval({source!r}, mode="exec", rules=rules)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_cpu_limit_ends_a_worker_its_host_left_behind() -> None:
+    """No host is left to kill it at the timeout: the worker's RLIMIT_CPU (eval-timeout plus
+    a few seconds of CPU time) ends the long C call. (The control above: plain exec of the
+    same source runs on.)"""
+
+    rules = [*RULES[:-1], "eval-timeout=1s"]
+    script = ORPHAN_HOST.format(rules=rules, source=BACKTRACK)
+    host = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert host.returncode == -signal.SIGKILL, host.stderr
+    pid = int(host.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _gone(pid)
