@@ -300,6 +300,7 @@ class WorkerBackend:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._processes: dict[Any, tuple[Forked | Spawned, threading.Lock]] = {}
+        self._local = threading.local()
         #: The process serving a rules object, by its ``id`` (the per-call look-up).
         self._by_rules: dict[int, tuple[EvalRules, Forked | Spawned, threading.Lock]] = {}
         self._dir: str | None = None
@@ -373,6 +374,12 @@ class WorkerBackend:
         if found is None or found[0] is not rules or found[1].owner != _getpid():
             found = self._by_rules[id(rules)] = (rules, *self._process_for(rules))
         _rules, process, lock = found
+        if getattr(self._local, "serving", None) is process:
+            raise errors.EvalWorkerError(
+                "a host function called guarded_eval while its own evaluation waits for it, on "
+                "the same worker: not supported (evaluate before or after, or pass "
+                "backend='in-process' to the inner call)"
+            )
         with lock:
             if process.reader is None:
                 self._ensure_started(process)
@@ -394,20 +401,34 @@ class WorkerBackend:
                 channel.write_all(process.write_fd, request)
             answered = compiled.answered
             spin = channel.SPIN_HOST if answered < channel.SPIN_HOST / 2 else 0.0
+            self._local.serving = process
             try:
-                return self._answer(process, rules, table, tops, deadline, spin)
+                kind, body, host_error = self._exchange(process, rules, table, tops, deadline, spin)
+            except BaseException:
+                # Stopped before the answer came (Ctrl-C, a host function's SystemExit): the
+                # worker is still running that evaluation, and would answer the next request
+                # with it. It is replaced.
+                if process.reader is not None:
+                    process.kill()
+                    process.finish()
+                raise
             finally:
+                self._local.serving = None
                 compiled.answered = _monotonic() - start
+            return _outcome(process, rules, kind, body, host_error)
 
-    def _answer(
-        self,
+    @staticmethod
+    def _exchange(
         process: Forked | Spawned,
         rules: EvalRules,
         table: list[Any],
         tops: frozenset[str],
         deadline: float,
         spin: float,
-    ) -> Any:
+    ) -> tuple[bytes, bytes, BaseException | None]:
+        """Serve the worker's host calls until its answer comes: ``(kind, body, the last
+        exception a host function raised)``."""
+
         host_error: BaseException | None = None
         reader = process.reader
         assert reader is not None
@@ -424,35 +445,20 @@ class WorkerBackend:
                     f"({rules.timeout:g}s): its worker was killed"
                 )
             kind, body = got
-            if kind == channel.HOST_CALL:
-                answer, host_error = channel.host_call(body, table, rules, tops)
-                if time.monotonic() > deadline:
-                    process.kill()
-                    process.finish()
-                    raise errors.EvalTimeout(
-                        f"guarded evaluation ran past {rules.key('eval-timeout')} "
-                        f"({rules.timeout:g}s) while a host function ran: its worker was killed"
-                    )
-                try:
-                    channel.write_all(process.write_fd, answer)
-                except OSError:  # it died while the host function ran
-                    raise _died(process.finish(), rules) from None
-                continue
-            if kind == channel.RESULT:
-                out, value = channel.loads_from_worker(body, rules)
-                _emit(out)
-                return value
-            if kind != channel.ERROR:
+            if kind != channel.HOST_CALL:
+                return kind, body, host_error
+            answer, host_error = channel.host_call(body, table, rules, tops)
+            if _monotonic() > deadline:
                 process.kill()
                 process.finish()
-                raise errors.EvalWorkerError("the evaluation's worker broke the protocol")
-            out, record, retire = channel.loads_plain(body)
-            _emit(out)
-            if retire:  # it ran out of memory: a fresh worker for the next evaluation
-                process.finish()
-            if host_error is not None and _same(host_error, record):
-                raise host_error  # a host function's exception comes back as itself
-            raise channel.rebuild(record, "guarded_eval")
+                raise errors.EvalTimeout(
+                    f"guarded evaluation ran past {rules.key('eval-timeout')} "
+                    f"({rules.timeout:g}s) while a host function ran: its worker was killed"
+                )
+            try:
+                channel.write_all(process.write_fd, answer)
+            except OSError:  # it died while the host function ran
+                raise _died(process.finish(), rules) from None
 
     def pid(self, rules: EvalRules) -> int:
         """The worker process serving ``rules`` now (0 when none runs)."""
@@ -470,6 +476,32 @@ class WorkerBackend:
                     process.close()
                 elif process.owner == os.getpid():
                     process.finish()
+
+
+def _outcome(
+    process: Forked | Spawned,
+    rules: EvalRules,
+    kind: bytes,
+    body: bytes,
+    host_error: BaseException | None,
+) -> Any:
+    """The value of an ``R`` answer, or the exception of an ``X`` one."""
+
+    if kind == channel.RESULT:
+        out, value = channel.loads_from_worker(body, rules)
+        _emit(out)
+        return value
+    if kind != channel.ERROR:
+        process.kill()
+        process.finish()
+        raise errors.EvalWorkerError("the evaluation's worker broke the protocol")
+    out, record, retire = channel.loads_plain(body)
+    _emit(out)
+    if retire:  # it ran out of memory: a fresh worker for the next evaluation
+        process.finish()
+    if host_error is not None and _same(host_error, record):
+        raise host_error  # a host function's exception comes back as itself
+    raise channel.rebuild(record, "guarded_eval")
 
 
 def _plain_keys(names: dict[str, Any]) -> bool:

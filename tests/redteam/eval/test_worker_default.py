@@ -330,3 +330,35 @@ def test_cpu_limit_ends_a_worker_its_host_left_behind() -> None:
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _gone(pid)
+
+
+def test_interrupted_evaluation_replaces_its_worker() -> None:
+    """The host stops waiting (a host function raises SystemExit, as Ctrl-C would raise
+    KeyboardInterrupt): the worker still runs that evaluation, so it is replaced, and the
+    next evaluation gets its own answer, not the abandoned one."""
+
+    rules = resolve(None, RULES)
+    guarded_eval("0", rules=RULES)
+    pid = WORKER.pid(rules)
+
+    def stop() -> int:
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        guarded_eval("stop() + 1", names={"stop": stop}, rules=RULES)
+    assert guarded_eval("40 + 2", rules=RULES) == 42
+    assert WORKER.pid(rules) not in (0, pid)
+
+
+def test_nested_evaluation_on_the_same_worker_is_refused() -> None:
+    def inner() -> int:
+        return guarded_eval("1 + 1", rules=RULES)
+
+    with pytest.raises(EvalWorkerError, match="host function called guarded_eval"):
+        guarded_eval("inner()", names={"inner": inner}, rules=RULES)
+    assert guarded_eval("2 + 2", rules=RULES) == 4
+
+    def inner_in_process() -> int:
+        return guarded_eval("1 + 1", rules=RULES, backend="in-process")
+
+    assert guarded_eval("f() * 3", names={"f": inner_in_process}, rules=RULES) == 6
