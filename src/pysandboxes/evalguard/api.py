@@ -1,15 +1,13 @@
 """``guarded_eval``: the way in for tools, and the seam between the check and where it runs.
 
-A backend runs a checked source. :class:`InProcessBackend` runs it in the calling process
-(budgets checked by the rewrite, no hard kill: see ``docs/eval.md``, "Limits");
-a worker backend (a warm partial-mode worker that a timeout kills) plugs in through the same
-``run(source, mode, names, rules)`` method once it exists.
+The source is checked (and ``names`` validated) in the caller, then a backend runs it: by
+default the warm worker (``evalguard/worker.py``: hard bounds, a timeout kills the worker),
+or :class:`InProcessBackend` (the calling process and thread, budgets checked by the rewrite,
+no hard kill: ``docs/eval.md``, "Limits"), or ``fork`` (a child per call).
 
 The rules come from the rule file python-sb armed (then ``rules=`` is refused: the program
 cannot widen them), or, in a program not run by python-sb, from ``rules=`` (rule lines, with
-origin ``<arg>``).
-"""
-
+origin ``<arg>``: the ``eval-*`` lines judge the source, the others configure the worker).
 from __future__ import annotations
 
 import sys
@@ -213,9 +211,11 @@ def guarded_eval(
     the rule line that would allow it), :class:`~pysandboxes.errors.EvalTimeout`,
     :class:`~pysandboxes.errors.EvalMemoryError`, :class:`~pysandboxes.errors.EvalRecursionError`,
     :class:`~pysandboxes.errors.EvalOutputError`, :class:`~pysandboxes.errors.EvalAttributeDenied`,
-    or whatever the source itself raised. ``backend``: ``"in-process"``, ``"fork"`` (a
-    child process per call, killed at the timeout, memory bounded by ``RLIMIT_AS``) or a
-    registered name; the default is the worker when one is registered, else in-process.
+    :class:`~pysandboxes.errors.EvalWorkerError` (no worker process can be started, or it
+    died), or whatever the source itself raised. ``backend``: ``None`` (the warm worker:
+    killed at the timeout, memory and CPU by rlimits, host functions called back in this
+    process; in-process in a learning run), ``"in-process"``, ``"fork"`` (a child process per
+    call) or a registered name.
     """
 
     if backend is None:
