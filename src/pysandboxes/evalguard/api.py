@@ -8,6 +8,8 @@ no hard kill: ``docs/eval.md``, "Limits"), or ``fork`` (a child per call).
 The rules come from the rule file python-sb armed (then ``rules=`` is refused: the program
 cannot widen them), or, in a program not run by python-sb, from ``rules=`` (rule lines, with
 origin ``<arg>``: the ``eval-*`` lines judge the source, the others configure the worker).
+"""
+
 from __future__ import annotations
 
 import sys
