@@ -12,8 +12,6 @@ origin ``<arg>``: the ``eval-*`` lines judge the source, the others configure th
 
 from __future__ import annotations
 
-import sys
-
 from pysandboxes.errors import ConfigError
 from pysandboxes.evalguard import engine
 from pysandboxes.evalguard import rules as rules_module
@@ -43,6 +41,8 @@ _armed: list[Policy] = []
 _operations: list[Any] = []
 _built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
+#: Set in a learning or audit run of python-sb (``guard/evalbuiltins.install_learning``).
+LEARNING: list[bool] = []
 #: The non-eval lines of a ``rules=`` policy, by ``id`` of the policy (kept in ``_from_lines``).
 _worker_lines: dict[int, tuple[str, ...]] = {}
 
@@ -184,12 +184,12 @@ def register_backend(backend: Any) -> None:
 
 def default_backend() -> Any:
     """The worker (hard bounds), or a backend registered under that name. In a learning or
-    audit run of python-sb (which arms no eval rules: evaluations are recorded, not bounded)
-    the evaluation runs in-process."""
+    audit run of python-sb (evaluations are recorded, not bounded) the evaluation runs
+    in-process."""
 
     if _default:
         return _default[0]
-    if armed_policy() is None and getattr(sys, "_pysandboxes_child", None):
+    if LEARNING:
         return IN_PROCESS
     return _builtin_backend("worker")
 

@@ -320,6 +320,13 @@ class WorkerBackend:
                     "to accept the bounds that hold in-process (docs/eval.md, Limits)"
                 )
             return "forked", lambda: Forked(operations)
+        if getattr(sys, "_pysandboxes_child", None):
+            raise errors.EvalWorkerError(
+                "under python-sb the worker of guarded_eval is forked by the guard for the "
+                "eval-* lines of the rule file, and this rule file has none (rules= was "
+                "passed): write the eval-* lines in the rule file, or pass "
+                "backend='in-process' to accept the bounds that hold in-process"
+            )
         lines = tuple(f"{line.key}={line.value}" for line in rules.lines)
         others = api.worker_lines(rules)
         key = (*lines, *others)

@@ -57,8 +57,9 @@ def install_learning(
     """Learning and audit mode: record the ``eval-*`` items each source text the program
     evaluates needs, and run it as plain Python does (learning grants everything)."""
 
-    from pysandboxes.evalguard import program
+    from pysandboxes.evalguard import api, program
 
+    api.LEARNING[:] = [True]  # guarded_eval runs in-process: evaluations are recorded
     program.install_learning(caller_is_program, CODE_DEPUTIES, record)
 
 

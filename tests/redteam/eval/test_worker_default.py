@@ -362,3 +362,30 @@ def test_nested_evaluation_on_the_same_worker_is_refused() -> None:
         return guarded_eval("1 + 1", rules=RULES, backend="in-process")
 
     assert guarded_eval("f() * 3", names={"f": inner_in_process}, rules=RULES) == 6
+
+
+NO_EVAL_LINES = """\
+import pysandboxes
+try:
+    pysandboxes.guarded_eval("6 * 7", rules=["eval-syntax=arith"])
+    print("ran")
+except pysandboxes.SandBoxError as exc:
+    print(type(exc).__name__)
+print(pysandboxes.guarded_eval("6 * 7", rules=["eval-syntax=arith"], backend="in-process"))
+"""
+
+
+def test_under_python_sb_without_eval_lines_no_worker_is_started(project: Path, home: Path) -> None:
+    """The guard forks the worker only for the rule file's eval-* lines: with none (rules=
+    passed by the program) guarded_eval says so, and in-process is an explicit choice; a
+    learning run (which records, not bounds) evaluates in-process."""
+
+    (project / "prog.py").write_text(NO_EVAL_LINES)
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=pysandboxes\n")
+    done = run_sb(["prog.py"], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["EvalWorkerError", "42"]
+    (project / ".py-sandboxes").unlink()
+    learned = run_sb(["--learn", "prog.py"], cwd=project, env=base_env(home))
+    assert learned.returncode == 0, learned.stderr
+    assert learned.stdout.split() == ["ran", "42"]
