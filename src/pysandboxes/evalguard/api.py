@@ -159,6 +159,8 @@ IN_PROCESS = InProcessBackend()
 _backends: dict[str, Any] = {"in-process": IN_PROCESS}
 #: A backend registered under the name ``worker`` becomes the default.
 _default: list[Any] = []
+#: The built-in worker backend, once imported.
+_worker: list[Any] = []
 
 
 def _builtin_backend(name: str) -> Any:
@@ -191,7 +193,9 @@ def default_backend() -> Any:
         return _default[0]
     if LEARNING:
         return IN_PROCESS
-    return _builtin_backend("worker")
+    if not _worker:
+        _worker.append(_builtin_backend("worker"))
+    return _worker[0]
 
 
 def guarded_eval(

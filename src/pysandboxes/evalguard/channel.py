@@ -179,7 +179,10 @@ def dumps_for_worker(value: Any, table: list[Any], tops: frozenset[str]) -> byte
 def plain_names(names: dict[str, Any]) -> bool:
     """Whether every value is a plain scalar (pickled with no global and no function)."""
 
-    return all(type(value) in _PLAIN for value in names.values())
+    for value in names.values():  # noqa: SIM110 (a loop: no generator per call, hot path)
+        if type(value) not in _PLAIN:
+            return False
+    return True
 
 
 class ResultUnpickler(pickle.Unpickler):
