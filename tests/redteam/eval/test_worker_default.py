@@ -261,7 +261,7 @@ def _provider_available(name: str) -> bool:
     return bool(get_provider(name).availability())
 
 
-@pytest.mark.parametrize("provider", ["subprocess", "landlock"])
+@pytest.mark.parametrize("provider", ["subprocess", "landlock", "bwrap", "unshare"])
 def test_forked_worker_under_python_sb(provider: str, project: Path, home: Path) -> None:
     if provider != "subprocess":
         require(_provider_available(provider), f"the {provider} provider is not available here")
