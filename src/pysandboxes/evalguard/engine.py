@@ -9,8 +9,9 @@ process per call. A refused source is cached too (its error is raised again, reb
 from __future__ import annotations
 
 import decimal
+from time import monotonic as _monotonic
 
-from pysandboxes.errors import EvalSyntaxRejected, RuleEvalError
+from pysandboxes.errors import EvalSyntaxRejected, EvalTimeout, RuleEvalError
 from pysandboxes.evalguard import check, rewrite, runtime
 
 TYPE_CHECKING = False
@@ -152,6 +153,12 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
             ns.pop(name, None)
     if state.error is not None:  # swallowed on the way (a library's bare except)
         raise state.error.with_traceback(None)
+    if _monotonic() > state.deadline:
+        # One long call with no check after it (a big-int division, a C function): it ran
+        # to its end in-process, and it is a timeout all the same, never a late success.
+        raise EvalTimeout(
+            f"guarded evaluation ran past {rules.key('eval-timeout')} ({rules.timeout:g}s)"
+        )
     if compiled.mode == "eval":
         return runtime.copy_out(result)
     return None

@@ -4,6 +4,8 @@ assignment evaluates its value once."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pysandboxes.errors import EvalMemoryError
@@ -69,3 +71,18 @@ def test_helpers_do_not_stay_in_the_namespace() -> None:
     ns = engine.namespace(compiled, {}, strict=True)
     engine.run(compiled, ns)
     assert not [name for name in ns if name.startswith("_sb_") and not name.startswith("_sb_tmp")]
+
+
+def test_one_long_call_in_process_ends_as_a_timeout_not_a_late_success() -> None:
+    """In-process, one long C call with no check after it runs to its end (the worker is
+    what interrupts it): the evaluation is then an EvalTimeout, never a late success."""
+
+    from pysandboxes.errors import EvalTimeout
+
+    names = {"a": 7**400_000 - 1, "b": 3**400_000 - 3}  # a // b: one C call
+    start = time.monotonic()
+    assert names["a"] // names["b"] > 0  # the control: plain Python, how long it takes
+    budget_ms = max(1, int((time.monotonic() - start) * 1000 / 4))  # a quarter of that
+    rules = ["eval-syntax=arith", f"eval-timeout={budget_ms}ms"]
+    with pytest.raises(EvalTimeout):
+        guarded_eval("a // b", names=names, rules=rules, backend="in-process")
