@@ -55,7 +55,9 @@ else:
 ALWAYS_ALLOWED = frozenset(
     {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}
 )
-WRAPPED_MODULES = frozenset({"posix", "_thread", "_posixsubprocess", "_signal", "faulthandler"})
+WRAPPED_MODULES = frozenset(
+    {"posix", "nt", "_thread", "_posixsubprocess", "_signal", "faulthandler"}
+)
 
 
 def allowed_names(policy: Policy) -> tuple[bool, frozenset[str]]:
