@@ -56,7 +56,10 @@ ALWAYS_ALLOWED = frozenset(
     {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}
 )
 WRAPPED_MODULES = frozenset(
-    {"posix", "nt", "_thread", "_posixsubprocess", "_signal", "faulthandler"}
+    # the operating system's C module: posix, or nt on Windows (elsewhere an import of nt,
+    # as ntpath tries, simply fails as it would without the sandbox)
+    {"nt" if sys.platform == "win32" else "posix", "_thread", "_posixsubprocess", "_signal"}
+    | {"faulthandler"}
 )
 
 
