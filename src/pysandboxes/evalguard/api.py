@@ -12,6 +12,8 @@ origin ``<arg>``).
 
 from __future__ import annotations
 
+import sys
+
 from pysandboxes.errors import ConfigError
 from pysandboxes.evalguard import engine
 from pysandboxes.evalguard import rules as rules_module
@@ -135,6 +137,8 @@ _default: list[Any] = []
 
 def _builtin_backend(name: str) -> Any:
     if name == "fork":
+        if sys.platform == "win32":  # fork is POSIX's (evalguard/fork.py)
+            return None
         from pysandboxes.evalguard.fork import FORK
 
         return FORK
