@@ -12,6 +12,8 @@ origin ``<arg>``: the ``eval-*`` lines judge the source, the others configure th
 
 from __future__ import annotations
 
+import sys
+
 from pysandboxes.errors import ConfigError
 from pysandboxes.evalguard import engine
 from pysandboxes.evalguard import rules as rules_module
@@ -165,6 +167,8 @@ _worker: list[Any] = []
 
 def _builtin_backend(name: str) -> Any:
     if name == "fork":
+        if sys.platform == "win32":  # fork is POSIX's (evalguard/fork.py)
+            return None
         from pysandboxes.evalguard.fork import FORK
 
         return FORK

@@ -32,6 +32,9 @@ import time
 from pysandboxes import errors
 from pysandboxes.evalguard import engine
 
+if sys.platform == "win32":  # fork, rlimits, wait statuses: POSIX's (issue 19)
+    raise ImportError("the fork backend of guarded evaluation needs fork (POSIX)")
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
