@@ -64,8 +64,11 @@ def address_space(setrlimit: Callable[[int, tuple[int, int]], None]) -> int:
     soft limit is left unlimited up to the hard one; 0 when the limit cannot be set.
     """
 
-    import mmap
-    import resource
+    try:
+        import mmap
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no resource limits to probe with
+        return 0
 
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # a new mapping each time (never reused)
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
@@ -94,9 +97,17 @@ def make_limits(
     setrlimit: Callable[[int, tuple[int, int]], None], base: int
 ) -> Callable[[EvalRules], None]:
     """The worker's ``limits(rules)``, called before each evaluation (see the module
-    docstring); a limit is set again only when it must change."""
+    docstring); a limit is set again only when it must change. Without the ``resource``
+    module (Windows) no kernel limit is set: the host's kill at the timeout remains."""
 
-    import resource
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+
+        def no_limits(rules: EvalRules) -> None:
+            return None
+
+        return no_limits
 
     as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
@@ -278,12 +289,19 @@ def serve_spawned() -> None:
 
     fd, ahead = take_channel()
     operations = api.worker_operations()
-    if operations is None:
-        import resource
-
-        setrlimit = resource.setrlimit
-    else:
+    setrlimit: Callable[[int, tuple[int, int]], None]
+    if operations is not None:
         setrlimit = operations[2]
+    else:
+        try:
+            import resource
+
+            setrlimit = resource.setrlimit
+        except ImportError:  # pragma: no cover - Windows: make_limits sets none
+
+            def setrlimit(which: int, limits: tuple[int, int]) -> None:
+                return None
+
     server = channel.Server(fd, fd, make_limits(setrlimit, address_space(setrlimit)))
     server.reader.buffer = ahead
     server.serve()
