@@ -68,11 +68,11 @@ PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 SYSCALL_NUMBERS = {
     "x86_64": {
         "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-        "sethostname": 170, "prctl": 157, "seccomp": 317, "mount_setattr": 442,
+        "sethostname": 170, "prctl": 157, "seccomp": 317, "mount_setattr": 442, "reboot": 169,
     },
     "aarch64": {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-        "sethostname": 161, "prctl": 167, "seccomp": 277, "mount_setattr": 442,
+        "sethostname": 161, "prctl": 167, "seccomp": 277, "mount_setattr": 442, "reboot": 142,
     },
 }  # fmt: skip
 

@@ -36,6 +36,8 @@ MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
 RB_AUTOBOOT = 0x01234567
+LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
+LINUX_REBOOT_MAGIC2 = 672274793
 #: (name, major, minor) of the device nodes of the guest's /dev: ``_ns_init.DEV_NODES``.
 DEV_NUMBERS = {
     "null": (1, 3),
@@ -127,12 +129,16 @@ class Port:
                 raise GuestError(f"frame {kind!r} before the run description")
 
 
+_next_high = [HIGH_FD]
+
+
 def _high(fd: int) -> int:
-    """``fd`` moved to a number above the ones the program receives (close-on-exec)."""
+    """``fd`` moved to a number above the ones the program receives (close-on-exec; PID 1
+    opens few descriptors, so a counter suffices and ``fcntl`` need not be loaded)."""
 
-    import fcntl
-
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    moved = _next_high[0]
+    _next_high[0] += 1
+    os.dup2(fd, moved, inheritable=False)
     os.close(fd)
     return moved
 
@@ -140,9 +146,7 @@ def _high(fd: int) -> int:
 def _reboot() -> None:
     """End the VM (qemu runs with ``-no-reboot``: a reboot makes it exit)."""
 
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).reboot(RB_AUTOBOOT)
+    _ns_init.sc("reboot", LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, RB_AUTOBOOT, None)
 
 
 def _lock_down(seccomp: bytes) -> None:
