@@ -32,9 +32,7 @@ from pysandboxes.providers import _qemu_frames as frames
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_NOEXEC = 8
+MS_NOSUID, MS_NODEV, MS_NOEXEC = _ns_init.MS_NOSUID, _ns_init.MS_NODEV, _ns_init.MS_NOEXEC
 RB_AUTOBOOT = 0x01234567
 LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
 LINUX_REBOOT_MAGIC2 = 672274793
@@ -185,7 +183,7 @@ def start_program(
         os.setgid(gid)
         # The bounding set is emptied (and no_new_privs set) while still root; after that the
         # program holds no capability even with uid 0.
-        _lock_down_caps_only()
+        _ns_init.drop_bounding_set()
         os.setuid(uid)
         os.chdir(str(run["cwd"]))
         _lock_down(seccomp)
@@ -200,19 +198,6 @@ def start_program(
         finally:
             os._exit(127)
     raise AssertionError("unreachable")
-
-
-def _lock_down_caps_only() -> None:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
-            last = int(handle.read())
-    except OSError:
-        last = 63
-    for cap in range(last + 1):
-        try:  # noqa: SIM105
-            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
-        except OSError:
-            pass
 
 
 def _read_available(fd: int) -> bytes | None:

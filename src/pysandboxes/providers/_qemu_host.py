@@ -35,13 +35,9 @@ from pysandboxes.providers import _qemu_frames as frames
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_BIND = 4096
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
+CLONE_NEWNS, CLONE_NEWUSER = _ns_init.CLONE_NEWNS, _ns_init.CLONE_NEWUSER
+MS_NOSUID, MS_NODEV, MS_BIND = _ns_init.MS_NOSUID, _ns_init.MS_NODEV, _ns_init.MS_BIND
+MS_REC, MS_PRIVATE = _ns_init.MS_REC, _ns_init.MS_PRIVATE
 FAILURE = 125
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 #: Seconds between a forwarded signal and qemu's forced end when the guest does not answer.
@@ -74,8 +70,7 @@ PORT_FD = "{port_fd}"
 
 
 def fail(message: str) -> None:
-    os.write(2, f"python-sb (os-sandbox=qemu): {message}\n".encode())
-    os._exit(FAILURE)
+    _ns_init.die(message, FAILURE)
 
 
 def check_spec(spec: object) -> dict[str, object]:
@@ -121,125 +116,33 @@ def enter_namespaces(spec: dict[str, object]) -> None:
         _ns_init.sc("unshare", CLONE_NEWUSER | CLONE_NEWNS)
     except OSError as exc:
         fail(f"cannot create a user and mount namespace for qemu: {exc.strerror}")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{spec['uid']} {parent_uid} 1\n")
-    _write("/proc/self/gid_map", f"{spec['gid']} {parent_gid} 1\n")
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return
-    try:
-        os.write(fd, text.encode())
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror}")
-    finally:
-        os.close(fd)
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    try:
-        _ns_init.sc(
-            "mount",
-            os.fsencode(source) if source is not None else None,
-            os.fsencode(target),
-            os.fsencode(fstype) if fstype is not None else None,
-            flags,
-            os.fsencode(data) if data else None,
-        )
-    except OSError as exc:
-        fail(f"mount {source} on {target}: {exc.strerror}")
-
-
-def _read_only(target: str, recursive: bool) -> None:
-    attr = _ns_init.MOUNT_ATTR_RDONLY.to_bytes(8, sys.byteorder) + bytes(24)
-    try:
-        _ns_init.sc(
-            "mount_setattr",
-            _ns_init.AT_FDCWD,
-            os.fsencode(target),
-            _ns_init.AT_RECURSIVE if recursive else 0,
-            attr,
-            32,
-        )
-    except OSError as exc:
-        fail(f"cannot make {target} read-only: {exc.strerror}")
-
-
-def _mountpoint(path: str, directory: bool) -> None:
-    if os.path.lexists(path):
-        return
-    os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-    if directory:
-        os.mkdir(path, 0o755)
-    else:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+    _ns_init.write_proc("/proc/self/setgroups", "deny")
+    _ns_init.write_proc("/proc/self/uid_map", f"{spec['uid']} {parent_uid} 1\n")
+    _ns_init.write_proc("/proc/self/gid_map", f"{spec['gid']} {parent_gid} 1\n")
 
 
 def build_tree(spec: dict[str, object]) -> None:
-    """The guest's root under ``spec['export']``, as ``_ns_init.build_tree`` builds the
-    namespace providers' root, except that /proc and /dev are left empty for the guest's own."""
+    """The guest's root under ``spec['export']``: the namespace providers' tree, mounted by the
+    same code (``_ns_init.apply_mounts``), except that /proc and /dev are left empty for the
+    guest's own; then the export itself is made read-only."""
 
     export = str(spec["export"])
     scratch = str(spec["scratch"])
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-    _mount("tmpfs", export, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    count = 0
+    _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _ns_init.mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+    _ns_init.mount("tmpfs", export, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     mounts = spec["mounts"]
     assert isinstance(mounts, list)
-    for kind, dest, source, data, mode in mounts:
-        target = export + dest
-        if kind in ("ro-bind", "bind"):
-            _mountpoint(target, os.path.isdir(source))
-            _mount(source, target, None, MS_BIND | MS_REC)
-            if kind == "ro-bind":
-                _read_only(target, recursive=True)
-        elif kind == "dir":
-            os.makedirs(target, mode, exist_ok=True)
-        elif kind == "tmpfs":
-            _mountpoint(target, True)
-            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode:o}")
-        elif kind == "symlink":
-            os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-            os.symlink(source, target)
-        elif kind == "file":
-            if os.path.lexists(target):  # over a bound host file: bind a copy, never write it
-                count += 1
-                copy = f"{scratch}/file-{count}"
-                _write_file(copy, data, mode)
-                _mount(copy, target, None, MS_BIND)
-                _read_only(target, recursive=False)
-            else:
-                os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-                _write_file(target, data, mode)
-        elif kind in ("proc", "dev"):
-            _mountpoint(target, True)  # the guest mounts its own
-        elif kind == "remount-ro":
-            _read_only(target, recursive=False)
-        else:
-            fail(f"unknown mount kind {kind}")
-    _read_only(export, recursive=False)
+    _ns_init.apply_mounts([tuple(m) for m in mounts], export, "", scratch, own_proc_dev=False)  # type: ignore[misc]
+    _ns_init.set_read_only(export, recursive=False)
     resolv = spec["resolv_conf"]
     assert isinstance(resolv, bytes)
     if resolv and os.path.exists("/etc/resolv.conf"):
         # qemu's user-mode network forwards the guest's DNS to the resolver in qemu's own
         # /etc/resolv.conf: the only one the ruleset lets through (netns.RESOLVER).
         copy = f"{scratch}/resolv.conf"
-        _write_file(copy, resolv, 0o644)
-        _mount(copy, "/etc/resolv.conf", None, MS_BIND)
-
-
-def _write_file(path: str, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        _ns_init.write_file(copy, resolv, 0o644)
+        _ns_init.mount(copy, "/etc/resolv.conf", None, MS_BIND)
 
 
 # -- qemu -----------------------------------------------------------------------------------------
@@ -289,10 +192,10 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
     are not there."""
 
     _ns_init.sc("unshare", CLONE_NEWNS)
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = str(spec["scratch"]) + "/qemu-root"
     os.mkdir(root, 0o755)
-    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    _ns_init.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = "/" + top
         if os.path.islink(host):
@@ -328,25 +231,16 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
 
 
 def _bind(source: str, target: str, *, read_only: bool) -> None:
-    _mountpoint(target, os.path.isdir(source))
-    _mount(source, target, None, MS_BIND | MS_REC)
+    _ns_init.mountpoint(target, os.path.isdir(source))
+    _ns_init.mount(source, target, None, MS_BIND | MS_REC)
     if read_only:
-        _read_only(target, recursive=True)
+        _ns_init.set_read_only(target, recursive=True)
 
 
 def _drop_capabilities() -> None:
     """No capability survives the exec (even as uid 0 in the namespace), no new privileges."""
 
-    try:
-        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
-            last = int(handle.read())
-    except OSError:
-        last = 63
-    for cap in range(last + 1):
-        try:  # noqa: SIM105
-            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
-        except OSError:
-            pass
+    _ns_init.drop_bounding_set()
     _ns_init.sc("prctl", _ns_init.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
@@ -579,6 +473,7 @@ def end_like(status: int) -> None:
 
 
 def main() -> None:
+    _ns_init.WHO = "qemu"  # the shared mount code's messages name this provider
     spec_fd = int(sys.argv[1])
     parent = os.getppid()
     _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, 9, 0, 0, 0)
