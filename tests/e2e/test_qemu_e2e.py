@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -260,6 +261,9 @@ def test_learn_in_the_vm_then_replay(home: Path, tmp_path: Path) -> None:
     learned = run_sb(["--learn", "prog.py"], cwd=project, env=env, timeout=TIMEOUT)
     assert learned.returncode == 0, learned.stderr
     assert learned.stdout == "data value\n"
+    # The banner says where the run happens: in the VM, not "no kernel sandbox".
+    (banner,) = [line for line in learned.stderr.splitlines() if "LEARNING MODE" in line]
+    assert "os-sandbox=qemu" in banner and "no kernel sandbox" not in banner
     text = (project / ".py-sandboxes").read_text()
     active = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert "os-sandbox=qemu" in active
@@ -293,3 +297,38 @@ def test_unusable_parameters_are_refused_before_anything_runs(home: Path, tmp_pa
         assert result.returncode == 2, (option, result.stderr)
         assert message in result.stderr and "nothing was run" in result.stderr
         assert not marker.exists()
+
+
+DENIED_PROGRAM = r"""
+try:
+    open(SECRET).read()
+    print("read")
+except PermissionError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_denials_come_back_over_the_channel(home: Path, tmp_path: Path) -> None:
+    """``--denials=FILE`` outside every exposure: the guard's line reaches the host's file
+    (through the channel: the file itself is not in the VM), for a read of a file the rules do
+    not expose (refused with its rule, as under bwrap, not passed off as missing)."""
+
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, "expose-ro=.")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (project / "prog.py").write_text(f"SECRET = {str(secret)!r}\n" + DENIED_PROGRAM)
+    denials = tmp_path / "denials.jsonl"
+    result = run_sb(
+        [f"--denials={denials}", "prog.py"], cwd=project, env=base_env(home), timeout=TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "RulePermissionError\n"
+    lines = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert [(d["kind"], d["target"], d["detail"]) for d in lines] == [("file", str(secret), "read")]
+    # Control: the same program without the sandbox reads the file.
+    control = subprocess.run(
+        [sys.executable, str(project / "prog.py")], capture_output=True, text=True, check=False
+    )
+    assert control.stdout == "read\n"

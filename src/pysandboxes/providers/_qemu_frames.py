@@ -9,7 +9,8 @@ PAYLOAD``:
   two 16-bit numbers);
 - guest -> host: ``B`` the guest is up (the boot watchdog stops), ``O``/``e`` bytes the program
   wrote on stdout/stderr, ``L`` learning records (the lines the Python layer writes on its
-  record descriptor), ``X`` how the program ended (a signed 32-bit number: the exit code, or
+  record descriptor), ``D`` lines of ``--denials`` (the guard appends them to a pipe in the guest;
+  the host to the file), ``X`` how the program ended (a signed 32-bit number: the exit code, or
   minus the signal that killed it), ``F`` a failure of the guest's own set-up (UTF-8 text).
 
 The run description is data only: ``marshal`` of str, bytes, int, lists and dicts, checked on
@@ -28,7 +29,7 @@ HEADER = 5
 #: A frame's payload is at most this long (a stdin chunk, a run description with its memfd).
 MAX_PAYLOAD = 64 << 20
 HOST_TYPES = frozenset(b"RIESW")
-GUEST_TYPES = frozenset(b"BOeLXF")
+GUEST_TYPES = frozenset(b"BOeLDXF")
 #: Version of the run description (the guest refuses another one).
 RUN_FORMAT = "pysb-qemu-1"
 
@@ -106,6 +107,7 @@ RUN_FIELDS: dict[str, type] = {
     "run_fd": int,
     "run_data": bytes,
     "record_fd": int,
+    "denials_path": str,
     "seccomp": bytes,
     "net": bool,
     "loopback_tcp": list,

@@ -12,7 +12,8 @@ running :func:`main` with ``-I -S``. This module then:
 4. forks the program: new session, stdin/stdout/stderr on pipes, no capabilities (bounding set
    emptied), the host user's uid and gid, ``no_new_privs``, the seccomp filter of the namespace
    providers, the working directory, then ``execve`` with exactly the granted environment;
-5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e``, ``S`` as
+5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e``, the guard's
+   ``--denials`` lines as ``D`` (:func:`denials_pipe`), ``S`` as
    ``killpg`` on its session; reaps every orphan (it is PID 1);
 6. when the program ends: ``sync`` (writes to read-write exposures reach the host), ``X`` with
    its status, then reboot (qemu runs with ``-no-reboot``: the VM ends).
@@ -33,6 +34,7 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 MS_NOSUID, MS_NODEV, MS_NOEXEC = _ns_init.MS_NOSUID, _ns_init.MS_NODEV, _ns_init.MS_NOEXEC
+MS_BIND = _ns_init.MS_BIND
 RB_AUTOBOOT = 0x01234567
 LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
 LINUX_REBOOT_MAGIC2 = 672274793
@@ -359,6 +361,20 @@ def forward_loopback(ports: list[int]) -> None:
         threading.Thread(target=serve_port, args=(listener, number), daemon=True).start()
 
 
+def denials_pipe(path: str) -> int:
+    """``--denials=FILE`` in the guest: a FIFO bound over ``path`` (a placeholder in the shared
+    tree; the host's file is not in the VM), whose lines go back as ``D`` frames; its read end.
+    PID 1 also holds a write end, so that the guard opening and closing it for each line never
+    leaves the FIFO without a writer (no end of file, no busy poll)."""
+
+    fifo = "/dev/.pysb-denials"
+    os.mkfifo(fifo, 0o600)
+    _mount(fifo, path, "none", MS_BIND)
+    reader = _high(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    _high(os.open(fifo, os.O_WRONLY))  # kept open until the VM ends
+    return reader
+
+
 def serve(port: Port) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     build_dev()
@@ -388,6 +404,9 @@ def serve(port: Port) -> None:
         record_r, record_w = (_high(fd) for fd in os.pipe())
         extra[record_fd] = record_w
         outputs[record_r] = b"L"
+    denials = str(run["denials_path"])
+    if denials:
+        outputs[denials_pipe(denials)] = b"D"
     stdin_r, stdin_w = (_high(fd) for fd in os.pipe())
     out_r, out_w = (_high(fd) for fd in os.pipe())
     err_r, err_w = (_high(fd) for fd in os.pipe())

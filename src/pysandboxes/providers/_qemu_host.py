@@ -16,8 +16,8 @@ see :func:`read_spec`). This process:
    ``PR_SET_PDEATHSIG``, the virtio-serial port on one end of a socketpair;
 5. relays: its stdin to ``I``/``E`` frames, the signals it receives (SIGINT, SIGTERM, SIGHUP,
    SIGQUIT, SIGUSR1, SIGUSR2) to ``S`` frames, ``O``/``e`` to its stdout/stderr, ``L`` to the
-   learning record descriptor; a **boot watchdog** kills a guest that never says ``B`` and
-   prints the console's last lines;
+   learning record descriptor, ``D`` to the ``--denials`` file; a **boot watchdog** kills a
+   guest that never says ``B`` and prints the console's last lines;
 6. ends as the program ended (same exit code, or death by the same signal), or with status 125
    and the reason when the VM failed.
 """
@@ -57,6 +57,7 @@ SPEC_FIELDS: dict[str, type] = {
     "qemu_argv": list,
     "run": bytes,
     "record_fd": int,
+    "denials": str,
     "boot_timeout": float,
     "console": str,
     "qemu_log": str,
@@ -287,6 +288,14 @@ class HostRelay:
         self.stdin_open = True
         self.outputs_ok = {1: True, 2: True}
         self.record_fd = int(spec["record_fd"])  # type: ignore[call-overload]
+        self.denials_fd = -1
+        if spec["denials"]:
+            # --denials=FILE: the guard's lines come back as D frames (the file is not in the VM)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+            try:
+                self.denials_fd = os.open(str(spec["denials"]), flags)
+            except OSError as exc:
+                fail(f"--denials={spec['denials']}: {exc.strerror}")
         self.deadline = time.monotonic() + float(spec["boot_timeout"])  # type: ignore[arg-type]
         self.signalled: int | None = None
         self.signal_deadline = 0.0
@@ -349,24 +358,32 @@ class HostRelay:
             self.failure = f"the guest sent a malformed frame ({exc})"
             return
         for kind, payload in received:
-            if kind == b"B":
-                self.booted = True
-            elif kind in (b"O", b"e"):
-                fd = 1 if kind == b"O" else 2
-                if self.outputs_ok[fd]:
-                    self.outputs_ok[fd] = _write_all(fd, payload)
-            elif kind == b"L":
-                if self.record_fd >= 0:
-                    _write_all(self.record_fd, payload)
-            elif kind == b"X":
-                try:
-                    self.status = frames.decode_status(payload)
-                except frames.FrameError as exc:
-                    self.failure = str(exc)
-            elif kind == b"F":
-                self.failure = "the guest could not start the program: " + payload.decode(
-                    "utf-8", "replace"
-                )
+            self.handle(kind, payload)
+
+    def handle(self, kind: bytes, payload: bytes) -> None:
+        """One frame from the guest."""
+
+        if kind == b"B":
+            self.booted = True
+        elif kind in (b"O", b"e"):
+            fd = 1 if kind == b"O" else 2
+            if self.outputs_ok[fd]:
+                self.outputs_ok[fd] = _write_all(fd, payload)
+        elif kind == b"L":
+            if self.record_fd >= 0:
+                _write_all(self.record_fd, payload)
+        elif kind == b"D":
+            if self.denials_fd >= 0:
+                _write_all(self.denials_fd, payload)
+        elif kind == b"X":
+            try:
+                self.status = frames.decode_status(payload)
+            except frames.FrameError as exc:
+                self.failure = str(exc)
+        elif kind == b"F":
+            self.failure = "the guest could not start the program: " + payload.decode(
+                "utf-8", "replace"
+            )
 
     def from_stdin(self, event: int) -> None:
         try:
@@ -421,22 +438,11 @@ class HostRelay:
                 self.failure = "qemu ended before the program did:\n" + _qemu_log_tail(self.spec)
 
     def decoder_feed_tail(self, data: bytes) -> None:
-        saved = self.qemu_status
-        self.qemu_status = None
         try:
             for kind, payload in self.decoder.feed(data):
-                if kind in (b"O", b"e"):
-                    _write_all(1 if kind == b"O" else 2, payload)
-                elif kind == b"L" and self.record_fd >= 0:
-                    _write_all(self.record_fd, payload)
-                elif kind == b"X":
-                    self.status = frames.decode_status(payload)
-                elif kind == b"F":
-                    self.failure = payload.decode("utf-8", "replace")
+                self.handle(kind, payload)
         except frames.FrameError:
             pass
-        finally:
-            self.qemu_status = saved
 
 
 def _qemu_log_tail(spec: dict[str, object]) -> str:

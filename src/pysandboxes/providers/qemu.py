@@ -40,6 +40,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from pysandboxes.providers._ns_mounts import Mount
     from pysandboxes.providers._qemu_kernel import Artefacts
     from pysandboxes.providers.limits import Notice
     from pysandboxes.providers.netns import Network
@@ -440,6 +441,8 @@ class QemuProvider:
                 tsc=tsc_khz() if accel == "tcg" else 0,
             )
             run_fd = launch.pass_fds[0] if launch.pass_fds else -1
+            denials = launch.context.denials_file
+            denials = os.path.abspath(denials) if denials else ""
             run = {
                 "format": _qemu_frames.RUN_FORMAT,
                 "argv": list(launch.child_argv),
@@ -451,6 +454,7 @@ class QemuProvider:
                 "run_fd": run_fd,
                 "run_data": _read_fd(run_fd) if run_fd >= 0 else b"",
                 "record_fd": launch.context.record_fd,
+                "denials_path": denials,
                 "seccomp": _ns_common.seccomp_program() or b"",
                 "net": network is not None,
                 "loopback_tcp": _ports(network.plan.tcp_to_host) if network else [],
@@ -460,7 +464,7 @@ class QemuProvider:
                 resolv = f"nameserver {network.resolver}\n".encode()
             spec = {
                 "format": _qemu_host.SPEC_FORMAT,
-                "mounts": [[m.kind, m.dest, m.source, m.data, m.mode] for m in plan.mounts],
+                "mounts": [_guest_mount(m, denials) for m in plan.mounts],
                 "export": export,
                 "scratch": scratch,
                 "join_user": network.join_user if network else "",
@@ -469,6 +473,7 @@ class QemuProvider:
                 "qemu_argv": argv,
                 "run": _qemu_frames.encode_run(run),
                 "record_fd": launch.context.record_fd,
+                "denials": denials,
                 "boot_timeout": float(_param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))),
                 "console": console,
                 "qemu_log": os.path.join(workdir, "qemu.log"),
@@ -543,6 +548,17 @@ class QemuProvider:
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines
+
+
+def _guest_mount(mount: Mount, denials: str) -> list[object]:
+    """One entry of the mount plan as the relay's spec carries it. The ``--denials`` file, which
+    the namespace providers bind read-write, is an empty placeholder in the VM's tree instead:
+    the guest binds a pipe over it and the lines come back over the channel (``D`` frames), so
+    the host's file is never in the VM."""
+
+    if denials and mount.kind == "bind" and mount.dest == denials:
+        return ["file", mount.dest, "", b"", 0o600]
+    return [mount.kind, mount.dest, mount.source, mount.data, mount.mode]
 
 
 def learning_launch(launch: Launch) -> Launch:

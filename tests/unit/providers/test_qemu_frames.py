@@ -21,6 +21,7 @@ def run_description(**changes: object) -> dict[str, object]:
         "run_fd": 3,
         "run_data": b"12\nheader",
         "record_fd": -1,
+        "denials_path": "",
         "seccomp": b"",
         "net": False,
         "loopback_tcp": [5432],
