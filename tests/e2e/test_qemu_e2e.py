@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -332,3 +333,77 @@ def test_denials_come_back_over_the_channel(home: Path, tmp_path: Path) -> None:
         [sys.executable, str(project / "prog.py")], capture_output=True, text=True, check=False
     )
     assert control.stdout == "read\n"
+
+
+TERMINAL_PROGRAM = r"""
+import os, sys, time
+size = os.get_terminal_size(1)
+print("isatty", os.isatty(0), os.isatty(1), os.isatty(2), size.columns, size.lines)
+line = input("type: ")
+print("line=%r" % line)
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    print("interrupted")
+    sys.exit(3)
+"""
+
+
+def test_a_terminal_is_a_terminal_in_the_vm(home: Path, tmp_path: Path) -> None:
+    """python-sb on a terminal: the program sees one (isatty, window size), the VM's line
+    discipline edits the line typed (a backspace removes a character), Ctrl-C typed reaches the
+    program as SIGINT, and python-sb's terminal is left as it was found."""
+
+    import fcntl
+    import struct
+    import termios
+
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, "expose-ro=.", "python-import=*")
+    (project / "prog.py").write_text(TERMINAL_PROGRAM)
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = termios.tcgetattr(slave)
+    proc = subprocess.Popen(
+        [PYTHON_SB, "prog.py"],
+        cwd=project,
+        env=base_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + TIMEOUT
+        while marker not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    return
+
+    try:
+        read_until(b"type: ")
+        os.write(master, b"abc\x7fd\r")  # typed: abc, backspace, d, Enter
+        read_until(b"line=")
+        time.sleep(0.5)
+        os.write(master, b"\x03")  # Ctrl-C
+        read_until(b"interrupted")
+        status = proc.wait(timeout=TIMEOUT)
+        after = termios.tcgetattr(master)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = seen.decode(errors="replace")
+    assert "isatty True True True 100 30" in text, text
+    assert "line='abd'" in text, text
+    assert "interrupted" in text and status == 3, (status, text)
+    assert after == before

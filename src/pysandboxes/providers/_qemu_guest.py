@@ -9,10 +9,12 @@ running :func:`main` with ``-I -S``. This module then:
 2. reads the ``R`` frame (``_qemu_frames.decode_run``: data only, checked);
 3. recreates the run's memfd at the descriptor number the ``-c`` bootstrap names, and the learning
    record descriptor as a pipe whose lines go back as ``L`` frames;
-4. forks the program: new session, stdin/stdout/stderr on pipes, no capabilities (bounding set
+4. forks the program: new session, stdin/stdout/stderr on pipes, or on a pseudo-terminal for
+   those that are a terminal on the host (:func:`open_terminal`), no capabilities (bounding set
    emptied), the host user's uid and gid, ``no_new_privs``, the seccomp filter of the namespace
    providers, the working directory, then ``execve`` with exactly the granted environment;
-5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e``, the guard's
+5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e`` (the terminal's
+   output as ``T``; ``W`` sets its window size), the guard's
    ``--denials`` lines as ``D`` (:func:`denials_pipe`), ``S`` as
    ``killpg`` on its session; reaps every orphan (it is PID 1);
 6. when the program ends: ``sync`` (writes to read-write exposures reach the host), ``X`` with
@@ -158,10 +160,49 @@ def _lock_down(seccomp: bytes) -> None:
     _ns_init.lock_down(spec)  # type: ignore[arg-type]
 
 
+def open_terminal(run: dict[str, object]) -> tuple[int, int]:
+    """A pseudo-terminal for the program (python-sb's own stdin, stdout or stderr is a
+    terminal): ``(master, slave)``. The slave belongs to the program's user (it may reopen
+    ``/dev/tty``), has the host terminal's window size, and no suspend character: Ctrl-Z would
+    stop the program in a VM that has no shell to resume it."""
+
+    import termios
+
+    master, slave = (_high(fd) for fd in os.openpty())
+    os.fchown(slave, int(run["uid"]), int(run["gid"]))  # type: ignore[call-overload]
+    os.fchmod(slave, 0o600)
+    attrs = termios.tcgetattr(slave)
+    attrs[6][termios.VSUSP] = 0  # _POSIX_VDISABLE
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    size = run["winsize"]
+    assert isinstance(size, list)
+    if size:
+        set_window_size(master, size[0], size[1])
+    return master, slave
+
+
+def set_window_size(master: int, rows: int, columns: int) -> None:
+    """The terminal's size (the kernel sends SIGWINCH to the program's foreground group)."""
+
+    import fcntl
+    import termios
+
+    packed = b"".join(n.to_bytes(2, sys.byteorder) for n in (rows, columns, 0, 0))
+    try:  # noqa: SIM105
+        fcntl.ioctl(master, termios.TIOCSWINSZ, packed)
+    except OSError:
+        pass
+
+
 def start_program(
-    run: dict[str, object], stdio: tuple[int, int, int], extra: dict[int, int]
+    run: dict[str, object],
+    stdio: tuple[int, int, int],
+    extra: dict[int, int],
+    *,
+    terminal: int = -1,
 ) -> int:
-    """Fork the program with ``stdio`` on 0-2 and ``extra`` (target -> source) descriptors."""
+    """Fork the program with ``stdio`` on 0-2 and ``extra`` (target -> source) descriptors;
+    ``terminal``, when given, becomes its controlling terminal."""
 
     pid = os.fork()
     if pid:
@@ -174,6 +215,11 @@ def start_program(
                 pass
         _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
         os.setsid()
+        if terminal >= 0:
+            import fcntl
+            import termios
+
+            fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
         for target, source in enumerate(stdio):
             os.dup2(source, target)
         for target, source in extra.items():
@@ -203,14 +249,15 @@ def start_program(
 
 
 def _read_available(fd: int) -> bytes | None:
-    """What can be read now (b'' when nothing; None at end of file)."""
+    """What can be read now (b'' when nothing; None at end of file, or EIO: a terminal's master
+    once every descriptor of its slave is closed)."""
 
     try:
         data = os.read(fd, CHUNK)
-    except BlockingIOError:
+    except (BlockingIOError, InterruptedError):
         return b""
-    except InterruptedError:
-        return b""
+    except OSError:
+        return None
     return data if data else None
 
 
@@ -225,32 +272,37 @@ class Relay:
         self.stdin_eof = False
         self.outputs = outputs  # fd -> frame type
         self.status: int | None = None
+        self.master = -1  # the pseudo-terminal's master, when the program has one
+        self.stdin_is_terminal = False  # I frames go to the master: E does not close it
 
     def run(self, wakeup: int) -> int:
         import select
 
         poller = select.poll
+        readable = select.POLLIN | select.POLLHUP | select.POLLERR
         while self.status is None:
-            p = poller()
-            p.register(self.port.fd, select.POLLIN)
-            p.register(wakeup, select.POLLIN)
-            for fd in self.outputs:
-                p.register(fd, select.POLLIN)
+            # One mask per descriptor: a terminal's master is both the program's input and its
+            # output (registering it twice would replace the first mask).
+            masks = dict.fromkeys((self.port.fd, wakeup, *self.outputs), select.POLLIN)
             if self.stdin_w is not None and self.stdin_pending:
-                p.register(self.stdin_w, select.POLLOUT)
+                masks[self.stdin_w] = masks.get(self.stdin_w, 0) | select.POLLOUT
+            p = poller()
+            for fd, mask in masks.items():
+                p.register(fd, mask)
             try:
                 events = p.poll()
             except InterruptedError:
                 events = []
-            for fd, _event in events:
+            for fd, event in events:
                 if fd == wakeup:
                     _read_available(wakeup)
                 elif fd == self.port.fd:
                     for kind, payload in self.port.receive():
                         self.host_frame(kind, payload)
-                elif fd == self.stdin_w:
+                    continue
+                if fd == self.stdin_w and event & select.POLLOUT:
                     self.flush_stdin()
-                elif fd in self.outputs:
+                if fd in self.outputs and event & readable:
                     self.forward(fd)
             self.reap()
         for fd in list(self.outputs):
@@ -274,14 +326,18 @@ class Relay:
                 self.stdin_pending += payload
                 self.flush_stdin()
         elif kind == b"E":
-            self.stdin_eof = True
-            self.flush_stdin()
+            if not self.stdin_is_terminal:
+                self.stdin_eof = True
+                self.flush_stdin()
+        elif kind == b"W" and len(payload) == 4 and self.master >= 0:
+            rows, columns = int.from_bytes(payload[:2], "big"), int.from_bytes(payload[2:], "big")
+            set_window_size(self.master, rows, columns)
         elif kind == b"S" and len(payload) == 1:
             try:  # noqa: SIM105
                 os.killpg(self.pid, payload[0])
             except (ProcessLookupError, PermissionError):
                 pass
-        # W (window size): the program has pipes, not a terminal; R again is ignored.
+        # R again is ignored.
 
     def flush_stdin(self) -> None:
         if self.stdin_w is None:
@@ -407,14 +463,29 @@ def serve(port: Port) -> None:
     denials = str(run["denials_path"])
     if denials:
         outputs[denials_pipe(denials)] = b"D"
-    stdin_r, stdin_w = (_high(fd) for fd in os.pipe())
-    out_r, out_w = (_high(fd) for fd in os.pipe())
-    err_r, err_w = (_high(fd) for fd in os.pipe())
-    pid = start_program(run, (stdin_r, out_w, err_w), extra)
-    for fd in (stdin_r, out_w, err_w, memfd, *([extra[record_fd]] if record_fd >= 0 else [])):
+    terminal = run["tty"]
+    assert isinstance(terminal, list)
+    master, slave = open_terminal(run) if terminal else (-1, -1)
+    stdio: list[int] = []
+    readers: list[int] = []  # the read ends of the pipes, kept in the relay
+    for fd in (0, 1, 2):
+        if fd in terminal:
+            stdio.append(slave)
+            readers.append(-1)
+            continue
+        r, w = (_high(end) for end in os.pipe())
+        stdio.append(r if fd == 0 else w)
+        readers.append(w if fd == 0 else r)
+    pid = start_program(run, (stdio[0], stdio[1], stdio[2]), extra, terminal=slave)
+    for fd in {*stdio, memfd, *([extra[record_fd]] if record_fd >= 0 else [])}:
         os.close(fd)
-    outputs[out_r] = b"O"
-    outputs[err_r] = b"e"
+    stdin_w = master if 0 in terminal else readers[0]
+    if readers[1] >= 0:
+        outputs[readers[1]] = b"O"
+    if readers[2] >= 0:
+        outputs[readers[2]] = b"e"
+    if master >= 0:
+        outputs[master] = b"T"
     for fd in (*outputs, stdin_w):
         os.set_blocking(fd, False)
     wake_r, wake_w = (_high(fd) for fd in os.pipe())
@@ -422,7 +493,10 @@ def serve(port: Port) -> None:
     os.set_blocking(wake_w, False)
     _signal.signal(_signal.SIGCHLD, lambda *_: None)
     _signal.set_wakeup_fd(wake_w)
-    status = Relay(port, pid, stdin_w, outputs).run(wake_r)
+    relay = Relay(port, pid, stdin_w, outputs)
+    relay.master = master
+    relay.stdin_is_terminal = 0 in terminal
+    status = relay.run(wake_r)
     os.sync()  # the program's writes to read-write exposures reach the host before X
     port.send(b"X", frames.encode_status(status))
 

@@ -58,6 +58,7 @@ SPEC_FIELDS: dict[str, type] = {
     "run": bytes,
     "record_fd": int,
     "denials": str,
+    "tty": list,
     "boot_timeout": float,
     "console": str,
     "qemu_log": str,
@@ -299,6 +300,10 @@ class HostRelay:
         self.deadline = time.monotonic() + float(spec["boot_timeout"])  # type: ignore[arg-type]
         self.signalled: int | None = None
         self.signal_deadline = 0.0
+        terminals = spec["tty"]
+        assert isinstance(terminals, list)
+        #: Where the guest's terminal output goes (T frames): python-sb's terminal.
+        self.terminal = -1 if not terminals else 1 if 1 in terminals else terminals[0]
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         _write_all(self.sock, frames.encode(kind, payload))
@@ -369,6 +374,9 @@ class HostRelay:
             fd = 1 if kind == b"O" else 2
             if self.outputs_ok[fd]:
                 self.outputs_ok[fd] = _write_all(fd, payload)
+        elif kind == b"T":
+            if self.terminal >= 0:
+                _write_all(self.terminal, payload)
         elif kind == b"L":
             if self.record_fd >= 0:
                 _write_all(self.record_fd, payload)
@@ -406,6 +414,11 @@ class HostRelay:
         for signum in data:
             if signum == _signal.SIGCHLD:
                 self.reap_qemu(block=False)
+            elif signum == _signal.SIGWINCH:
+                if self.terminal >= 0:
+                    size = window_size(self.terminal)
+                    if size:
+                        self.send(b"W", b"".join(n.to_bytes(2, "big") for n in size))
             elif not self.booted:
                 # Nothing runs yet: end now, as the program would have.
                 self.status = -signum
@@ -443,6 +456,45 @@ class HostRelay:
                 self.handle(kind, payload)
         except frames.FrameError:
             pass
+
+
+def window_size(fd: int) -> tuple[int, int] | None:
+    try:
+        size = os.get_terminal_size(fd)
+    except OSError:
+        return None
+    return size.lines, size.columns
+
+
+def raw_terminal(spec: dict[str, object]) -> list[object] | None:
+    """When python-sb's stdin is a terminal, make it raw (every key, Ctrl-C included, goes to
+    the program's pseudo-terminal in the guest, whose line discipline edits lines, echoes and
+    raises SIGINT); the attributes to restore (None when nothing was changed)."""
+
+    terminals = spec["tty"]
+    assert isinstance(terminals, list)
+    if 0 not in terminals:
+        return None
+    import termios
+    import tty
+
+    try:
+        saved = termios.tcgetattr(0)
+        tty.setraw(0, termios.TCSANOW)
+    except termios.error:
+        return None
+    return saved
+
+
+def restore_terminal(saved: list[object] | None) -> None:
+    if saved is None:
+        return
+    import termios
+
+    try:  # noqa: SIM105
+        termios.tcsetattr(0, termios.TCSADRAIN, saved)  # type: ignore[arg-type]
+    except termios.error:
+        pass
 
 
 def _qemu_log_tail(spec: dict[str, object]) -> str:
@@ -501,7 +553,7 @@ def main() -> None:
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
-    for name in (*SIGNALS, "SIGCHLD"):
+    for name in (*SIGNALS, "SIGCHLD", "SIGWINCH"):
         _signal.signal(getattr(_signal, name), lambda *_: None)
     _signal.set_wakeup_fd(wake_w)
     qemu = spawn_qemu(spec, port)
@@ -510,9 +562,11 @@ def main() -> None:
     run = spec["run"]
     assert isinstance(run, bytes)
     relay.send(b"R", run)
+    saved = raw_terminal(spec)
     try:
         relay.loop()
     finally:
+        restore_terminal(saved)
         _end_qemu(relay)
     if relay.status is not None:
         end_like(relay.status)

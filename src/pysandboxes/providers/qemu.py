@@ -441,6 +441,7 @@ class QemuProvider:
                 tsc=tsc_khz() if accel == "tcg" else 0,
             )
             run_fd = launch.pass_fds[0] if launch.pass_fds else -1
+            terminals = [fd for fd in (0, 1, 2) if os.isatty(fd)]
             denials = launch.context.denials_file
             denials = os.path.abspath(denials) if denials else ""
             run = {
@@ -455,6 +456,8 @@ class QemuProvider:
                 "run_data": _read_fd(run_fd) if run_fd >= 0 else b"",
                 "record_fd": launch.context.record_fd,
                 "denials_path": denials,
+                "tty": terminals,
+                "winsize": _window_size(terminals),
                 "seccomp": _ns_common.seccomp_program() or b"",
                 "net": network is not None,
                 "loopback_tcp": _ports(network.plan.tcp_to_host) if network else [],
@@ -474,6 +477,7 @@ class QemuProvider:
                 "run": _qemu_frames.encode_run(run),
                 "record_fd": launch.context.record_fd,
                 "denials": denials,
+                "tty": terminals,
                 "boot_timeout": float(_param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))),
                 "console": console,
                 "qemu_log": os.path.join(workdir, "qemu.log"),
@@ -548,6 +552,18 @@ class QemuProvider:
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines
+
+
+def _window_size(terminals: list[int]) -> list[int]:
+    """``[rows, columns]`` of python-sb's terminal ([] without one)."""
+
+    for fd in terminals:
+        try:
+            size = os.get_terminal_size(fd)
+        except OSError:
+            continue
+        return [size.lines, size.columns]
+    return []
 
 
 def _guest_mount(mount: Mount, denials: str) -> list[object]:

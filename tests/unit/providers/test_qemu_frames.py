@@ -22,6 +22,8 @@ def run_description(**changes: object) -> dict[str, object]:
         "run_data": b"12\nheader",
         "record_fd": -1,
         "denials_path": "",
+        "tty": [],
+        "winsize": [],
         "seccomp": b"",
         "net": False,
         "loopback_tcp": [5432],
