@@ -302,6 +302,7 @@ class HostRelay:
         self.signal_deadline = 0.0
         terminals = spec["tty"]
         assert isinstance(terminals, list)
+        self.saved_terminal: list[object] | None = None
         #: Where the guest's terminal output goes (T frames): python-sb's terminal.
         self.terminal = -1 if not terminals else 1 if 1 in terminals else terminals[0]
 
@@ -370,6 +371,8 @@ class HostRelay:
 
         if kind == b"B":
             self.booted = True
+            # Raw from now on (until then Ctrl-C still ends a boot that takes too long).
+            self.saved_terminal = raw_terminal(self.spec)
         elif kind in (b"O", b"e"):
             fd = 1 if kind == b"O" else 2
             if self.outputs_ok[fd]:
@@ -562,11 +565,10 @@ def main() -> None:
     run = spec["run"]
     assert isinstance(run, bytes)
     relay.send(b"R", run)
-    saved = raw_terminal(spec)
     try:
         relay.loop()
     finally:
-        restore_terminal(saved)
+        restore_terminal(relay.saved_terminal)
         _end_qemu(relay)
     if relay.status is not None:
         end_like(relay.status)
