@@ -1,16 +1,18 @@
 """The conformance matrix (issue 11, deliverable 3): one meaning per rule under every enforcer.
 
 Every case of ``cases.py`` runs through the real ``python-sb`` under each configuration of
-``CONFIGS`` (``subprocess`` with the Python layer; ``landlock``, ``bwrap``, ``unshare`` with it off
-and on), one run per cell, plus a control under plain python3 that must reach the objective. A
-cell fails on a silent widening or a breakage that is not an announced, documented limit; the
-failure message says which. Cells known to fail today are listed in ``known.py`` (strict xfail).
+``CONFIGS`` (``subprocess`` with the Python layer; ``landlock``, ``bwrap``, ``unshare``, ``qemu``
+with it off and on; under ``qemu`` one case per category unless ``PYSANDBOXES_QEMU_ALL=1``), one
+run per cell, plus a control under plain python3 that must reach the objective. A cell fails on
+a silent widening or a breakage that is not an announced, documented limit; the failure message
+says which. Cells known to fail today are listed in ``known.py`` (strict xfail).
 See docs/conformance.md.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 from pathlib import Path
 
@@ -24,12 +26,37 @@ from tests.helpers import loopback_host_name, require, require_tool
 BY_ID = {case.id: case for case in CASES}
 
 
-def _cells() -> list[tuple[str, str]]:
+#: Each qemu cell boots a VM (seconds under TCG on 2 cores): by default one case per category
+#: runs under the two qemu configurations; ``PYSANDBOXES_QEMU_ALL=1`` runs the whole table.
+QEMU_ALL = os.environ.get("PYSANDBOXES_QEMU_ALL") == "1"
+QEMU_CASES = frozenset(
+    {
+        "files/ro-write",  # EROFS from the host's bind, through 9p
+        "defaults/usr-share",  # an announced limit of the shared tree
+        "env/unenv-beats-pattern",
+        "net/out-ip",  # the host's loopback, relayed from the guest's 127.0.0.1
+        "children/cat-reads-ungranted",
+        "imports/not-granted",  # qemu-py only
+        "sqlite/write-in-rw",  # writes reach the host through 9p
+        "learned/copy-file",  # a file learned without qemu, replayed in the VM
+    }
+)
+
+
+def _all_cells() -> list[tuple[str, str]]:
     return [
         (case.id, config)
         for case in CASES
         for config, (_, py) in CONFIGS.items()
         if py or not case.python_only
+    ]
+
+
+def _cells() -> list[tuple[str, str]]:
+    return [
+        (case_id, config)
+        for case_id, config in _all_cells()
+        if QEMU_ALL or CONFIGS[config][0] != "qemu" or case_id in QEMU_CASES
     ]
 
 
@@ -62,7 +89,7 @@ def _requirements(case: Case, config: str | None) -> None:
     provider = CONFIGS[config][0]
     ok, reason = _provider_state(provider)
     require(ok, reason)
-    if provider in ("bwrap", "unshare") and any(r.startswith("net=") for r in case.rules):
+    if provider in ("bwrap", "unshare", "qemu") and any(r.startswith("net=") for r in case.rules):
         require_tool("pasta", "passt")
         require_tool("nft", "nftables")
 
@@ -174,7 +201,7 @@ def test_cell(
 def test_known_failures_name_existing_cells() -> None:
     """Every entry of known.py names a cell of the matrix (a renamed case leaves none behind)."""
 
-    cells = {f"{case_id}@{config}" for case_id, config in _cells()}
+    cells = {f"{case_id}@{config}" for case_id, config in _all_cells()}
     cells |= {f"{case.id}@python3" for case in CASES}
     assert sorted(set(KNOWN_FAILURES) - cells) == []
 
@@ -198,3 +225,6 @@ def test_table_is_consistent() -> None:
         assert hasattr(harness, "PROBE")
     for limit in LIMITS.values():
         assert set(limit.configs) <= set(CONFIGS)
+    assert set(BY_ID) >= QEMU_CASES
+    categories = {case_id.split("/")[0] for case_id in BY_ID}
+    assert {case_id.split("/")[0] for case_id in QEMU_CASES} == categories

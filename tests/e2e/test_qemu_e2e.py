@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -260,6 +262,9 @@ def test_learn_in_the_vm_then_replay(home: Path, tmp_path: Path) -> None:
     learned = run_sb(["--learn", "prog.py"], cwd=project, env=env, timeout=TIMEOUT)
     assert learned.returncode == 0, learned.stderr
     assert learned.stdout == "data value\n"
+    # The banner says where the run happens: in the VM, not "no kernel sandbox".
+    (banner,) = [line for line in learned.stderr.splitlines() if "LEARNING MODE" in line]
+    assert "os-sandbox=qemu" in banner and "no kernel sandbox" not in banner
     text = (project / ".py-sandboxes").read_text()
     active = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert "os-sandbox=qemu" in active
@@ -293,3 +298,112 @@ def test_unusable_parameters_are_refused_before_anything_runs(home: Path, tmp_pa
         assert result.returncode == 2, (option, result.stderr)
         assert message in result.stderr and "nothing was run" in result.stderr
         assert not marker.exists()
+
+
+DENIED_PROGRAM = r"""
+try:
+    open(SECRET).read()
+    print("read")
+except PermissionError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_denials_come_back_over_the_channel(home: Path, tmp_path: Path) -> None:
+    """``--denials=FILE`` outside every exposure: the guard's line reaches the host's file
+    (through the channel: the file itself is not in the VM), for a read of a file the rules do
+    not expose (refused with its rule, as under bwrap, not passed off as missing)."""
+
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, "expose-ro=.")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (project / "prog.py").write_text(f"SECRET = {str(secret)!r}\n" + DENIED_PROGRAM)
+    denials = tmp_path / "denials.jsonl"
+    result = run_sb(
+        [f"--denials={denials}", "prog.py"], cwd=project, env=base_env(home), timeout=TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "RulePermissionError\n"
+    lines = [json.loads(line) for line in denials.read_text().splitlines()]
+    assert [(d["kind"], d["target"], d["detail"]) for d in lines] == [("file", str(secret), "read")]
+    # Control: the same program without the sandbox reads the file.
+    control = subprocess.run(
+        [sys.executable, str(project / "prog.py")], capture_output=True, text=True, check=False
+    )
+    assert control.stdout == "read\n"
+
+
+TERMINAL_PROGRAM = r"""
+import os, sys, time
+size = os.get_terminal_size(1)
+print("isatty", os.isatty(0), os.isatty(1), os.isatty(2), size.columns, size.lines)
+line = input("type: ")
+print("line=%r" % line)
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    print("interrupted")
+    sys.exit(3)
+"""
+
+
+def test_a_terminal_is_a_terminal_in_the_vm(home: Path, tmp_path: Path) -> None:
+    """python-sb on a terminal: the program sees one (isatty, window size), the VM's line
+    discipline edits the line typed (a backspace removes a character), Ctrl-C typed reaches the
+    program as SIGINT, and python-sb's terminal is left as it was found."""
+
+    import fcntl
+    import struct
+    import termios
+
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, "expose-ro=.", "python-import=*")
+    (project / "prog.py").write_text(TERMINAL_PROGRAM)
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = termios.tcgetattr(slave)
+    proc = subprocess.Popen(
+        [PYTHON_SB, "prog.py"],
+        cwd=project,
+        env=base_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + TIMEOUT
+        while marker not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    return
+
+    try:
+        read_until(b"type: ")
+        os.write(master, b"abc\x7fd\r")  # typed: abc, backspace, d, Enter
+        read_until(b"line=")
+        time.sleep(0.5)
+        os.write(master, b"\x03")  # Ctrl-C
+        read_until(b"interrupted")
+        status = proc.wait(timeout=TIMEOUT)
+        after = termios.tcgetattr(master)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = seen.decode(errors="replace")
+    assert "isatty True True True 100 30" in text, text
+    assert "line='abd'" in text, text
+    assert "interrupted" in text and status == 3, (status, text)
+    assert after == before

@@ -42,7 +42,7 @@ else:
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
 #: Providers whose sandbox has a file tree of its own, holding only what is exposed.
-OWN_TREE_PROVIDERS = frozenset({"bwrap", "unshare"})
+OWN_TREE_PROVIDERS = frozenset({"bwrap", "unshare", "qemu"})
 
 #: The default grants (SPEC §3.1) come from the one list every enforcer uses
 #: (``pysandboxes.policy.defaults``): certificate stores (never ``/etc/ssl/private``), OpenSSL's

@@ -478,10 +478,18 @@ class LearningSession:
     def _announce(self) -> None:
         if self.mode == "learn":
             assert self.output is not None
+            if self.policy.os_sandbox.value == "qemu":  # learning runs in the VM (qemu.py)
+                where = (
+                    "in a disposable VM, os-sandbox=qemu, that holds only the exposed paths "
+                    "and keeps nothing else it writes"
+                )
+                advice = "The VM, not the rules, keeps the program from the rest of this machine."
+            else:
+                where, advice = "no kernel sandbox", "Use it on trusted code only."
             self._say(
                 f"{self._label()}: LEARNING MODE: this run grants whatever the program does "
-                "(the Python layer records instead of refusing, no kernel sandbox). Rules go to "
-                f"{self._shown(self.output)} at exit. Use it on trusted code only."
+                f"(the Python layer records instead of refusing, {where}). Rules go to "
+                f"{self._shown(self.output)} at exit. {advice}"
             )
         else:
             self._say(

@@ -68,11 +68,11 @@ PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 SYSCALL_NUMBERS = {
     "x86_64": {
         "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-        "sethostname": 170, "prctl": 157, "seccomp": 317, "mount_setattr": 442,
+        "sethostname": 170, "prctl": 157, "seccomp": 317, "mount_setattr": 442, "reboot": 169,
     },
     "aarch64": {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-        "sethostname": 161, "prctl": 167, "seccomp": 277, "mount_setattr": 442,
+        "sethostname": 161, "prctl": 167, "seccomp": 277, "mount_setattr": 442, "reboot": 142,
     },
 }  # fmt: skip
 
@@ -133,8 +133,13 @@ def b(text: str) -> bytes:
     return os.fsencode(text)
 
 
+#: The provider its messages name: the qemu relay, which mounts its tree with the functions of
+#: this module (``apply_mounts`` and the helpers below), sets ``qemu``.
+WHO = "unshare"
+
+
 def die(message: str, code: int = 125) -> None:
-    os.write(2, b("python-sb (os-sandbox=unshare): " + message + "\n"))
+    os.write(2, b(f"python-sb (os-sandbox={WHO}): " + message + "\n"))
     os._exit(code)
 
 
@@ -206,12 +211,14 @@ def enter_namespaces(spec: Spec) -> None:
         pass  # optional, as bwrap --unshare-cgroup-try
     # The host's ids inside (as bubblewrap does), mapped to what this process is in the parent
     # namespace: itself on the host, or the holder's root after joining it.
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{spec.uid} {parent_uid} 1\n")
-    _write("/proc/self/gid_map", f"{spec.gid} {parent_gid} 1\n")
+    write_proc("/proc/self/setgroups", "deny")
+    write_proc("/proc/self/uid_map", f"{spec.uid} {parent_uid} 1\n")
+    write_proc("/proc/self/gid_map", f"{spec.gid} {parent_gid} 1\n")
 
 
-def _write(path: str, text: str) -> None:
+def write_proc(path: str, text: str) -> None:
+    """Write ``text`` to a /proc file (a namespace's id maps); a missing file is skipped."""
+
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -281,12 +288,54 @@ def build_tree(spec: Spec, own_net: bool) -> None:
         die(f"pivot_root: {exc.strerror}")
     os.chdir("/")
     mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    for kind, dest, source, data, mode in spec.mounts:
-        target = "/newroot" + dest
+    apply_mounts(spec.mounts, "/newroot", "/oldroot", "", own_proc_dev=True)
+    set_read_only("/newroot", recursive=False)
+    if own_net:
+        loopback_up()
+    # Make /newroot the root: stack the old root on it and detach it (pivot_root(".", ".")).
+    os.chdir("/newroot")
+    try:
+        sc("pivot_root", b".", b".")
+        sc("umount2", b".", MNT_DETACH)
+    except OSError as exc:
+        die(f"cannot switch to the new root: {exc.strerror}")
+    os.chdir("/")
+
+
+def write_file(path: str, data: bytes, mode: int) -> None:
+    """Create ``path`` (it must not exist) holding ``data``."""
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def apply_mounts(
+    mounts: list[tuple[str, str, str, bytes, int]],
+    root: str,
+    host: str,
+    scratch: str,
+    *,
+    own_proc_dev: bool,
+) -> None:
+    """Build the tree of a mount plan (``_ns_mounts``: kind, destination, source, data, mode)
+    under ``root``, the host's files being seen under ``host`` (``/oldroot`` after this step's
+    pivot, ``''`` for the qemu relay). A generated file that would cover a file of a bound host
+    tree is written in ``scratch`` and bound over it read-only: never into the host's file.
+    ``own_proc_dev``: mount /proc and /dev here (this step); false for qemu, whose guest mounts
+    its own on the empty directories left."""
+
+    count = 0
+    for kind, dest, source, data, mode in mounts:
+        target = root + dest
         if kind in ("ro-bind", "bind"):
-            host = "/oldroot" + source
-            mountpoint(target, os.path.isdir(host))
-            mount(host, target, None, MS_BIND | MS_REC)
+            origin = host + source
+            mountpoint(target, os.path.isdir(origin))
+            mount(origin, target, None, MS_BIND | MS_REC)
             if kind == "ro-bind":
                 set_read_only(target, recursive=True)
         elif kind == "dir":
@@ -299,19 +348,16 @@ def build_tree(spec: Spec, own_net: bool) -> None:
             os.symlink(source, target)
         elif kind == "file":
             if os.path.lexists(target):
-                # Over a file of a bound host tree (an exposed /etc): never write into the
-                # host's file; bind a copy held in this step's own tmpfs over it instead.
-                scratch = f"/data-{len(os.listdir('/'))}"
-                fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-                os.write(fd, data)
-                os.close(fd)
-                mount(scratch, target, None, MS_BIND)
+                count += 1
+                copy = f"{scratch}/generated-{count}"
+                write_file(copy, data, mode)
+                mount(copy, target, None, MS_BIND)
                 set_read_only(target, recursive=False)
-                continue
-            make_parent(target)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-            os.write(fd, data)
-            os.close(fd)
+            else:
+                make_parent(target)
+                write_file(target, data, mode)
+        elif kind in ("proc", "dev") and not own_proc_dev:
+            mountpoint(target, True)
         elif kind == "proc":
             mountpoint(target, True)
             mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -326,17 +372,6 @@ def build_tree(spec: Spec, own_net: bool) -> None:
             set_read_only(target, recursive=False)
         else:
             die(f"unknown mount kind {kind}")
-    set_read_only("/newroot", recursive=False)
-    if own_net:
-        loopback_up()
-    # Make /newroot the root: stack the old root on it and detach it (pivot_root(".", ".")).
-    os.chdir("/newroot")
-    try:
-        sc("pivot_root", b".", b".")
-        sc("umount2", b".", MNT_DETACH)
-    except OSError as exc:
-        die(f"cannot switch to the new root: {exc.strerror}")
-    os.chdir("/")
 
 
 def build_dev(target: str) -> None:
@@ -416,8 +451,9 @@ def end_like(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
-def lock_down(spec: Spec) -> None:
-    """In the program's process, just before exec: no capabilities, no new privileges, seccomp."""
+def drop_bounding_set() -> None:
+    """Empty the capability bounding set: no capability survives an exec, even for uid 0 (a
+    capability this process no longer holds is skipped)."""
 
     try:
         with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
@@ -429,6 +465,12 @@ def lock_down(spec: Spec) -> None:
             sc("prctl", PR_CAPBSET_DROP, cap, 0, 0, 0)
         except OSError:
             pass
+
+
+def lock_down(spec: Spec) -> None:
+    """In the program's process, just before exec: no capabilities, no new privileges, seccomp."""
+
+    drop_bounding_set()
     sc("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if spec.seccomp:
         keep, address = pinned(spec.seccomp)

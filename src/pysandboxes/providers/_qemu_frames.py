@@ -6,11 +6,14 @@ PAYLOAD``:
 
 - host -> guest: ``R`` the run (see :func:`encode_run`), ``I`` bytes for the program's stdin,
   ``E`` end of stdin, ``S`` a signal (its number, one byte), ``W`` a window size (rows, columns,
-  two 16-bit numbers);
+  two 16-bit big-endian numbers);
 - guest -> host: ``B`` the guest is up (the boot watchdog stops), ``O``/``e`` bytes the program
-  wrote on stdout/stderr, ``L`` learning records (the lines the Python layer writes on its
-  record descriptor), ``X`` how the program ended (a signed 32-bit number: the exit code, or
-  minus the signal that killed it), ``F`` a failure of the guest's own set-up (UTF-8 text).
+  wrote on stdout/stderr, ``T`` bytes of its terminal (when python-sb's stdio is one: the
+  program then has a pseudo-terminal in the guest), ``L`` learning records (the lines the
+  Python layer writes on its record descriptor), ``D`` lines of ``--denials`` (the guard appends
+  them to a pipe in the guest; the host to the file), ``X`` how the program ended (a signed
+  32-bit number: the exit code, or minus the signal that killed it), ``F`` a failure of the
+  guest's own set-up (UTF-8 text).
 
 The run description is data only: ``marshal`` of str, bytes, int, lists and dicts, checked on
 arrival (as ``launch/wire.py`` checks the policy), never a pickle.
@@ -28,7 +31,7 @@ HEADER = 5
 #: A frame's payload is at most this long (a stdin chunk, a run description with its memfd).
 MAX_PAYLOAD = 64 << 20
 HOST_TYPES = frozenset(b"RIESW")
-GUEST_TYPES = frozenset(b"BOeLXF")
+GUEST_TYPES = frozenset(b"BOeTLDXF")
 #: Version of the run description (the guest refuses another one).
 RUN_FORMAT = "pysb-qemu-1"
 
@@ -106,6 +109,9 @@ RUN_FIELDS: dict[str, type] = {
     "run_fd": int,
     "run_data": bytes,
     "record_fd": int,
+    "denials_path": str,
+    "tty": list,
+    "winsize": list,
     "seccomp": bytes,
     "net": bool,
     "loopback_tcp": list,
@@ -151,3 +157,8 @@ def check_run(run: object) -> None:
         raise FrameError("env must map str to str")
     if not all(type(p) is int and 0 < p < 65536 for p in run["loopback_tcp"]):
         raise FrameError("loopback_tcp must list port numbers")
+    if not all(type(fd) is int and 0 <= fd <= 2 for fd in run["tty"]):
+        raise FrameError("tty must list standard descriptors")
+    size = run["winsize"]
+    if size and (len(size) != 2 or not all(type(n) is int and 0 <= n < 65536 for n in size)):
+        raise FrameError("winsize must be [rows, columns]")

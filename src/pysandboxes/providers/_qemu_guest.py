@@ -9,10 +9,13 @@ running :func:`main` with ``-I -S``. This module then:
 2. reads the ``R`` frame (``_qemu_frames.decode_run``: data only, checked);
 3. recreates the run's memfd at the descriptor number the ``-c`` bootstrap names, and the learning
    record descriptor as a pipe whose lines go back as ``L`` frames;
-4. forks the program: new session, stdin/stdout/stderr on pipes, no capabilities (bounding set
+4. forks the program: new session, stdin/stdout/stderr on pipes, or on a pseudo-terminal for
+   those that are a terminal on the host (:func:`open_terminal`), no capabilities (bounding set
    emptied), the host user's uid and gid, ``no_new_privs``, the seccomp filter of the namespace
    providers, the working directory, then ``execve`` with exactly the granted environment;
-5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e``, ``S`` as
+5. relays: ``I``/``E`` to the program's stdin, its stdout/stderr as ``O``/``e`` (the terminal's
+   output as ``T``; ``W`` sets its window size), the guard's
+   ``--denials`` lines as ``D`` (:func:`denials_pipe`), ``S`` as
    ``killpg`` on its session; reaps every orphan (it is PID 1);
 6. when the program ends: ``sync`` (writes to read-write exposures reach the host), ``X`` with
    its status, then reboot (qemu runs with ``-no-reboot``: the VM ends).
@@ -32,10 +35,11 @@ from pysandboxes.providers import _qemu_frames as frames
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_NOEXEC = 8
+MS_NOSUID, MS_NODEV, MS_NOEXEC = _ns_init.MS_NOSUID, _ns_init.MS_NODEV, _ns_init.MS_NOEXEC
+MS_BIND = _ns_init.MS_BIND
 RB_AUTOBOOT = 0x01234567
+LINUX_REBOOT_MAGIC1 = 0xFEE1DEAD
+LINUX_REBOOT_MAGIC2 = 672274793
 #: (name, major, minor) of the device nodes of the guest's /dev: ``_ns_init.DEV_NODES``.
 DEV_NUMBERS = {
     "null": (1, 3),
@@ -127,12 +131,16 @@ class Port:
                 raise GuestError(f"frame {kind!r} before the run description")
 
 
+_next_high = [HIGH_FD]
+
+
 def _high(fd: int) -> int:
-    """``fd`` moved to a number above the ones the program receives (close-on-exec)."""
+    """``fd`` moved to a number above the ones the program receives (close-on-exec; PID 1
+    opens few descriptors, so a counter suffices and ``fcntl`` need not be loaded)."""
 
-    import fcntl
-
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, HIGH_FD)
+    moved = _next_high[0]
+    _next_high[0] += 1
+    os.dup2(fd, moved, inheritable=False)
     os.close(fd)
     return moved
 
@@ -140,9 +148,7 @@ def _high(fd: int) -> int:
 def _reboot() -> None:
     """End the VM (qemu runs with ``-no-reboot``: a reboot makes it exit)."""
 
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).reboot(RB_AUTOBOOT)
+    _ns_init.sc("reboot", LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, RB_AUTOBOOT, None)
 
 
 def _lock_down(seccomp: bytes) -> None:
@@ -154,10 +160,49 @@ def _lock_down(seccomp: bytes) -> None:
     _ns_init.lock_down(spec)  # type: ignore[arg-type]
 
 
+def open_terminal(run: dict[str, object]) -> tuple[int, int]:
+    """A pseudo-terminal for the program (python-sb's own stdin, stdout or stderr is a
+    terminal): ``(master, slave)``. The slave belongs to the program's user (it may reopen
+    ``/dev/tty``), has the host terminal's window size, and no suspend character: Ctrl-Z would
+    stop the program in a VM that has no shell to resume it."""
+
+    import termios
+
+    master, slave = (_high(fd) for fd in os.openpty())
+    os.fchown(slave, int(run["uid"]), int(run["gid"]))  # type: ignore[call-overload]
+    os.fchmod(slave, 0o600)
+    attrs = termios.tcgetattr(slave)
+    attrs[6][termios.VSUSP] = 0  # _POSIX_VDISABLE
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    size = run["winsize"]
+    assert isinstance(size, list)
+    if size:
+        set_window_size(master, size[0], size[1])
+    return master, slave
+
+
+def set_window_size(master: int, rows: int, columns: int) -> None:
+    """The terminal's size (the kernel sends SIGWINCH to the program's foreground group)."""
+
+    import fcntl
+    import termios
+
+    packed = b"".join(n.to_bytes(2, sys.byteorder) for n in (rows, columns, 0, 0))
+    try:  # noqa: SIM105
+        fcntl.ioctl(master, termios.TIOCSWINSZ, packed)
+    except OSError:
+        pass
+
+
 def start_program(
-    run: dict[str, object], stdio: tuple[int, int, int], extra: dict[int, int]
+    run: dict[str, object],
+    stdio: tuple[int, int, int],
+    extra: dict[int, int],
+    *,
+    terminal: int = -1,
 ) -> int:
-    """Fork the program with ``stdio`` on 0-2 and ``extra`` (target -> source) descriptors."""
+    """Fork the program with ``stdio`` on 0-2 and ``extra`` (target -> source) descriptors;
+    ``terminal``, when given, becomes its controlling terminal."""
 
     pid = os.fork()
     if pid:
@@ -170,6 +215,11 @@ def start_program(
                 pass
         _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
         os.setsid()
+        if terminal >= 0:
+            import fcntl
+            import termios
+
+            fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
         for target, source in enumerate(stdio):
             os.dup2(source, target)
         for target, source in extra.items():
@@ -181,7 +231,7 @@ def start_program(
         os.setgid(gid)
         # The bounding set is emptied (and no_new_privs set) while still root; after that the
         # program holds no capability even with uid 0.
-        _lock_down_caps_only()
+        _ns_init.drop_bounding_set()
         os.setuid(uid)
         os.chdir(str(run["cwd"]))
         _lock_down(seccomp)
@@ -198,28 +248,16 @@ def start_program(
     raise AssertionError("unreachable")
 
 
-def _lock_down_caps_only() -> None:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
-            last = int(handle.read())
-    except OSError:
-        last = 63
-    for cap in range(last + 1):
-        try:  # noqa: SIM105
-            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
-        except OSError:
-            pass
-
-
 def _read_available(fd: int) -> bytes | None:
-    """What can be read now (b'' when nothing; None at end of file)."""
+    """What can be read now (b'' when nothing; None at end of file, or EIO: a terminal's master
+    once every descriptor of its slave is closed)."""
 
     try:
         data = os.read(fd, CHUNK)
-    except BlockingIOError:
+    except (BlockingIOError, InterruptedError):
         return b""
-    except InterruptedError:
-        return b""
+    except OSError:
+        return None
     return data if data else None
 
 
@@ -234,32 +272,37 @@ class Relay:
         self.stdin_eof = False
         self.outputs = outputs  # fd -> frame type
         self.status: int | None = None
+        self.master = -1  # the pseudo-terminal's master, when the program has one
+        self.stdin_is_terminal = False  # I frames go to the master: E does not close it
 
     def run(self, wakeup: int) -> int:
         import select
 
         poller = select.poll
+        readable = select.POLLIN | select.POLLHUP | select.POLLERR
         while self.status is None:
-            p = poller()
-            p.register(self.port.fd, select.POLLIN)
-            p.register(wakeup, select.POLLIN)
-            for fd in self.outputs:
-                p.register(fd, select.POLLIN)
+            # One mask per descriptor: a terminal's master is both the program's input and its
+            # output (registering it twice would replace the first mask).
+            masks = dict.fromkeys((self.port.fd, wakeup, *self.outputs), select.POLLIN)
             if self.stdin_w is not None and self.stdin_pending:
-                p.register(self.stdin_w, select.POLLOUT)
+                masks[self.stdin_w] = masks.get(self.stdin_w, 0) | select.POLLOUT
+            p = poller()
+            for fd, mask in masks.items():
+                p.register(fd, mask)
             try:
                 events = p.poll()
             except InterruptedError:
                 events = []
-            for fd, _event in events:
+            for fd, event in events:
                 if fd == wakeup:
                     _read_available(wakeup)
                 elif fd == self.port.fd:
                     for kind, payload in self.port.receive():
                         self.host_frame(kind, payload)
-                elif fd == self.stdin_w:
+                    continue
+                if fd == self.stdin_w and event & select.POLLOUT:
                     self.flush_stdin()
-                elif fd in self.outputs:
+                if fd in self.outputs and event & readable:
                     self.forward(fd)
             self.reap()
         for fd in list(self.outputs):
@@ -283,14 +326,18 @@ class Relay:
                 self.stdin_pending += payload
                 self.flush_stdin()
         elif kind == b"E":
-            self.stdin_eof = True
-            self.flush_stdin()
+            if not self.stdin_is_terminal:
+                self.stdin_eof = True
+                self.flush_stdin()
+        elif kind == b"W" and len(payload) == 4 and self.master >= 0:
+            rows, columns = int.from_bytes(payload[:2], "big"), int.from_bytes(payload[2:], "big")
+            set_window_size(self.master, rows, columns)
         elif kind == b"S" and len(payload) == 1:
             try:  # noqa: SIM105
                 os.killpg(self.pid, payload[0])
             except (ProcessLookupError, PermissionError):
                 pass
-        # W (window size): the program has pipes, not a terminal; R again is ignored.
+        # R again is ignored.
 
     def flush_stdin(self) -> None:
         if self.stdin_w is None:
@@ -370,6 +417,20 @@ def forward_loopback(ports: list[int]) -> None:
         threading.Thread(target=serve_port, args=(listener, number), daemon=True).start()
 
 
+def denials_pipe(path: str) -> int:
+    """``--denials=FILE`` in the guest: a FIFO bound over ``path`` (a placeholder in the shared
+    tree; the host's file is not in the VM), whose lines go back as ``D`` frames; its read end.
+    PID 1 also holds a write end, so that the guard opening and closing it for each line never
+    leaves the FIFO without a writer (no end of file, no busy poll)."""
+
+    fifo = "/dev/.pysb-denials"
+    os.mkfifo(fifo, 0o600)
+    _mount(fifo, path, "none", MS_BIND)
+    reader = _high(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    _high(os.open(fifo, os.O_WRONLY))  # kept open until the VM ends
+    return reader
+
+
 def serve(port: Port) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     build_dev()
@@ -399,14 +460,32 @@ def serve(port: Port) -> None:
         record_r, record_w = (_high(fd) for fd in os.pipe())
         extra[record_fd] = record_w
         outputs[record_r] = b"L"
-    stdin_r, stdin_w = (_high(fd) for fd in os.pipe())
-    out_r, out_w = (_high(fd) for fd in os.pipe())
-    err_r, err_w = (_high(fd) for fd in os.pipe())
-    pid = start_program(run, (stdin_r, out_w, err_w), extra)
-    for fd in (stdin_r, out_w, err_w, memfd, *([extra[record_fd]] if record_fd >= 0 else [])):
+    denials = str(run["denials_path"])
+    if denials:
+        outputs[denials_pipe(denials)] = b"D"
+    terminal = run["tty"]
+    assert isinstance(terminal, list)
+    master, slave = open_terminal(run) if terminal else (-1, -1)
+    stdio: list[int] = []
+    readers: list[int] = []  # the read ends of the pipes, kept in the relay
+    for fd in (0, 1, 2):
+        if fd in terminal:
+            stdio.append(slave)
+            readers.append(-1)
+            continue
+        r, w = (_high(end) for end in os.pipe())
+        stdio.append(r if fd == 0 else w)
+        readers.append(w if fd == 0 else r)
+    pid = start_program(run, (stdio[0], stdio[1], stdio[2]), extra, terminal=slave)
+    for fd in {*stdio, memfd, *([extra[record_fd]] if record_fd >= 0 else [])}:
         os.close(fd)
-    outputs[out_r] = b"O"
-    outputs[err_r] = b"e"
+    stdin_w = master if 0 in terminal else readers[0]
+    if readers[1] >= 0:
+        outputs[readers[1]] = b"O"
+    if readers[2] >= 0:
+        outputs[readers[2]] = b"e"
+    if master >= 0:
+        outputs[master] = b"T"
     for fd in (*outputs, stdin_w):
         os.set_blocking(fd, False)
     wake_r, wake_w = (_high(fd) for fd in os.pipe())
@@ -414,7 +493,10 @@ def serve(port: Port) -> None:
     os.set_blocking(wake_w, False)
     _signal.signal(_signal.SIGCHLD, lambda *_: None)
     _signal.set_wakeup_fd(wake_w)
-    status = Relay(port, pid, stdin_w, outputs).run(wake_r)
+    relay = Relay(port, pid, stdin_w, outputs)
+    relay.master = master
+    relay.stdin_is_terminal = 0 in terminal
+    status = relay.run(wake_r)
     os.sync()  # the program's writes to read-write exposures reach the host before X
     port.send(b"X", frames.encode_status(status))
 

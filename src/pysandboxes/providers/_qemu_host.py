@@ -16,8 +16,8 @@ see :func:`read_spec`). This process:
    ``PR_SET_PDEATHSIG``, the virtio-serial port on one end of a socketpair;
 5. relays: its stdin to ``I``/``E`` frames, the signals it receives (SIGINT, SIGTERM, SIGHUP,
    SIGQUIT, SIGUSR1, SIGUSR2) to ``S`` frames, ``O``/``e`` to its stdout/stderr, ``L`` to the
-   learning record descriptor; a **boot watchdog** kills a guest that never says ``B`` and
-   prints the console's last lines;
+   learning record descriptor, ``D`` to the ``--denials`` file; a **boot watchdog** kills a
+   guest that never says ``B`` and prints the console's last lines;
 6. ends as the program ended (same exit code, or death by the same signal), or with status 125
    and the reason when the VM failed.
 """
@@ -35,13 +35,9 @@ from pysandboxes.providers import _qemu_frames as frames
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_BIND = 4096
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
+CLONE_NEWNS, CLONE_NEWUSER = _ns_init.CLONE_NEWNS, _ns_init.CLONE_NEWUSER
+MS_NOSUID, MS_NODEV, MS_BIND = _ns_init.MS_NOSUID, _ns_init.MS_NODEV, _ns_init.MS_BIND
+MS_REC, MS_PRIVATE = _ns_init.MS_REC, _ns_init.MS_PRIVATE
 FAILURE = 125
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 #: Seconds between a forwarded signal and qemu's forced end when the guest does not answer.
@@ -61,6 +57,8 @@ SPEC_FIELDS: dict[str, type] = {
     "qemu_argv": list,
     "run": bytes,
     "record_fd": int,
+    "denials": str,
+    "tty": list,
     "boot_timeout": float,
     "console": str,
     "qemu_log": str,
@@ -74,8 +72,7 @@ PORT_FD = "{port_fd}"
 
 
 def fail(message: str) -> None:
-    os.write(2, f"python-sb (os-sandbox=qemu): {message}\n".encode())
-    os._exit(FAILURE)
+    _ns_init.die(message, FAILURE)
 
 
 def check_spec(spec: object) -> dict[str, object]:
@@ -121,125 +118,33 @@ def enter_namespaces(spec: dict[str, object]) -> None:
         _ns_init.sc("unshare", CLONE_NEWUSER | CLONE_NEWNS)
     except OSError as exc:
         fail(f"cannot create a user and mount namespace for qemu: {exc.strerror}")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{spec['uid']} {parent_uid} 1\n")
-    _write("/proc/self/gid_map", f"{spec['gid']} {parent_gid} 1\n")
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return
-    try:
-        os.write(fd, text.encode())
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror}")
-    finally:
-        os.close(fd)
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    try:
-        _ns_init.sc(
-            "mount",
-            os.fsencode(source) if source is not None else None,
-            os.fsencode(target),
-            os.fsencode(fstype) if fstype is not None else None,
-            flags,
-            os.fsencode(data) if data else None,
-        )
-    except OSError as exc:
-        fail(f"mount {source} on {target}: {exc.strerror}")
-
-
-def _read_only(target: str, recursive: bool) -> None:
-    attr = _ns_init.MOUNT_ATTR_RDONLY.to_bytes(8, sys.byteorder) + bytes(24)
-    try:
-        _ns_init.sc(
-            "mount_setattr",
-            _ns_init.AT_FDCWD,
-            os.fsencode(target),
-            _ns_init.AT_RECURSIVE if recursive else 0,
-            attr,
-            32,
-        )
-    except OSError as exc:
-        fail(f"cannot make {target} read-only: {exc.strerror}")
-
-
-def _mountpoint(path: str, directory: bool) -> None:
-    if os.path.lexists(path):
-        return
-    os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-    if directory:
-        os.mkdir(path, 0o755)
-    else:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+    _ns_init.write_proc("/proc/self/setgroups", "deny")
+    _ns_init.write_proc("/proc/self/uid_map", f"{spec['uid']} {parent_uid} 1\n")
+    _ns_init.write_proc("/proc/self/gid_map", f"{spec['gid']} {parent_gid} 1\n")
 
 
 def build_tree(spec: dict[str, object]) -> None:
-    """The guest's root under ``spec['export']``, as ``_ns_init.build_tree`` builds the
-    namespace providers' root, except that /proc and /dev are left empty for the guest's own."""
+    """The guest's root under ``spec['export']``: the namespace providers' tree, mounted by the
+    same code (``_ns_init.apply_mounts``), except that /proc and /dev are left empty for the
+    guest's own; then the export itself is made read-only."""
 
     export = str(spec["export"])
     scratch = str(spec["scratch"])
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-    _mount("tmpfs", export, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    count = 0
+    _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _ns_init.mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+    _ns_init.mount("tmpfs", export, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     mounts = spec["mounts"]
     assert isinstance(mounts, list)
-    for kind, dest, source, data, mode in mounts:
-        target = export + dest
-        if kind in ("ro-bind", "bind"):
-            _mountpoint(target, os.path.isdir(source))
-            _mount(source, target, None, MS_BIND | MS_REC)
-            if kind == "ro-bind":
-                _read_only(target, recursive=True)
-        elif kind == "dir":
-            os.makedirs(target, mode, exist_ok=True)
-        elif kind == "tmpfs":
-            _mountpoint(target, True)
-            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode:o}")
-        elif kind == "symlink":
-            os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-            os.symlink(source, target)
-        elif kind == "file":
-            if os.path.lexists(target):  # over a bound host file: bind a copy, never write it
-                count += 1
-                copy = f"{scratch}/file-{count}"
-                _write_file(copy, data, mode)
-                _mount(copy, target, None, MS_BIND)
-                _read_only(target, recursive=False)
-            else:
-                os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-                _write_file(target, data, mode)
-        elif kind in ("proc", "dev"):
-            _mountpoint(target, True)  # the guest mounts its own
-        elif kind == "remount-ro":
-            _read_only(target, recursive=False)
-        else:
-            fail(f"unknown mount kind {kind}")
-    _read_only(export, recursive=False)
+    _ns_init.apply_mounts([tuple(m) for m in mounts], export, "", scratch, own_proc_dev=False)  # type: ignore[misc]
+    _ns_init.set_read_only(export, recursive=False)
     resolv = spec["resolv_conf"]
     assert isinstance(resolv, bytes)
     if resolv and os.path.exists("/etc/resolv.conf"):
         # qemu's user-mode network forwards the guest's DNS to the resolver in qemu's own
         # /etc/resolv.conf: the only one the ruleset lets through (netns.RESOLVER).
         copy = f"{scratch}/resolv.conf"
-        _write_file(copy, resolv, 0o644)
-        _mount(copy, "/etc/resolv.conf", None, MS_BIND)
-
-
-def _write_file(path: str, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        _ns_init.write_file(copy, resolv, 0o644)
+        _ns_init.mount(copy, "/etc/resolv.conf", None, MS_BIND)
 
 
 # -- qemu -----------------------------------------------------------------------------------------
@@ -289,10 +194,10 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
     are not there."""
 
     _ns_init.sc("unshare", CLONE_NEWNS)
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = str(spec["scratch"]) + "/qemu-root"
     os.mkdir(root, 0o755)
-    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    _ns_init.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = "/" + top
         if os.path.islink(host):
@@ -328,25 +233,16 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
 
 
 def _bind(source: str, target: str, *, read_only: bool) -> None:
-    _mountpoint(target, os.path.isdir(source))
-    _mount(source, target, None, MS_BIND | MS_REC)
+    _ns_init.mountpoint(target, os.path.isdir(source))
+    _ns_init.mount(source, target, None, MS_BIND | MS_REC)
     if read_only:
-        _read_only(target, recursive=True)
+        _ns_init.set_read_only(target, recursive=True)
 
 
 def _drop_capabilities() -> None:
     """No capability survives the exec (even as uid 0 in the namespace), no new privileges."""
 
-    try:
-        with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
-            last = int(handle.read())
-    except OSError:
-        last = 63
-    for cap in range(last + 1):
-        try:  # noqa: SIM105
-            _ns_init.sc("prctl", _ns_init.PR_CAPBSET_DROP, cap, 0, 0, 0)
-        except OSError:
-            pass
+    _ns_init.drop_bounding_set()
     _ns_init.sc("prctl", _ns_init.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
@@ -393,9 +289,22 @@ class HostRelay:
         self.stdin_open = True
         self.outputs_ok = {1: True, 2: True}
         self.record_fd = int(spec["record_fd"])  # type: ignore[call-overload]
+        self.denials_fd = -1
+        if spec["denials"]:
+            # --denials=FILE: the guard's lines come back as D frames (the file is not in the VM)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+            try:
+                self.denials_fd = os.open(str(spec["denials"]), flags)
+            except OSError as exc:
+                fail(f"--denials={spec['denials']}: {exc.strerror}")
         self.deadline = time.monotonic() + float(spec["boot_timeout"])  # type: ignore[arg-type]
         self.signalled: int | None = None
         self.signal_deadline = 0.0
+        terminals = spec["tty"]
+        assert isinstance(terminals, list)
+        self.saved_terminal: list[object] | None = None
+        #: Where the guest's terminal output goes (T frames): python-sb's terminal.
+        self.terminal = -1 if not terminals else 1 if 1 in terminals else terminals[0]
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         _write_all(self.sock, frames.encode(kind, payload))
@@ -455,24 +364,37 @@ class HostRelay:
             self.failure = f"the guest sent a malformed frame ({exc})"
             return
         for kind, payload in received:
-            if kind == b"B":
-                self.booted = True
-            elif kind in (b"O", b"e"):
-                fd = 1 if kind == b"O" else 2
-                if self.outputs_ok[fd]:
-                    self.outputs_ok[fd] = _write_all(fd, payload)
-            elif kind == b"L":
-                if self.record_fd >= 0:
-                    _write_all(self.record_fd, payload)
-            elif kind == b"X":
-                try:
-                    self.status = frames.decode_status(payload)
-                except frames.FrameError as exc:
-                    self.failure = str(exc)
-            elif kind == b"F":
-                self.failure = "the guest could not start the program: " + payload.decode(
-                    "utf-8", "replace"
-                )
+            self.handle(kind, payload)
+
+    def handle(self, kind: bytes, payload: bytes) -> None:
+        """One frame from the guest."""
+
+        if kind == b"B":
+            self.booted = True
+            # Raw from now on (until then Ctrl-C still ends a boot that takes too long).
+            self.saved_terminal = raw_terminal(self.spec)
+        elif kind in (b"O", b"e"):
+            fd = 1 if kind == b"O" else 2
+            if self.outputs_ok[fd]:
+                self.outputs_ok[fd] = _write_all(fd, payload)
+        elif kind == b"T":
+            if self.terminal >= 0:
+                _write_all(self.terminal, payload)
+        elif kind == b"L":
+            if self.record_fd >= 0:
+                _write_all(self.record_fd, payload)
+        elif kind == b"D":
+            if self.denials_fd >= 0:
+                _write_all(self.denials_fd, payload)
+        elif kind == b"X":
+            try:
+                self.status = frames.decode_status(payload)
+            except frames.FrameError as exc:
+                self.failure = str(exc)
+        elif kind == b"F":
+            self.failure = "the guest could not start the program: " + payload.decode(
+                "utf-8", "replace"
+            )
 
     def from_stdin(self, event: int) -> None:
         try:
@@ -495,6 +417,11 @@ class HostRelay:
         for signum in data:
             if signum == _signal.SIGCHLD:
                 self.reap_qemu(block=False)
+            elif signum == _signal.SIGWINCH:
+                if self.terminal >= 0:
+                    size = window_size(self.terminal)
+                    if size:
+                        self.send(b"W", b"".join(n.to_bytes(2, "big") for n in size))
             elif not self.booted:
                 # Nothing runs yet: end now, as the program would have.
                 self.status = -signum
@@ -527,22 +454,50 @@ class HostRelay:
                 self.failure = "qemu ended before the program did:\n" + _qemu_log_tail(self.spec)
 
     def decoder_feed_tail(self, data: bytes) -> None:
-        saved = self.qemu_status
-        self.qemu_status = None
         try:
             for kind, payload in self.decoder.feed(data):
-                if kind in (b"O", b"e"):
-                    _write_all(1 if kind == b"O" else 2, payload)
-                elif kind == b"L" and self.record_fd >= 0:
-                    _write_all(self.record_fd, payload)
-                elif kind == b"X":
-                    self.status = frames.decode_status(payload)
-                elif kind == b"F":
-                    self.failure = payload.decode("utf-8", "replace")
+                self.handle(kind, payload)
         except frames.FrameError:
             pass
-        finally:
-            self.qemu_status = saved
+
+
+def window_size(fd: int) -> tuple[int, int] | None:
+    try:
+        size = os.get_terminal_size(fd)
+    except OSError:
+        return None
+    return size.lines, size.columns
+
+
+def raw_terminal(spec: dict[str, object]) -> list[object] | None:
+    """When python-sb's stdin is a terminal, make it raw (every key, Ctrl-C included, goes to
+    the program's pseudo-terminal in the guest, whose line discipline edits lines, echoes and
+    raises SIGINT); the attributes to restore (None when nothing was changed)."""
+
+    terminals = spec["tty"]
+    assert isinstance(terminals, list)
+    if 0 not in terminals:
+        return None
+    import termios
+    import tty
+
+    try:
+        saved = termios.tcgetattr(0)
+        tty.setraw(0, termios.TCSANOW)
+    except termios.error:
+        return None
+    return saved
+
+
+def restore_terminal(saved: list[object] | None) -> None:
+    if saved is None:
+        return
+    import termios
+
+    try:  # noqa: SIM105
+        termios.tcsetattr(0, termios.TCSADRAIN, saved)  # type: ignore[arg-type]
+    except termios.error:
+        pass
 
 
 def _qemu_log_tail(spec: dict[str, object]) -> str:
@@ -579,6 +534,7 @@ def end_like(status: int) -> None:
 
 
 def main() -> None:
+    _ns_init.WHO = "qemu"  # the shared mount code's messages name this provider
     spec_fd = int(sys.argv[1])
     parent = os.getppid()
     _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, 9, 0, 0, 0)
@@ -600,7 +556,7 @@ def main() -> None:
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
-    for name in (*SIGNALS, "SIGCHLD"):
+    for name in (*SIGNALS, "SIGCHLD", "SIGWINCH"):
         _signal.signal(getattr(_signal, name), lambda *_: None)
     _signal.set_wakeup_fd(wake_w)
     qemu = spawn_qemu(spec, port)
@@ -612,6 +568,7 @@ def main() -> None:
     try:
         relay.loop()
     finally:
+        restore_terminal(relay.saved_terminal)
         _end_qemu(relay)
     if relay.status is not None:
         end_like(relay.status)

@@ -314,8 +314,10 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "stdio",
         ("qemu",),
         LIMIT,
-        "the program's stdin, stdout and stderr are pipes relayed over the VM's serial channel, "
-        "never a terminal (isatty() is false; no job control or window size)",
+        "python-sb's terminal is relayed to a pseudo-terminal in the VM (isatty() is true, the "
+        "VM's line discipline edits lines and turns Ctrl-C into SIGINT, the window size "
+        "follows), with this terminal in raw mode meanwhile; Ctrl-Z does not suspend the "
+        "program (no job control across the VM)",
     ),
     Limit(
         "net.qemu-host-loopback",

@@ -40,6 +40,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from pysandboxes.providers._ns_mounts import Mount
     from pysandboxes.providers._qemu_kernel import Artefacts
     from pysandboxes.providers.limits import Notice
     from pysandboxes.providers.netns import Network
@@ -190,6 +191,9 @@ def qemu_argv(
         "loglevel=3",
         "reboot=t",
         "panic=-1",
+        # The kernel's self-tests of its crypto implementations: a third of a second of boot
+        # under TCG, and nothing the guest relies on (they test the kernel build, not the run).
+        "cryptomgr.notests",
         f"pysb_python={python}",
         f"pysb_src={src}",
     ]
@@ -275,6 +279,54 @@ def _ports(ranges: Sequence[tuple[int, int]]) -> list[int]:
     return out
 
 
+def compile_ahead(src: str = SRC_DIR) -> list[str]:
+    """Write the package's byte code on the host where it is missing or older than its source;
+    the files compiled. The guest reads the package through a read-only share, where its
+    interpreter cannot store byte code: each missing file would be compiled again at every run,
+    and compiling costs about thirty times more under TCG (a tenth of a second for the guest's
+    init alone). As python-sb's own helper steps (started with ``-I``) already do, this ignores
+    ``PYTHONDONTWRITEBYTECODE``: it concerns the package's own files. Nothing is written where
+    the package's directories are not writable (an installed package is compiled by its
+    installer)."""
+
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return []
+    stale: list[str] = []
+    folders = [os.path.join(src, "pysandboxes")]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+            compiled = {
+                e.name: e.stat().st_mtime_ns
+                for e in os.scandir(os.path.join(folder, "__pycache__"))
+            }
+        except FileNotFoundError:
+            compiled = {}
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    folders.append(entry.path)
+            elif entry.name.endswith(".py"):
+                done = compiled.get(f"{entry.name[:-3]}.{tag}.pyc")
+                if done is None or done < entry.stat().st_mtime_ns:
+                    stale.append(entry.path)
+    written: list[str] = []
+    if stale and os.access(os.path.dirname(stale[0]), os.W_OK):
+        import py_compile
+
+        for path in stale:
+            try:
+                py_compile.compile(path, doraise=True)
+            except (OSError, py_compile.PyCompileError):
+                continue
+            written.append(path)
+    return written
+
+
 def _param(policy: Policy, name: str, default: str) -> str:
     line = policy.provider_param("qemu", name)
     return default if line is None else line.value
@@ -351,6 +403,7 @@ class QemuProvider:
         if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
             raise ConfigError("os-sandbox=qemu: the interpreter path must be absolute")
         accel, kvm_reason = choose_accelerator(_param(policy, "accel", "auto"))
+        compile_ahead()
         hostname = _ns_common.hostname(policy, self.name)
         artefacts = self.artefacts(policy, network=bool(policy.net))
         learning = launch.context.mode != "enforce"
@@ -388,6 +441,9 @@ class QemuProvider:
                 tsc=tsc_khz() if accel == "tcg" else 0,
             )
             run_fd = launch.pass_fds[0] if launch.pass_fds else -1
+            terminals = [fd for fd in (0, 1, 2) if os.isatty(fd)]
+            denials = launch.context.denials_file
+            denials = os.path.abspath(denials) if denials else ""
             run = {
                 "format": _qemu_frames.RUN_FORMAT,
                 "argv": list(launch.child_argv),
@@ -399,6 +455,9 @@ class QemuProvider:
                 "run_fd": run_fd,
                 "run_data": _read_fd(run_fd) if run_fd >= 0 else b"",
                 "record_fd": launch.context.record_fd,
+                "denials_path": denials,
+                "tty": terminals,
+                "winsize": _window_size(terminals),
                 "seccomp": _ns_common.seccomp_program() or b"",
                 "net": network is not None,
                 "loopback_tcp": _ports(network.plan.tcp_to_host) if network else [],
@@ -408,7 +467,7 @@ class QemuProvider:
                 resolv = f"nameserver {network.resolver}\n".encode()
             spec = {
                 "format": _qemu_host.SPEC_FORMAT,
-                "mounts": [[m.kind, m.dest, m.source, m.data, m.mode] for m in plan.mounts],
+                "mounts": [_guest_mount(m, denials) for m in plan.mounts],
                 "export": export,
                 "scratch": scratch,
                 "join_user": network.join_user if network else "",
@@ -417,6 +476,8 @@ class QemuProvider:
                 "qemu_argv": argv,
                 "run": _qemu_frames.encode_run(run),
                 "record_fd": launch.context.record_fd,
+                "denials": denials,
+                "tty": terminals,
                 "boot_timeout": float(_param(policy, "boot-timeout", str(BOOT_TIMEOUT[accel]))),
                 "console": console,
                 "qemu_log": os.path.join(workdir, "qemu.log"),
@@ -491,6 +552,29 @@ class QemuProvider:
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines
+
+
+def _window_size(terminals: list[int]) -> list[int]:
+    """``[rows, columns]`` of python-sb's terminal ([] without one)."""
+
+    for fd in terminals:
+        try:
+            size = os.get_terminal_size(fd)
+        except OSError:
+            continue
+        return [size.lines, size.columns]
+    return []
+
+
+def _guest_mount(mount: Mount, denials: str) -> list[object]:
+    """One entry of the mount plan as the relay's spec carries it. The ``--denials`` file, which
+    the namespace providers bind read-write, is an empty placeholder in the VM's tree instead:
+    the guest binds a pipe over it and the lines come back over the channel (``D`` frames), so
+    the host's file is never in the VM."""
+
+    if denials and mount.kind == "bind" and mount.dest == denials:
+        return ["file", mount.dest, "", b"", 0o600]
+    return [mount.kind, mount.dest, mount.source, mount.data, mount.mode]
 
 
 def learning_launch(launch: Launch) -> Launch:

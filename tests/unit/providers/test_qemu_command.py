@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
@@ -67,6 +71,7 @@ def test_the_kernel_command_line_names_interpreter_and_source() -> None:
     (append,) = option(qemu.qemu_argv(accel="tcg", **BASE), "-append")
     words = append.split()
     assert "pysb_python=/usr/bin/python3.11" in words and "pysb_src=/work/src" in words
+    assert "cryptomgr.notests" in words  # a third of a second of boot under TCG
 
 
 @pytest.mark.parametrize("path", ["/opt/my python/bin/python3", "/opt/it's/python3"])
@@ -85,3 +90,21 @@ def test_accelerator_choice() -> None:
     else:
         assert qemu.choose_accelerator("auto") == ("kvm", "")
         assert qemu.choose_accelerator("kvm") == ("kvm", "")
+
+
+def test_byte_code_is_written_ahead_where_missing_or_older(tmp_path: Path) -> None:
+    """The guest reads the package through a read-only share: the host compiles it first."""
+
+    package = tmp_path / "pysandboxes" / "sub"
+    package.mkdir(parents=True)
+    source = package / "mod.py"
+    source.write_text("X = 1\n")
+    (package / "__pycache__").mkdir()
+    tag = sys.implementation.cache_tag
+    assert qemu.compile_ahead(str(tmp_path)) == [str(source)]
+    compiled = package / "__pycache__" / f"mod.{tag}.pyc"
+    assert compiled.exists()
+    assert qemu.compile_ahead(str(tmp_path)) == []  # up to date: nothing to do
+    later = compiled.stat().st_mtime_ns + 10**9
+    os.utime(source, ns=(later, later))
+    assert qemu.compile_ahead(str(tmp_path)) == [str(source)]
