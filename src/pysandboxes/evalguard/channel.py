@@ -196,7 +196,11 @@ class ResultUnpickler(pickle.Unpickler):
             target = sys.modules.get(module)  # never imported on the worker's word
             for part in name.split("."):
                 target = getattr(target, part, None)
-            if isinstance(target, type) and not issubclass(target, BaseException):
+            if (
+                isinstance(target, type)
+                and not issubclass(target, BaseException)
+                and not issubclass(target, type)  # a metaclass would make classes here
+            ):
                 return target
         raise pickle.UnpicklingError(
             f"a {module}.{name} cannot cross back from a guarded evaluation: only data and "
