@@ -127,20 +127,11 @@ class Reader:
 # -- the host's side ------------------------------------------------------------------------------
 
 
-class HostRef:
-    """Stands, in the worker, for the host function number ``index`` (see :class:`Host`)."""
-
-    __slots__ = ("index", "name")
-
-    def __init__(self, index: int, name: str) -> None:
-        self.index = index
-        self.name = name
-
-
 class _HostPickler(pickle.Pickler):
     """Pickles ``names`` or a host function's result: a function that is not a granted
-    module's own (those cross by reference: the worker has the module) becomes a reference to
-    the host's table; a module crosses as its name."""
+    module's own (those cross by reference: the worker has the module) becomes a persistent id
+    ``("h", index in the host's table, name)``, which the worker turns into a
+    :class:`HostProxy`; a module crosses as ``("m", name)``."""
 
     def __init__(self, file: Any, table: list[Any], tops: frozenset[str]) -> None:
         super().__init__(file, PROTOCOL)
@@ -205,7 +196,11 @@ class ResultUnpickler(pickle.Unpickler):
             target = sys.modules.get(module)  # never imported on the worker's word
             for part in name.split("."):
                 target = getattr(target, part, None)
-            if isinstance(target, type) and not issubclass(target, BaseException):
+            if (
+                isinstance(target, type)
+                and not issubclass(target, BaseException)
+                and not issubclass(target, type)  # a metaclass would make classes here
+            ):
                 return target
         raise pickle.UnpicklingError(
             f"a {module}.{name} cannot cross back from a guarded evaluation: only data and "
