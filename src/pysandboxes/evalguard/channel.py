@@ -57,7 +57,12 @@ _NAMING = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84", b"P", b"Q")
 _select = select.select
 _monotonic = time.monotonic
 _read = os.read
-_yield = os.sched_yield
+if sys.platform == "win32":  # no sched_yield: a zero sleep gives the CPU away there
+
+    def _yield() -> None:
+        time.sleep(0)
+else:
+    _yield = os.sched_yield
 #: Seconds the host polls for an answer (at most; only for a source whose last evaluation
 #: answered within half of it), and the worker for the next request, before sleeping (see
 #: :meth:`Reader.read`). Longer polls were measured slower on a loaded 2-core machine: the

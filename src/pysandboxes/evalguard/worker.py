@@ -64,11 +64,10 @@ def address_space(setrlimit: Callable[[int, tuple[int, int]], None]) -> int:
     soft limit is left unlimited up to the hard one; 0 when the limit cannot be set.
     """
 
-    try:
-        import mmap
-        import resource
-    except ImportError:  # pragma: no cover - Windows: no resource limits to probe with
+    if sys.platform == "win32":  # pragma: no cover - no resource limits to probe with
         return 0
+    import mmap
+    import resource
 
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # a new mapping each time (never reused)
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
@@ -100,14 +99,13 @@ def make_limits(
     docstring); a limit is set again only when it must change. Without the ``resource``
     module (Windows) no kernel limit is set: the host's kill at the timeout remains."""
 
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
+    if sys.platform == "win32":  # pragma: no cover - no resource module
 
         def no_limits(rules: EvalRules) -> None:
             return None
 
         return no_limits
+    import resource
 
     as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
@@ -199,7 +197,7 @@ class Forked:
                     os.close(fd)
         self.write_fd = -1
         self.reader = None
-        if not self.pid:
+        if not self.pid or sys.platform == "win32":  # (a forked worker: never on Windows)
             return None
         pid, self.pid = self.pid, 0
         deadline = time.monotonic() + 5
@@ -292,15 +290,15 @@ def serve_spawned() -> None:
     setrlimit: Callable[[int, tuple[int, int]], None]
     if operations is not None:
         setrlimit = operations[2]
+    elif sys.platform == "win32":  # pragma: no cover - make_limits sets none there
+
+        def setrlimit(which: int, limits: tuple[int, int]) -> None:
+            return None
+
     else:
-        try:
-            import resource
+        import resource
 
-            setrlimit = resource.setrlimit
-        except ImportError:  # pragma: no cover - Windows: make_limits sets none
-
-            def setrlimit(which: int, limits: tuple[int, int]) -> None:
-                return None
+        setrlimit = resource.setrlimit
 
     server = channel.Server(fd, fd, make_limits(setrlimit, address_space(setrlimit)))
     server.reader.buffer = ahead
@@ -554,7 +552,8 @@ def _emit(out: str) -> None:
 def _died(status: int | None, rules: EvalRules) -> BaseException:
     import signal
 
-    if status is not None and status in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+    xcpu = getattr(signal, "SIGXCPU", 0)  # POSIX only
+    if status is not None and xcpu and status in (-xcpu, 128 + xcpu):
         return errors.EvalTimeout(
             f"guarded evaluation used up its CPU time ({rules.key('eval-timeout')}): its worker "
             "was killed by the kernel"

@@ -14,6 +14,8 @@ imports the eval machinery only when installed.
 
 from __future__ import annotations
 
+import sys
+
 from pysandboxes.guard.frames import CODE_DEPUTIES
 
 TYPE_CHECKING = False
@@ -44,7 +46,10 @@ def install(
     from pysandboxes.evalguard import api, program
     from pysandboxes.evalguard import rules as rules_module
 
-    api.arm(policy, worker_operations(busy_functions) if busy_functions else None)
+    operations = None
+    if busy_functions and sys.platform != "win32":  # no fork, kill(9) or rlimits on Windows
+        operations = worker_operations(busy_functions)
+    api.arm(policy, operations)
     if None not in rules_module.profiles(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
     program.install(caller_is_program, CODE_DEPUTIES)  # CODE_DEPUTIES names program.py
@@ -81,6 +86,8 @@ def worker_operations(
     busy (the hook then skips these events only: :func:`let_worker_through`).
     """
 
+    if sys.platform == "win32":  # never called there (install passes no busy functions)
+        raise OSError("the eval worker's fork, kill and rlimits exist on POSIX only")
     import os
     import resource
 
