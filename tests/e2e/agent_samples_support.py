@@ -56,10 +56,11 @@ Driver = Callable[[list[tuple[str, dict[str, Any]]]], list[Outcome]]
 def load_sample(framework: str, package: str) -> ModuleType:
     """Import ``examples/agents/<framework>/agent.py`` (skipped when ``package`` is missing)."""
 
-    require(
-        importlib.util.find_spec(package) is not None,
-        f"{package} is not installed (pip install -e .[agents], or scripts/setup.sh)",
-    )
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        found = False
+    require(found, f"{package} is not installed (pip install -e .[agents], or scripts/setup.sh)")
     path = SAMPLES / framework / "agent.py"
     spec = importlib.util.spec_from_file_location(f"agent_sample_{framework}", path)
     assert spec is not None and spec.loader is not None

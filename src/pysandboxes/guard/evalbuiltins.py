@@ -30,12 +30,15 @@ def install(
     policy: Policy,
     caller_is_program: Callable[[tuple[str, ...]], bool],
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
+    kit: Any = None,
+    own_process: bool = False,
 ) -> None:
     """Arm the eval rules and replace the three builtins (see the module docstring).
 
     ``busy_functions`` (the guard's ``enter``/``leave``) make the process operations the
     eval worker needs (:func:`worker_operations`); :func:`let_worker_through` lets exactly
-    those through the hook.
+    those through the hook. ``own_process``: this process is a partial-mode worker (outside
+    python-sb, ``guarded_eval``'s worker is one), whose limits the eval worker sets.
 
     The replacements live in ``evalguard/program.py``, not here: library code the original
     builtins run (a namedtuple's ``sys._getframe``) must not find a guard frame among its
@@ -47,8 +50,8 @@ def install(
     from pysandboxes.evalguard import rules as rules_module
 
     operations = None
-    if busy_functions and sys.platform != "win32":  # no fork, kill(9) or rlimits on Windows
-        operations = worker_operations(busy_functions)
+    if busy_functions and kit is not None and sys.platform != "win32":  # no fork on Windows
+        operations = worker_operations(busy_functions, kit, own_process)
     api.arm(policy, operations)
     if None not in rules_module.profiles(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
@@ -73,17 +76,35 @@ def install_learning(
 WORKER_EVENTS = ("os.fork", "os.kill", "resource.setrlimit")
 
 
+#: Children of the guard's eval-worker fork alive at once (the warm worker, plus the ``fork``
+#: backend's per-call children of concurrent threads).
+MAX_WORKERS = 4
+
+
 def worker_operations(
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]],
+    kit: Any,
+    own_process: bool = False,
 ) -> tuple[Callable[[], int], Callable[[int], None], Callable[[int, tuple[int, int]], None]]:
     """``(fork, kill, setrlimit)`` for ``guarded_eval``'s warm worker (``evalguard/worker.py``).
 
     Forking the sandboxed process widens nothing -- the child has the same kernel sandbox,
     the same armed guard and no exec --, killing that child is how a timeout ends a long C
     call, and lowering a resource limit in it is how its evaluations are bounded; so the
-    guard, not ``python-api``, decides these operations for the eval worker. ``kill`` sends
-    ``SIGKILL`` to a process ``fork`` made, nothing else. Each runs with the thread marked
-    busy (the hook then skips these events only: :func:`let_worker_through`).
+    guard, not ``python-api``, decides these operations for the eval worker. Each runs with the
+    thread marked busy (the hook then skips these events only: :func:`let_worker_through`).
+
+    The program can call these three functions too (``evalguard.api`` keeps them), so each
+    is bounded to what the worker needs: at most :data:`MAX_WORKERS` children made by
+    ``fork`` are alive at once (a fork bomb through them stops there), ``kill`` sends
+    ``SIGKILL`` to them only, and ``setrlimit`` works only in such a child or in a partial-mode
+    worker process (``own_process``), never on a program's own limits. What they hold --
+    the guard's ``enter``/``leave``, which mark a thread busy, the real functions, the
+    children -- must not be reachable through their
+    ``__closure__`` (read and written with no audit event): it lives in one function kept in
+    the guard's hidden generators (:func:`pysandboxes.guard.native_files.hide_reentrant`),
+    reachable through ``gi_frame`` or ``gc`` only, both refused
+    (``tests/redteam/eval/test_worker_default.py``, the operations' closures).
     """
 
     if sys.platform == "win32":  # never called there (install passes no busy functions)
@@ -91,38 +112,78 @@ def worker_operations(
     import os
     import resource
 
+    from pysandboxes.guard.native_files import hide_reentrant
+
     enter, leave = busy_functions
     real_fork, real_kill, real_setrlimit = os.fork, os.kill, resource.setrlimit
+    real_waitid = getattr(os, "waitid", None)
     children: set[int] = set()
+    in_worker = [own_process]
+    limit = MAX_WORKERS
 
-    def fork() -> int:
-        state = enter()
-        try:
-            pid = real_fork()
-        finally:
-            leave(state)
-        if pid:
-            children.add(pid)
-        else:
-            children.clear()
-        return pid
+    def alive(pid: int) -> bool:
+        if real_waitid is None:
+            return True  # counted until killed
+        try:  # WNOWAIT: the status stays for the worker's own wait
+            found = real_waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False  # already reaped
+        return found is None
 
-    def kill(pid: int) -> None:
-        if pid not in children:
-            raise ProcessLookupError(f"{pid} is not a worker of guarded_eval")
-        children.discard(pid)  # killed once, then reaped by its parent
-        state = enter()
-        try:
-            real_kill(pid, 9)
-        finally:
-            leave(state)
-
-    def setrlimit(which: int, limits: tuple[int, int]) -> None:
+    def operate(operation: str, pid: int = 0, which: int = 0, limits: Any = None) -> Any:
+        if operation == "fork":
+            for child in [child for child in children if not alive(child)]:
+                children.discard(child)
+            if len(children) >= limit:
+                raise PermissionError(
+                    f"guarded_eval's workers: {len(children)} are alive, at most {limit} "
+                    "(the guard forks only for the eval worker; os.fork is judged by python-api)"
+                )
+            state = enter()
+            try:
+                made = real_fork()
+            finally:
+                leave(state)
+            if made:
+                children.add(made)
+            else:
+                children.clear()
+                in_worker[0] = True
+            return made
+        if operation == "kill":
+            if pid not in children:
+                raise ProcessLookupError(f"{pid} is not a worker of guarded_eval")
+            children.discard(pid)  # killed once, then reaped by its parent
+            state = enter()
+            try:
+                real_kill(pid, 9)
+            finally:
+                leave(state)
+            return None
+        if not in_worker[0]:
+            raise PermissionError("the guard sets resource limits only in guarded_eval's worker")
         state = enter()
         try:
             real_setrlimit(which, limits)
         finally:
             leave(state)
+        return None
+
+    def as_given(
+        args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return args, kwargs
+
+    call = hide_reentrant(operate, kit, as_given)
+
+    def fork() -> int:
+        return call(("fork",), {})  # type: ignore[no-any-return]
+
+    def kill(pid: int) -> None:
+        call(("kill", int(pid)), {})
+
+    def setrlimit(which: int, limits: tuple[int, int]) -> None:
+        call(("setrlimit", 0, int(which), (int(limits[0]), int(limits[1]))), {})
 
     return fork, kill, setrlimit
 

@@ -213,7 +213,13 @@ def install(policy: Policy, context: RunContext) -> None:
     if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
         evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
     elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
-        evalbuiltins.install(policy, frames.caller_is_program, make_busy(kit, busy))
+        evalbuiltins.install(
+            policy,
+            frames.caller_is_program,
+            make_busy(kit, busy),
+            kit,
+            str(context.program_kind) == "worker",  # partial mode's worker: a process of its own
+        )
     import_handlers = imports.make_import_handlers(
         everything,
         names,

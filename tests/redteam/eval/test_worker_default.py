@@ -389,3 +389,145 @@ def test_under_python_sb_without_eval_lines_no_worker_is_started(project: Path, 
     learned = run_sb(["--learn", "prog.py"], cwd=project, env=base_env(home))
     assert learned.returncode == 0, learned.stderr
     assert learned.stdout.split() == ["ran", "42"]
+
+
+ABUSE_PROGRAM = """\
+import json, os, resource, time
+import pysandboxes
+from pysandboxes.evalguard import api
+out = {}
+fork, kill, setrlimit = api.worker_operations()
+try:  # the program's own limits: the guard sets limits only in the eval worker
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    out["setrlimit"] = "allowed"
+except PermissionError:
+    out["setrlimit"] = "refused"
+made = []
+try:  # a fork bomb through the guard's worker fork stops at its bound
+    for _ in range(50):
+        pid = fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        made.append(pid)
+    out["forks"] = "unbounded"
+except PermissionError:
+    out["forks"] = len(made)
+for pid in made:
+    kill(pid)
+    os.waitpid(pid, 0)
+try:  # reaped children no longer count
+    pid = fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    out["after_reap"] = "forked"
+except PermissionError:
+    out["after_reap"] = "refused"
+print(json.dumps(out))
+"""
+
+
+def test_the_guards_worker_operations_are_bounded_for_the_program(
+    project: Path, home: Path
+) -> None:
+    """The program can reach the guard's eval-worker operations (they are kept in
+    ``evalguard.api``): setrlimit on itself is refused and the fork stops at MAX_WORKERS live
+    children. Control: the same program without the sandbox forks every time and sets its
+    own limit."""
+
+    from pysandboxes.guard.evalbuiltins import MAX_WORKERS
+
+    (project / ".py-sandboxes").write_text(SB_RULES.format(provider="subprocess"))
+    (project / "prog.py").write_text(ABUSE_PROGRAM)
+    done = run_sb(["prog.py"], cwd=project, env=base_env(home), timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out == {"setrlimit": "refused", "forks": MAX_WORKERS, "after_reap": "forked"}
+
+    control = (
+        "import os, resource\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))\n"
+        "import time\n"
+        "pids = []\n"
+        f"for _ in range({MAX_WORKERS + 1}):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        time.sleep(0.5)\n"
+        "        os._exit(0)\n"
+        "    pids.append(pid)\n"
+        "[os.waitpid(p, 0) for p in pids]\n"
+        "print(len(pids))\n"
+    )
+    plain = subprocess.run([sys.executable, "-c", control], capture_output=True, text=True)
+    assert plain.stdout.strip() == str(MAX_WORKERS + 1), plain.stderr
+
+
+DIG_PROGRAM = """\
+import json, os
+import pysandboxes
+from pysandboxes.evalguard import api
+out = {"names": [], "frames": []}
+seen = set()
+def walk(obj, depth=0):
+    if depth > 8 or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    out["names"].append(getattr(obj, "__name__", type(obj).__name__))
+    for cell in getattr(obj, "__closure__", None) or ():
+        walk(cell.cell_contents, depth + 1)
+    owner = getattr(obj, "__self__", None)
+    if owner is not None:
+        walk(owner, depth + 1)
+    if type(obj).__name__ == "generator":
+        try:
+            frame = obj.gi_frame
+            out["frames"].append(sorted(frame.f_locals))
+        except Exception as exc:
+            out["frames"].append([d.suggestion for d in pysandboxes.sandbox_denials(exc)])
+for operation in api.worker_operations():
+    walk(operation)
+try:
+    api.worker_operations()[1](os.getppid())
+    out["kill_parent"] = "sent"
+except ProcessLookupError:
+    out["kill_parent"] = "refused"
+print(json.dumps(out))
+"""
+
+
+def test_the_guards_worker_operations_hold_no_reachable_guard_state(
+    project: Path, home: Path
+) -> None:
+    """Attack: dig the guard's ``enter`` (which marks a thread busy: the hook then lets
+    introspection, dynamic code and process signals through) out of the worker operations'
+    closures, as any closure can be read with no audit event. It is kept in a hidden
+    generator: the walk finds no guard function, and the generator's frame is refused.
+    Control: the same walk over a plain closure of a generator reaches its frame."""
+
+    (project / ".py-sandboxes").write_text(SB_RULES.format(provider="subprocess"))
+    (project / "prog.py").write_text(DIG_PROGRAM)
+    done = run_sb(["prog.py"], cwd=project, env=base_env(home), timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert not {"enter", "leave", "operate", "fork_real"} & set(out["names"]), out["names"]
+    assert out["frames"] and all(  # each refused: the rule lines that would grant it
+        found and all(line.startswith("python-api=ALLOW:") for line in found)
+        for found in out["frames"]
+    ), out["frames"]
+    assert out["kill_parent"] == "refused"
+
+    def enter() -> None:
+        return None
+
+    def operations() -> Any:
+        box = [enter]
+        yield box
+        yield None
+
+    generator = operations()
+    next(generator)
+    control = {name for name in (generator.gi_frame.f_locals or {})}
+    assert "box" in control  # without the guard, a generator's frame is an open door
