@@ -96,7 +96,8 @@ def worker_operations(
 
     The program can call these three functions too (``evalguard.api`` keeps them), so each
     is bounded to what the worker needs: at most :data:`MAX_WORKERS` children made by
-    ``fork`` are alive at once (a fork bomb through them stops there), ``kill`` sends
+    ``fork`` are alive at once and they fork no more (a fork bomb through them stops there),
+    ``kill`` sends
     ``SIGKILL`` to them only, and ``setrlimit`` works only in such a child or in a partial-mode
     worker process (``own_process``), never on a program's own limits. What they hold --
     the guard's ``enter``/``leave``, which mark a thread busy, the real functions, the
@@ -119,6 +120,7 @@ def worker_operations(
     real_waitid = getattr(os, "waitid", None)
     children: set[int] = set()
     in_worker = [own_process]
+    forked = [False]  # this process is a child of that fork: it makes no more (no fork tree)
     limit = MAX_WORKERS
 
     def alive(pid: int) -> bool:
@@ -132,6 +134,8 @@ def worker_operations(
 
     def operate(operation: str, pid: int = 0, which: int = 0, limits: Any = None) -> Any:
         if operation == "fork":
+            if forked[0]:
+                raise PermissionError("guarded_eval's worker forks no worker of its own")
             for child in [child for child in children if not alive(child)]:
                 children.discard(child)
             if len(children) >= limit:
@@ -148,7 +152,7 @@ def worker_operations(
                 children.add(made)
             else:
                 children.clear()
-                in_worker[0] = True
+                in_worker[0] = forked[0] = True
             return made
         if operation == "kill":
             if pid not in children:

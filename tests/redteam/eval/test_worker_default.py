@@ -408,15 +408,21 @@ try:  # a fork bomb through the guard's worker fork stops at its bound
     for _ in range(50):
         pid = fork()
         if pid == 0:
-            time.sleep(30)
-            os._exit(0)
+            try:  # a tree: each child forking again
+                fork()
+                os._exit(3)
+            except PermissionError:
+                time.sleep(30)
+                os._exit(0)
         made.append(pid)
     out["forks"] = "unbounded"
 except PermissionError:
     out["forks"] = len(made)
+statuses = []
 for pid in made:
     kill(pid)
-    os.waitpid(pid, 0)
+    statuses.append(os.waitpid(pid, 0)[1])
+out["children_forked_again"] = [s for s in statuses if os.WIFEXITED(s)]
 try:  # reaped children no longer count
     pid = fork()
     if pid == 0:
@@ -444,7 +450,12 @@ def test_the_guards_worker_operations_are_bounded_for_the_program(
     done = run_sb(["prog.py"], cwd=project, env=base_env(home), timeout=120)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.splitlines()[-1])
-    assert out == {"setrlimit": "refused", "forks": MAX_WORKERS, "after_reap": "forked"}
+    assert out == {
+        "setrlimit": "refused",
+        "forks": MAX_WORKERS,
+        "children_forked_again": [],  # each was still asleep, refused its own fork: killed
+        "after_reap": "forked",
+    }
 
     control = (
         "import os, resource\n"
