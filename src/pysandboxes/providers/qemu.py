@@ -53,6 +53,7 @@ BOOT_TIMEOUT = {"kvm": 20.0, "tcg": 120.0}
 #: Where the guest's DNS goes (qemu's user-mode network) and the guest's address.
 GUEST_RESOLVER = "10.0.2.3"
 HOST_ALIAS = "10.0.2.2"
+GUEST_ADDRESS = "10.0.2.15"
 #: Most ports forwarded into the guest (one qemu hostfwd each).
 MAX_FORWARDS = 64
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -632,6 +633,20 @@ def qemu_notices(policy: Policy, *, kvm_reason: str, terminal: bool = True) -> l
         for rule in policy.net
     ):
         found.append(limits.notice("net.qemu-host-loopback", python_layer, alias=HOST_ALIAS))
+    for rule in policy.net:
+        if rule.action == "ALLOW" and rule.direction in ("IN", "*") and _names_loopback(rule.host):
+            found.append(
+                limits.notice(
+                    "net.qemu-in-loopback",
+                    python_layer,
+                    rule=rule.text,
+                    origin=rule.origin,
+                    guest=GUEST_ADDRESS,
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
+    if policy.expose_rw:
+        found.append(limits.notice("qemu.unix-socket-paths", python_layer))
     return found
 
 
