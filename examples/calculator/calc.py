@@ -6,8 +6,12 @@
 
 The expression is model output or user input: it is checked against ``eval-*:calc`` in
 ``.py-sandboxes`` next to this file (arithmetic, comparisons, subscripts; the sympy names
-below; no imports, no attribute walks, no string evaluators), then run under its budgets.
-A refused expression prints the refusal and exits with status 1.
+below; no imports, no attribute walks, no string evaluators), then run under its budgets
+in guarded_eval's worker: a process forked once from this sandboxed one, so that one sympy
+call that would run for minutes (``series(exp(sin(x)), x, 0, 60)``) is killed at
+``eval-timeout:calc`` and its memory is bounded by the kernel; the result (a sympy
+expression) crosses back because the profile may import sympy. A refused expression prints
+the refusal and exits with status 1.
 """
 
 from __future__ import annotations

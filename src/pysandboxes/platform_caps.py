@@ -44,15 +44,25 @@ class Capabilities:
     - ``posix_paths``: ``/``-separated, case-sensitive paths, ``os.getuid`` (not Windows).
     - ``case_insensitive_paths``: the file system usually ignores case (Windows, macOS; and
       under the forced profiles): ``ignore=`` globs then match without regard to case.
+    - ``path_flavour``: how paths are written and compared, ``"posix"`` or ``"windows"``
+      (drive letters, ``\\`` separators, case ignored: ``policy/pathforms.py``). Never forced:
+      a Windows path means nothing to Linux's file system, so the Windows forms are tested as
+      functions (``tests/unit/policy/test_pathforms.py``).
+    - ``fd_path``: how the path a descriptor is open on is found: ``"proc"`` (Linux's
+      ``/proc/self/fd`` links; the forced profiles too, standing in for macOS's query),
+      ``"fcntl"`` (``fcntl.F_GETPATH``, macOS) or ``""``: not known here, and the guard refuses
+      what it would need it for (a path relative to a ``dir_fd``).
     - ``profile``: the forced profile (``"posix"``, ``"spawn"``) or ``""`` when none.
     """
 
     __slots__ = (
         "case_insensitive_paths",
         "exec",
+        "fd_path",
         "fork",
         "linux",
         "memfd",
+        "path_flavour",
         "pidfd",
         "posix_paths",
         "posix_signals",
@@ -76,10 +86,27 @@ class Capabilities:
         self.posix_signals = posix
         self.posix_paths = posix
         self.case_insensitive_paths = not posix or sys.platform == "darwin" or forced
+        self.path_flavour = "posix" if posix else "windows"
+        self.fd_path = _fd_path_query(linux)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"Capabilities({shown})"
+
+
+def _fd_path_query(linux: bool) -> str:
+    """``"proc"``, ``"fcntl"`` or ``""`` (see :class:`Capabilities`). ``fcntl`` is looked up
+    only where ``/proc`` is missing: it is not on the start-up path elsewhere."""
+
+    if linux:
+        return "proc"
+    if sys.platform == "win32":
+        return ""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - every POSIX CPython has it
+        return ""
+    return "fcntl" if hasattr(fcntl, "F_GETPATH") else ""
 
 
 def _has_signal(name: str) -> bool:

@@ -1,16 +1,18 @@
 """``guarded_eval``: the way in for tools, and the seam between the check and where it runs.
 
-A backend runs a checked source. :class:`InProcessBackend` runs it in the calling process
-(budgets checked by the rewrite, no hard kill: see ``docs/eval.md``, "Limits");
-a worker backend (a warm partial-mode worker that a timeout kills) plugs in through the same
-``run(source, mode, names, rules)`` method once it exists.
+The source is checked (and ``names`` validated) in the caller, then a backend runs it: by
+default the warm worker (``evalguard/worker.py``: hard bounds, a timeout kills the worker),
+or :class:`InProcessBackend` (the calling process and thread, budgets checked by the rewrite,
+no hard kill: ``docs/eval.md``, "Limits"), or ``fork`` (a child per call).
 
 The rules come from the rule file python-sb armed (then ``rules=`` is refused: the program
 cannot widen them), or, in a program not run by python-sb, from ``rules=`` (rule lines, with
-origin ``<arg>``).
+origin ``<arg>``: the ``eval-*`` lines judge the source, the others configure the worker).
 """
 
 from __future__ import annotations
+
+import sys
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.evalguard import engine
@@ -36,19 +38,29 @@ if TYPE_CHECKING:
 
 #: The policy armed by python-sb (at most one), and the rules built per profile.
 _armed: list[Policy] = []
+#: ``(fork, setrlimit)`` given by the guard when it armed the rules (``guard/evalbuiltins``):
+#: the eval worker's only process operations under python-sb.
+_operations: list[Any] = []
 _built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
+#: Set in a learning or audit run of python-sb (``guard/evalbuiltins.install_learning``).
+LEARNING: list[bool] = []
+#: The non-eval lines of a ``rules=`` policy, by ``id`` of the policy (kept in ``_from_lines``).
+_worker_lines: dict[int, tuple[str, ...]] = {}
 
 
-def arm(policy: Policy) -> None:
+def arm(policy: Policy, operations: Any = None) -> None:
     """Called by the guard when python-sb starts a program with ``eval-*`` rules: every
-    profile is built now (a rule no profile may grant stops the run before it starts)."""
+    profile is built now (a rule no profile may grant stops the run before it starts).
+    ``operations``: the guard's ``(fork, setrlimit)`` for the eval worker."""
 
     if _armed:
         raise ConfigError("the eval-* rules are already armed")
     for profile in rules_module.profiles(policy):
         rules_for(policy, profile)
     _armed.append(policy)
+    if operations is not None:
+        _operations[:] = [operations]
     from pysandboxes.evalguard import runtime
 
     runtime.install_string_hook()
@@ -56,6 +68,22 @@ def arm(policy: Policy) -> None:
 
 def armed_policy() -> Policy | None:
     return _armed[0] if _armed else None
+
+
+def worker_operations() -> Any:
+    """The guard's ``(fork, setrlimit)`` under python-sb, else ``None`` (no guard to ask)."""
+
+    return _operations[0] if _operations else None
+
+
+def worker_lines(rules: EvalRules) -> tuple[str, ...]:
+    """The lines of ``rules=`` that are not ``eval-*`` (``os-sandbox=``, ``python-api=``...):
+    the rule file of the worker process that runs the evaluations, besides its eval lines."""
+
+    for policy, built in _built.values():
+        if built is rules:
+            return _worker_lines.get(id(policy), ())
+    return ()
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
@@ -75,6 +103,7 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
     found = _from_lines.get(lines)
     if found is None:
         pairs = []
+        others: list[str] = []
         for line in lines:
             text = line.strip()
             if not text or text.startswith("#"):
@@ -83,11 +112,12 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
             if not eq:
                 raise ConfigError(f"rules: {text!r} is not a key=value line")
             if not key.startswith("eval-"):
-                raise ConfigError(f"rules: {text!r} is not an eval-* line")
+                others.append(f"{key.strip()}={value.strip()}")
             pairs.append((key, value))
         from pysandboxes.policy import load_policy
 
         found = _from_lines[lines] = load_policy(None, cli_rules=pairs, environ={})
+        _worker_lines[id(found)] = tuple(others)
     return found
 
 
@@ -131,10 +161,14 @@ IN_PROCESS = InProcessBackend()
 _backends: dict[str, Any] = {"in-process": IN_PROCESS}
 #: A backend registered under the name ``worker`` becomes the default.
 _default: list[Any] = []
+#: The built-in worker backend, once imported.
+_worker: list[Any] = []
 
 
 def _builtin_backend(name: str) -> Any:
     if name == "fork":
+        if sys.platform == "win32":  # fork is POSIX's (evalguard/fork.py)
+            return None
         from pysandboxes.evalguard.fork import FORK
 
         return FORK
@@ -155,7 +189,17 @@ def register_backend(backend: Any) -> None:
 
 
 def default_backend() -> Any:
-    return _default[0] if _default else IN_PROCESS
+    """The worker (hard bounds), or a backend registered under that name. In a learning or
+    audit run of python-sb (evaluations are recorded, not bounded) the evaluation runs
+    in-process."""
+
+    if _default:
+        return _default[0]
+    if LEARNING:
+        return IN_PROCESS
+    if not _worker:
+        _worker.append(_builtin_backend("worker"))
+    return _worker[0]
 
 
 def guarded_eval(
@@ -177,9 +221,11 @@ def guarded_eval(
     the rule line that would allow it), :class:`~pysandboxes.errors.EvalTimeout`,
     :class:`~pysandboxes.errors.EvalMemoryError`, :class:`~pysandboxes.errors.EvalRecursionError`,
     :class:`~pysandboxes.errors.EvalOutputError`, :class:`~pysandboxes.errors.EvalAttributeDenied`,
-    or whatever the source itself raised. ``backend``: ``"in-process"``, ``"fork"`` (a
-    child process per call, killed at the timeout, memory bounded by ``RLIMIT_AS``) or a
-    registered name; the default is the worker when one is registered, else in-process.
+    :class:`~pysandboxes.errors.EvalWorkerError` (no worker process can be started, or it
+    died), or whatever the source itself raised. ``backend``: ``None`` (the warm worker:
+    killed at the timeout, memory and CPU by rlimits, host functions called back in this
+    process; in-process in a learning run), ``"in-process"``, ``"fork"`` (a child process per
+    call) or a registered name.
     """
 
     if backend is None:

@@ -2,7 +2,7 @@
 (issue 13) can be plugged in as the ``worker`` backend.
 
 The source is checked in the caller (a refusal costs no process); the run happens in a child
-forked for this call, with ``RLIMIT_AS`` (the caller's current size plus twice
+forked for this call, with ``RLIMIT_AS`` (the child's size, probed, plus twice
 ``eval-max-alloc``) and ``RLIMIT_CPU``; the caller waits at most ``eval-timeout`` (plus a
 grace of 100 ms), then kills the child with ``SIGKILL``: a long C call (``re`` backtracking, a
 sympy computation) ends there, and the caller gets :class:`~pysandboxes.errors.EvalTimeout`.
@@ -11,8 +11,8 @@ running code); an exception crosses back as its type name, message and denials, 
 for python-sb's own error classes and a few builtin ones.
 
 One process per call (a few milliseconds): choose it with ``backend="fork"`` where the bound
-matters more than the latency. Linux only; under python-sb ``os.fork`` needs
-``python-api=ALLOW:os.fork``.
+matters more than the latency. Linux only; under python-sb the guard performs the fork, the
+kill and the limits (as for the worker: ``evalguard/worker.py``), with no ``python-api`` rule.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ import time
 
 from pysandboxes import errors
 from pysandboxes.evalguard import engine
+
+if sys.platform == "win32":  # fork, rlimits, wait statuses: POSIX's (issue 19)
+    raise ImportError("the fork backend of guarded evaluation needs fork (POSIX)")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,13 +141,16 @@ def _rebuild(name: str, message: str, record: Any) -> BaseException:
     return errors.EvalWorkerError(f"{name}: {message}")
 
 
-def _address_space() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as handle:
-            pages = int(handle.read().split()[0])
-        return pages * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return 0
+def _operations() -> tuple[Any, Any, Any]:
+    """``(fork, kill, setrlimit)``: the guard's under python-sb (it performs them for the eval
+    workers: ``guard/evalbuiltins.worker_operations``), else the plain ones."""
+
+    from pysandboxes.evalguard import api
+
+    found: tuple[Any, Any, Any] | None = api.worker_operations()
+    if found is not None:
+        return found
+    return os.fork, lambda pid: os.kill(pid, signal.SIGKILL), resource.setrlimit
 
 
 class ForkBackend:
@@ -154,17 +160,17 @@ class ForkBackend:
 
     def run(self, source: str, mode: str, names: Mapping[str, Any] | None, rules: EvalRules) -> Any:
         compiled = engine.prepare(source, mode, rules)
-        limit = _address_space() + 2 * rules.max_alloc + (64 << 20)
+        fork, kill, setrlimit = _operations()
         sys.stdout.flush()
         sys.stderr.flush()
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        pid = fork()
         if pid == 0:  # pragma: no cover - the child (its outcome is asserted by the parent)
             os.close(read_end)
-            self._child(compiled, names, limit, write_end)
+            self._child(compiled, names, setrlimit, write_end)
         os.close(write_end)
         try:
-            data = self._collect(pid, read_end, rules.timeout + _GRACE)
+            data = self._collect(pid, read_end, rules.timeout + _GRACE, kill)
         finally:
             os.close(read_end)
         if data is None:
@@ -183,12 +189,15 @@ class ForkBackend:
         return _decode(payload[1])
 
     @staticmethod
-    def _child(compiled: engine.Compiled, names: Any, limit: int, out: int) -> None:
+    def _child(compiled: engine.Compiled, names: Any, setrlimit: Any, out: int) -> None:
+        from pysandboxes.evalguard.worker import address_space
+
         code = 0
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            limit = address_space(setrlimit) + 2 * compiled.rules.max_alloc + (64 << 20)
+            setrlimit(resource.RLIMIT_AS, (limit, limit))
             cpu = int(compiled.rules.timeout) + 2
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             try:
                 ns = engine.namespace(compiled, names, strict=True)
                 result = engine.run(compiled, ns)
@@ -216,7 +225,7 @@ class ForkBackend:
             os._exit(code)
 
     @staticmethod
-    def _collect(pid: int, fd: int, timeout: float) -> bytes | None:
+    def _collect(pid: int, fd: int, timeout: float, kill: Any) -> bytes | None:
         """Everything the child writes, or ``None`` (child killed) past ``timeout``."""
 
         deadline = time.monotonic() + timeout
@@ -225,7 +234,7 @@ class ForkBackend:
             left = deadline - time.monotonic()
             ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
             if not ready:
-                os.kill(pid, signal.SIGKILL)
+                kill(pid)
                 os.waitpid(pid, 0)
                 return None
             chunk = os.read(fd, 1 << 16)

@@ -59,13 +59,38 @@ def _int_fast_path(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.exp
             left=_call("_sb_type", node), ops=[ast.Is()], comparators=[_name("_sb_int")]
         )
 
+    def small(node: ast.Name) -> ast.expr:  # |n| < 2**62: a product of two cannot grow far
+        return ast.Compare(
+            left=ast.Constant(-_SMALL),
+            ops=[ast.Lt(), ast.Lt()],
+            comparators=[_name(node.id), ast.Constant(_SMALL)],
+        )
+
     if not isinstance(left, ast.Name):
+        if isinstance(op, ast.Mult) and _small_int(left) and isinstance(right, ast.Name):
+            return ast.BoolOp(op=ast.And(), values=[is_int(_name(right.id)), small(right)])
         return None
     if isinstance(op, ast.Mod) and (isinstance(right, ast.Name) or _number(right)):
         return is_int(_name(left.id))
     if isinstance(op, ast.Add) and isinstance(right, ast.Name):
         return ast.BoolOp(op=ast.And(), values=[is_int(_name(left.id)), is_int(_name(right.id))])
+    if isinstance(op, ast.Mult):
+        if isinstance(right, ast.Name) and right.id == left.id:  # i * i
+            return ast.BoolOp(op=ast.And(), values=[is_int(_name(left.id)), small(left)])
+        if isinstance(right, ast.Name):
+            tests = [is_int(_name(left.id)), is_int(_name(right.id)), small(left), small(right)]
+            return ast.BoolOp(op=ast.And(), values=tests)
+        if _small_int(right):  # n * 3
+            return ast.BoolOp(op=ast.And(), values=[is_int(_name(left.id)), small(left)])
     return None
+
+
+#: Bound of the operands of an inline int product (``runtime._SMALL``).
+_SMALL = 1 << 62
+
+
+def _small_int(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= 1 << 16
 
 
 class Rewriter(ast.NodeTransformer):
@@ -127,6 +152,16 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(target, ast.Name):
             load: ast.expr = _name(target.id)
             store: ast.expr = _name(target.id, ast.Store())
+            if op in (ast.Add, ast.Mod) and not (isinstance(value, ast.Name) or _number(value)):
+                # total += i * i: the value into a temporary name first (evaluated once), so
+                # that the int test can read it (no call when both are ints)
+                held = self.temp()
+                statements.append(
+                    ast.copy_location(
+                        ast.Assign(targets=[_name(held, ast.Store())], value=value), node
+                    )
+                )
+                value = _name(held)
             fast = _int_fast_path(node.op, load, value)
             if fast is not None:  # total += i: no call when both are ints
                 checked = ast.IfExp(
@@ -134,7 +169,10 @@ class Rewriter(ast.NodeTransformer):
                     body=ast.BinOp(_name(target.id), node.op, value),
                     orelse=_call(helper, _name(target.id), value),
                 )
-                return ast.copy_location(ast.Assign(targets=[store], value=checked), node)
+                statements.append(ast.Assign(targets=[store], value=checked))
+                for statement in statements:
+                    ast.copy_location(statement, node)
+                return statements if len(statements) > 1 else statements[0]
         elif isinstance(target, ast.Attribute):
             holder = self.temp()
             statements.append(

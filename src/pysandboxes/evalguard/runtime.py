@@ -61,13 +61,13 @@ if TYPE_CHECKING:
 
     from pysandboxes.evalguard.rules import EvalRules
 
-try:
+if sys.platform != "win32":  # resource is POSIX's
     import resource
 
     def _peak_bytes() -> int:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
 
-except ImportError:  # pragma: no cover - not Linux
+else:  # pragma: no cover - not Linux
 
     def _peak_bytes() -> int:
         return 0

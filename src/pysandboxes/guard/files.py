@@ -19,6 +19,12 @@ check and the cache's next answer) and in learning/audit mode.
 from __future__ import annotations
 
 import os
+import sys
+
+if sys.platform == "win32":  # the C module, as guard/kit.py takes it
+    import nt as native
+else:
+    import posix as native
 
 from pysandboxes.guard.denials import NOT_FOUND, PERMISSION, Reporter
 from pysandboxes.guard.paths import FD, PathTools
@@ -72,6 +78,7 @@ class PathTable(NamedTuple):
     ignore_rules: tuple[tuple[Callable[[str], Any], bool, str, str], ...]
     protected: frozenset[str]
     trusted: tuple[str, ...]  # read-only default prefixes (with "/"): lexical reads suffice
+    windows: bool = False  # Windows paths: "\\" separates, case ignored (keys lowered)
 
 
 def _variants(path: str) -> list[str]:
@@ -79,20 +86,37 @@ def _variants(path: str) -> list[str]:
     return [path] if real == path else [path, real]
 
 
-def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]) -> PathTable:
+def build_table(
+    policy: Policy,
+    context: RunContext,
+    read_roots: tuple[str, ...],
+    flavour: str | None = None,
+) -> PathTable:
     """The path rules of one run, defaults included (see the module docstring).
 
     ``read_roots``: the interpreter's directories and python-sb's own, readable by default.
+    ``flavour``: ``"windows"`` for Windows paths (``policy/pathforms.py``): every path of the
+    table is kept lowered (compared without regard to case), ``\\`` separates components,
+    and there is no lexical fast path (``trusted`` is empty: a written ``..`` is only undone
+    by resolving). Default: this platform's (``platform_caps.CAPS.path_flavour``).
     """
 
+    from pysandboxes.platform_caps import CAPS
     from pysandboxes.policy.decide import glob_regex
 
+    windows = (flavour or CAPS.path_flavour) == "windows"
+    sep = "\\" if windows else "/"
     if policy.ignore:
         import re  # only for ignore= globs
 
     rows: list[Row] = []
 
     def add(path: str, access: int, rule: str | None, origin: str | None) -> None:
+        if windows:
+            path = path.lower()
+            below = path if path.endswith(sep) else path + sep
+            rows.append(Row(path, below, access, rule, origin))
+            return
         path = os.path.normpath(path) if path != "/" else "/"
         below = "/" if path == "/" else path + "/"
         rows.append(Row(path, below, access, rule, origin))
@@ -119,16 +143,23 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
             add(path, RW, None, None)
     rows.sort(key=lambda row: (-len(row.path), row.access != RW))
 
-    named = [r for r in policy.ignore if "/" not in r.path]
-    anchored = [r for r in policy.ignore if "/" in r.path]
+    def text(path: str) -> str:
+        return path.lower() if windows else path
+
+    below_re = "(?:/.*)?" if not windows else "(?:\\\\.*)?"
+    named = [r for r in policy.ignore if sep not in r.path]
+    anchored = [r for r in policy.ignore if sep in r.path]
     ignore_names = (
-        re.compile("(?:" + "|".join(glob_regex(r.path) for r in named) + ")", re.S).fullmatch
+        re.compile(
+            "(?:" + "|".join(glob_regex(text(r.path), sep) for r in named) + ")", re.S
+        ).fullmatch
         if named
         else None
     )
     ignore_anchored = (
         re.compile(
-            "(?:" + "|".join(glob_regex(r.path) for r in anchored) + ")(?:/.*)?", re.S
+            "(?:" + "|".join(glob_regex(text(r.path), sep) for r in anchored) + ")" + below_re,
+            re.S,
         ).fullmatch
         if anchored
         else None
@@ -136,9 +167,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     per_rule = tuple(
         (
             re.compile(
-                glob_regex(r.path) + ("" if "/" not in r.path else "(?:/.*)?"), re.S
+                glob_regex(text(r.path), sep) + ("" if sep not in r.path else below_re), re.S
             ).fullmatch,
-            "/" not in r.path,
+            sep not in r.path,
             r.text,
             str(r.origin),
         )
@@ -160,6 +191,9 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
     if context.denials_file:
         protected.update(_variants(os.path.abspath(context.denials_file)))
     rw_paths = [row.path for row in rows if row.access == RW]
+    if windows:
+        protected = {path.lower() for path in protected}
+        defaults_ro = []  # no lexical fast path (see the docstring)
     trusted = tuple(
         prefix.rstrip("/") + "/"
         for prefix in defaults_ro
@@ -175,6 +209,7 @@ def build_table(policy: Policy, context: RunContext, read_roots: tuple[str, ...]
         ignore_rules=per_rule,
         protected=frozenset(protected),
         trusted=trusted,
+        windows=windows,
     )
 
 
@@ -193,6 +228,8 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
     rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
     names = table.ignore_names
     anchored = table.ignore_anchored
+    if table.windows:
+        return _windows_access(table, rows)
 
     def access(path: str) -> tuple[int, Info | None]:
         if path != "/":
@@ -201,6 +238,36 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
             return ignored_code, None
         if names is not None:
             for part in path.split("/"):
+                if part and names(part) is not None:
+                    return ignored_code, None
+        for prefix, below, kind, row in rows:
+            if path == prefix or path.startswith(below):
+                return kind, row
+        return none_code, None
+
+    return access
+
+
+def _windows_access(
+    table: PathTable, rows: tuple[tuple[str, str, int, Info], ...]
+) -> Callable[[str], tuple[int, Info | None]]:
+    """``access`` for Windows paths (normalised by ``guard/paths.py``'s resolve): lowered,
+    split on ``\\``; a path ``resolve`` refused (``paths.REFUSED`` first) matches nothing."""
+
+    none_code, ignored_code = NONE, IGNORED
+    names = table.ignore_names
+    anchored = table.ignore_anchored
+    lower = str.lower
+    sep = "\\"
+
+    def access(path: str) -> tuple[int, Info | None]:
+        path = lower(path)
+        if not path.endswith(":\\"):  # a drive's root keeps its separator
+            path = path.rstrip(sep)
+        if anchored is not None and anchored(path) is not None:
+            return ignored_code, None
+        if names is not None:
+            for part in path.split(sep):
                 if part and names(part) is not None:
                     return ignored_code, None
         for prefix, below, kind, row in rows:
@@ -252,6 +319,7 @@ def make_file_handlers(
     text_of = tools.text_of
     resolve = tools.resolve
     fd_path = tools.fd_path
+    fd_known = tools.fd_known
     refuse = reporter.refuse
     record = reporter.record
     recording = reporter.recording
@@ -259,6 +327,18 @@ def make_file_handlers(
     show = reporter.show_path
     protected = table.protected
     trusted = table.trusted
+    sep = "\\" if table.windows else "/"
+    if table.windows:  # the table's protected paths are lowered (case ignored there)
+        lower = str.lower
+
+        def is_protected(path: str) -> bool:
+            return lower(path) in protected
+
+    else:
+
+        def is_protected(path: str) -> bool:
+            return path in protected
+
     ignore_rules = table.ignore_rules
     has_ignore = table.ignore_names is not None or table.ignore_anchored is not None
     type_ = kit_type
@@ -269,10 +349,8 @@ def make_file_handlers(
         name = type_qualname(cls)
         return str_.__str__(name) if type_(name) is not str_ else name  # type: ignore[no-any-return]
 
-    import posix
-
-    getcwd = posix.getcwd  # captured now, as everything the closures below call
-    stat = posix.stat  # raises no audit event
+    getcwd = native.getcwd  # captured now, as everything the closures below call
+    stat = native.stat  # raises no audit event
     oserror = OSError
     file_not_found = FileNotFoundError
     cache: dict[str, int] = {}
@@ -430,7 +508,7 @@ def make_file_handlers(
                 deferred,
             )
             return
-        if resolved in protected:
+        if is_protected(resolved):
             refuse(
                 "file",
                 resolved,
@@ -494,7 +572,7 @@ def make_file_handlers(
 
         resolved = resolve(given, base)
         code, row = access(resolved)
-        if (code == rw_code and not (write and resolved in protected)) or (
+        if (code == rw_code and not (write and is_protected(resolved))) or (
             code == ro_code and not write
         ):
             if recording and row is not None and row[0] is not None:
@@ -511,7 +589,30 @@ def make_file_handlers(
             return None
         if text is fd_mark:
             return None
-        return judge_text(text, base_of(dir_fd), write, opening)
+        base = base_of(dir_fd)
+        if (
+            base is None
+            and not fd_known
+            and type_(dir_fd) is int_
+            and dir_fd >= 0
+            and not text.startswith(sep)
+        ):  # relative to a directory this platform cannot name
+            op = "write" if write else "read"
+            refuse(
+                "file",
+                text,
+                None,
+                None,
+                None,
+                op,
+                f"{op.capitalize()} access to '{text}' relative to descriptor "
+                f"{int_.__repr__(dir_fd)} DENIED: on this platform the Python layer cannot "
+                "tell which directory a descriptor is open on",
+                permission,
+                text,
+            )
+            return None
+        return judge_text(text, base, write, opening)
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
@@ -551,7 +652,7 @@ def make_file_handlers(
         resolved = judge_text(text, None, write, True)
         if caching and resolved is not None:
             code, _row = access(resolved)
-            if resolved in protected and code == rw_code:
+            if is_protected(resolved) and code == rw_code:
                 code = ro_code
             if len_(cache) >= 4096:
                 cache.clear()
@@ -623,12 +724,14 @@ def make_file_handlers(
 
         return handler
 
-    protected_below = tuple_(p + "/" for p in protected)
+    protected_below = tuple_(p + sep for p in protected)
 
     def holds_protected(resolved: str | None) -> bool:
         if resolved is None:
             return False
-        below = "/" if resolved == "/" else resolved + "/"
+        if sep != "/":
+            resolved = lower(resolved)
+        below = resolved if resolved.endswith(sep) else resolved + sep
         return any_(path.startswith(below) for path in protected_below)
 
     def on_rename(args: tuple[Any, ...]) -> None:
@@ -722,7 +825,7 @@ def make_file_handlers(
 
         for side in (database + "-wal", database + "-shm"):
             code, _row = access(side)
-            if recording or (code == rw_code and side not in protected):
+            if recording or (code == rw_code and not is_protected(side)):
                 judge_text(side, None, True)
                 continue
             shown = show(database)
@@ -819,7 +922,10 @@ def make_file_handlers(
     parse_uri = sqlite_module.build_uri_parser()
     is_wal_database = sqlite_module.is_wal_database
     os_open, os_read, os_close, fstat = os.open, os.read, os.close, os.fstat
-    wal_open_flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    # The POSIX flags where they exist (Windows has none of them: O_RDONLY | O_BINARY there).
+    wal_open_flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    for flag in ("O_NONBLOCK", "O_CLOEXEC", "O_NOCTTY"):
+        wal_open_flags |= getattr(os, flag, 0)
     os_error = OSError
     import stat as stat_module
 

@@ -213,7 +213,7 @@ def install(policy: Policy, context: RunContext) -> None:
     if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
         evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
     elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
-        evalbuiltins.install(policy, frames.caller_is_program)
+        evalbuiltins.install(policy, frames.caller_is_program, make_busy(kit, busy))
     import_handlers = imports.make_import_handlers(
         everything,
         names,
@@ -250,6 +250,8 @@ def install(policy: Policy, context: RunContext) -> None:
             guard_globals,
         )
     )
+    if policy.eval_rules and not reporter.recording:  # guarded_eval's worker: fork, rlimits
+        evalbuiltins.let_worker_through(dispatch, busy, kit.get_ident)
     import _functools  # type: ignore[import-not-found]  # functools.partial, without functools
 
     get: Callable[[str], Any] = dispatch.get

@@ -55,7 +55,12 @@ else:
 ALWAYS_ALLOWED = frozenset(
     {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}
 )
-WRAPPED_MODULES = frozenset({"posix", "_thread", "_posixsubprocess", "_signal", "faulthandler"})
+WRAPPED_MODULES = frozenset(
+    # the operating system's C module: posix, or nt on Windows (elsewhere an import of nt,
+    # as ntpath tries, simply fails as it would without the sandbox)
+    {"nt" if sys.platform == "win32" else "posix", "_thread", "_posixsubprocess", "_signal"}
+    | {"faulthandler"}
+)
 
 
 def allowed_names(policy: Policy) -> tuple[bool, frozenset[str]]:

@@ -18,10 +18,17 @@ import _json
 import _thread
 import errno as _errno
 import gc
-import posix
 import sys
 
 from pysandboxes.errors import Denial
+
+# The operating system's C module (``posix``, or ``nt`` on Windows): the functions are taken
+# from it rather than from ``os``, whose attributes are plain Python module globals. Chosen by
+# what the interpreter has (``os.name``), which mypy's ``--platform`` checks also understand.
+if sys.platform == "win32":
+    import nt as native
+else:
+    import posix as native
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -82,14 +89,14 @@ def capture() -> Kit:
         str_exact=str.__str__,
         bytes_exact=bytes.__bytes__,
         decode=bytes.decode,
-        lstat=posix.lstat,
-        stat=posix.stat,
-        readlink=posix.readlink,
-        getcwd=posix.getcwd,
-        write=posix.write,
-        open=posix.open,
-        close=posix.close,
-        fspath=posix.fspath,
+        lstat=native.lstat,
+        stat=native.stat,
+        readlink=native.readlink,
+        getcwd=native.getcwd,
+        write=native.write,
+        open=native.open,
+        close=native.close,
+        fspath=native.fspath,
         getframe=sys._getframe,
         get_ident=_thread.get_ident,
         allocate_lock=_thread.allocate_lock,

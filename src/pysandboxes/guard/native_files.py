@@ -178,27 +178,41 @@ def outside(function: Callable[..., Any], _scope: dict[str, Any] = OUTSIDE_SCOPE
     )
 
 
+def _user_database() -> tuple[Callable[..., Any], ...]:
+    """``getuid, getgid, getegid, getgroups, getpwuid, getpwnam``: the C functions (``pwd``'s
+    are wrapped later, judged here). Windows has no user or password database of this kind
+    (and no ``pwd``/``grp`` module whose calls would need judging): there every one of them
+    raises ``OSError``, which only the ``pwd``/``grp``/``readline`` wrappers could reach, and
+    those modules do not exist there."""
+
+    if sys.platform == "win32":
+
+        def missing(*_args: Any) -> Any:
+            raise OSError("no user database on this platform")
+
+        return (missing,) * 6
+    import pwd
+
+    return os.getuid, os.getgid, os.getegid, os.getgroups, pwd.getpwuid, pwd.getpwnam
+
+
 def _befores(
     kit: Kit, c_env: dict[str, str], semaphores: set[str]
 ) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
-
-    import pwd
 
     from pysandboxes.guard.wrappers import exact_text
 
     audit = kit.audit
     index = int.__index__
     int_ = int
-    getuid, getgid, getegid, getgroups = os.getuid, os.getgid, os.getegid, os.getgroups
+    getuid, getgid, getegid, getgroups, own_home_entry, getpwnam = _user_database()
     # Nothing here may run code of the program (it runs inside hidden generators, whose
     # frames hold the originals): no os.environ (a Python mapping whose methods can be
     # replaced), no os.path; a plain dict that follows the C environment, posix and pwd.
     environ = c_env
     stat = kit.stat
     os_error, value_error_, key_error = OSError, ValueError, KeyError
-    own_home_entry = pwd.getpwuid  # the C functions (wrapped later): judged here
-    getpwnam = pwd.getpwnam
 
     def exists(path: str) -> bool:
         try:
@@ -782,7 +796,7 @@ def _track_environment(
 
     from pysandboxes.guard.wrappers import exact_text
 
-    posix = sys.modules["posix"]
+    posix = sys.modules[os.name]  # the C module: posix, or nt on Windows
     c_env: dict[str, str] = dict(os.environ)
     fsdecode = os.fsdecode
     len_ = kit.len

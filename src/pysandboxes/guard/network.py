@@ -227,7 +227,8 @@ def make_net_handlers(
     family_of = _socket.socket.__dict__["family"].__get__
     getsockname = _socket.socket.getsockname
     type_of = _socket.socket.__dict__["type"].__get__
-    af_inet, af_inet6, af_unix = _socket.AF_INET, _socket.AF_INET6, _socket.AF_UNIX
+    af_inet, af_inet6 = _socket.AF_INET, _socket.AF_INET6
+    af_unix = getattr(_socket, "AF_UNIX", -1)  # absent on some Windows builds
     sock_stream, sock_dgram = _socket.SOCK_STREAM, _socket.SOCK_DGRAM
     sock_seqpacket = _socket.SOCK_SEQPACKET
     type_flags = getattr(_socket, "SOCK_NONBLOCK", 0) | getattr(_socket, "SOCK_CLOEXEC", 0)
@@ -1176,8 +1177,9 @@ def make_receive_methods(
     base = _socket.socket
     c_recvfrom: Any = base.recvfrom
     c_recvfrom_into: Any = base.recvfrom_into
-    c_recvmsg: Any = base.recvmsg
-    c_recvmsg_into: Any = base.recvmsg_into
+    # recvmsg/sendmsg are POSIX's (Windows sockets have neither: nothing to wrap there).
+    c_recvmsg: Any = getattr(base, "recvmsg", None)
+    c_recvmsg_into: Any = getattr(base, "recvmsg_into", None)
 
     def recvfrom(self: Any, *args: Any) -> Any:
         fn = c_recvfrom
@@ -1203,12 +1205,13 @@ def make_receive_methods(
         audit("pysandboxes.received", self, result)
         return result
 
-    methods = (
+    methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (
         ("recvfrom", recvfrom, c_recvfrom),
         ("recvfrom_into", recvfrom_into, c_recvfrom_into),
         ("recvmsg", recvmsg, c_recvmsg),
         ("recvmsg_into", recvmsg_into, c_recvmsg_into),
     )
+    methods = tuple(row for row in methods if row[2] is not None)
     for _name, method, original in methods:
         method.__doc__ = original.__doc__
     return methods, {method.__code__: original for _n, method, original in methods}
@@ -1254,7 +1257,7 @@ def make_precheck_installer(
     c_bind = base.bind
     c_sendto = base.sendto
     c_listen = base.listen
-    c_sendmsg = base.sendmsg
+    c_sendmsg: Any = getattr(base, "sendmsg", None)  # POSIX's (see _receive_wrappers)
     len_ = len
 
     def connect(self: Any, address: Any) -> Any:
@@ -1291,6 +1294,7 @@ def make_precheck_installer(
         ("sendto", sendto, c_sendto),
         ("sendmsg", sendmsg, c_sendmsg),
     )
+    methods = tuple(row for row in methods if row[2] is not None)
     for _name, method, original in methods:
         method.__doc__ = original.__doc__
     methods = (*methods, *receive_methods)

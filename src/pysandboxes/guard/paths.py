@@ -11,16 +11,28 @@ Two closures, built at arm time:
   and is refused.
 - ``resolve(path, base)``: the absolute path with ``.``/``..`` and every symbolic link
   resolved, as ``os.path.realpath`` does (missing tails are kept as written), written with
-  ``posix.lstat``/``posix.readlink`` so that the program cannot replace the implementation.
+  the C module's ``lstat``/``readlink`` so that the program cannot replace the implementation.
   ``/proc/self/fd/N`` resolves through the kernel's magic links, which is how a ``dir_fd``
-  argument is judged.
+  argument is judged. On Windows (``CAPS.path_flavour``): the lexical form of
+  ``policy/pathforms.py`` (``..`` applied first, as Windows does; verbatim and device
+  prefixes, alternate data streams and trailing dots or spaces refused), then the platform's
+  final name (``nt._getfinalpathname``: links, junctions, 8.3 short names) of the part that
+  exists.
+- ``fd_path(fd)``: the path a descriptor is open on, by the platform's own query
+  (``CAPS.fd_path``: ``/proc/self/fd`` on Linux, ``fcntl(F_GETPATH)`` on macOS), else
+  ``None``; ``fd_known`` says whether ``None`` means "no path" (a pipe) or "not known here".
 """
 
 from __future__ import annotations
 
-import posix
+import sys
 
 from pysandboxes.guard.kit import Kit
+
+if sys.platform == "win32":  # the C module, as guard/kit.py takes it
+    import nt as native
+else:
+    import posix as native
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -40,9 +52,25 @@ class PathTools(NamedTuple):
     text_of: Callable[[Any], Any]
     resolve: Callable[[str, str | None], str]
     fd_path: Callable[[int], str | None]
+    fd_known: bool  # fd_path answers for every descriptor that has a path
+    windows: bool  # paths are Windows paths (policy/pathforms.py): ``\\``, case ignored
 
 
-def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
+#: A path ``resolve`` refuses to judge on Windows starts with this (never a real path there).
+REFUSED = "?"
+
+
+def make_path_tools(
+    kit: Kit, stdlib_dir: str, flavour: str | None = None, fd_query: str | None = None
+) -> PathTools:
+    """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
+    ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
+    to run the other platforms' code here."""
+
+    from pysandboxes.platform_caps import CAPS
+
+    flavour = CAPS.path_flavour if flavour is None else flavour
+    fd_query = CAPS.fd_path if fd_query is None else fd_query
     # Captured at arm time: the program can reach this module's namespace.
     captured_attributeerror = AttributeError
     captured_fd = FD
@@ -64,13 +92,16 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
     bytes_ = bytes
     int_ = int
     bool_ = bool
-    dir_entry = posix.DirEntry
+    dir_entry = native.DirEntry
     mro_of = type.__dict__["__mro__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     function_type = type(make_path_tools)
     code_of = function_type.__dict__["__code__"].__get__
     member_type = type(captured_oserror.__dict__["errno"])  # types.MemberDescriptorType
-    pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
+    if flavour == "windows":
+        pathlib_file = stdlib_dir.rstrip("\\/") + "\\pathlib.py"
+    else:
+        pathlib_file = stdlib_dir.rstrip("/") + "/pathlib.py"
 
     def pathlib_text(obj: Any) -> str | None:
         """The cached text of a genuine ``pathlib`` path, else ``None``."""
@@ -136,7 +167,7 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
                 return captured_fd
         return pathlib_text(obj)
 
-    def resolve(path: str, base: str | None) -> str:
+    def posix_resolve(path: str, base: str | None) -> str:
         if not path.startswith("/"):
             if base is None:
                 base = getcwd()
@@ -177,11 +208,109 @@ def make_path_tools(kit: Kit, stdlib_dir: str) -> PathTools:
                 resolved = candidate
         return resolved or "/"
 
-    def fd_path(fd: int) -> str | None:
+    resolve = _windows_resolve(kit) if flavour == "windows" else posix_resolve
+
+    def proc_fd_path(fd: int) -> str | None:
         try:
             target = readlink("/proc/self/fd/" + int_.__repr__(fd))
         except captured_oserror:
             return None
         return target if target.startswith("/") else None
 
-    return PathTools(text_of=text_of, resolve=resolve, fd_path=fd_path)
+    def unknown_fd_path(fd: int) -> str | None:
+        return None  # not known here (fd_known=False): the callers refuse what needs it
+
+    fd_path: Callable[[int], str | None]
+    if fd_query == "proc":
+        fd_path = proc_fd_path
+    elif fd_query == "fcntl":
+        fd_path = _fcntl_fd_path(kit)
+    else:
+        fd_path = unknown_fd_path
+
+    return PathTools(
+        text_of=text_of,
+        resolve=resolve,
+        fd_path=fd_path,
+        fd_known=bool_(fd_query),
+        windows=flavour == "windows",
+    )
+
+
+def _fcntl_fd_path(kit: Kit) -> Callable[[int], str | None]:
+    """macOS: ``fcntl(fd, F_GETPATH, buffer)`` fills ``MAXPATHLEN`` (1024) bytes with the
+    path; a descriptor without one (a pipe, a socket) fails with an ``OSError``."""
+
+    if sys.platform == "win32":  # for type checkers: CAPS.fd_path is never "fcntl" there
+        raise OSError("no fcntl on Windows")
+    import fcntl
+
+    query = fcntl.fcntl
+    command: int = getattr(fcntl, "F_GETPATH")  # noqa: B009  (macOS only: CAPS.fd_path)
+    buffer = bytes(1024)
+    decode = kit.decode
+    encoding = kit.fs_encoding
+    captured_oserror = OSError
+    bytes_find = bytes.find
+
+    def fd_path(fd: int) -> str | None:
+        try:
+            raw = query(fd, command, buffer)
+        except captured_oserror:
+            return None
+        end = bytes_find(raw, b"\0")
+        text = decode(raw if end < 0 else raw[:end], encoding, "surrogateescape")
+        return text if text.startswith("/") else None
+
+    return fd_path
+
+
+def _windows_resolve(kit: Kit) -> Callable[[str, str | None], str]:
+    """``resolve`` for Windows paths (the module docstring). A form ``pathforms`` refuses
+    gives :data:`REFUSED` followed by the path as written: no rule can match it (rules are
+    absolute Windows paths), so it is refused, and the denial shows what was written."""
+
+    from pysandboxes.policy.pathforms import make_windows_forms
+
+    forms = make_windows_forms()
+    absolute = forms.absolute
+    join_existing = forms.join_existing
+    getcwd = kit.getcwd
+    stat = kit.stat
+    refused = REFUSED
+    captured_oserror = OSError
+    captured_valueerror = ValueError
+    final = _final_name()
+
+    def exists(path: str) -> bool:
+        try:
+            stat(path)
+        except (captured_oserror, captured_valueerror):
+            return False
+        return True
+
+    def resolve(path: str, base: str | None) -> str:
+        try:
+            lexical = absolute(path, base if base is not None else getcwd())
+        except captured_valueerror:
+            return refused + path
+        if final is None:
+            return lexical
+        try:
+            return join_existing(lexical, exists, final)
+        except (captured_oserror, captured_valueerror):
+            return refused + path
+
+    return resolve
+
+
+def _final_name() -> Callable[[str], str] | None:
+    """``nt._getfinalpathname`` on Windows; ``None`` elsewhere (the Windows forms run here in
+    the unit tests, lexically)."""
+
+    if sys.platform == "win32":
+        import nt
+
+        final: Callable[[str], str] = getattr(nt, "_getfinalpathname")  # noqa: B009
+        return final
+    return None

@@ -184,7 +184,7 @@ _CALL_WRAPPED = (
     ("_thread", "start_joinable_thread", "_thread.start_new_thread"),  # threading, 3.13+
     ("_thread", "interrupt_main", "_thread.interrupt_main"),
     ("_thread", "stack_size", "_thread.stack_size"),
-    *(("posix", name, "os." + name) for name in _OS_WRAPPED),
+    *((os.name, name, "os." + name) for name in _OS_WRAPPED),  # posix, or nt (Windows)
     ("_signal", "pidfd_send_signal", "signal.pidfd_send_signal"),
     ("_signal", "alarm", "signal.alarm"),
     ("_signal", "setitimer", "signal.setitimer"),
@@ -304,7 +304,8 @@ def _replace_everywhere(replacements: dict[int, Any], modules: list[Any]) -> Non
 def install(kit: Kit, *, with_ignore: bool) -> None:
     """Put every wrapper in place (see the module docstring)."""
 
-    import _posixsubprocess  # noqa: F401  (wrapped now, so that no later import is unwrapped)
+    if os.name == "posix":  # no _posixsubprocess on Windows (subprocess uses _winapi there)
+        import _posixsubprocess  # noqa: F401  (wrapped now, so no later import is unwrapped)
     import faulthandler  # noqa: F401
     import importlib  # noqa: F401  (for reload; small, and most programs load it anyway)
 
@@ -481,7 +482,7 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
     exact = exact_text  # captured: the module global could be rebound; runs no program code
     audit = kit.audit
     encoding = kit.fs_encoding
-    posix = sys.modules["posix"]
+    posix = sys.modules[os.name]  # the C module: posix, or nt on Windows
     int_, str_, bytes_, type_ = int, str, bytes, type
 
     def announce_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -693,6 +694,6 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     os.stat = _named(stat_, stat)
     os.lstat = _named(lstat_, lstat)
     os.access = _named(access_, access)
-    posix: Any = sys.modules["posix"]
+    posix: Any = sys.modules[os.name]  # the C module: posix, or nt on Windows
     os.listdir = posix.listdir = _named(listdir_, listdir)
     os.scandir = posix.scandir = _named(scandir_, scandir)

@@ -571,4 +571,21 @@ def prepare(fields: "dict[str, str]") -> Server:
 
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     fd = int(fields["worker_fd"])
-    return Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))
+    server = Server(fd, int(fields.get("threads", "8")), int(fields.get("max_result", "0")))
+    _servers.append(server)
+    return server
+
+
+#: The server of this worker process (set by :func:`prepare`).
+_servers: "list[Server]" = []
+
+
+def take_channel() -> "tuple[int, bytes]":
+    """The socket of this worker and the bytes read ahead from it, for a call that takes the
+    channel over for a protocol of its own until the parent closes it (``guarded_eval``'s
+    worker: ``evalguard/channel.py``; the call runs on the only reader thread of a
+    ``threads=1`` worker, and the parent sends nothing more until the call answers)."""
+
+    server = _servers[0]
+    ahead, server.buffer = server.buffer, b""
+    return server.fd, ahead

@@ -170,7 +170,7 @@ def unavailable_reason() -> str | None:
 
     from pysandboxes.platform_caps import CAPS, not_here
 
-    if not CAPS.linux:
+    if not CAPS.linux or sys.platform != "linux":  # the second for type checkers
         return not_here("seccomp user notification")
     from pysandboxes.providers import _linux
 
@@ -243,6 +243,8 @@ def hand_over(tmpdir: str) -> None:
     filter is installed the listener must reach the supervisor: if it cannot be sent, every
     file operation of the program would fail, so the run ends here, before the program starts.
     """
+    if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+        raise OSError("child observation needs Linux")
 
     path = os.path.join(tmpdir, SOCKET_NAME)
     if not os.path.exists(path):
@@ -282,6 +284,8 @@ def hand_over(tmpdir: str) -> None:
 
 
 def _read_small(path: str) -> bytes:
+    if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+        raise OSError("child observation needs Linux")
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         return os.read(fd, 4096)
@@ -334,6 +338,8 @@ def _task(tid: int) -> _Task | None:
 
 def read_string(tid: int, address: int) -> str | None:
     """The NUL-terminated string at ``address`` in thread ``tid``'s memory, or ``None``."""
+    if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+        raise OSError("child observation needs Linux")
 
     if not address:
         return None
@@ -363,6 +369,8 @@ def read_string(tid: int, address: int) -> str | None:
 
 
 def _read_u64(tid: int, address: int) -> int | None:
+    if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+        raise OSError("child observation needs Linux")
     try:
         fd = os.open(f"/proc/{tid}/mem", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -443,8 +451,8 @@ class ChildObserver:
             self.status, self.reason = "unavailable", "the run has no private temporary directory"
             return
         why = unavailable_reason()
-        if why is not None:
-            self.status, self.reason = "unavailable", why
+        if why is not None or sys.platform != "linux":  # the second for type checkers
+            self.status, self.reason = "unavailable", why or "needs Linux"
             return
         import socket
 
@@ -563,6 +571,8 @@ class ChildObserver:
         return False
 
     def _serve(self) -> None:
+        if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+            raise OSError("child observation needs Linux")
         import select
 
         poller = select.poll()
@@ -579,6 +589,8 @@ class ChildObserver:
                     return  # no process holds the filter any more
 
     def _answer_one(self) -> None:
+        if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+            raise OSError("child observation needs Linux")
         import fcntl
 
         buffer = bytearray(_NOTIF_SIZE)
@@ -605,6 +617,8 @@ class ChildObserver:
     def _still_valid(self, notif_id: int) -> bool:
         """Whether the caller still waits on this notification (its ``/proc`` entries were not
         those of another process that reused the number)."""
+        if sys.platform != "linux":  # for type checkers: used where CAPS.linux only
+            raise OSError("child observation needs Linux")
 
         import fcntl
 

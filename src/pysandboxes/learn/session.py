@@ -24,11 +24,10 @@ import contextlib
 import fnmatch
 import json
 import os
-import select
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Literal, TextIO
 
 from pysandboxes.errors import ConfigError, Denial
@@ -160,30 +159,39 @@ class LearningSession:
         """Read until end of file, or until :meth:`finish` says the child is gone and the pipe
         is empty (a grandchild that inherited the write end must not hold the parent up)."""
 
-        poller = select.poll()
-        poller.register(self._read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        while True:
-            ready = poller.poll(100)
-            if not ready:
-                if self._stop.is_set():
+        wait = _pipe_waiter(self._read_fd)
+        try:
+            while True:
+                if not wait(0.1):
+                    if self._stop.is_set():
+                        return
+                    continue
+                try:
+                    chunk = os.read(self._read_fd, _READ_SIZE)
+                except InterruptedError:
+                    continue
+                except OSError:
                     return
-                continue
-            try:
-                chunk = os.read(self._read_fd, _READ_SIZE)
-            except InterruptedError:
-                continue
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.recording.feed(chunk)
+                if not chunk:
+                    return
+                self.recording.feed(chunk)
+        finally:
+            wait(None)  # releases the waiter
 
     def _collect(self) -> None:
         """Stop the reader (it drains what is buffered first), then read any rest here."""
 
         self._stop.set()
         if self._thread is not None:
-            self._thread.join()
+            # Windows: a reader blocked on a pipe a grandchild still holds open is left behind
+            # after a while (its records are lost; POSIX readers stop at _stop, above).
+            self._thread.join(None if sys.platform != "win32" else 5.0)
+        if sys.platform == "win32":  # pipes are not selectable: the reader read to the end
+            self.recording.close()
+            with contextlib.suppress(OSError):
+                os.close(self._read_fd)
+            self._read_fd = -1
+            return
         os.set_blocking(self._read_fd, False)
         while True:
             try:
@@ -567,15 +575,51 @@ def _size(path: str | None) -> int:
         return 0
 
 
+def _pipe_waiter(fd: int) -> Callable[[float | None], bool]:
+    """``wait(timeout)``: whether the pipe ``fd`` has data or is closed, waiting at most
+    ``timeout`` seconds; ``wait(None)`` releases what it holds. The platform's best selector
+    (``selectors.DefaultSelector``: epoll, kqueue on macOS, where ``poll`` refuses some
+    descriptors); on Windows, where ``select`` takes sockets only, it answers ``True`` at
+    once and the reader blocks in ``read`` until end of file, which the last write end's close
+    gives (``finish`` closes the parent's own end first)."""
+
+    if sys.platform == "win32":
+        return lambda timeout: True
+    import selectors
+
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+
+    def wait(timeout: float | None) -> bool:
+        if timeout is None:
+            selector.close()
+            return False
+        try:
+            return bool(selector.select(timeout))
+        except InterruptedError:
+            return False
+
+    return wait
+
+
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """Hold SIGINT/SIGTERM/SIGHUP while the rules are written (main thread only): a second
-    Ctrl-C must not cut the write short; the signal is delivered right after."""
+    Ctrl-C must not cut the write short; the signal is delivered right after. Where signals
+    cannot be blocked (Windows: no ``pthread_sigmask``), SIGINT is ignored for the duration
+    and its handler put back (a Ctrl-C then is lost rather than cutting the write short)."""
 
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if sys.platform == "win32" or not hasattr(signal, "pthread_sigmask"):
+        previous_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous_handler)
+        return
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield

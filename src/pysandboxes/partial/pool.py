@@ -455,9 +455,10 @@ class Worker:
                     started.buffer = buffer[need:]
                     return buffer[4:5], int.from_bytes(buffer[5:9], "little"), buffer[9:need]
             if timeout is not None:
-                poller = select.poll()
-                poller.register(sock, select.POLLIN)
-                if not poller.poll(max(0, int(timeout * 1000))):
+                # select, not poll: macOS's poll refuses some descriptors, Windows has none
+                # (its select takes sockets, which this is).
+                ready, _writable, _failed = select.select([sock], [], [], max(0.0, timeout))
+                if not ready:
                     started.buffer = buffer
                     return None
             chunk = sock.recv(max(1 << 16, need - len(buffer)))

@@ -117,7 +117,7 @@ class Started:
 
         relay = self.prepared.relay
         try:
-            if relay is not None:  # bubblewrap: the program is in its own session
+            if relay is not None and sys.platform != "win32":  # bubblewrap: its own session
                 import signal
 
                 with contextlib.suppress(OSError):
@@ -170,7 +170,11 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
         env.pop("TMPDIR", None)
     base = tmp.base_directory(os.environ)
     tmpdir = tmp.create(base)
-    parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # AF_UNIX on POSIX; socketpair's own default elsewhere (a loopback pair on Windows).
+    if sys.platform == "win32":
+        parent_end, child_end = socket.socketpair()
+    else:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     fd = -1
     try:
         env.setdefault("TMPDIR", tmpdir)
@@ -255,7 +259,7 @@ class _Process:
         self._lock = threading.Lock()
 
     def poll(self) -> int | None:
-        return self._reap(os.WNOHANG)
+        return self._reap(_WNOHANG)
 
     def wait(self, timeout: float | None = None) -> int | None:
         """The status (minus the signal number when killed); ``None`` after ``timeout``."""
@@ -264,12 +268,14 @@ class _Process:
             return self._reap(0)
         end = time.monotonic() + timeout
         while True:
-            status = self._reap(os.WNOHANG)
+            status = self._reap(_WNOHANG)
             if status is not None or time.monotonic() >= end:
                 return status
             time.sleep(0.005)
 
     def _reap(self, flags: int) -> int | None:
+        if sys.platform == "win32":  # for type checkers: _Process wraps a forked child only
+            raise OSError("no fork on Windows")
         with self._lock:
             if self.returncode is not None:
                 return self.returncode
@@ -289,7 +295,67 @@ class _Process:
                 os.kill(self.pid, 9)
 
 
+_WNOHANG = getattr(os, "WNOHANG", 1)
+
+
+class _Spawned(_Process):
+    """A worker started by ``subprocess`` where there is no ``fork`` (``CAPS.fork``)."""
+
+    def __init__(self, popen: Any) -> None:
+        super().__init__(popen.pid)
+        self._popen = popen
+
+    def poll(self) -> int | None:
+        self.returncode = self._popen.poll()
+        return self.returncode  # type: ignore[no-any-return]
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        import subprocess
+
+        try:
+            self.returncode = self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return self.returncode
+
+    def kill(self) -> None:
+        if self._popen.poll() is None:
+            with contextlib.suppress(OSError):
+                self._popen.kill()
+
+
 def _spawn(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
+    from pysandboxes.platform_caps import CAPS
+
+    if not CAPS.fork or sys.platform == "win32":
+        return _start_without_fork(prepared, keep)
+    return _fork_exec(prepared, keep)
+
+
+def _start_without_fork(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
+    """``subprocess.Popen`` where ``fork`` is missing (the ``spawn`` profile of the test
+    switch; Windows' process start): only a provider without ``pre_exec`` steps (``none``,
+    ``subprocess``: the kernel providers are Linux's, and fork)."""
+
+    import subprocess
+
+    if prepared.pre_exec:
+        raise ProviderUnavailableError(
+            [ConfigProblem("provider", "its start-up steps need fork, missing on this platform")]
+        )
+    keep_fds = tuple(sorted({fd for fd in keep if fd > 2}))
+    popen = subprocess.Popen(
+        list(prepared.argv),
+        env=dict(prepared.env),
+        stdin=subprocess.DEVNULL,
+        stdout=2,  # never the caller's stdout (a stdio MCP server's protocol channel)
+        pass_fds=keep_fds if os.name == "posix" else (),
+        close_fds=True,
+    )
+    return _Spawned(popen)
+
+
+def _fork_exec(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
     """Fork, apply the provider's ``pre_exec`` steps, exec (as the supervisor does).
 
     Not ``subprocess.Popen(preexec_fn=...)``: a provider's step may never return in the process
@@ -305,6 +371,8 @@ def _spawn(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
     keep_fds = sorted({fd for fd in keep if fd > 2})
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
+        if sys.platform == "win32":  # for type checkers: _spawn chose by CAPS.fork
+            raise OSError("no fork on Windows")
         pid = os.fork()
     except BaseException:
         os.close(devnull)

@@ -45,14 +45,16 @@ def _compiled(policy: Policy) -> Decider:
     return compiled
 
 
-def compile_policy(policy: Policy) -> Decider:
+def compile_policy(policy: Policy, flavour: str | None = None) -> Decider:
     """A private :class:`Decider` for ``policy``, not shared through the module cache.
+    ``flavour``: ``"posix"`` or ``"windows"`` paths (default: this platform's, from
+    ``platform_caps``); the tests judge Windows rules on Linux with it.
 
     The guard keeps its own in the audit hook's closure, so that its tables are reachable by no
     module global (DESIGN decision 2); the module-level functions use a shared cache.
     """
 
-    return Decider(policy)
+    return Decider(policy, flavour)
 
 
 class Decider:
@@ -62,10 +64,20 @@ class Decider:
     ``net``, ``api``, ``import_allowed``, ``path``, ``environment``.
     """
 
-    __slots__ = ("_api", "_env", "_imports", "_net", "_paths", "path_cache", "policy")
+    __slots__ = (
+        "_api",
+        "_env",
+        "_flavour",
+        "_imports",
+        "_net",
+        "_paths",
+        "path_cache",
+        "policy",
+    )
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, flavour: str | None = None) -> None:
         self.policy = policy
+        self._flavour = flavour  # of the paths (None: this platform's, pathforms.py)
         self._net: tuple[list[_NetMatcher], list[_NetMatcher]] | None = None
         self._api: dict[str, tuple[ApiRule | None, ApiRule | None]] | None = None
         self._imports: tuple[bool, frozenset[str]] | None = None
@@ -105,7 +117,7 @@ class Decider:
     @property
     def paths(self) -> _PathTables:
         if self._paths is None:
-            self._paths = _PathTables(self.policy)
+            self._paths = _PathTables(self.policy, self._flavour)
         return self._paths
 
     @property
@@ -308,8 +320,9 @@ def import_allowed(policy: Policy, top_level_name: str) -> bool:
 # -- paths --------------------------------------------------------------------------------------
 
 
-def glob_regex(pattern: str) -> str:
-    """A regular expression for a path glob: ``*`` and ``?`` stay within one path component,
+def glob_regex(pattern: str, sep: str = "/") -> str:
+    """A regular expression for a path glob: ``*`` and ``?`` stay within one path component
+    (``sep`` separates components: ``\\`` for Windows paths, ``policy/pathforms.py``),
     ``**`` crosses components, ``[...]`` is a character class (``[!...]`` negated).
 
     Where the file system usually ignores case (macOS, Windows: ``platform_caps``), the
@@ -319,6 +332,7 @@ def glob_regex(pattern: str) -> str:
 
     import re
 
+    one = "[^/]" if sep == "/" else "[^\\\\]"
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -328,9 +342,9 @@ def glob_regex(pattern: str) -> str:
                 out.append(".*")
                 i += 2
                 continue
-            out.append("[^/]*")
+            out.append(one + "*")
         elif c == "?":
-            out.append("[^/]")
+            out.append(one)
         elif c == "[":
             j = i + 1
             if pattern.startswith("!", j):
@@ -371,38 +385,68 @@ def _case_insensitive_paths() -> bool:
     return os.name != "posix" or sys.platform == "darwin"
 
 
-class _PathTables:
-    __slots__ = ("anchored", "exposed", "names")
+def _path_flavour() -> str:
+    """``platform_caps.CAPS.path_flavour`` when that module is loaded, else the platform's
+    own (never an import here, as :func:`_case_insensitive_paths`)."""
 
-    def __init__(self, policy: Policy) -> None:
+    import sys
+
+    caps = getattr(sys.modules.get("pysandboxes.platform_caps"), "CAPS", None)
+    if caps is not None:
+        return str(caps.path_flavour)
+    import os
+
+    return "posix" if os.name == "posix" else "windows"
+
+
+class _PathTables:
+    """The path rules of one policy as lookup tables. ``flavour`` ``"windows"``: the paths
+    are Windows paths (``policy/pathforms.py``, normalised by the loader), separated by
+    ``\\`` and compared without regard to case (prefixes and ``ignore=`` globs alike)."""
+
+    __slots__ = ("anchored", "exposed", "names", "sep", "windows")
+
+    def __init__(self, policy: Policy, flavour: str | None = None) -> None:
         import re
 
-        named = [glob_regex(r.path) for r in policy.ignore if "/" not in r.path]
-        anchored = [glob_regex(r.path) for r in policy.ignore if "/" in r.path]
+        self.windows = (flavour or _path_flavour()) == "windows"
+        sep = self.sep = "\\" if self.windows else "/"
+
+        def text(path: str) -> str:
+            return path.lower() if self.windows else path
+
+        named = [glob_regex(text(r.path), sep) for r in policy.ignore if sep not in r.path]
+        anchored = [glob_regex(text(r.path), sep) for r in policy.ignore if sep in r.path]
         self.names: Callable[[str], Any] | None = (
             re.compile("(?:" + "|".join(named) + ")", re.S).fullmatch if named else None
         )
+        below = "(?:/.*)?" if sep == "/" else "(?:\\\\.*)?"
         self.anchored: Callable[[str], Any] | None = (
-            re.compile("(?:" + "|".join(anchored) + ")(?:/.*)?", re.S).fullmatch
+            re.compile("(?:" + "|".join(anchored) + ")" + below, re.S).fullmatch
             if anchored
             else None
         )
-        rows = [(r.path, "ro") for r in policy.expose_ro] + [
-            (r.path, "rw") for r in policy.expose_rw
+        rows = [(text(r.path), "ro") for r in policy.expose_ro] + [
+            (text(r.path), "rw") for r in policy.expose_rw
         ]
         # Longest prefix first; at equal length read-write first (both were granted).
         rows.sort(key=lambda row: (-len(row[0]), row[1] != "rw"))
         self.exposed: list[tuple[str, str, Literal["ro", "rw"]]] = [
-            (p, "/" if p == "/" else p.rstrip("/") + "/", kind)  # type: ignore[misc]
+            (p, "/" if p == "/" else p.rstrip(sep) + sep, kind)  # type: ignore[misc]
             for p, kind in rows
         ]
 
     def decide(self, path: str) -> PathAccess:
-        if path != "/":
+        sep = self.sep
+        if self.windows:
+            path = path.lower()
+            if not path.endswith(":\\"):  # a drive's root keeps its separator
+                path = path.rstrip(sep)
+        elif path != "/":
             path = path.rstrip("/")
         if self.anchored is not None and self.anchored(path):
             return "ignored"
-        if self.names is not None and any(self.names(part) for part in path.split("/") if part):
+        if self.names is not None and any(self.names(part) for part in path.split(sep) if part):
             return "ignored"
         for prefix, below, kind in self.exposed:
             if path == prefix or path.startswith(below):

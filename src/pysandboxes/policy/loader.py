@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy import keys
@@ -64,7 +65,18 @@ def one_line(message: str) -> str:
 class Loader:
     """One load: the state shared by both passes. Use :func:`load`."""
 
-    def __init__(self, environ: Mapping[str, str], cwd: str, learned_ok: bool = False) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        cwd: str,
+        learned_ok: bool = False,
+        flavour: str | None = None,
+    ) -> None:
+        from pysandboxes.policy.decide import _path_flavour
+
+        #: Windows paths (drive letters, ``\\``, case ignored: policy/pathforms.py)?
+        self.windows = (flavour or _path_flavour()) == "windows"
+        self.sep = "\\" if self.windows else "/"
         self.environ = environ
         self.cwd = cwd
         self.learned_ok = learned_ok
@@ -82,6 +94,11 @@ class Loader:
 
     @property
     def home(self) -> str:
+        if self.windows:  # as ntpath.expanduser: USERPROFILE, else HOMEDRIVE and HOMEPATH
+            profile = self.environ.get("USERPROFILE") or (
+                self.environ.get("HOMEDRIVE", "") + self.environ.get("HOMEPATH", "")
+            )
+            return profile if profile else os.path.expanduser("~")
         home = self.environ.get("HOME")
         return home if home else os.path.expanduser("~")
 
@@ -96,6 +113,10 @@ class Loader:
 
         if "\0" in path:
             raise ValueError(f"a path cannot contain a NUL character: {path!r}")
+        if self.windows:  # the forms Windows resolves differently are refused (pathforms.py)
+            from pysandboxes.policy.pathforms import FORMS
+
+            return FORMS.absolute(path, base if base is not None else self.cwd, self.home)
         try:
             os.fsencode(path)
         except UnicodeEncodeError:
@@ -204,7 +225,10 @@ class Loader:
         if not target:
             raise LineSyntaxError("include of an empty path")
         assert origin.file is not None
-        if target.startswith(("./", "../", "~", "/")) or target in (".", ".."):
+        anchored = target.startswith(("./", "../", "~", "/")) or target in (".", "..")
+        if self.windows:  # .\x, ..\x, \x, C:\x
+            anchored = anchored or target.startswith((".\\", "..\\", "\\")) or target[1:2] == ":"
+        if anchored:
             resolved = self.absolute(target)  # from the cwd, home, or absolute
         else:  # a bare name: next to the including file
             resolved = self.absolute(target, base=os.path.dirname(origin.file))
@@ -424,14 +448,25 @@ class _Builder:
             raise ValueError("ignore= needs a file name or a glob, such as .env or *.pem")
         if "\0" in pattern:
             raise ValueError(f"a path cannot contain a NUL character: {pattern!r}")
-        if "/" in pattern or pattern.startswith("~"):
+        sep = self.ld.sep
+        if self.ld.windows:
+            from pysandboxes.policy.pathforms import FORMS
+
+            pattern = pattern.rstrip("\\/") or pattern
+            if ":" in pattern or "\\" in pattern or "/" in pattern or pattern.startswith("~"):
+                pattern = _resolve_glob_prefix(self.ld.absolute(pattern), sep)  # a path
+            else:  # a name: the forms Windows would not keep are refused all the same
+                reason = FORMS.problem(pattern)
+                if reason is not None:
+                    raise ValueError(f"ignore={value}: {reason}")
+        elif "/" in pattern or pattern.startswith("~"):
             pattern = _resolve_glob_prefix(self.ld.absolute(pattern))
         import re
 
         from pysandboxes.policy.decide import glob_regex
 
         try:
-            re.compile(glob_regex(pattern))
+            re.compile(glob_regex(pattern, sep))
         except re.error as exc:
             raise ValueError(f"ignore={value}: bad glob ({exc.msg})") from None
         self.paths["ignore"].append(PathRule("ignore", pattern, origin, value))
@@ -625,16 +660,23 @@ def _items(value: str, key: str) -> list[str]:
     return items
 
 
-def _resolve_glob_prefix(pattern: str) -> str:
-    """Resolve symlinks in the part of an absolute glob before its first wildcard component."""
+def _resolve_glob_prefix(pattern: str, sep: str = "/") -> str:
+    """Resolve symlinks in the part of an absolute glob before its first wildcard component
+    (``sep``: ``\\`` for Windows paths, resolved by the platform's own ``realpath`` on
+    Windows; elsewhere -- the unit tests of the Windows forms -- kept as normalised)."""
 
-    parts = pattern.split("/")
+    if sep != "/" and sys.platform != "win32":
+        return pattern
+
+    parts = pattern.split(sep)
     for index, part in enumerate(parts):
         if any(c in _GLOB_CHARS for c in part):
-            head = "/".join(parts[:index]) or "/"
+            head = sep.join(parts[:index]) or sep
+            if sep != "/" and head.endswith(":"):
+                head += sep  # a drive's root
             real = os.path.realpath(head)
-            rest = "/".join(parts[index:])
-            return (real.rstrip("/") + "/" + rest) if rest else real
+            rest = sep.join(parts[index:])
+            return (real.rstrip(sep) + sep + rest) if rest else real
     return os.path.realpath(pattern)
 
 

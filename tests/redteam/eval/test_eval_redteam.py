@@ -1,7 +1,8 @@
 """Attacks on guarded evaluation, each with its control; and the sources that must work.
 
 See ``corpus.py`` for what each control proves. Every attack runs through
-``pysandboxes.guarded_eval`` with the generous profile ``corpus.RULES`` (in-process backend)
+``pysandboxes.guarded_eval`` with the generous profile ``corpus.RULES``, under the default
+backend (the warm worker) and the in-process one (what the builtins under python-sb use),
 and must raise its ``held`` exception; a refusal that carries a denial is checked through
 ``sandbox_denials``.
 """
@@ -69,19 +70,25 @@ def test_attack_reaches_its_objective_without_the_guard(attack: Attack) -> None:
     _control(attack)
 
 
+BACKENDS = [pytest.param(None, id="worker"), pytest.param("in-process", id="in-process")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
-def test_attack_is_held(attack: Attack, capsys: pytest.CaptureFixture[str]) -> None:
+def test_attack_is_held(
+    attack: Attack, backend: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
     names = host_names()
     secret = names.pop("secret")
     if attack.name == "host_object":
         names["secret"] = secret
     before = copy.deepcopy({k: v for k, v in names.items() if k in ("config", "data", "rows")})
     if attack.held is HostUnchanged:
-        guarded_eval(attack.source, names=names, mode="exec", rules=RULES)
+        guarded_eval(attack.source, names=names, mode="exec", rules=RULES, backend=backend)
         assert {k: names[k] for k in before} == before
         return
     with pytest.raises(attack.held) as info:
-        guarded_eval(attack.source, names=names, mode="exec", rules=RULES)
+        guarded_eval(attack.source, names=names, mode="exec", rules=RULES, backend=backend)
     error = info.value
     if isinstance(error, SandBoxError):
         denials = sandbox_denials(error)
@@ -96,9 +103,12 @@ def test_corpus_size() -> None:
     assert len(LEGIT) >= 20
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", LEGIT, ids=lambda c: c.name)
-def test_legitimate_source_works(case: Any) -> None:
-    result = guarded_eval(case.source, names=case.names, mode=case.mode, rules=RULES)
+def test_legitimate_source_works(case: Any, backend: str | None) -> None:
+    result = guarded_eval(
+        case.source, names=case.names, mode=case.mode, rules=RULES, backend=backend
+    )
     assert result == case.expected
     assert result == _plain(case)  # the same as plain eval/exec
 

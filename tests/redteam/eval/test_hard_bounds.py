@@ -99,13 +99,12 @@ def test_results_and_refusals_cross_back(backend: str) -> None:
 
 
 def test_worker_is_warm() -> None:
+    from pysandboxes.evalguard.api import resolve
     from pysandboxes.evalguard.worker import WORKER
 
     guarded_eval("1 + 1", rules=RULES, backend="worker")
-    worker = WORKER._worker_for(
-        __import__("pysandboxes.evalguard.api").evalguard.api.resolve(None, RULES)
-    )
-    pid = worker.pid
+    pid = WORKER.pid(resolve(None, RULES))
+    assert pid > 0
     for n in range(20):
-        assert guarded_eval("n * 2", names={"n": n}, rules=RULES, backend="worker") == n * 2
-    assert worker.pid == pid  # no process per call
+        assert guarded_eval("n * 2", names={"n": n}, rules=RULES) == n * 2  # the default
+    assert WORKER.pid(resolve(None, RULES)) == pid  # no process per call

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,27 @@ def test_calculator_refuses(expression: str, error: str, home: Path) -> None:
     code, _out, err = _calc(expression, home)
     assert code == 1
     assert f"refused: {error}" in err
+
+
+LONG_SERIES = "series(exp(sin(x)), x, 0, 60)"
+
+
+def test_control_long_sympy_computation_runs_on() -> None:
+    require(importlib.util.find_spec("sympy"), "sympy is not installed (pip install -e .[dev])")
+    code = f"from sympy import *\nx = Symbol('x')\n{LONG_SERIES}"
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run([sys.executable, "-c", code], timeout=8, capture_output=True)
+
+
+def test_calculator_kills_a_long_sympy_computation(home: Path) -> None:
+    """One sympy call that runs for minutes: the calculator's evaluation runs in the
+    guarded_eval worker forked from it, killed at eval-timeout:calc (2s)."""
+
+    start = time.monotonic()
+    code, _out, err = _calc(LONG_SERIES, home)
+    assert code == 1
+    assert "refused: EvalTimeout" in err and "killed" in err
+    assert time.monotonic() - start < 30
 
 
 SNIPPET = """\

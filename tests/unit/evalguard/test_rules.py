@@ -86,9 +86,11 @@ def test_unguarded_dynamic_code_with_eval_rules_is_a_configuration_error() -> No
         load_policy(None, cli_rules=[("python-api", "ALLOW:dynamic-code"), ("eval-call", "len")])
 
 
-def test_rules_must_be_eval_lines() -> None:
-    with pytest.raises(ConfigError, match="not an eval"):
-        guarded_eval("1", rules=["python-import=os"])
+def test_rules_must_be_rule_lines() -> None:
+    with pytest.raises(ConfigError, match="not a key=value line"):
+        guarded_eval("1", rules=["eval-syntax=arith", "python-import"])
+    with pytest.raises(ConfigError, match="unknown"):  # other lines are the worker's: checked
+        guarded_eval("1", rules=["eval-syntax=arith", "python-nope=os"])
     with pytest.raises(ConfigError, match="no eval"):
         guarded_eval("1")
 
@@ -154,6 +156,8 @@ def test_unknown_backend() -> None:
 
 def test_choosing_a_backend_once_does_not_change_the_default() -> None:
     from pysandboxes.evalguard import api
+    from pysandboxes.evalguard.worker import WORKER
 
     guarded_eval("1", rules=["eval-syntax=arith"], backend="fork")
-    assert api.default_backend() is api.IN_PROCESS
+    guarded_eval("1", rules=["eval-syntax=arith"], backend="in-process")
+    assert api.default_backend() is WORKER  # hard bounds by default

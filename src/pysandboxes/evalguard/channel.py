@@ -1,0 +1,429 @@
+"""The eval worker's protocol: one round trip per evaluation, host functions called back.
+
+Both ends of a warm worker (``evalguard/worker.py``) speak it over a pair of file descriptors
+(the forked worker's pipes, or the partial-mode worker's socket once :func:`serve_spawned`
+took it over). Frames::
+
+    LEN (4 bytes, little endian: the size of what follows) | KIND (1 byte) | BODY
+
+Host to worker:
+
+- ``E`` evaluate: a pickle of ``(profile, source, mode, names)`` naming no global (plain
+  values only); ``F`` the same when ``names`` holds more: a host function is then a
+  *reference* (a persistent id), never the function;
+- ``r`` / ``x``: the answer to a host call (its result, pickled the same way; or its
+  exception as an error record).
+
+Worker to host: ``K`` once, ready; then for an evaluation, any number of ``H`` (call host
+function N with these arguments: a pickle of ``(N, args, kwargs)``), then ``R`` (a pickle of
+``(printed text, value)``) or ``X`` (``(printed text, error record)``, plain data).
+
+What the host decodes comes from evaluated code: :class:`ResultUnpickler` resolves only the
+data types of partial mode (``partial.results.DATA_GLOBALS``) and *classes* -- never
+functions -- of the modules the profile may import (a sympy expression), the compile of
+source text by such a class refused while it decodes (``runtime.install_string_hook``);
+error records name no global at all. What the worker decodes comes from the host (trusted):
+its globals are resolved without the ``pickle.find_class`` audit event, which the guard
+would judge as the program's deserialization.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import select
+import sys
+import time
+
+from pysandboxes import errors
+from pysandboxes.partial.results import DATA_GLOBALS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from pysandboxes.evalguard.rules import EvalRules
+
+EVALUATE, EVALUATE_REFS, HOST_RESULT, HOST_ERROR = b"E", b"F", b"r", b"x"
+READY, HOST_CALL, RESULT, ERROR = b"K", b"H", b"R", b"X"
+PROTOCOL = 5
+#: Largest frame either side accepts.
+MAX_FRAME = 1 << 30
+#: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4) or a
+#: persistent id (PERSID, BINPERSID).
+_NAMING = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84", b"P", b"Q")
+_select = select.select
+_monotonic = time.monotonic
+_read = os.read
+if sys.platform == "win32":  # no sched_yield: a zero sleep gives the CPU away there
+
+    def _yield() -> None:
+        time.sleep(0)
+else:
+    _yield = os.sched_yield
+#: Seconds the host polls for an answer (at most; only for a source whose last evaluation
+#: answered within half of it), and the worker for the next request, before sleeping (see
+#: :meth:`Reader.read`). Longer polls were measured slower on a loaded 2-core machine: the
+#: polling side kept a CPU the other side's evaluation needed.
+SPIN_HOST = 0.0002
+SPIN_WORKER = 0.0002
+#: Values that pickle with no global and hold no function: the fast path of ``names``.
+_PLAIN = frozenset({int, float, str, bool, bytes, type(None), complex})
+
+
+def frame(kind: bytes, body: bytes) -> bytes:
+    return (len(body) + 1).to_bytes(4, "little") + kind + body
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class Reader:
+    """Frames from one descriptor; ``deadline`` (monotonic) or ``None`` to wait for ever."""
+
+    __slots__ = ("buffer", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def read(self, deadline: float | None = None, spin: float = 0.0) -> tuple[bytes, bytes] | None:
+        """The next frame, ``None`` past ``deadline``; ``EOFError`` when the other end closed.
+
+        ``spin``: seconds to poll for the frame before sleeping in ``select``. Waking a
+        sleeping process costs tens of microseconds on a virtual machine (an idle virtual CPU
+        is halted), most of a short evaluation's round trip; a frame that comes while this
+        side polls costs none. Each poll yields the CPU to any other process that wants it
+        (``sched_yield``), so a busy machine loses nothing but the polls themselves."""
+
+        buffer = self.buffer
+        fd = self.fd
+        while True:
+            if len(buffer) >= 5:
+                size = int.from_bytes(buffer[:4], "little") + 4
+                if size < 5 or size > MAX_FRAME:
+                    raise EOFError("a frame of the eval worker's protocol is malformed")
+                if len(buffer) >= size:
+                    self.buffer = buffer[size:]
+                    return buffer[4:5], buffer[5:size]
+            if spin:
+                until = _monotonic() + spin
+                spin = 0.0
+                while not _select((fd,), (), (), 0)[0]:
+                    if _monotonic() > until:
+                        break
+                    _yield()
+            if deadline is not None:
+                left = deadline - _monotonic()
+                if left <= 0 or not _select((fd,), (), (), left)[0]:
+                    self.buffer = buffer
+                    return None
+            chunk = _read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError("the other end of the eval worker's channel closed")
+            buffer = buffer + chunk if buffer else chunk
+
+
+# -- the host's side ------------------------------------------------------------------------------
+
+
+class _HostPickler(pickle.Pickler):
+    """Pickles ``names`` or a host function's result: a function that is not a granted
+    module's own (those cross by reference: the worker has the module) becomes a persistent id
+    ``("h", index in the host's table, name)``, which the worker turns into a
+    :class:`HostProxy`; a module crosses as ``("m", name)``."""
+
+    def __init__(self, file: Any, table: list[Any], tops: frozenset[str]) -> None:
+        super().__init__(file, PROTOCOL)
+        self.table = table
+        self.tops = tops
+
+    def persistent_id(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind in _PLAIN or kind is list or kind is dict or kind is tuple:
+            return None
+        if kind is type(sys):
+            return ("m", obj.__name__)
+        if callable(obj) and not isinstance(obj, type):
+            module = getattr(obj, "__module__", None)
+            if type(module) is str and module.partition(".")[0] in self.tops:
+                return None  # a granted module's function: by reference
+            self.table.append(obj)
+            return ("h", len(self.table) - 1, str(getattr(obj, "__name__", "function")))
+        return None
+
+
+def dumps_for_worker(value: Any, table: list[Any], tops: frozenset[str]) -> bytes:
+    """``value`` for the worker (host functions as references into ``table``)."""
+
+    buffer = io.BytesIO()
+    try:
+        _HostPickler(buffer, table, tops).dump(value)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise TypeError(
+            f"a value cannot cross to the evaluation's worker: {exc} (pass data, functions, "
+            "or objects of the modules the profile may import; or backend='in-process')"
+        ) from None
+    return buffer.getvalue()
+
+
+def plain_names(names: dict[str, Any]) -> bool:
+    """Whether every value is a plain scalar (pickled with no global and no function)."""
+
+    for value in names.values():  # noqa: SIM110 (a loop: no generator per call, hot path)
+        if type(value) not in _PLAIN:
+            return False
+    return True
+
+
+class ResultUnpickler(pickle.Unpickler):
+    """Decodes what evaluated code sends (see the module docstring)."""
+
+    def __init__(self, file: Any, tops: frozenset[str]) -> None:
+        super().__init__(file)
+        self.tops = tops
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in DATA_GLOBALS:
+            target: Any = sys.modules.get(module)
+            if target is None:
+                __import__(module)  # a standard-library module of the data types
+                target = sys.modules[module]
+            return getattr(target, name)
+        if module.partition(".")[0] in self.tops and not any(
+            part.startswith("_") for part in (*name.split("."), *module.split("."))
+        ):
+            target = sys.modules.get(module)  # never imported on the worker's word
+            for part in name.split("."):
+                target = getattr(target, part, None)
+            if (
+                isinstance(target, type)
+                and not issubclass(target, BaseException)
+                and not issubclass(target, type)  # a metaclass would make classes here
+            ):
+                return target
+        raise pickle.UnpicklingError(
+            f"a {module}.{name} cannot cross back from a guarded evaluation: only data and "
+            "classes (no function) of the modules its profile may import do (return data, or "
+            "use backend='in-process')"
+        )
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise pickle.UnpicklingError("a guarded evaluation's result cannot name a host object")
+
+
+def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
+    """Decode a result or a host call's arguments from the worker (``EvalWorkerError`` when
+    it names something that may not cross)."""
+
+    if len(data) < 4096 and not any(op in data for op in _NAMING):
+        return pickle.loads(data)  # names no global: nothing but plain values
+    from pysandboxes.evalguard import engine, runtime
+
+    tops = engine.runtime_for(rules).module_tops
+    runtime.install_string_hook()
+    state = runtime.State(rules)
+    previous = runtime.set_current(state)  # a class that compiles a string: refused
+    try:
+        return ResultUnpickler(io.BytesIO(data), tops).load()
+    except runtime.Stop:
+        raise errors.EvalWorkerError(
+            "decoding the result of a guarded evaluation compiled source text: refused"
+        ) from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
+        raise errors.EvalWorkerError(str(exc)) from None
+    finally:
+        state.finished = True
+        runtime.set_current(previous)
+
+
+class _NoGlobals(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"an error record names {module}.{name}")
+
+
+def loads_plain(data: bytes) -> Any:
+    """An error record: plain data, naming no global."""
+
+    return _NoGlobals(io.BytesIO(data)).load()
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    from pysandboxes.launch.worker import error_record as record
+
+    return record(exc)
+
+
+def rebuild(record: Any, what: str) -> BaseException:
+    from pysandboxes.partial.results import rebuild_error
+
+    if type(record) is not dict:
+        return errors.EvalWorkerError("the evaluation's worker sent an unreadable error")
+    return rebuild_error(record, what)
+
+
+def host_call(
+    body: bytes, table: list[Any], rules: EvalRules, tops: frozenset[str]
+) -> tuple[bytes, BaseException | None]:
+    """Run a host function the worker asked for, in the host; the answer frame, and the
+    exception the function raised (it is re-raised as itself if the evaluation ends in it)."""
+
+    from pysandboxes.evalguard import engine, runtime
+
+    try:
+        index, args, kwargs = loads_from_worker(body, rules)
+        function = table[index]
+        result = function(*args, **kwargs)
+        # What a host function returns crosses as its arguments did: checked here as the
+        # in-process guard checks it, so that only data, functions and granted objects go.
+        runtime.copy_in(result, engine.runtime_for(rules), True, "the result of a host function")
+        return frame(HOST_RESULT, dumps_for_worker(result, table, tops)), None
+    except Exception as exc:
+        return frame(HOST_ERROR, pickle.dumps(error_record(exc), PROTOCOL)), exc
+
+
+# -- the worker's side ----------------------------------------------------------------------------
+
+
+class _TrustedLoader(pickle.Unpickler):
+    """Decodes the host's frames (trusted bytes), host functions as :class:`HostProxy`."""
+
+    def __init__(self, file: Any, server: Server) -> None:
+        super().__init__(file)
+        self.server = server
+
+    def find_class(self, module: str, name: str) -> Any:
+        target: Any = sys.modules.get(module)
+        if target is None:
+            __import__(module)
+            target = sys.modules[module]
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target
+
+    def persistent_load(self, pid: Any) -> Any:
+        if pid[0] == "m":
+            module = sys.modules.get(pid[1])
+            if module is None:
+                __import__(pid[1])
+                module = sys.modules[pid[1]]
+            return module
+        return HostProxy(self.server, pid[1], pid[2])
+
+
+class HostProxy:
+    """A host function, in the worker: calling it asks the host to run it (the evaluation
+    waits; its clock keeps running) and returns its result, or raises its exception."""
+
+    __slots__ = ("index", "name", "server")
+
+    def __init__(self, server: Server, index: int, name: str) -> None:
+        self.server = server
+        self.index = index
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from pysandboxes.evalguard import runtime
+
+        for value in (*args, *kwargs.values()):
+            runtime.copy_out(value)  # the source's functions and the guard's objects stay
+        try:
+            body = pickle.dumps((self.index, args, kwargs), PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise TypeError(
+                f"an argument of {self.name}() cannot cross to the host: {exc}"
+            ) from None
+        return self.server.ask_host(body, self.name)
+
+    def __repr__(self) -> str:
+        return f"<host function {self.name}>"
+
+
+class Server:
+    """The worker's loop: one evaluation at a time, in this process (the guard's in-process
+    run), bounded by the resource limits set before each one (``limits(rules)``)."""
+
+    def __init__(self, read_fd: int, write_fd: int, limits: Callable[[EvalRules], None]) -> None:
+        self.reader = Reader(read_fd)
+        self.write_fd = write_fd
+        self.limits = limits
+
+    def serve(self) -> None:
+        """Answer evaluations until the host closes the channel."""
+
+        write_all(self.write_fd, frame(READY, b""))
+        while True:
+            try:
+                got = self.reader.read(None, SPIN_WORKER)
+            except EOFError:
+                return
+            if got is None or got[0] not in (EVALUATE, EVALUATE_REFS):
+                return
+            write_all(self.write_fd, self.evaluate(got[1], got[0] == EVALUATE))
+
+    def evaluate(self, body: bytes, plain: bool = True) -> bytes:
+        """One evaluation: ``body`` is an ``E`` frame's (``plain``: it names no global and no
+        host function, so the C unpickler decodes it with no find_class at all)."""
+
+        from pysandboxes.evalguard.api import IN_PROCESS, resolve
+
+        out: io.StringIO | None = None
+        saved = sys.stdout
+        try:
+            if plain:
+                profile, source, mode, names = pickle.loads(body)
+            else:
+                profile, source, mode, names = _TrustedLoader(io.BytesIO(body), self).load()
+            rules = resolve(profile, None)
+            self.limits(rules)
+            if "print" in rules.calls:
+                out = sys.stdout = io.StringIO()  # print's text crosses back with the answer
+            try:
+                value = IN_PROCESS.run(source, mode, names, rules)
+            finally:
+                sys.stdout = saved
+            try:
+                text = out.getvalue() if out is not None else ""
+                return frame(RESULT, pickle.dumps((text, value), PROTOCOL))
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                raise TypeError(
+                    f"the result of a guarded evaluation cannot cross back to the host: {exc}"
+                ) from None
+        except MemoryError as exc:
+            retire = not isinstance(exc, errors.EvalMemoryError)  # the kernel's limit was hit
+            if retire:
+                exc = errors.EvalMemoryError(
+                    "guarded evaluation ran out of its worker's memory limit (twice "
+                    "eval-max-alloc over the worker's size)"
+                )
+            return self._error(out, exc, retire)
+        except BaseException as exc:
+            return self._error(out, exc, False)
+
+    @staticmethod
+    def _error(out: io.StringIO | None, exc: BaseException, retire: bool) -> bytes:
+        """An ``X`` frame: what was printed, the error as plain data, whether the worker
+        should be replaced (it hit its memory limit: its state may be damaged)."""
+
+        record = error_record(exc)
+        try:
+            text = out.getvalue() if out is not None else ""
+            body = pickle.dumps((text, record, retire), PROTOCOL)
+        except Exception:  # a str subclass in the record, say
+            body = pickle.dumps(("", {"module": "builtins", "qualname": "RuntimeError"}, retire))
+        return frame(ERROR, body)
+
+    def ask_host(self, body: bytes, name: str) -> Any:
+        write_all(self.write_fd, frame(HOST_CALL, body))
+        got = self.reader.read()
+        if got is None:  # pragma: no cover - no deadline here
+            raise EOFError
+        kind, answer = got
+        if kind == HOST_RESULT:
+            return _TrustedLoader(io.BytesIO(answer), self).load()
+        raise rebuild(loads_plain(answer), name)

@@ -1,0 +1,88 @@
+"""The rewrite's inline int paths (no helper call for int arithmetic) keep every check: an
+operand that is not a small int still goes through the checked helper, and an augmented
+assignment evaluates its value once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pysandboxes.errors import EvalMemoryError
+from pysandboxes.evalguard.api import guarded_eval
+
+RULES = [
+    "eval-syntax=arith,assign,loop,compare,conditional",
+    "eval-call=range",
+    "eval-max-alloc=1M",
+]
+
+
+@pytest.mark.parametrize("backend", ["in-process", None])
+def test_inline_products_and_sums(backend: str | None) -> None:
+    source = "t = 0\nfor i in range(10):\n    t += i * i\n    t += 2 * i\n    t %= 1000\n"
+    assert guarded_eval(source, mode="exec", rules=RULES, backend=backend) == {"t": 375, "i": 9}
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        ("x * x", {"x": 2**200_000}),  # a big int: the helper's estimate (1/64 of 1M)
+        ("x * y", {"x": 2**200_000, "y": 2**200_000}),
+        ("s * 3", {"s": "a" * 500_000}),  # a string: the helper's estimate
+        ("3 * s", {"s": "a" * 500_000}),
+    ],
+)
+def test_what_is_not_a_small_int_is_still_checked(source: str, names: dict[str, object]) -> None:
+    with pytest.raises(EvalMemoryError):
+        guarded_eval(source, names=names, rules=RULES, backend="in-process")
+
+
+def test_augmented_value_is_evaluated_once() -> None:
+    calls: list[int] = []
+
+    def bump() -> int:
+        calls.append(1)
+        return 5
+
+    bound = guarded_eval(
+        "t = 1\nt += bump() * 2\nu = 'a'\nu += 'b' * 2",
+        names={"bump": bump},
+        mode="exec",
+        rules=RULES,
+        backend="in-process",
+    )
+    assert bound == {"t": 11, "u": "abb"} and calls == [1]
+    with pytest.raises(EvalMemoryError):  # a string grown by += through the temporary
+        guarded_eval(
+            "u = s\nu += s * 1",
+            names={"s": "a" * 600_000},
+            mode="exec",
+            rules=RULES,
+            backend="in-process",
+        )
+
+
+def test_helpers_do_not_stay_in_the_namespace() -> None:
+    from pysandboxes.evalguard import api, engine
+
+    compiled = engine.prepare("i = 0\ni += i * 2", "exec", api.resolve(None, RULES))
+    assert "_sb_type" in compiled.helpers  # read from the namespace while it runs
+    ns = engine.namespace(compiled, {}, strict=True)
+    engine.run(compiled, ns)
+    assert not [name for name in ns if name.startswith("_sb_") and not name.startswith("_sb_tmp")]
+
+
+def test_one_long_call_in_process_ends_as_a_timeout_not_a_late_success() -> None:
+    """In-process, one long C call with no check after it runs to its end (the worker is
+    what interrupts it): the evaluation is then an EvalTimeout, never a late success."""
+
+    from pysandboxes.errors import EvalTimeout
+
+    names = {"a": 7**400_000 - 1, "b": 3**400_000 - 3}  # a // b: one C call
+    start = time.monotonic()
+    assert names["a"] // names["b"] > 0  # the control: plain Python, how long it takes
+    budget_ms = max(1, int((time.monotonic() - start) * 1000 / 4))  # a quarter of that
+    rules = ["eval-syntax=arith", f"eval-timeout={budget_ms}ms"]
+    with pytest.raises(EvalTimeout):
+        guarded_eval("a // b", names=names, rules=rules, backend="in-process")
