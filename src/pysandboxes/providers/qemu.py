@@ -392,7 +392,6 @@ class QemuProvider:
 
     def prepare(self, launch: Launch) -> Prepared:
         import marshal
-        import tempfile
 
         from pysandboxes.providers import _qemu_frames, _qemu_host
         from pysandboxes.providers._ns_mounts import build_plan
@@ -411,7 +410,7 @@ class QemuProvider:
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
-        workdir = tempfile.mkdtemp(prefix="pysb-qemu-")
+        workdir = _work_directory()
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -553,6 +552,24 @@ class QemuProvider:
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines
+
+
+def _work_directory() -> str:
+    """The run's directory on the host (the export's mount point, the console log), named as
+    the private temporary directories (``pysb-<pid>-qemu-<hex>``): when python-sb is killed
+    and cannot remove it, the next run of python-sb sweeps it (``launch/tmpdir.sweep``)."""
+
+    from pysandboxes.launch import tmpdir
+
+    base = tmpdir.base_directory(os.environ)
+    for _ in range(100):
+        path = os.path.join(base, f"{tmpdir.PREFIX}{os.getpid()}-qemu-{os.urandom(5).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"could not create a directory for the VM in {base}")
 
 
 def _window_size(terminals: list[int]) -> list[int]:
