@@ -3,7 +3,8 @@
 Each run boots a VM, so this module runs only when named (``bench/run.py qemu``), always 5
 runs whatever ``--runs`` says. Measured under the accelerator the machine gives (``qemu.accel``
 auto: KVM where it works, else TCG, named in the result). Issue 17's targets: <= 4 s under TCG
-on an idle 2-core machine, <= 1 s under KVM. The time counted ends when the program's output
+on an idle 2-core machine, <= 1 s under KVM; docs/providers/qemu.md has the figures and where
+the time goes. The time counted ends when the program's output
 line reaches python-sb's stdout (the VM's shutdown after it is not counted), and the kernel and
 initramfs cache is warmed by one run first.
 """

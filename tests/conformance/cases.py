@@ -43,6 +43,7 @@ CONFIGS: dict[str, tuple[str, bool]] = {
 #: are the ruleset of netns.py (qemu exports that tree to its guest and runs its network in
 #: that namespace): they share these limits.
 NAMESPACES = ("bwrap", "bwrap-py", "unshare", "unshare-py", "qemu", "qemu-py")
+QEMU = ("qemu", "qemu-py")
 
 
 class Limit(NamedTuple):
@@ -125,6 +126,27 @@ LIMITS: dict[str, Limit] = {
         "providers/bwrap.md, security-model.md: under bwrap/unshare a path through a directory "
         "the sandbox does not hold does not resolve (the kernel walks '..' physically); "
         "--explain says so (files.dotdot-through-absent)",
+    ),
+    "qemu-udp-host-loopback": Limit(
+        QEMU,
+        REFUSED,
+        ("udp", "10.0.2.2"),
+        "providers/qemu.md, limits.py net.qemu-host-loopback: in the VM, UDP to the host's "
+        "loopback goes to 10.0.2.2 (127.0.0.1 is the VM's own; TCP ports are relayed from it)",
+    ),
+    "qemu-in-loopback": Limit(
+        QEMU,
+        REFUSED,
+        ("127.0.0.1", "not reached"),
+        "providers/qemu.md, limits.py net.qemu-in-loopback: an IN port is forwarded to the VM's "
+        "network address, so a server bound to the VM's 127.0.0.1 is not reached from the host",
+    ),
+    "qemu-unix-socket-paths": Limit(
+        QEMU,
+        REFUSED,
+        ("unix socket", "cannot be connected"),
+        "providers/qemu.md, limits.py qemu.unix-socket-paths: a Unix socket bound on the VM's "
+        "9p-shared files cannot be connected to (ENXIO)",
     ),
     "python-layer-children": Limit(
         ("subprocess-py",),
@@ -754,7 +776,7 @@ CASES: list[Case] = [
         "udp 127.0.0.1 {P}",
         A,
         "a UDP rule; the reply belongs to the exchange",
-        limits=("landlock-udp",),
+        limits=("landlock-udp", "qemu-udp-host-loopback"),
         host="udp-servers",
     ),
     _case(
@@ -847,7 +869,7 @@ CASES: list[Case] = [
         "serve_tcp 127.0.0.1 {P}",
         A,
         "a loopback server, reached from the host's loopback",
-        limits=LL_HOST,
+        limits=(*LL_HOST, "qemu-in-loopback"),
         host="tcp-client",
     ),
     _case(
@@ -916,7 +938,7 @@ CASES: list[Case] = [
         "unix_selftalk {T}/rw/sock",
         A,
         "AF_UNIX sockets are judged by the file rules of their path (SPEC §2.4)",
-        limits=("landlock-unix",),
+        limits=("landlock-unix", "qemu-unix-socket-paths"),
     ),
     _case(
         "net/unix-socket-outside",

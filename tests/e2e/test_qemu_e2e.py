@@ -153,13 +153,15 @@ while True:
 """
 
 
-def start_waiting(project: Path, home: Path, *extra: str) -> subprocess.Popen[str]:
+def start_waiting(
+    project: Path, home: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     rules(project, f"expose-ro={project}", "py-sandbox=false", *extra)
     (project / "wait.py").write_text(WAITING)
     proc = subprocess.Popen(
         [PYTHON_SB, "wait.py"],
         cwd=project,
-        env=base_env(home),
+        env=env or base_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -209,7 +211,12 @@ def command_of(pid: int) -> str:
 
 
 def test_sigkill_of_python_sb_leaves_no_vm(home: Path, tmp_path: Path) -> None:
-    proc = start_waiting(tmp_path, home)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = base_env(home, {"TMPDIR": str(temporary)})
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = start_waiting(project, home, env=env)
     below = descendants(proc.pid)
     qemus = [pid for pid in below if command_of(pid).endswith("qemu-system-x86_64")]
     assert qemus, [command_of(pid) for pid in below]
@@ -222,6 +229,11 @@ def test_sigkill_of_python_sb_leaves_no_vm(home: Path, tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert not left, [command_of(pid) for pid in left]
+    # What python-sb could not remove (the VM's work directory) goes at the next run's start.
+    assert list(temporary.glob(f"pysb-{proc.pid}-qemu-*"))
+    swept = run_sb(["--os-sandbox=subprocess", "-c", "pass"], cwd=home, env=env, timeout=TIMEOUT)
+    assert swept.returncode == 0, swept.stderr
+    assert not list(temporary.glob(f"pysb-{proc.pid}-*"))
 
 
 def test_a_guest_that_never_comes_up_is_an_error_not_a_hang(home: Path, tmp_path: Path) -> None:

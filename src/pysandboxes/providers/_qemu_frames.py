@@ -33,7 +33,7 @@ MAX_PAYLOAD = 64 << 20
 HOST_TYPES = frozenset(b"RIESW")
 GUEST_TYPES = frozenset(b"BOeTLDXF")
 #: Version of the run description (the guest refuses another one).
-RUN_FORMAT = "pysb-qemu-1"
+RUN_FORMAT = "pysb-qemu-2"
 
 
 class FrameError(ValueError):

@@ -66,7 +66,7 @@ SPEC_FIELDS: dict[str, type] = {
     "uid": int,
     "gid": int,
 }
-SPEC_FORMAT = "pysb-qemu-host-1"
+SPEC_FORMAT = "pysb-qemu-host-2"
 #: The placeholder in ``qemu_argv`` replaced by qemu's end of the socketpair.
 PORT_FD = "{port_fd}"
 

@@ -328,6 +328,24 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
     ),
     Limit(
+        "net.qemu-in-loopback",
+        "net (IN on loopback)",
+        ("qemu",),
+        LIMIT,
+        "'{rule}' ({origin}): qemu forwards the port to the VM's network address ({guest}); a "
+        "server the program binds to 127.0.0.1 in the VM is not reached from this host: bind "
+        "0.0.0.0 (the VM has no other network)",
+    ),
+    Limit(
+        "qemu.unix-socket-paths",
+        "net / expose-rw (AF_UNIX)",
+        ("qemu",),
+        LIMIT,
+        "a Unix socket bound to a path of the VM's files (9p shares of this host's tree, /tmp "
+        "included) cannot be connected to (ENXIO): use an abstract socket (the VM is the "
+        "program's own) or a path under /dev/shm",
+    ),
+    Limit(
         "net.any-host-not-host-loopback",
         "net (OUT to *)",
         TREE,

@@ -53,6 +53,7 @@ BOOT_TIMEOUT = {"kvm": 20.0, "tcg": 120.0}
 #: Where the guest's DNS goes (qemu's user-mode network) and the guest's address.
 GUEST_RESOLVER = "10.0.2.3"
 HOST_ALIAS = "10.0.2.2"
+GUEST_ADDRESS = "10.0.2.15"
 #: Most ports forwarded into the guest (one qemu hostfwd each).
 MAX_FORWARDS = 64
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -391,7 +392,6 @@ class QemuProvider:
 
     def prepare(self, launch: Launch) -> Prepared:
         import marshal
-        import tempfile
 
         from pysandboxes.providers import _qemu_frames, _qemu_host
         from pysandboxes.providers._ns_mounts import build_plan
@@ -410,7 +410,7 @@ class QemuProvider:
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
-        workdir = tempfile.mkdtemp(prefix="pysb-qemu-")
+        workdir = _work_directory()
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -554,6 +554,24 @@ class QemuProvider:
         return lines
 
 
+def _work_directory() -> str:
+    """The run's directory on the host (the export's mount point, the console log), named as
+    the private temporary directories (``pysb-<pid>-qemu-<hex>``): when python-sb is killed
+    and cannot remove it, the next run of python-sb sweeps it (``launch/tmpdir.sweep``)."""
+
+    from pysandboxes.launch import tmpdir
+
+    base = tmpdir.base_directory(os.environ)
+    for _ in range(100):
+        path = os.path.join(base, f"{tmpdir.PREFIX}{os.getpid()}-qemu-{os.urandom(5).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"could not create a directory for the VM in {base}")
+
+
 def _window_size(terminals: list[int]) -> list[int]:
     """``[rows, columns]`` of python-sb's terminal ([] without one)."""
 
@@ -632,6 +650,20 @@ def qemu_notices(policy: Policy, *, kvm_reason: str, terminal: bool = True) -> l
         for rule in policy.net
     ):
         found.append(limits.notice("net.qemu-host-loopback", python_layer, alias=HOST_ALIAS))
+    for rule in policy.net:
+        if rule.action == "ALLOW" and rule.direction in ("IN", "*") and _names_loopback(rule.host):
+            found.append(
+                limits.notice(
+                    "net.qemu-in-loopback",
+                    python_layer,
+                    rule=rule.text,
+                    origin=rule.origin,
+                    guest=GUEST_ADDRESS,
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
+    if policy.expose_rw:
+        found.append(limits.notice("qemu.unix-socket-paths", python_layer))
     return found
 
 

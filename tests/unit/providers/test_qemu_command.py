@@ -108,3 +108,28 @@ def test_byte_code_is_written_ahead_where_missing_or_older(tmp_path: Path) -> No
     later = compiled.stat().st_mtime_ns + 10**9
     os.utime(source, ns=(later, later))
     assert qemu.compile_ahead(str(tmp_path)) == [str(source)]
+
+
+def test_the_denials_file_is_a_placeholder_in_the_vm() -> None:
+    """--denials=FILE: the namespace plan binds the host's file read-write; the VM's tree gets
+    an empty placeholder instead (the guest binds a pipe over it), every other entry as is."""
+
+    from pysandboxes.providers._ns_mounts import Mount
+
+    denials = "/home/u/denials.jsonl"
+    assert qemu._guest_mount(Mount("bind", denials, denials), denials) == [
+        "file",
+        denials,
+        "",
+        b"",
+        0o600,
+    ]
+    project = "/home/u/project"
+    assert qemu._guest_mount(Mount("bind", project, project), denials) == [
+        "bind",
+        project,
+        project,
+        b"",
+        0o755,
+    ]
+    assert qemu._guest_mount(Mount("bind", denials, denials), "")[0] == "bind"
