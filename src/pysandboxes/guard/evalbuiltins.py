@@ -55,7 +55,36 @@ def install(
     api.arm(policy, operations)
     if None not in rules_module.profiles(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
-    program.install(caller_is_program, CODE_DEPUTIES)  # CODE_DEPUTIES names program.py
+    program.install(_hidden_caller_check(caller_is_program, kit), CODE_DEPUTIES)
+
+
+def _hidden_caller_check(
+    caller_is_program: Callable[[tuple[str, ...]], bool], kit: Any
+) -> Callable[[tuple[str, ...]], bool]:
+    """``caller_is_program`` as the replaced builtins may hold it: they are the program's
+    (``builtins.compile.__closure__`` is read with no audit event), and the guard's frame
+    functions hold its ``enter()``, which marks a thread busy (the hook then lets
+    introspection and signals through). So the function is kept in the guard's hidden
+    generators (:func:`pysandboxes.guard.native_files.hide_reentrant`), reachable through
+    ``gi_frame`` or ``gc`` only, both refused. (``CODE_DEPUTIES`` names ``program.py``; the
+    frames of the hidden generators and of this module are guard frames: the caller found is
+    the same.)"""
+
+    if kit is None:  # a caller that gives no kit (tests of the builtins alone)
+        return caller_is_program
+    from pysandboxes.guard.native_files import hide_reentrant
+
+    def as_given(
+        args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return args, kwargs
+
+    call = hide_reentrant(caller_is_program, kit, as_given)
+
+    def is_program(deputies: tuple[str, ...]) -> bool:
+        return call((deputies,), {})  # type: ignore[no-any-return]
+
+    return is_program
 
 
 def install_learning(
