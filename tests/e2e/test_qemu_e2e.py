@@ -419,3 +419,58 @@ def test_a_terminal_is_a_terminal_in_the_vm(home: Path, tmp_path: Path) -> None:
     assert "line='abd'" in text, text
     assert "interrupted" in text and status == 3, (status, text)
     assert after == before
+
+
+def test_sigkill_of_python_sb_on_a_terminal_restores_it(home: Path, tmp_path: Path) -> None:
+    """python-sb made its terminal raw while the VM runs; killed with SIGKILL, it cannot put
+    it back: the relay below it (its parent-death signal is SIGHUP once it runs) restores the
+    terminal and ends the VM. Control: the terminal is raw while the program runs."""
+
+    import termios
+
+    project = tmp_path / "project"
+    project.mkdir()
+    rules(project, "expose-ro=.", "python-import=*")
+    (project / "prog.py").write_text(TERMINAL_PROGRAM)
+    master, slave = os.openpty()
+    before = termios.tcgetattr(slave)
+    proc = subprocess.Popen(
+        [PYTHON_SB, "prog.py"],
+        cwd=project,
+        env=base_env(home),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    seen = b""
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while b"type: " not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                seen += os.read(master, 4096)
+        assert b"type: " in seen, seen
+        below = descendants(proc.pid)
+        while_running = termios.tcgetattr(slave)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        after = termios.tcgetattr(slave)
+        while after != before and time.monotonic() < deadline:
+            time.sleep(0.1)
+            after = termios.tcgetattr(slave)
+        deadline = time.monotonic() + 30
+        left = below
+        while left and time.monotonic() < deadline:
+            left = [pid for pid in below if os.path.exists(f"/proc/{pid}") and command_of(pid)]
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(slave)
+        os.close(master)
+    assert while_running != before  # raw while the VM ran: the restore below is real
+    assert after == before
+    assert not left, [command_of(pid) for pid in left]

@@ -299,6 +299,9 @@ class HostRelay:
                 fail(f"--denials={spec['denials']}: {exc.strerror}")
         self.deadline = time.monotonic() + float(spec["boot_timeout"])  # type: ignore[arg-type]
         self.signalled: int | None = None
+        #: python-sb's pid (set by :func:`main`): a SIGHUP received once the parent is
+        #: another process is the parent-death signal.
+        self.parent = 0
         self.signal_deadline = 0.0
         terminals = spec["tty"]
         assert isinstance(terminals, list)
@@ -415,6 +418,15 @@ class HostRelay:
         except (BlockingIOError, InterruptedError):
             return
         for signum in data:
+            if signum == _signal.SIGHUP and os.getppid() != self.parent:
+                # python-sb is gone (killed): restore the terminal it left raw, end the VM
+                # (qemu also dies with this process) and leave, nobody waits for a status.
+                restore_terminal(self.saved_terminal)
+                try:  # noqa: SIM105
+                    os.kill(self.qemu, 9)
+                except ProcessLookupError:
+                    pass
+                os._exit(128 + _signal.SIGHUP)
             if signum == _signal.SIGCHLD:
                 self.reap_qemu(block=False)
             elif signum == _signal.SIGWINCH:
@@ -562,6 +574,12 @@ def main() -> None:
     qemu = spawn_qemu(spec, port)
     os.close(port)
     relay = HostRelay(spec, sock, qemu, wake_r)
+    relay.parent = parent
+    # From now on python-sb's death is a SIGHUP the loop sees (HostRelay.wake), so that the
+    # terminal made raw is restored and qemu ended; before, SIGKILL (nothing to restore yet).
+    _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, _signal.SIGHUP, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), _signal.SIGHUP)  # it died before the line above: the same path
     run = spec["run"]
     assert isinstance(run, bytes)
     relay.send(b"R", run)
