@@ -75,7 +75,6 @@ def install(
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
     to anyone reading ``__closure__``)."""
 
-    import _operator  # type: ignore[import-not-found]  # operator.index, without operator
     import _signal  # type: ignore[import-not-found]  # the C module (signal imports enum)
 
     from pysandboxes.guard.kit import make_busy
@@ -86,9 +85,7 @@ def install(
     id_ = id
     len_ = kit.len
     callable_ = callable
-    to_index = _operator.index  # runs __index__: only outside the hidden generator
     exact_int = int.__index__  # the value of an int (subclass), no program code
-    type_error = TypeError
     get_ident = kit.get_ident
     getframe = kit.getframe
     main_thread = get_ident()  # arming runs in the main thread, where handlers run
@@ -163,10 +160,17 @@ def install(
         return handler
 
     def before_signal(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if len_(args) == 2 and not kwargs and callable_(args[1]):
-            trampoline = make_trampoline(args[1])
-            trampolines[id_(trampoline)] = (trampoline, args[1])
-            return (args[0], trampoline), kwargs
+        # Runs in the hidden generator: no program code may run here (int.__index__ of an
+        # int subclass and callable() run none); the exposed wrapper's conversions are not
+        # trusted, since its closure cells can be rewritten (attacks/r4_*signal_cell*).
+        if len_(args) == 2 and not kwargs:
+            signum = exact_int(args[0])  # TypeError for what is not an int: no __index__
+            handler = args[1]
+            if callable_(handler):
+                trampoline = make_trampoline(handler)
+                trampolines[id_(trampoline)] = (trampoline, handler)
+                return (signum, trampoline), kwargs
+            return (signum, exact_int(handler)), kwargs  # SIG_DFL, SIG_IGN: compared by C
         return args, kwargs
 
     def after_signal(previous: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -178,11 +182,37 @@ def install(
     def after_getsignal(current: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return unwrap(current)
 
-    def unchanged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def before_getsignal(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len_(args) == 1 and not kwargs:
+            return (exact_int(args[0]),), kwargs
         return args, kwargs
 
     call_signal = hide(c_signal, kit, before_signal, after_signal)
-    call_getsignal = hide(c_getsignal, kit, unchanged, after_getsignal)
+    call_getsignal = hide(c_getsignal, kit, before_getsignal, after_getsignal)
+    signal, getsignal = _exposed(call_signal, call_getsignal, c_signal, c_getsignal)
+    _signal.signal = signal
+    _signal.getsignal = getsignal
+    return pending, safe, take
+
+
+def _exposed(
+    call_signal: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    call_getsignal: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    c_signal: Any,
+    c_getsignal: Any,
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``_signal.signal`` and ``_signal.getsignal`` as the program gets them: they convert the
+    signal number and a numeric handler with ``__index__`` (program code, run here, outside the
+    hidden generators), then call the hidden originals. Made by a function of their own so that
+    their closure cells -- which the program can read and *rewrite* with no audit event -- are
+    not the cells the hidden ``before``/``after`` functions use: rewriting them changes only
+    what the program passes, which the hidden side checks again exactly."""
+
+    import _operator  # type: ignore[import-not-found]  # operator.index, without operator
+
+    to_index = _operator.index  # runs __index__: only outside the hidden generator
+    exact_int = int.__index__  # the value of an int (subclass), no program code
+    len_, callable_, type_error = len, callable, TypeError
 
     def exact_number(value: Any) -> int:
         return exact_int(to_index(value))  # __index__ runs here, in this wrapper's frame
@@ -209,6 +239,4 @@ def install(
     signal.__doc__ = c_signal.__doc__
     getsignal.__doc__ = c_getsignal.__doc__
     signal.__module__ = getsignal.__module__ = "_signal"
-    _signal.signal = signal
-    _signal.getsignal = getsignal
-    return pending, safe, take
+    return signal, getsignal
