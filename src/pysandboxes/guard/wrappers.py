@@ -628,44 +628,54 @@ class FilteredScandir:
         self._entries = iter(())
 
 
-def _wrap_ignore_helpers(kit: Kit) -> None:
-    """``os.stat``-family and listings, as ``os`` attributes only (see module docstring)."""
+def _stat_calls(kit: Kit, stat: Any, lstat: Any, access: Any) -> tuple[Any, Any, Any]:
+    """The hidden ``stat``/``lstat``/``access`` calls of :func:`_wrap_ignore_helpers`: the
+    ``pysandboxes.stat`` event (which hides an ignored path) is raised inside the hidden
+    generator, on arguments made exact here with no code of the program running (an ``int``
+    subclass's value, exact ``bool``), so that neither the original nor the event can be taken
+    out of, or rewritten in, a closure the program reads."""
 
     audit = kit.audit
-    stat, lstat, access = os.stat, os.lstat, os.access
-    listdir, scandir = os.listdir, os.scandir
-    exact_path, exact_text = _exact_path, _exact_text  # captured: globals could be rebound
-    not_found, list_, filtered = FileNotFoundError, list, FilteredScandir
+    type_, str_, bytes_, bool_ = type, str, bytes, bool
+    index = int.__index__  # C: the value of an int (subclass), no program code
+    type_error = TypeError
+    len_ = kit.len
 
-    def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
-        path = exact_path(kit, path)
+    def exact(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        path = args[0] if args else None
+        kind = type_(path)
+        if kind is not str_ and kind is not bytes_ and path is not None:
+            path = index(path)  # a descriptor; TypeError for anything else
+        dir_fd = kwargs.get("dir_fd")
+        if dir_fd is not None:
+            dir_fd = index(dir_fd)
+        flags = {}
+        for name, value in kwargs.items():
+            if name != "dir_fd":
+                if type_(value) is not bool_:
+                    raise type_error(f"{name} must be a bool")
+                flags[name] = value
         audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
-        return stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        if len_(args) > 1:  # access's mode
+            return (path, index(args[1])), {"dir_fd": dir_fd, **flags}
+        return (path,), {"dir_fd": dir_fd, **flags}
 
-    def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
-        path = exact_path(kit, path)
-        audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
-        return lstat(path, dir_fd=dir_fd)
+    return (
+        hide(stat, kit, exact),
+        hide(lstat, kit, exact),
+        hide(access, kit, exact),
+    )
 
-    def access_(
-        path: Any,
-        mode: int,
-        *,
-        dir_fd: Any = None,
-        effective_ids: bool = False,
-        follow_symlinks: bool = True,
-    ) -> bool:
-        path = exact_path(kit, path)
-        try:
-            audit("pysandboxes.stat", path, -1 if dir_fd is None else dir_fd)
-        except not_found:
-            return False  # os.access answers, it does not raise
-        return access(
-            path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks
-        )
 
-    # Listings: the originals kept in hidden generators (they are posix's own functions, which
-    # are replaced too, so that posix.listdir hides the ignored names as well).
+def _listing_calls(kit: Kit, listdir: Any, scandir: Any) -> tuple[Any, Any]:
+    """The hidden ``listdir``/``scandir`` calls of :func:`_wrap_ignore_helpers`, made in a
+    scope of their own: the exposed ``os.stat``/``os.listdir`` helpers' closure cells can be
+    read and rewritten with no audit event, and must not be the cells these hidden functions
+    use (``audit``, ``kit``: a rewritten ``audit`` would stop the filtering of listings)."""
+
+    audit = kit.audit
+    exact_text, list_, filtered = _exact_text, list, FilteredScandir
+
     def exact_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         path = exact_text(kit, args[0] if args else kwargs.pop("path", None))
         return ((path,) if path is not None else ()), {}
@@ -680,8 +690,59 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
         audit("pysandboxes.filter", args[0] if args else ".", entries)
         return filtered(entries)
 
-    list_call = hide(listdir, kit, exact_argument, filter_names)
-    scan_call = hide(scandir, kit, exact_argument, filter_entries)
+    return (
+        hide(listdir, kit, exact_argument, filter_names),
+        hide(scandir, kit, exact_argument, filter_entries),
+    )
+
+
+def _wrap_ignore_helpers(kit: Kit) -> None:
+    """``os.stat``-family and listings, as ``os`` attributes only (see module docstring)."""
+
+    stat, lstat, access = os.stat, os.lstat, os.access
+    listdir, scandir = os.listdir, os.scandir
+    exact_path = _exact_path  # captured: globals could be rebound
+    not_found = FileNotFoundError
+    to_index, truth = int.__index__, bool  # run here, outside the hidden generators
+    # The originals are kept in hidden generators: a closure would hand the raw os.stat, which
+    # no event judges, to anyone reading __closure__ (attacks/files_ignored_closure_*).
+    stat_call, lstat_call, access_call = _stat_calls(kit, stat, lstat, access)
+
+    def descriptor(dir_fd: Any) -> Any:
+        return None if dir_fd is None else to_index(dir_fd)
+
+    def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
+        return stat_call(
+            (exact_path(kit, path),),
+            {"dir_fd": descriptor(dir_fd), "follow_symlinks": truth(follow_symlinks)},
+        )
+
+    def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
+        return lstat_call((exact_path(kit, path),), {"dir_fd": descriptor(dir_fd)})
+
+    def access_(
+        path: Any,
+        mode: int,
+        *,
+        dir_fd: Any = None,
+        effective_ids: bool = False,
+        follow_symlinks: bool = True,
+    ) -> bool:
+        try:
+            return access_call(  # type: ignore[no-any-return]
+                (exact_path(kit, path), to_index(mode)),
+                {
+                    "dir_fd": descriptor(dir_fd),
+                    "effective_ids": truth(effective_ids),
+                    "follow_symlinks": truth(follow_symlinks),
+                },
+            )
+        except not_found:
+            return False  # os.access answers, it does not raise
+
+    # Listings: the originals kept in hidden generators (they are posix's own functions, which
+    # are replaced too, so that posix.listdir hides the ignored names as well).
+    list_call, scan_call = _listing_calls(kit, listdir, scandir)
 
     def listdir_(path: Any = None) -> list[Any]:
         path = exact_path(kit, path)  # __fspath__ here, outside the hidden generator
