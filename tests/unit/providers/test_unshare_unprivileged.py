@@ -2,11 +2,15 @@
 
 Needs root to switch to ``nobody`` (``setpriv``) and a system interpreter ``nobody`` can run
 (the test environment's own may live under an unreadable home); skipped otherwise. The network
-part is tested too when ``/dev/net/tun`` is usable by ``nobody``.
+part is tested with ``/dev/net/tun`` usable by ``nobody`` (0666, as distributions ship it)
+and not (0600, as some container images do): the tests set the mode they need for their
+duration (root only, under a lock shared by the test processes) and restore it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -119,45 +123,56 @@ def test_unprivileged_user_gets_the_same_sandbox(shared_dir: Path, provider: str
     assert data["etc_shadow"] is False and "root" not in data["root"]
 
 
+@contextlib.contextmanager
+def tun_mode(mode: int) -> Iterator[None]:
+    """``/dev/net/tun`` with permission ``mode`` for the duration (root only), then as it was;
+    the tests of this module that change it take turns on one lock (``pytest -n``)."""
+
+    require(os.geteuid() == 0, "changing /dev/net/tun's mode needs root")
+    with open(os.path.join(tempfile.gettempdir(), "pysb-tests-tun.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        before = os.stat("/dev/net/tun").st_mode & 0o7777
+        os.chmod("/dev/net/tun", mode)
+        try:
+            yield
+        finally:
+            os.chmod("/dev/net/tun", before)
+
+
 @pytest.mark.parametrize("provider", ["bwrap", "unshare"])
 def test_unprivileged_user_with_net_rules(shared_dir: Path, provider: str) -> None:
-    if os.stat("/dev/net/tun").st_mode & 0o006 != 0o006:
-        # A device permission of this machine (0666 on distributions; some container images
-        # ship 0600): python-sb reports it clearly, tested by the message test below.
-        pytest.skip("/dev/net/tun is not usable by other users here (chmod 0666 /dev/net/tun)")
-    data = run_as_nobody(shared_dir, provider, "ALLOW|TCP|127.0.0.1|5432|OUT")
+    with tun_mode(0o666):  # as distributions ship it
+        data = run_as_nobody(shared_dir, provider, "ALLOW|TCP|127.0.0.1|5432|OUT")
     assert data["uid"] == 65534 and data["pid"] == 2
 
 
 def test_unusable_tun_device_is_reported(shared_dir: Path) -> None:
-    if os.stat("/dev/net/tun").st_mode & 0o006 == 0o006:
-        pytest.skip("/dev/net/tun is usable by every user here: nothing to report")
-    if os.geteuid() != 0:
-        pytest.skip("switching to nobody needs root")
+    require(os.geteuid() == 0, "switching to nobody needs root")
     work = shared_dir / "work"
     work.mkdir()
     os.chmod(work, 0o777)
     driver = shared_dir / "driver.py"
     driver.write_text(DRIVER)
     os.chmod(driver, 0o644)
-    result = subprocess.run(
-        [
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "/usr/bin/python3",
-            str(driver),
-            str(REPO / "src"),
-            str(work),
-            "unshare",
-            "ALLOW|TCP|127.0.0.1|5432|OUT",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    with tun_mode(0o600):  # as some container images ship it
+        result = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                str(driver),
+                str(REPO / "src"),
+                str(work),
+                "unshare",
+                "ALLOW|TCP|127.0.0.1|5432|OUT",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     assert result.returncode != 0
     assert "ProviderUnavailableError" in result.stderr
     assert "net= rules need /dev/net/tun" in result.stderr
