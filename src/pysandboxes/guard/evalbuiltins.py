@@ -72,12 +72,7 @@ def _hidden_caller_check(
 
     if kit is None:  # a caller that gives no kit (tests of the builtins alone)
         return caller_is_program
-    from pysandboxes.guard.native_files import hide_reentrant
-
-    def as_given(
-        args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return args, kwargs
+    from pysandboxes.guard.native_files import as_given, hide_reentrant
 
     call = hide_reentrant(caller_is_program, kit, as_given)
 
@@ -142,7 +137,7 @@ def worker_operations(
     import os
     import resource
 
-    from pysandboxes.guard.native_files import hide_reentrant
+    from pysandboxes.guard.native_files import as_given, hide_reentrant
 
     enter, leave = busy_functions
     real_fork, real_kill, real_setrlimit = os.fork, os.kill, resource.setrlimit
@@ -201,11 +196,6 @@ def worker_operations(
         finally:
             leave(state)
         return None
-
-    def as_given(
-        args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return args, kwargs
 
     call = hide_reentrant(operate, kit, as_given)
 

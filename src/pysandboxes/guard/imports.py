@@ -97,6 +97,7 @@ class StashFinder:
     """
 
     def __init__(self, stash: dict[str, Any], spec_type: Any, kit: Kit) -> None:
+        from pysandboxes.guard.native_files import as_given
         from pysandboxes.guard.wrappers import hide
 
         specs: dict[Any, Any] = {}
@@ -144,7 +145,7 @@ class StashFinder:
                     value.__spec__ = spec
             return None
 
-        call = hide(operate, kit, lambda args, kwargs: (args, kwargs))
+        call = hide(operate, kit, as_given)
         self._call = call
         self._spec_type = spec_type
         self._loader = _StashLoader(call)

@@ -70,6 +70,15 @@ SEMAPHORE_DIR = "/dev/shm/sem."
 UTMP = "/var/run/utmp"
 
 
+def as_given(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``before`` of a hidden call that judges nothing itself (its arguments are exact
+    already, or its judgment is inside the hidden function). A module function: no closure."""
+
+    return args, kwargs
+
+
 def hide_reentrant(
     fn: Callable[..., Any],
     kit: Kit,
@@ -515,9 +524,6 @@ def install(
 
     tcl_after = tcl.build(kit)
 
-    def unchanged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return args, kwargs
-
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
@@ -546,7 +552,7 @@ def install(
             if short == "_sqlite3":
                 before, after = sqlite_wrappers(module)
             elif short == "_tkinter":
-                before, after = unchanged, tcl_after
+                before, after = as_given, tcl_after
             else:
                 before = befores[(short, attr)]
             call = hide(original, kit, before, after)
@@ -586,9 +592,7 @@ def install(
         return result
 
     original_exec = _imp.exec_dynamic
-    call = hide_reentrant(
-        original_exec, kit, lambda args, kwargs: (args, kwargs), after_exec, outside_guard=True
-    )
+    call = hide_reentrant(original_exec, kit, as_given, after_exec, outside_guard=True)
     replacements[id(original_exec)] = (original_exec, named(outside(wrapper(call)), original_exec))
     loaded_semaphores = sys.modules.get("_multiprocessing")
     if loaded_semaphores is not None:
