@@ -1,14 +1,14 @@
-"""The ``fork`` backend: hard bounds for one evaluation, until the warm partial-mode worker
-(issue 13) can be plugged in as the ``worker`` backend.
+"""The ``fork`` backend: hard bounds for one evaluation in a child of its own (the default,
+the warm worker of ``evalguard/worker.py``, serves many).
 
 The source is checked in the caller (a refusal costs no process); the run happens in a child
 forked for this call, with ``RLIMIT_AS`` (the child's size, probed, plus twice
 ``eval-max-alloc``) and ``RLIMIT_CPU``; the caller waits at most ``eval-timeout`` (plus a
 grace of 100 ms), then kills the child with ``SIGKILL``: a long C call (``re`` backtracking, a
 sympy computation) ends there, and the caller gets :class:`~pysandboxes.errors.EvalTimeout`.
-The result crosses back as data only (an explicit encoding over a pipe, decoded without
-running code); an exception crosses back as its type name, message and denials, rebuilt only
-for python-sb's own error classes and a few builtin ones.
+The result and an exception cross back as the worker's do (``evalguard/channel.py``: data and
+classes of the modules the profile may import, through its restricted unpickler; the error as
+the plain record partial mode rebuilds, denials included).
 
 One process per call (a few milliseconds): choose it with ``backend="fork"`` where the bound
 matters more than the latency. Linux only; under python-sb the guard performs the fork, the
@@ -17,12 +17,8 @@ kill and the limits (as for the worker: ``evalguard/worker.py``), with no ``pyth
 
 from __future__ import annotations
 
-import builtins
-import datetime
-import decimal
-import fractions
-import marshal
 import os
+import pickle
 import resource
 import select
 import signal
@@ -30,7 +26,7 @@ import sys
 import time
 
 from pysandboxes import errors
-from pysandboxes.evalguard import engine
+from pysandboxes.evalguard import channel, engine
 
 if sys.platform == "win32":  # fork, rlimits, wait statuses: POSIX's (issue 19)
     raise ImportError("the fork backend of guarded evaluation needs fork (POSIX)")
@@ -43,102 +39,10 @@ if TYPE_CHECKING:
     from pysandboxes.evalguard.rules import EvalRules
 
 _GRACE = 0.1
-_REBUILT_BUILTINS = frozenset(
-    {
-        "ArithmeticError",
-        "AssertionError",
-        "AttributeError",
-        "IndexError",
-        "KeyError",
-        "LookupError",
-        "NameError",
-        "NotImplementedError",
-        "OverflowError",
-        "RecursionError",
-        "RuntimeError",
-        "StopIteration",
-        "TypeError",
-        "ValueError",
-        "ZeroDivisionError",
-        "MemoryError",
-        "UnicodeError",
-    }
-)
 
 
-def _encode(value: Any, depth: int = 0) -> Any:
-    """Data as tagged marshal-able lists (``marshal.loads`` runs no code)."""
-
-    if depth > 100:
-        raise TypeError("the result of a guarded evaluation is nested too deeply")
-    kind = type(value)
-    if value is None or kind in (bool, int, float, complex, str, bytes):
-        return ["v", value]
-    if kind in (list, tuple, set, frozenset):
-        return [kind.__name__, [_encode(v, depth + 1) for v in value]]
-    if kind is dict:
-        return ["dict", [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]]
-    if kind is decimal.Decimal:
-        return ["decimal", str(value)]
-    if kind is fractions.Fraction:
-        return ["fraction", [value.numerator, value.denominator]]
-    if kind in (datetime.date, datetime.datetime, datetime.time, datetime.timedelta):
-        if kind is datetime.timedelta:
-            return ["timedelta", [value.days, value.seconds, value.microseconds]]
-        return [kind.__name__, value.isoformat()]
-    raise TypeError(
-        f"a {kind.__name__} cannot cross back from a guarded evaluation run by the fork "
-        "backend (data only)"
-    )
-
-
-def _decode(item: Any) -> Any:
-    tag, payload = item
-    if tag == "v":
-        return payload
-    if tag in ("list", "tuple", "set", "frozenset"):
-        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
-            _decode(v) for v in payload
-        )
-    if tag == "dict":
-        return {_decode(k): _decode(v) for k, v in payload}
-    if tag == "decimal":
-        return decimal.Decimal(payload)
-    if tag == "fraction":
-        return fractions.Fraction(*payload)
-    if tag == "timedelta":
-        return datetime.timedelta(*payload)
-    if tag in ("date", "datetime", "time"):
-        return getattr(datetime, tag).fromisoformat(payload)
-    raise ValueError(f"unknown tag {tag!r} from a guarded evaluation")
-
-
-def _error_payload(exc: BaseException) -> list[Any]:
-    denial = getattr(exc, "denial", None)
-    record = None
-    if isinstance(denial, errors.Denial):
-        record = [
-            denial.kind,
-            denial.target,
-            denial.rule,
-            denial.origin,
-            denial.suggestion,
-            denial.detail,
-        ]
-    return ["error", type(exc).__name__, str(exc), record]
-
-
-def _rebuild(name: str, message: str, record: Any) -> BaseException:
-    denial = errors.Denial(*record) if record else None
-    cls = getattr(errors, name, None)
-    if isinstance(cls, type) and issubclass(cls, errors.RuleEvalError):
-        if cls in (errors.EvalAttributeDenied, errors.EvalCallDenied):
-            return cls(message, denial=denial)
-        return cls(message)
-    if name in _REBUILT_BUILTINS:
-        exc: BaseException = getattr(builtins, name)(message)
-        return exc
-    return errors.EvalWorkerError(f"{name}: {message}")
+def _error(exc: BaseException) -> bytes:
+    return channel.ERROR + pickle.dumps(channel.error_record(exc), channel.PROTOCOL)
 
 
 def _operations() -> tuple[Any, Any, Any]:
@@ -183,10 +87,13 @@ class ForkBackend:
             if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
                 raise errors.EvalTimeout("guarded evaluation used up its CPU time")
             raise errors.EvalWorkerError(f"the evaluation's process died (status {status})")
-        payload = marshal.loads(data)
-        if payload[0] == "error":
-            raise _rebuild(payload[1], payload[2], payload[3])
-        return _decode(payload[1])
+        if data[:1] == channel.RESULT:
+            return channel.loads_from_worker(data[1:], rules)
+        try:
+            record = channel.loads_plain(data[1:]) if data[:1] == channel.ERROR else None
+        except Exception:  # whatever it sent, it is no error record
+            record = None
+        raise channel.rebuild(record, "guarded_eval")
 
     @staticmethod
     def _child(compiled: engine.Compiled, names: Any, setrlimit: Any, out: int) -> None:
@@ -202,9 +109,14 @@ class ForkBackend:
                 ns = engine.namespace(compiled, names, strict=True)
                 result = engine.run(compiled, ns)
                 value = result if compiled.mode == "eval" else engine.bound_names(ns)
-                payload: list[Any] = ["ok", _encode(value)]
+                try:
+                    data = channel.RESULT + pickle.dumps(value, channel.PROTOCOL)
+                except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                    raise TypeError(
+                        f"the result of a guarded evaluation cannot cross back: {exc}"
+                    ) from None
             except MemoryError as exc:
-                payload = _error_payload(
+                data = _error(
                     exc
                     if isinstance(exc, errors.EvalMemoryError)
                     else errors.EvalMemoryError(
@@ -213,8 +125,7 @@ class ForkBackend:
                     )
                 )
             except BaseException as exc:
-                payload = _error_payload(exc)
-            data = marshal.dumps(payload)
+                data = _error(exc)
             sys.stdout.flush()
             view = memoryview(data)
             while view:
