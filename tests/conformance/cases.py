@@ -433,6 +433,14 @@ CASES: list[Case] = [
         limits=("landlock-ignore",),
     ),
     _case(
+        "files/ignore-exists",
+        f"{RO}; ignore=secret.env",
+        "exists {T}/ro/secret.env",
+        R,
+        "an ignored path does not exist for os.stat either",
+        limits=("landlock-ignore",),
+    ),
+    _case(
         "files/ignore-glob-in-rw",
         f"{RW}; ignore=*.pem",
         "read {T}/rw/key.pem",

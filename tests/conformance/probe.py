@@ -58,6 +58,13 @@ def op_listed(directory: str, name: str) -> str | None:
     return None if name in os.listdir(directory) else "absent"
 
 
+def op_exists(path: str) -> str | None:
+    """``os.stat`` (metadata, no content): ``ignore=`` says the path does not exist."""
+
+    os.stat(path)
+    return None
+
+
 def op_write(path: str) -> None:
     with open(path, "ab") as handle:
         handle.write(b"x")
