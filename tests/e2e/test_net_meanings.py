@@ -117,6 +117,28 @@ def test_unresolvable_deny_name_stops_the_run(provider: str, project: Path, home
     assert (project / "ran").exists()
 
 
+@pytest.mark.parametrize("provider", ["bwrap", "unshare"])
+def test_forwarded_port_is_free_when_the_run_returns(
+    provider: str, project: Path, home: Path
+) -> None:
+    """When ``python-sb`` returns, pasta has exited and the host port of an ``IN`` forward is
+    free again: the next run forwarding the same port starts (pasta is detached from
+    python-sb; before it was waited for, it still listened for a moment and a run right after
+    failed with "Failed to bind any port")."""
+
+    needs(provider)
+    (project / "prog.py").write_text("print('ran')\n")
+    env = base_env(home)
+    port = free_port()
+    for _ in range(5):
+        result = sb(provider, project, env, f"--net=ALLOW|TCP|127.0.0.1|{port}|IN", "prog.py")
+        assert result.stdout == "ran\n", result.stderr
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", port))  # EADDRINUSE while pasta still listens
+            probe.listen()
+
+
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -687,9 +688,43 @@ class Network:
             if stream is not None:
                 stream.close()
         if pasta_pid is not None and _is_pasta(pasta_pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pasta_pid, signal.SIGTERM)
+            _end_pasta(pasta_pid)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+#: How long :func:`_end_pasta` waits for pasta to exit after SIGTERM (then after SIGKILL).
+PASTA_EXIT_WAIT = 5.0
+
+
+def _end_pasta(pid: int) -> None:
+    """Stop pasta and wait until it has exited.
+
+    pasta runs detached (it is not python-sb's child, so it cannot be reaped): without the wait,
+    python-sb returned while pasta still held the host ports of the ``IN`` forwards, and a run
+    started right after, forwarding the same port, failed with "Failed to bind any port". A
+    pidfd names this very process (no reused number is signalled) and becomes readable when it
+    exits."""
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # gone already, or no pidfd (Linux < 5.3): signal by number
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+        return
+    try:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                signal.pidfd_send_signal(pidfd, sig)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                return
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            if poller.poll(PASTA_EXIT_WAIT * 1000):
+                return
+    finally:
+        os.close(pidfd)
 
 
 def _is_pasta(pid: int) -> bool:
