@@ -66,6 +66,15 @@ _PY_ONLY = ("enforced by the Python layer only", "NOT enforced")
 
 LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
+        "all.no-enforcer",
+        "every rule",
+        ("none", "subprocess"),
+        LIMIT,
+        "no Python layer and no kernel boundary: the {kinds} rules are NOT enforced (the "
+        "program may read, write, connect and import whatever this user can; only env= holds)",
+        python_layer=False,
+    ),
+    Limit(
         "files.nested-read-only",
         "expose-ro below expose-rw",
         ("landlock",),
@@ -493,6 +502,11 @@ def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
 
     python_layer = bool(policy.py_sandbox.value)
     out: list[dict[str, object]] = []
+    if provider in ("none", "subprocess"):
+        for item in no_enforcer(policy, "enforce"):
+            out.append(
+                {"key": item.key, "status": item.status, "text": item.text, "at_start": True}
+            )
     if provider in TREE:
         items = list(namespace_notices(policy, provider))
         if provider == "qemu":
@@ -539,6 +553,33 @@ def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
                 }
             )
     return out
+
+
+def no_enforcer(policy: Policy, mode: str) -> list[Notice]:
+    """The start warning of ``none`` and ``subprocess`` enforcing with ``py-sandbox=false``
+    when the rules hold anything but ``env=``: nothing enforces those rules then, and such a
+    run says so rather than looking like an enforcing one (DESIGN decision 1: never widen
+    silently). Learning and audit runs say at start that they enforce nothing; a rule file
+    with only settings and ``env=`` lines (python-sb as a plain launcher) loses nothing."""
+
+    if policy.py_sandbox.value or mode != "enforce":
+        return []
+    kinds = [
+        key
+        for key, rules in (
+            ("expose-ro", policy.expose_ro),
+            ("expose-rw", policy.expose_rw),
+            ("ignore", policy.ignore),
+            ("net", policy.net),
+            ("python-import", policy.python_import),
+            ("python-api", policy.python_api),
+            ("eval-*", policy.eval_rules),
+        )
+        if rules
+    ]
+    if not kinds:
+        return []
+    return [notice("all.no-enforcer", False, kinds=", ".join(kinds))]
 
 
 def check_script(policy: Policy, script: str, read_roots: tuple[str, ...]) -> Notice | None:

@@ -11,6 +11,7 @@ the only enforcement; hostile code gets around it (SPEC §0).
 from __future__ import annotations
 
 from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.limits import no_enforcer
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -30,7 +31,13 @@ class SubprocessProvider:
 
     def prepare(self, launch: Launch) -> Prepared:
         return Prepared(
-            argv=list(launch.child_argv), env=dict(launch.env), pass_fds=tuple(launch.pass_fds)
+            argv=list(launch.child_argv),
+            env=dict(launch.env),
+            pass_fds=tuple(launch.pass_fds),
+            warnings=[
+                f"subprocess, py-sandbox=false: {item.text}"
+                for item in no_enforcer(launch.policy, launch.context.mode)
+            ],
         )
 
     def explain(self, policy: Policy) -> Sequence[str]:
