@@ -123,7 +123,10 @@ class Reader:
                 if left <= 0 or not _select((fd,), (), (), left)[0]:
                     self.buffer = buffer
                     return None
-            chunk = _read(fd, 1 << 16)
+            try:
+                chunk = _read(fd, 1 << 16)
+            except ConnectionResetError:  # a socket whose peer died with a request unread
+                chunk = b""
             if not chunk:
                 raise EOFError("the other end of the eval worker's channel closed")
             buffer = buffer + chunk if buffer else chunk

@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import select
 import sys
 import tempfile
 import threading
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 #: normally ends a runaway evaluation first, with a precise error).
 GRACE = 0.5
 _getpid = os.getpid
+_select = select.select
 _monotonic = time.monotonic
 #: Seconds a new worker has to say it is ready.
 START_TIMEOUT = 60.0
@@ -404,6 +406,8 @@ class WorkerBackend:
                 "backend='in-process' to the inner call)"
             )
         with lock:
+            if process.reader is not None and _ended_between_calls(process.reader):
+                process.finish()  # it ended since its last answer (killed, or its limits)
             if process.reader is None:
                 self._ensure_started(process)
             tops = engine.runtime_for(rules).module_tops
@@ -499,6 +503,16 @@ class WorkerBackend:
                     process.close()
                 elif process.owner == os.getpid():
                     process.finish()
+
+
+def _ended_between_calls(reader: channel.Reader) -> bool:
+    """Whether a worker that owes no answer has ended: between two evaluations it sends
+    nothing, so its end of the channel being readable (end of file, or a reset) means it is
+    gone. Asked before a request is written, so that a worker that died idle is replaced
+    without the request being lost (a write to a dead peer can succeed, and the reset comes
+    only at the read)."""
+
+    return bool(reader.buffer) or bool(_select((reader.fd,), (), (), 0)[0])
 
 
 def _outcome(

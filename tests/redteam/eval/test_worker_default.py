@@ -161,11 +161,29 @@ def test_non_data_results_are_refused_with_their_type() -> None:
         guarded_eval("import re\nm = re.match('a', 'a')", mode="exec", rules=RULES)
 
 
+def gone(pid: int) -> None:
+    """Wait until ``pid`` has ended, every thread of it (its descriptors are closed when the
+    last one exits; the first thread shows as a zombie before the others are gone)."""
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+            if state in ("Z", "X") and os.listdir(f"/proc/{pid}/task") == [str(pid)]:
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still runs 30 s after SIGKILL")
+
+
 def test_worker_death_then_the_next_call_works() -> None:
     rules = resolve(None, RULES)
     guarded_eval("1", rules=RULES)
-    os.kill(WORKER.pid(rules), signal.SIGKILL)  # killed between two calls
-    time.sleep(0.1)
+    pid = WORKER.pid(rules)
+    os.kill(pid, signal.SIGKILL)  # killed between two calls
+    gone(pid)
     assert guarded_eval("2", rules=RULES) == 2
 
     def kill_worker() -> int:
