@@ -84,14 +84,17 @@ def hide_reentrant(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
-    *,
     outside_guard: bool = False,
-    _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
-    _valid: Callable[[Any], bool] = valid_request,  # the same
-    _bad: Callable[[], BaseException] = bad_request,  # the same
+    # Bound at import (arm time), never passed. Positional defaults: this function runs after
+    # arming too (``hide``), its module is in ``sys.modules``, and a ``__kwdefaults__`` dict
+    # could be changed item by item with no audit event, where a tuple cannot change
+    # (attacks/r5_disarm_hide_kwdefaults_in_place.py).
+    _base: type[BaseException] = BaseException,
+    _valid: Callable[[Any], bool] = valid_request,
+    _bad: Callable[[], BaseException] = bad_request,
     _drop_traceback: Callable[[BaseException, None], BaseException] = (
         BaseException.with_traceback
-    ),  # the same
+    ),
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
@@ -195,9 +198,10 @@ def _user_database() -> tuple[Callable[..., Any], ...]:
     those modules do not exist there."""
 
     if sys.platform == "win32":
+        os_error = OSError  # captured: no global read after arming
 
         def missing(*_args: Any) -> Any:
-            raise OSError("no user database on this platform")
+            raise os_error("no user database on this platform")
 
         return (missing,) * 6
     import pwd
@@ -532,6 +536,7 @@ def install(
     id_ = id
     # A private copy: WRAPPED, a module global, could be changed by the program.
     wrapped = {module: tuple(functions) for module, functions in WRAPPED.items()}
+    given = as_given  # captured: wrap_module runs after arming, this namespace is reachable
 
     def wrap_module(module: Any, aliases: dict[int, Any] | None = None) -> Any:
         name: Any = getattr_(module, "__name__", None)
@@ -552,7 +557,7 @@ def install(
             if short == "_sqlite3":
                 before, after = sqlite_wrappers(module)
             elif short == "_tkinter":
-                before, after = as_given, tcl_after
+                before, after = given, tcl_after
             else:
                 before = befores[(short, attr)]
             call = hide(original, kit, before, after)
@@ -629,6 +634,7 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
     rw_flags = os.O_RDWR
     dict_of = type.__dict__["__dict__"].__get__
     is_type = type.__dict__["__mro__"].__get__
+    class_method = classmethod  # captured: guard runs after arming (a module executed later)
 
     def exact_name(name: Any) -> Any:
         if name is None:
@@ -675,7 +681,7 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
             (base,),
             {
                 "__new__": __new__,
-                "_rebuild": classmethod(_rebuild),
+                "_rebuild": class_method(_rebuild),
                 "_pysandboxes_base": base,
                 "__doc__": base.__doc__,
             },
@@ -729,7 +735,7 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
         def read(path: Any) -> Any:
             if path is None:
                 return None
-            path = exact_path(kit, path)
+            path = exact_path(path)  # public builtins only: this closure holds no Kit
             if type_(path) is not str_ and type_(path) is not bytes_:
                 raise type_error(f"path should be a str, bytes or os.PathLike, not {type_(path)}")
             audit("open", path, "r", read_flags)

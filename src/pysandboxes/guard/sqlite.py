@@ -80,6 +80,9 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
     mode_mask = OPEN_READONLY | OPEN_READWRITE | OPEN_CREATE | OPEN_MEMORY
     true_words = (b"yes", b"on", b"true")
     unix_vfs = UNIX_VFS
+    # Captured: parse runs in the hook after arming, and this module is in sys.modules, where
+    # the program could rebind a constant (attacks/r5_files_sqlite_uri_parser_global.py).
+    connect_flags, open_memory, open_readonly = CONNECT_FLAGS, OPEN_MEMORY, OPEN_READONLY
     amp, eq, qmark, hash_, slash, pct = 0x26, 0x3D, 0x3F, 0x23, 0x2F, 0x25
 
     def boolean(value: bytes) -> bool:
@@ -142,7 +145,7 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
         out += b"\0\0\0\0"
         items = bytes_(out).split(b"\0")
         path = items[0]
-        flags = CONNECT_FLAGS
+        flags = connect_flags
         vfs: bytes | None = None
         immutable: bytes | None = None
         k = 1
@@ -156,18 +159,18 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
                     return None  # "no such cache mode"
             elif option == b"mode":
                 mode = modes.get(value, 0)
-                if mode == 0 or (mode & ~OPEN_MEMORY) > (mode_mask & flags):
+                if mode == 0 or (mode & ~open_memory) > (mode_mask & flags):
                     return None  # "no such access mode", "access mode not allowed"
                 flags = (flags & ~mode_mask) | mode
             elif option == b"immutable" and immutable is None:
                 immutable = value  # sqlite3_uri_boolean reads the first one
         vfs_text = None if vfs is None else vfs.decode("utf-8", "surrogateescape")
-        if flags & OPEN_MEMORY or path == b":memory:" or vfs == b"memdb":
+        if flags & open_memory or path == b":memory:" or vfs == b"memdb":
             return (None, False, False, vfs_text)  # an in-memory database: no file
         path_text = path.decode("utf-8", "surrogateescape")
         if vfs_text is not None and vfs_text not in unix_vfs:
             return (path_text, True, True, vfs_text)  # another VFS: judged as a write
-        writes = (flags & OPEN_READONLY) == 0
+        writes = (flags & open_readonly) == 0
         side_files = not (immutable is not None and boolean(immutable))
         return (path_text, writes, side_files, vfs_text)
 

@@ -203,7 +203,6 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
-    *,
     _hide: Callable[..., Any] = hide_reentrant,  # bound at import: hide also runs after arming
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
@@ -229,7 +228,6 @@ def hide(
 def _named(
     wrapper: Callable[..., Any],
     original: Any,
-    *,
     _getattr: Callable[..., Any] = getattr,  # bound at import: called after arming too
     _setattr: Callable[[Any, str, Any], None] = setattr,
     _errors: tuple[type[BaseException], ...] = (AttributeError, TypeError),
@@ -256,7 +254,6 @@ _PLAIN = (str, bytes, int, bool, float, type(None), tuple, list, dict)  # no __f
 
 def _wrapper(
     call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
-    *,
     _fspath: Any = os.fspath,
     _type: Any = type,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
@@ -450,32 +447,36 @@ _KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT = (
 
 
 def exact_path(
-    kit: Kit,
     path: Any,
-    *,
     _int: type = int,
+    _type: Callable[[object], Any] = type,
+    _fspath: Callable[[Any], Any] = os.fspath,
+    _str_exact: Callable[[str], str] = str.__str__,
+    _bytes_exact: Callable[[bytes], bytes] = bytes.__bytes__,
     _type_error: type[Exception] = TypeError,
-    _item: Callable[[Any, int], Any] = tuple.__getitem__,
-    _fields: tuple[int, int, int, int] = (_KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT),
 ) -> Any:
     """``path`` as an exact ``str`` or ``bytes``, ``__fspath__`` called once (``None`` and
-    descriptors unchanged): what a wrapper judges and then passes on, so that a ``str``
-    subclass or a path-like object answering differently each time decides nothing.
+    descriptors unchanged): what an exposed wrapper passes on, so that a ``str`` subclass or a
+    path-like object answering differently each time decides nothing.
 
-    The builtins it needs are bound when the module is imported (at arm time), and every
-    wrapper holds this function itself, not the module global: the program can rebind both
-    (``import pysandboxes.guard.wrappers``, ``builtins.int = ...``)."""
+    For the *exposed* side only (it runs the program's ``__fspath__``): what it returns is
+    checked again, exactly, where a judgment is made. It holds public builtins alone -- no
+    :class:`~pysandboxes.guard.kit.Kit`, whose raw ``posix.open`` and ``stat`` a program
+    reaching this function through a wrapper's closure would have
+    (``attacks/files_kit_from_exposed_closure.py``) -- as positional defaults, bound at import
+    (arm time): a tuple of defaults cannot change, a ``__kwdefaults__`` dict could be changed
+    item by item with no audit event. Callers pass ``path`` alone."""
 
-    if path is None or _item(kit, _fields[0])(path) is _int:
+    if path is None or _type(path) is _int:
         return path
     try:
-        text = _item(kit, _fields[1])(path)
+        text = _fspath(path)
     except _type_error:
         return path  # a descriptor (int subclass) or an error of the real function's own
     try:
-        return _item(kit, _fields[2])(text)
+        return _str_exact(text)
     except _type_error:
-        return _item(kit, _fields[3])(text)
+        return _bytes_exact(text)
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
@@ -571,7 +572,6 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
 def exact_text(
     kit: Kit,
     path: Any,
-    *,
     _type_error: type[Exception] = TypeError,
     _int: type = int,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
@@ -583,7 +583,12 @@ def exact_text(
     unchanged; a path-like object must have been converted already -- :func:`_wrapper` calls
     ``__fspath__`` outside the generator (program code running inside it could walk a kept
     frame's ``f_back`` to the generator's frame, which holds the original), and a call that
-    bypasses the wrapper gets ``TypeError``."""
+    bypasses the wrapper gets ``TypeError``.
+
+    The hidden generators call it after arming and this module is in ``sys.modules``: what it
+    uses is bound at import as *positional* defaults (a tuple, which cannot change; the dict of
+    keyword defaults could be changed item by item with no audit event:
+    ``attacks/files_exact_text_kwdefaults_in_place.py``). Callers pass ``kit`` and ``path``."""
 
     if path is None:
         return path
@@ -701,7 +706,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
 
     stat, lstat, access = os.stat, os.lstat, os.access
     listdir, scandir = os.listdir, os.scandir
-    exact_path = _exact_path  # captured: globals could be rebound
+    exact_path = _exact_path  # captured: globals could be rebound; holds no Kit
     not_found = FileNotFoundError
     to_index, truth = int.__index__, bool  # run here, outside the hidden generators
     # The originals are kept in hidden generators: a closure would hand the raw os.stat, which
@@ -713,12 +718,12 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
 
     def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
         return stat_call(
-            (exact_path(kit, path),),
+            (exact_path(path),),
             {"dir_fd": descriptor(dir_fd), "follow_symlinks": truth(follow_symlinks)},
         )
 
     def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
-        return lstat_call((exact_path(kit, path),), {"dir_fd": descriptor(dir_fd)})
+        return lstat_call((exact_path(path),), {"dir_fd": descriptor(dir_fd)})
 
     def access_(
         path: Any,
@@ -730,7 +735,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     ) -> bool:
         try:
             return access_call(  # type: ignore[no-any-return]
-                (exact_path(kit, path), to_index(mode)),
+                (exact_path(path), to_index(mode)),
                 {
                     "dir_fd": descriptor(dir_fd),
                     "effective_ids": truth(effective_ids),
@@ -745,11 +750,11 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     list_call, scan_call = _listing_calls(kit, listdir, scandir)
 
     def listdir_(path: Any = None) -> list[Any]:
-        path = exact_path(kit, path)  # __fspath__ here, outside the hidden generator
+        path = exact_path(path)  # __fspath__ here, outside the hidden generator
         return list_call((path,), {})  # type: ignore[no-any-return]
 
     def scandir_(path: Any = None) -> FilteredScandir:
-        path = exact_path(kit, path)
+        path = exact_path(path)
         return scan_call((path,), {})  # type: ignore[no-any-return]
 
     os.stat = _named(stat_, stat)
