@@ -256,3 +256,19 @@ def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:
         return before, after
 
     return for_module
+
+
+def connect_before_code() -> Any:
+    """The code object of the ``connect`` wrapper's ``before`` (:func:`build`): the marker its
+    hidden generator's frame names (``native_files.hide_reentrant``), which ``files.py`` looks
+    for to know that a connection is being made by that wrapper. Read when the guard is armed
+    (a code object changes nothing, and the program cannot read one without an audit event)."""
+
+    for_module = None
+    for const in build.__code__.co_consts:
+        if getattr(const, "co_name", None) == "for_module":
+            for_module = const
+    for const in for_module.co_consts if for_module is not None else ():
+        if getattr(const, "co_name", None) == "before":
+            return const
+    raise RuntimeError("python-sb: the SQLite connect wrapper's before is missing")

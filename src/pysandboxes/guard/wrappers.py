@@ -203,6 +203,7 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
+    marker: Any = None,
     _hide: Callable[..., Any] = hide_reentrant,  # bound at import: hide also runs after arming
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
@@ -222,7 +223,7 @@ def hide(
     or throws into a generator runs its code there.
     """
 
-    return _hide(fn, kit, before, after)  # type: ignore[no-any-return]
+    return _hide(fn, kit, before, after, False, marker)  # type: ignore[no-any-return]
 
 
 def _named(
