@@ -177,11 +177,15 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
     return parse
 
 
-def is_wal_database(header: bytes) -> bool:
-    """Whether a database file's first 100 bytes say WAL mode (file format versions 2)."""
+def is_wal_database(header: bytes, _len: Callable[[Any], int] = len) -> bool:
+    """Whether a database file's first 100 bytes say WAL mode (file format versions 2).
+
+    The hook calls it after arming and this module is in ``sys.modules``: ``len`` is a
+    positional default, not a name looked up in the module's globals (which the program can
+    rebind with no audit event). Callers pass ``header`` alone."""
 
     return (
-        len(header) >= 20
+        _len(header) >= 20
         and header[:16] == b"SQLite format 3\0"
         and (header[18] == 2 or header[19] == 2)
     )

@@ -128,6 +128,8 @@ RUN_TIME_FUNCTIONS = {
     "kit.valid_request": set(),
     "kit.bad_request": set(),
     "native_files.as_given": set(),
+    "native_files._after_call": set(),
+    "sqlite.is_wal_database": set(),
     "native_files.hide_reentrant": {"outside"},  # with outside_guard=True, passed when armed
     "wrappers.hide": set(),
     "wrappers._named": set(),
