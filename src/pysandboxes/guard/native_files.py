@@ -81,6 +81,26 @@ def as_given(
     return args, kwargs
 
 
+def exact_field(
+    values: dict[Any, Any],
+    key: str,
+    _items: Callable[[dict[Any, Any]], Any] = dict.items,
+    _type: Callable[[object], Any] = type,
+    _str: type = str,
+) -> Any:
+    """``values[key]`` for a dict the program filled (a spec's instance dict), or ``None``:
+    found by iterating it in C and comparing exact ``str`` keys only. ``values.get(key)``
+    would call the ``__eq__`` of a ``str`` subclass key with the same hash -- the program's
+    code, inside a hidden call's ``before`` while the original is still at hand
+    (``attacks/r5_files_create_dynamic_spec_key_eq.py``). Positional defaults: it runs after
+    arming and this module is in ``sys.modules``; callers pass ``values`` and ``key``."""
+
+    for name, value in _items(values):
+        if _type(name) is _str and name == key:
+            return value
+    return None
+
+
 def _after_call(
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None,
     result: Any,
@@ -917,6 +937,7 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     type_ = kit.type
     type_error = TypeError
     spec_dict = module_spec.__dict__["__dict__"].__get__
+    field = exact_field  # captured: the module global could be rebound
 
     def exact(value: Any) -> Any:
         if value is None:
@@ -933,8 +954,8 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
         if type_(spec) is not module_spec:  # a subclass's properties would run program code
             raise type_error("create_dynamic() needs a ModuleSpec")
         values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
-        name = exact(values.get("name"))
-        fresh = module_spec(name, None, origin=exact(values.get("origin")))
+        name = exact(field(values, "name"))  # no key's __eq__ runs (exact_field)
+        fresh = module_spec(name, None, origin=exact(field(values, "origin")))
         check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None
         if check is not None:
             check()

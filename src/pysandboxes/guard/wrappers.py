@@ -27,7 +27,7 @@ import sys
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
-from pysandboxes.guard.native_files import hide_reentrant
+from pysandboxes.guard.native_files import exact_field, hide_reentrant
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -407,12 +407,13 @@ def _wrap_create_builtin(
     module_spec, importer = ModuleSpec, BuiltinImporter
 
     spec_dict = ModuleSpec.__dict__["__dict__"].__get__
+    field = exact_field  # captured: the module global could be rebound
 
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
         if type_(spec) is not module_spec:  # a subclass's properties would run program code
             raise type_error("create_builtin() needs a ModuleSpec")
-        name = spec_dict(spec).get("name")
+        name = field(spec_dict(spec), "name")  # no key's __eq__ runs (exact_field)
         for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
