@@ -898,9 +898,19 @@ def _track_environment(
 
     posix = sys.modules[os.name]  # the C module: posix, or nt on Windows
     c_env: dict[str, str] = dict(os.environ)
-    fsdecode = os.fsdecode
     len_ = kit.len
     tuple_ = tuple
+    type_, str_, bytes_decode = kit.type, str, bytes.decode
+    encoding = kit.fs_encoding
+
+    def fsdecode(value: Any) -> str:
+        # In C: os.fsdecode is Python code that looks fspath up in the os module's namespace,
+        # which the program can rebind -- its code would run in these afters, whose frames
+        # name the copy itself (attacks/r5_env_c_environment_copy_via_fsdecode.py). The
+        # values are exact str/bytes already (exact_args).
+        if type_(value) is str_:
+            return value  # type: ignore[no-any-return]
+        return bytes_decode(value, encoding, "surrogateescape")
 
     def exact_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs:
@@ -928,7 +938,14 @@ def _track_environment(
 def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
     only, as exact ``str``: a spec whose ``name`` answers twice decides nothing. ``on_create``:
-    what to judge before an extension of that (last) name is initialised."""
+    what to judge before an extension of that (last) name is initialised.
+
+    The fresh spec is a ``types.SimpleNamespace`` (all CPython reads of it are ``name`` and
+    ``origin``): a C type whose attributes the program cannot replace, where a ``ModuleSpec``
+    runs its class's ``__init__`` -- replaceable with no audit event, so the program's code
+    ran in this ``before`` with the original at hand
+    (``attacks/r5_files_create_dynamic_spec_class_init.py``) -- and a property the program set
+    on that class would have answered CPython another name than the one judged here."""
 
     from _frozen_importlib import ModuleSpec as module_spec
 
@@ -938,6 +955,7 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     type_error = TypeError
     spec_dict = module_spec.__dict__["__dict__"].__get__
     field = exact_field  # captured: the module global could be rebound
+    namespace: Any = type(sys.implementation)  # types.SimpleNamespace, without importing types
 
     def exact(value: Any) -> Any:
         if value is None:
@@ -955,7 +973,7 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
             raise type_error("create_dynamic() needs a ModuleSpec")
         values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
         name = exact(field(values, "name"))  # no key's __eq__ runs (exact_field)
-        fresh = module_spec(name, None, origin=exact(field(values, "origin")))
+        fresh = namespace(name=name, origin=exact(field(values, "origin")))
         check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None
         if check is not None:
             check()

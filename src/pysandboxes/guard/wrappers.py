@@ -397,17 +397,20 @@ def _wrap_create_builtin(
     The module it returns goes through ``wrap_module`` (``pwd``: see ``native_files``)."""
 
     import _imp
-    from _frozen_importlib import BuiltinImporter, ModuleSpec
+    from _frozen_importlib import ModuleSpec
 
     audit = kit.audit
     str_ = str
     mro_of = type.__dict__["__mro__"].__get__
     type_ = kit.type
     type_error = TypeError
-    module_spec, importer = ModuleSpec, BuiltinImporter
+    module_spec = ModuleSpec
 
     spec_dict = ModuleSpec.__dict__["__dict__"].__get__
     field = exact_field  # captured: the module global could be rebound
+    # The spec passed on: a C type whose attributes cannot be replaced (native_files'
+    # _fresh_spec says why a ModuleSpec is not).
+    namespace: Any = type(sys.implementation)  # types.SimpleNamespace
 
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
@@ -421,7 +424,7 @@ def _wrap_create_builtin(
         else:
             raise type_error("create_builtin() needs a spec with a str name")
         audit("pysandboxes.create_builtin", name)
-        fresh = module_spec(name, importer, origin="built-in")  # type: ignore[arg-type]
+        fresh = namespace(name=name, origin="built-in")
         return (fresh,), {}
 
     def after(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -605,8 +608,9 @@ def exact_text(
         return _item(kit, _fields[3])(path)
     except _type_error:
         pass
-    if _int in _mro_of(kind):
-        return path  # an int subclass: a descriptor (read in C, no __index__ call)
+    for base in _mro_of(kind):  # by identity: "in" would call a metaclass's __eq__
+        if base is _int:
+            return path  # an int subclass: a descriptor (read in C, no __index__ call)
     raise _type_error("expected str, bytes or os.PathLike object (converted by the wrapper)")
 
 
