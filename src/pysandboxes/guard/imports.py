@@ -97,6 +97,7 @@ class StashFinder:
     """
 
     def __init__(self, stash: dict[str, Any], spec_type: Any, kit: Kit) -> None:
+        from pysandboxes.guard.native_files import exact_field
         from pysandboxes.guard.wrappers import hide
 
         specs: dict[Any, Any] = {}
@@ -107,7 +108,7 @@ class StashFinder:
         getattr_, hasattr_, import_error, modules = getattr, hasattr, ImportError, sys.modules
         module_type: Any = type(sys)
         module_dict = module_type.__dict__["__dict__"].__get__
-        dict_get = dict.get
+        field = exact_field
 
         def operate(op: str, value: Any) -> Any:
             if op == "find":
@@ -139,7 +140,9 @@ class StashFinder:
                 # __getattr__ of the program's runs here (attacks/r3_import_stash_restore_name).
                 if type_(value) is not module_type:
                     return None
-                name = dict_get(module_dict(value), "__name__")
+                # Its dict is the program's: iterated, exact str keys compared, no key's
+                # __eq__ called (attacks/r5_import_stash_restore_key_eq.py).
+                name = field(module_dict(value), "__name__")
                 spec = specs.pop(name, None) if type_(name) is str_ else None
                 if spec is not None:
                     value.__spec__ = spec
@@ -509,8 +512,11 @@ def make_search(
     # where a builtin name rebound by the program would run its code inside the hook
     # (attacks/disarm_import_check_builtin_global.py).
     type_error, is_instance = TypeError, isinstance
+    from pysandboxes.guard.native_files import exact_field
+
     contains = dict.__contains__
-    dict_get = dict.get
+    field = exact_field
+    dict_get = dict.get  # on path_importer_cache, once its keys are known to be exact str
     dict_keys = dict.keys
     list_copy = list.copy
     sys_module = sys
@@ -557,8 +563,10 @@ def make_search(
 
     def finders_known(top: str) -> bool:
         namespace = module_dict(sys_module)
-        meta: Any = dict_get(namespace, "meta_path")
-        hooks: Any = dict_get(namespace, "path_hooks")
+        # sys's dict may hold keys of the program's: iterated, exact str keys compared, no
+        # key's __eq__ called in the hook (attacks/disarm_import_check_sys_dict_key.py).
+        meta: Any = field(namespace, "meta_path")
+        hooks: Any = field(namespace, "path_hooks")
         if type_(meta) is not list_ or type_(hooks) is not list_:
             return False
         for finder in list_copy(meta):
@@ -611,8 +619,11 @@ def make_search(
     def would_be_found(top: str) -> bool:
         if may_read is None or "/" in top or top in ("", ".", ".."):
             return True
-        if top in builtin_names or contains(stash, top) or contains(modules, top):
+        if top in builtin_names or contains(stash, top):
             return True
+        for key in dict_keys(modules):  # not "in": a key of the program's would compare
+            if type_(key) is str_ and key == top:
+                return True
         try:
             if is_frozen(top):
                 return True
@@ -621,8 +632,8 @@ def make_search(
         if not finders_known(top):
             return True
         namespace = module_dict(sys_module)
-        path: Any = dict_get(namespace, "path")
-        cache: Any = dict_get(namespace, "path_importer_cache")
+        path: Any = field(namespace, "path")
+        cache: Any = field(namespace, "path_importer_cache")
         if type_(path) is not list_ or type_(cache) is not dict_:
             return True
         for key in dict_keys(cache):
