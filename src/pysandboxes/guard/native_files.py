@@ -582,26 +582,29 @@ def install(
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
-    dict_ = dict
-    getattr_ = getattr
     id_ = id
     # A private copy: WRAPPED, a module global, could be changed by the program.
     wrapped = {module: tuple(functions) for module, functions in WRAPPED.items()}
     given = as_given  # captured: wrap_module runs after arming, this namespace is reachable
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
 
     def wrap_module(module: Any, aliases: dict[int, Any] | None = None) -> Any:
-        name: Any = getattr_(module, "__name__", None)
+        # Read through the module type's own descriptor and an exact-key scan of its dict:
+        # neither a subclass's property nor a key of the program's runs here.
+        if type_(module) is not module_type:
+            return module
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")
         if type_(name) is not str_:
             return module
         short = str_.rpartition(name, ".")[2]  # PyInit_<last component>: the name decides
         functions = wrapped.get(short)
         if functions is None:
             return module
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return module
         for attr in functions:
-            original = namespace.get(attr)
+            original = field(namespace, attr)  # its keys may be the program's by now
             if type_(original) is not builtin_function:
                 continue  # absent, or wrapped already
             after = None
@@ -698,15 +701,18 @@ def _semaphore_guard(
     type_ = kit.type
     str_exact = kit.str_exact
     len_ = kit.len
-    str_, dict_, bool_, int_ = str, dict, bool, int
-    getattr_ = getattr
+    str_, bool_, int_ = str, bool, int
     type_error, value_error = TypeError, ValueError
     semaphore_dir = SEMAPHORE_DIR
     rw_flags = os.O_RDWR
-    dict_of = type.__dict__["__dict__"].__get__
     is_type = type.__dict__["__mro__"].__get__
     index = int.__index__  # C: the value of an int (subclass), no program code
     class_method = classmethod  # captured: guard runs after arming (a module executed later)
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    flags_of = type.__dict__["__flags__"].__get__
+    immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
     record, recorded = semaphores.add, semaphores.__contains__
 
     def exact_name(name: Any) -> Any:
@@ -741,19 +747,19 @@ def _semaphore_guard(
     is_recorded = hide(recorded, kit, exact_one_name)
 
     def guard(module: Any) -> None:
-        name: Any = getattr_(module, "__name__", None)
+        if type_(module) is not module_type:
+            return
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")  # no key's __eq__ runs (exact_field)
         if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_multiprocessing":
             return
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return
-        base = namespace.get("SemLock")
+        base = field(namespace, "SemLock")  # no key's __eq__ runs (exact_field)
         try:
             is_type(base)
         except type_error:
             return  # not a class
-        if "_pysandboxes_base" in dict_of(base):
-            return
+        if not flags_of(base) & immutable:
+            return  # guarded already (a class made in Python), or not the C type
         create = hide(base.__new__, kit, exact_creation, remember)
         base_rebuild = base._rebuild
 
@@ -797,11 +803,14 @@ def _ssl_guard(kit: Kit, c_env: Mapping[str, str]) -> Callable[[Any], Any]:
 
     audit = kit.audit
     type_ = kit.type
-    str_, bytes_, dict_ = str, bytes, dict
-    getattr_ = getattr
+    str_, bytes_ = str, bytes
     type_error = TypeError
     read_flags = _READ
-    dict_of = type.__dict__["__dict__"].__get__
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    flags_of = type.__dict__["__flags__"].__get__
+    immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
     is_type = type.__dict__["__mro__"].__get__
 
     environ = c_env  # OpenSSL reads the C environment
@@ -853,19 +862,19 @@ def _ssl_guard(kit: Kit, c_env: Mapping[str, str]) -> Callable[[Any], Any]:
     def base_of(module: Any) -> Any:
         """``module._SSLContext`` when ``module`` is an ``_ssl`` not guarded yet, else None."""
 
-        name: Any = getattr_(module, "__name__", None)
+        if type_(module) is not module_type:
+            return None
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")  # no key's __eq__ runs (exact_field)
         if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_ssl":
             return None
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return None
-        base = namespace.get("_SSLContext")
+        base = field(namespace, "_SSLContext")
         try:
             is_type(base)
         except type_error:
             return None  # not a class
-        if "_pysandboxes_base" in dict_of(base):
-            return None
+        if not flags_of(base) & immutable:
+            return None  # guarded already (a class made in Python), or not _ssl's own
         return base
 
     def guard(module: Any) -> None:
