@@ -72,9 +72,22 @@ def _hidden_caller_check(
 
     if kit is None:  # a caller that gives no kit (tests of the builtins alone)
         return caller_is_program
-    from pysandboxes.guard.native_files import as_given, hide_reentrant
+    from pysandboxes.guard.native_files import hide_reentrant
 
-    call = hide_reentrant(caller_is_program, kit, as_given)
+    type_, tuple_, str_, len_, type_error = kit.type, tuple, str, kit.len, TypeError
+
+    def exact_deputies(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # The function that sends this request is the program's to call: the check marks the
+        # thread busy, then tests and reads the deputies -- a __bool__, __iter__ or __eq__ of
+        # the program's would run busy (attacks/disarm_busy_from_caller_check_argument.py).
+        if kwargs or len_(args) != 1 or type_(args[0]) is not tuple_:
+            raise type_error("python-sb: the caller check takes a tuple of str")
+        for item in args[0]:
+            if type_(item) is not str_:
+                raise type_error("python-sb: the caller check takes a tuple of str")
+        return args, kwargs
+
+    call = hide_reentrant(caller_is_program, kit, exact_deputies)
 
     def is_program(deputies: tuple[str, ...]) -> bool:
         return call((deputies,), {})  # type: ignore[no-any-return]
