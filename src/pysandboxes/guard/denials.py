@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 from pysandboxes.errors import (
     Denial,
@@ -76,7 +77,9 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
     type_ = kit.type
     json_str = kit.json_str
     write = kit.write
-    open_ = kit.open
+    # The raw posix.open for the --denials file, read now (hook.install calls this before the
+    # wrappers replace it); not in the Kit, which a program may reach, nor a module global.
+    open_ = sys.modules[os.name].open  # posix (nt on Windows), still the C function
     close = kit.close
     getcwd = kit.getcwd
     dict_of = kit.dict_of
@@ -97,6 +100,7 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
         RuleApiPermissionError,
     )
     codes = (errno.EACCES, errno.ENOENT, errno.ECONNREFUSED, 0, errno.EACCES)
+    module_kind = MODULE  # captured: make_exception runs after arming
     str_ = str
     int_ = int
     bool_ = bool
@@ -184,7 +188,7 @@ def make_reporter(context: RunContext, kit: Kit, home: str, denials_token: str |
     def make_exception(exc_kind: int, message: str, denial: Any, filename: str | None) -> Any:
         cls = classes[exc_kind]
         code = codes[exc_kind]
-        if exc_kind == MODULE:
+        if exc_kind == module_kind:
             exc = importerror_new(cls, message)
             importerror_init(exc, message, name=filename)
         else:

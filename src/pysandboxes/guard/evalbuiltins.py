@@ -72,9 +72,22 @@ def _hidden_caller_check(
 
     if kit is None:  # a caller that gives no kit (tests of the builtins alone)
         return caller_is_program
-    from pysandboxes.guard.native_files import as_given, hide_reentrant
+    from pysandboxes.guard.native_files import hide_reentrant
 
-    call = hide_reentrant(caller_is_program, kit, as_given)
+    type_, tuple_, str_, len_, type_error = kit.type, tuple, str, kit.len, TypeError
+
+    def exact_deputies(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # The function that sends this request is the program's to call: the check marks the
+        # thread busy, then tests and reads the deputies -- a __bool__, __iter__ or __eq__ of
+        # the program's would run busy (attacks/disarm_busy_from_caller_check_argument.py).
+        if kwargs or len_(args) != 1 or type_(args[0]) is not tuple_:
+            raise type_error("python-sb: the caller check takes a tuple of str")
+        for item in args[0]:
+            if type_(item) is not str_:
+                raise type_error("python-sb: the caller check takes a tuple of str")
+        return args, kwargs
+
+    call = hide_reentrant(caller_is_program, kit, exact_deputies)
 
     def is_program(deputies: tuple[str, ...]) -> bool:
         return call((deputies,), {})  # type: ignore[no-any-return]
@@ -137,7 +150,7 @@ def worker_operations(
     import os
     import resource
 
-    from pysandboxes.guard.native_files import as_given, hide_reentrant
+    from pysandboxes.guard.native_files import hide_reentrant
 
     enter, leave = busy_functions
     real_fork, real_kill, real_setrlimit = os.fork, os.kill, resource.setrlimit
@@ -146,25 +159,37 @@ def worker_operations(
     in_worker = [own_process]
     forked = [False]  # this process is a child of that fork: it makes no more (no fork tree)
     limit = MAX_WORKERS
+    # Everything operate and alive use is captured now: they run in a hidden generator after
+    # arming, where a name looked up in this module's namespace (in sys.modules) or an os
+    # attribute, both replaceable with no audit event, would run the program's code next to
+    # enter() (attacks/disarm_busy_from_worker_operation_global.py).
+    len_ = len
+    permission_error, lookup_error, child_error = (
+        PermissionError,
+        ProcessLookupError,
+        ChildProcessError,
+    )
+    by_pid = getattr(os, "P_PID", 0)
+    status_flags = getattr(os, "WEXITED", 0) | getattr(os, "WNOHANG", 0) | getattr(os, "WNOWAIT", 0)
 
     def alive(pid: int) -> bool:
         if real_waitid is None:
             return True  # counted until killed
         try:  # WNOWAIT: the status stays for the worker's own wait
-            found = real_waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
+            found = real_waitid(by_pid, pid, status_flags)
+        except child_error:
             return False  # already reaped
         return found is None
 
     def operate(operation: str, pid: int = 0, which: int = 0, limits: Any = None) -> Any:
         if operation == "fork":
             if forked[0]:
-                raise PermissionError("guarded_eval's worker forks no worker of its own")
+                raise permission_error("guarded_eval's worker forks no worker of its own")
             for child in [child for child in children if not alive(child)]:
                 children.discard(child)
-            if len(children) >= limit:
-                raise PermissionError(
-                    f"guarded_eval's workers: {len(children)} are alive, at most {limit} "
+            if len_(children) >= limit:
+                raise permission_error(
+                    f"guarded_eval's workers: {len_(children)} are alive, at most {limit} "
                     "(the guard forks only for the eval worker; os.fork is judged by python-api)"
                 )
             state = enter()
@@ -180,7 +205,7 @@ def worker_operations(
             return made
         if operation == "kill":
             if pid not in children:
-                raise ProcessLookupError(f"{pid} is not a worker of guarded_eval")
+                raise lookup_error(f"{pid} is not a worker of guarded_eval")
             children.discard(pid)  # killed once, then reaped by its parent
             state = enter()
             try:
@@ -189,7 +214,7 @@ def worker_operations(
                 leave(state)
             return None
         if not in_worker[0]:
-            raise PermissionError("the guard sets resource limits only in guarded_eval's worker")
+            raise permission_error("the guard sets resource limits only in guarded_eval's worker")
         state = enter()
         try:
             real_setrlimit(which, limits)
@@ -197,16 +222,38 @@ def worker_operations(
             leave(state)
         return None
 
-    call = hide_reentrant(operate, kit, as_given)
+    str_, tuple_, type_, type_error = str, tuple, type, TypeError
+    index = int.__index__  # C: the value of an int (subclass), no program code
+
+    def exact_request(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # The exposed operations below pass exact values, but their closure (and so ``call``)
+        # is the program's to use: whatever it sends is made exact here, before operate
+        # compares or hashes it next to enter() (an __eq__, __hash__ or __index__ of the
+        # program's would run there).
+        count = len_(args)
+        if kwargs or not 1 <= count <= 4 or type_(args[0]) is not str_:
+            raise type_error("python-sb: the eval worker's operations take (str, int, int, limits)")
+        pid = index(args[1]) if count > 1 else 0
+        which = index(args[2]) if count > 2 else 0
+        limits = args[3] if count > 3 else None
+        if limits is not None:
+            if type_(limits) is not tuple_ or len_(limits) != 2:
+                raise type_error("python-sb: resource limits are a (soft, hard) tuple")
+            limits = (index(limits[0]), index(limits[1]))
+        return (args[0], pid, which, limits), {}
+
+    call = hide_reentrant(operate, kit, exact_request)
 
     def fork() -> int:
         return call(("fork",), {})  # type: ignore[no-any-return]
 
+    int_ = int
+
     def kill(pid: int) -> None:
-        call(("kill", int(pid)), {})
+        call(("kill", int_(pid)), {})
 
     def setrlimit(which: int, limits: tuple[int, int]) -> None:
-        call(("setrlimit", 0, int(which), (int(limits[0]), int(limits[1]))), {})
+        call(("setrlimit", 0, int_(which), (int_(limits[0]), int_(limits[1]))), {})
 
     return fork, kill, setrlimit
 

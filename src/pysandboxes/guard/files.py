@@ -938,11 +938,7 @@ def make_file_handlers(
         return next(c for c in code.co_consts if getattr(c, "co_name", None) == name)
 
     one_shot_code = inner_code(hide_reentrant.__code__, "one")
-    connect_before_code = inner_code(
-        inner_code(sqlite_module.build.__code__, "for_module"), "before"
-    )
-    function_type = type(inner_code)
-    code_of = function_type.__dict__["__code__"].__get__
+    connect_marker = sqlite_module.connect_before_code()
 
     def c_method(cls: Any, name: str) -> Any:
         for base in mro_of(cls):
@@ -973,8 +969,8 @@ def make_file_handlers(
         judged was raised inside the C ``__init__`` called by that wrapper itself, with no
         Python frame between (no ``__init__`` of a factory, no ``__del__`` run by the
         collector): the frame that called into C is the one-shot generator of a hidden original
-        (``wrappers.hide``) whose ``before`` is the SQLite one -- of the hidden C functions,
-        only ``_sqlite3.connect`` makes connections. ``None`` otherwise."""
+        (``wrappers.hide``) whose marker is the SQLite ``before``'s code -- of the hidden C
+        functions, only ``_sqlite3.connect`` makes connections. ``None`` otherwise."""
 
         if busy_functions is None or getframe is None:
             return None
@@ -986,8 +982,8 @@ def make_file_handlers(
             if frame.f_code is not one_shot_code:
                 return None
             found: Any = frame.f_locals
-            before: Any = found.get("before")
-            if type_(before) is not function_type or code_of(before) is not connect_before_code:
+            # The generator's marker (it names no before/after while the original runs).
+            if found.get("marker") is not connect_marker:
                 return None
             return found.get("args"), found.get("kwargs")
         finally:

@@ -356,9 +356,13 @@ def _hook_body(
     graveyard: list[Any],
     event: str,
     args: tuple[Any, ...],
+    _base: type[BaseException] = BaseException,  # bound at import: never passed
 ) -> None:
     """The audit hook (through a partial holding ``get``, ``strip``, the signal queue and the
     collector's switches).
+
+    It looks no name up in this module's namespace (in ``sys.modules``, where the program can
+    rebind one with no audit event): the class its ``except`` matches is a positional default.
 
     A refusal raised by a handler is caught here and leaves without the handlers' frames:
     ``strip`` clears them and drops the traceback, and the names that lead to the guard's
@@ -382,7 +386,7 @@ def _hook_body(
             gc_disable()
         try:
             handler(args)
-        except BaseException as caught:  # every exception leaves the same way
+        except _base as caught:  # every exception leaves the same way
             refusal = strip(caught)
         if paused:
             gc_enable()
@@ -391,12 +395,12 @@ def _hook_body(
         if refusal is None:
             return
         del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
-        del graveyard
+        del graveyard, _base
         raise refusal
     # Signal handlers queued while guard code ran, and what the guard's frame clearing let
     # go of: only now, with every name leading to the guard's state deleted from this frame.
     due = take()
-    del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable
+    del get, strip, handler, pending, safe, take, gc_isenabled, gc_disable, gc_enable, _base
     graveyard.clear()  # emptied before its items are released: a __del__ finds nothing
     del graveyard
     for program_handler, signum, frame in due:

@@ -97,7 +97,7 @@ class StashFinder:
     """
 
     def __init__(self, stash: dict[str, Any], spec_type: Any, kit: Kit) -> None:
-        from pysandboxes.guard.native_files import as_given
+        from pysandboxes.guard.native_files import exact_field
         from pysandboxes.guard.wrappers import hide
 
         specs: dict[Any, Any] = {}
@@ -108,6 +108,7 @@ class StashFinder:
         getattr_, hasattr_, import_error, modules = getattr, hasattr, ImportError, sys.modules
         module_type: Any = type(sys)
         module_dict = module_type.__dict__["__dict__"].__get__
+        field = exact_field
 
         def operate(op: str, value: Any) -> Any:
             if op == "find":
@@ -139,13 +140,24 @@ class StashFinder:
                 # __getattr__ of the program's runs here (attacks/r3_import_stash_restore_name).
                 if type_(value) is not module_type:
                     return None
-                name = dict.get(module_dict(value), "__name__")
+                # Its dict is the program's: iterated, exact str keys compared, no key's
+                # __eq__ called (attacks/r5_import_stash_restore_key_eq.py).
+                name = field(module_dict(value), "__name__")
                 spec = specs.pop(name, None) if type_(name) is str_ else None
                 if spec is not None:
                     value.__spec__ = spec
             return None
 
-        call = hide(operate, kit, as_given)
+        len_, type_error = kit.len, TypeError
+
+        def exact_operation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            # ``op`` is compared with ``==``: the ``__eq__`` of a str subclass (a program
+            # calling ``_call`` itself) would run next to the stash.
+            if kwargs or len_(args) != 2 or type_(args[0]) is not str_:
+                raise type_error("python-sb: the import stash takes (str, value)")
+            return args, kwargs
+
+        call = hide(operate, kit, exact_operation)
         self._call = call
         self._spec_type = spec_type
         self._loader = _StashLoader(call)
@@ -250,11 +262,12 @@ def make_import_handlers(
     module_dict = module_type.__dict__["__dict__"].__get__
     dict_get = dict.get
     getattr_ = getattr
+    range_, exception = range, Exception  # captured: settle runs in the hook after arming
 
     def strip(path: Any, parts: int) -> str | None:
         if type_(path) is not str_ or not path.startswith("/"):
             return None  # built-in, frozen, or not a path
-        for _ in range(parts):
+        for _ in range_(parts):
             path = path.rpartition("/")[0]
         return path or None
 
@@ -274,7 +287,7 @@ def make_import_handlers(
                 found = [strip(location, parts) for location in list_(locations)]
             else:
                 found = [strip(origin, parts)]
-        except Exception:  # a spec of the program's that does not read back
+        except exception:  # a spec of the program's that does not read back
             return []
         return [root for root in found if root is not None]
 
@@ -495,8 +508,15 @@ def make_search(
     stat = kit.stat
     getcwd = kit.getcwd
     os_error, value_error = OSError, ValueError
+    # Captured: the search runs in the hook after arming, and this module is in sys.modules,
+    # where a builtin name rebound by the program would run its code inside the hook
+    # (attacks/disarm_import_check_builtin_global.py).
+    type_error, is_instance = TypeError, isinstance
+    from pysandboxes.guard.native_files import exact_field
+
     contains = dict.__contains__
-    dict_get = dict.get
+    field = exact_field
+    dict_get = dict.get  # on path_importer_cache, once its keys are known to be exact str
     dict_keys = dict.keys
     list_copy = list.copy
     sys_module = sys
@@ -543,12 +563,18 @@ def make_search(
 
     def finders_known(top: str) -> bool:
         namespace = module_dict(sys_module)
-        meta: Any = dict_get(namespace, "meta_path")
-        hooks: Any = dict_get(namespace, "path_hooks")
+        # sys's dict may hold keys of the program's: iterated, exact str keys compared, no
+        # key's __eq__ called in the hook (attacks/disarm_import_check_sys_dict_key.py).
+        meta: Any = field(namespace, "meta_path")
+        hooks: Any = field(namespace, "path_hooks")
         if type_(meta) is not list_ or type_(hooks) is not list_:
             return False
         for finder in list_copy(meta):
-            if any(finder is known for known in standard_finders):
+            standard = False
+            for known in standard_finders:  # not any(): a global read at run time
+                if finder is known:
+                    standard = True
+            if standard:
                 continue
             kind = type_(finder)
             if kind is stash_finder:
@@ -593,18 +619,21 @@ def make_search(
     def would_be_found(top: str) -> bool:
         if may_read is None or "/" in top or top in ("", ".", ".."):
             return True
-        if top in builtin_names or contains(stash, top) or contains(modules, top):
+        if top in builtin_names or contains(stash, top):
             return True
+        for key in dict_keys(modules):  # not "in": a key of the program's would compare
+            if type_(key) is str_ and key == top:
+                return True
         try:
             if is_frozen(top):
                 return True
-        except (os_error, value_error, TypeError):
+        except (os_error, value_error, type_error):
             return True
         if not finders_known(top):
             return True
         namespace = module_dict(sys_module)
-        path: Any = dict_get(namespace, "path")
-        cache: Any = dict_get(namespace, "path_importer_cache")
+        path: Any = field(namespace, "path")
+        cache: Any = field(namespace, "path_importer_cache")
         if type_(path) is not list_ or type_(cache) is not dict_:
             return True
         for key in dict_keys(cache):
@@ -612,7 +641,7 @@ def make_search(
                 return True  # its __eq__ could run in a lookup below
         for entry in list_copy(path):
             if type_(entry) is not str_:
-                if isinstance(entry, str_):
+                if is_instance(entry, str_):
                     return True  # a str subclass: the import system reads it, we will not
                 continue  # bytes and others: skipped by the path finder too
             finder = dict_get(cache, entry)

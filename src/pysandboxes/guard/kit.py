@@ -9,7 +9,11 @@ code ran, and data made only of ``str``, ``int``, ``tuple``, ``frozenset``, ``di
 compiled patterns.
 
 Nothing here is kept in a module global: :func:`capture` returns a fresh :class:`Kit` that the
-guard's factories close over.
+guard's factories close over. A Kit may still be reached by a program (a closure of the guard
+it gets hold of: ``attacks/files_kit_from_exposed_closure.py``), so it holds nothing the
+program could not take itself: no original the guard wraps (the raw ``posix.open``, whose
+``dir_fd`` the ``open`` event does not carry, is captured by the one closure that needs it,
+``guard/denials.py``).
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ class Kit(NamedTuple):
     readlink: Callable[..., str]
     getcwd: Callable[[], str]
     write: Callable[[int, bytes], int]
-    open: Callable[..., int]
     close: Callable[[int], None]
     fspath: Callable[[Any], Any]
     getframe: Callable[[int], FrameType]
@@ -94,7 +97,6 @@ def capture() -> Kit:
         readlink=native.readlink,
         getcwd=native.getcwd,
         write=native.write,
-        open=native.open,
         close=native.close,
         fspath=native.fspath,
         getframe=sys._getframe,
@@ -154,29 +156,37 @@ def make_busy(kit: Kit, busy: dict[int, int]) -> tuple[Callable[[], Busy], Calla
     return enter, leave
 
 
-def make_request_check() -> tuple[Callable[[Any], bool], Callable[[], BaseException]]:
-    """``valid(request)``: an exact ``(tuple, dict)`` pair whose dict has exact ``str`` keys
-    (checked without running any code of the program: exact types, C iteration); and the
-    exception for one that is not. Everything is captured now (no global read later)."""
+def valid_request(
+    request: Any,
+    _type: Callable[[object], Any] = type,
+    _tuple: type = tuple,
+    _dict: type = dict,
+    _str: type = str,
+    _len: Callable[[Any], int] = len,
+) -> bool:
+    """An exact ``(tuple, dict)`` pair whose dict has exact ``str`` keys (checked without
+    running any code of the program: exact types, C iteration).
 
-    type_, tuple_, dict_, str_, len_ = type, tuple, dict, str, len
-    type_error = TypeError
+    Every hidden generator calls it (:func:`pysandboxes.guard.native_files.hide_reentrant`)
+    while it still holds the original it keeps, and this module is in ``sys.modules``: the
+    builtins it uses are *positional* defaults, bound at import (arm time). A tuple of defaults
+    cannot change (assigning ``__defaults__`` raises an audit event, refused), where closure
+    cells and a ``__kwdefaults__`` dict can be rewritten with no event
+    (``attacks/files_request_check_cell.py``). Callers pass ``request`` alone."""
 
-    def valid(request: Any) -> bool:
-        if type_(request) is not tuple_ or len_(request) != 2:
+    if _type(request) is not _tuple or _len(request) != 2:
+        return False
+    args, kwargs = request
+    if _type(args) is not _tuple or _type(kwargs) is not _dict:
+        return False
+    for key in kwargs:  # noqa: SIM110 (all() would be a global read at run time)
+        if _type(key) is not _str:
             return False
-        args, kwargs = request
-        if type_(args) is not tuple_ or type_(kwargs) is not dict_:
-            return False
-        for key in kwargs:  # noqa: SIM110 (all() would be a global read at run time)
-            if type_(key) is not str_:
-                return False
-        return True
-
-    def bad() -> BaseException:
-        return type_error("python-sb: a wrapped function was called the wrong way")
-
-    return valid, bad
+    return True
 
 
-valid_request, bad_request = make_request_check()
+def bad_request(_type_error: type[Exception] = TypeError) -> BaseException:
+    """The exception for a request :func:`valid_request` refuses (a positional default, as
+    there: called with no argument)."""
+
+    return _type_error("python-sb: a wrapped function was called the wrong way")

@@ -32,7 +32,7 @@ from pysandboxes.guard.kit import Kit, bad_request, valid_request
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Generator, Mapping
     from typing import Any
 
     Before = Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]]]
@@ -43,6 +43,8 @@ _WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 _APPEND = os.O_WRONLY | os.O_APPEND
 
 PASSWD, GROUP, SHADOW = "/etc/passwd", "/etc/group", "/etc/shadow"
+
+mapping_proxy: Any = type(type.__dict__)  # types.MappingProxyType, without importing types
 
 #: module -> functions wrapped (documented in docs/python-layer.md).
 WRAPPED: dict[str, tuple[str, ...]] = {
@@ -79,19 +81,57 @@ def as_given(
     return args, kwargs
 
 
+def exact_field(
+    values: dict[Any, Any],
+    key: str,
+    _items: Callable[[dict[Any, Any]], Any] = dict.items,
+    _type: Callable[[object], Any] = type,
+    _str: type = str,
+) -> Any:
+    """``values[key]`` for a dict the program filled (a spec's instance dict), or ``None``:
+    found by iterating it in C and comparing exact ``str`` keys only. ``values.get(key)``
+    would call the ``__eq__`` of a ``str`` subclass key with the same hash -- the program's
+    code, inside a hidden call's ``before`` while the original is still at hand
+    (``attacks/r5_files_create_dynamic_spec_key_eq.py``). Positional defaults: it runs after
+    arming and this module is in ``sys.modules``; callers pass ``values`` and ``key``."""
+
+    for name, value in _items(values):
+        if _type(name) is _str and name == key:
+            return value
+    return None
+
+
+def _after_call(
+    after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None,
+    result: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``after(result, args, kwargs)``, or ``result`` when there is none: called by the hidden
+    generator with ``after`` taken off its list, so that its frame never names it while the
+    original runs. A module function holding nothing."""
+
+    return result if after is None else after(result, args, kwargs)
+
+
 def hide_reentrant(
     fn: Callable[..., Any],
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
-    *,
     outside_guard: bool = False,
-    _base: type[BaseException] = BaseException,  # bound at import (arm time), never passed
-    _valid: Callable[[Any], bool] = valid_request,  # the same
-    _bad: Callable[[], BaseException] = bad_request,  # the same
+    marker: Any = None,
+    # Bound at import (arm time), never passed. Positional defaults: this function runs after
+    # arming too (``hide``), its module is in ``sys.modules``, and a ``__kwdefaults__`` dict
+    # could be changed item by item with no audit event, where a tuple cannot change
+    # (attacks/r5_disarm_hide_kwdefaults_in_place.py).
+    _base: type[BaseException] = BaseException,
+    _valid: Callable[[Any], bool] = valid_request,
+    _bad: Callable[[], BaseException] = bad_request,
     _drop_traceback: Callable[[BaseException, None], BaseException] = (
         BaseException.with_traceback
-    ),  # the same
+    ),
+    _finish: Callable[..., Any] = _after_call,
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
@@ -102,16 +142,26 @@ def hide_reentrant(
     while ``fn`` runs holds it. ``outside_guard``: the generators' globals are not the guard's,
     so that their frames are not guard frames -- ``fn`` may run Python code that calls
     ``sys._getframe`` (``_decimal``'s initialisation imports ``collections``), which the hook
-    refuses when a guard frame is among the callers; that code can then walk to these frames,
-    which hold ``before``/``after`` and an empty list
-    (``attacks/files_create_dynamic_frame_original.py``).
+    refuses when a guard frame is among the callers; that code can then walk to these frames
+    (``attacks/files_create_dynamic_frame_original.py``), which name neither ``fn`` nor
+    ``before``/``after`` then: the one-shot generator gets all three in its list and pops each
+    just before its use (``after`` waits on the value stack while ``fn`` runs), so that their
+    closures -- the modules wrapped later, the C environment's copy -- stay out of reach too
+    (``attacks/r5_disarm_create_dynamic_after_closure.py``). ``marker``: a harmless object the
+    one-shot generator's frame names, by which the hook recognises that frame
+    (``files.py``'s ``connect_call``: the code object of the SQLite ``before``).
     """
 
     base = _base
     valid, bad = _valid, _bad
     drop_traceback = _drop_traceback
+    finish = _finish
 
-    def one(box: list[Any]) -> Generator[Any, Any, None]:
+    def one(box: list[Any], marker: Any) -> Generator[Any, Any, None]:
+        # box: [fn, after, before], each popped just before its use: while fn runs, this frame
+        # names none of them (after is on the value stack only), so program code that fn runs
+        # and that walks here finds neither the original nor the closures of before/after.
+        # ``marker``: what files.py's connect_call looks for (a code object, nothing more).
         try:
             request: Any = yield None
         except base:  # thrown in by the program: this one-shot generator ends unused
@@ -124,10 +174,9 @@ def hide_reentrant(
             if not valid(request):  # no code of the program runs here (box is full)
                 box.clear()
                 raise bad()
-            args, kwargs = before(request[0], request[1])
-            result = box.pop()(*args, **kwargs)  # fn is on the value stack only
-            if after is not None:
-                result = after(result, args, kwargs)
+            args, kwargs = box.pop()(request[0], request[1])  # before: runs no program code
+            # after, then fn, popped in that order: both on the value stack only.
+            result = finish(box.pop(), box.pop()(*args, **kwargs), args, kwargs)
             outcome: Any = (True, result)
         except base as exc:
             box.clear()  # first: nothing below may run with the original still here
@@ -143,7 +192,7 @@ def hide_reentrant(
 
     def factory() -> Generator[Any, None, None]:
         while True:
-            generator = one([fn])
+            generator = one([fn, after, before], marker)
             generator.send(None)
             yield generator.send
             del generator
@@ -195,9 +244,10 @@ def _user_database() -> tuple[Callable[..., Any], ...]:
     those modules do not exist there."""
 
     if sys.platform == "win32":
+        os_error = OSError  # captured: no global read after arming
 
         def missing(*_args: Any) -> Any:
-            raise OSError("no user database on this platform")
+            raise os_error("no user database on this platform")
 
         return (missing,) * 6
     import pwd
@@ -206,7 +256,7 @@ def _user_database() -> tuple[Callable[..., Any], ...]:
 
 
 def _befores(
-    kit: Kit, c_env: dict[str, str], semaphores: set[str]
+    kit: Kit, c_env: Mapping[str, str], semaphores: set[str]
 ) -> dict[tuple[str, str], Before]:
     """``(module, function) -> before``: raise the ``open`` event of the file used."""
 
@@ -516,10 +566,15 @@ def install(
 
     from pysandboxes.guard import sqlite
 
-    c_env = _track_environment(kit, hide, named, wrapper, replacements)
+    # The C environment's copy is changed by the hidden putenv/unsetenv afters alone; what
+    # judges reads it through a read-only view (ssl.SSLContext.set_default_verify_paths, a
+    # closure the program reaches, held the dict itself: rewritten, it hid a changed
+    # OPENSSL_CONF or INPUTRC from the checks made when OpenSSL or readline start).
+    c_env = mapping_proxy(_track_environment(kit, hide, named, wrapper, replacements))
     semaphores: set[str] = set()  # names of the semaphores this process created
     befores = _befores(kit, c_env, semaphores)
     sqlite_wrappers = sqlite.build(kit)
+    connect_marker = sqlite.connect_before_code()
     from pysandboxes.guard import tcl
 
     tcl_after = tcl.build(kit)
@@ -527,35 +582,41 @@ def install(
     builtin_function = type(len)
     type_ = kit.type
     str_ = str
-    dict_ = dict
-    getattr_ = getattr
     id_ = id
     # A private copy: WRAPPED, a module global, could be changed by the program.
     wrapped = {module: tuple(functions) for module, functions in WRAPPED.items()}
+    given = as_given  # captured: wrap_module runs after arming, this namespace is reachable
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
 
     def wrap_module(module: Any, aliases: dict[int, Any] | None = None) -> Any:
-        name: Any = getattr_(module, "__name__", None)
+        # Read through the module type's own descriptor and an exact-key scan of its dict:
+        # neither a subclass's property nor a key of the program's runs here.
+        if type_(module) is not module_type:
+            return module
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")
         if type_(name) is not str_:
             return module
         short = str_.rpartition(name, ".")[2]  # PyInit_<last component>: the name decides
         functions = wrapped.get(short)
         if functions is None:
             return module
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return module
         for attr in functions:
-            original = namespace.get(attr)
+            original = field(namespace, attr)  # its keys may be the program's by now
             if type_(original) is not builtin_function:
                 continue  # absent, or wrapped already
             after = None
+            marker = None
             if short == "_sqlite3":
                 before, after = sqlite_wrappers(module)
+                marker = connect_marker
             elif short == "_tkinter":
-                before, after = as_given, tcl_after
+                before, after = given, tcl_after
             else:
                 before = befores[(short, attr)]
-            call = hide(original, kit, before, after)
+            call = hide(original, kit, before, after, marker)
             made = named(wrapper(call), original)
             namespace[attr] = made
             if aliases is not None:  # loaded before arming: its aliases elsewhere too
@@ -567,8 +628,16 @@ def install(
         if module is not None:
             wrap_module(module, replacements)
 
+    # id -> module, for the modules the hidden create_dynamic made and exec_dynamic has not
+    # executed yet: exec_dynamic's after acts on those alone. Any other object the program
+    # passes to exec_dynamic (which ignores it) would otherwise be read here -- a __getattr__
+    # or a metaclass of the program's running in the after, whose frame names the guards.
+    created: dict[int, Any] = {}
+
     def after_create(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return wrap_module(module)
+        module = wrap_module(module)
+        created[id_(module)] = module
+        return module
 
     original = _imp.create_dynamic
     on_create: dict[str, Any] = {
@@ -583,12 +652,13 @@ def install(
 
     # _ssl's types exist only once its module is executed (multi-phase initialisation).
     guard_ssl = _ssl_guard(kit, c_env)
-    guard_semaphores = _semaphore_guard(kit, semaphores)
+    guard_semaphores = _semaphore_guard(kit, semaphores, hide)
 
     def after_exec(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if args:
-            guard_ssl(args[0])
-            guard_semaphores(args[0])
+        module = args[0] if args else None
+        if created.pop(id_(module), None) is module and module is not None:
+            guard_ssl(module)
+            guard_semaphores(module)
         return result
 
     original_exec = _imp.exec_dynamic
@@ -609,7 +679,9 @@ def install(
     return wrap_module
 
 
-def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
+def _semaphore_guard(
+    kit: Kit, semaphores: set[str], hide: Callable[..., Call]
+) -> Callable[[Any], None]:
     """``_multiprocessing.SemLock`` creates (``sem_open``) or opens (``_rebuild``) the named
     semaphore ``/dev/shm/sem.NAME`` in C with no audit event. Creation uses ``O_EXCL``: it
     cannot touch an existing semaphore, so it needs no rule; the name is recorded, and
@@ -617,18 +689,31 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
     did not create is judged as a write or a removal of that file -- another program's
     semaphore. ``_multiprocessing.SemLock`` is replaced in the module by a subclass when the
     module is executed; the C type reached through an instance (``type(lock._semlock)``) or
-    the subclass's ``__mro__`` stays unjudged (as ``_ssl._SSLContext``'s methods)."""
+    the subclass's ``__mro__`` stays unjudged (as ``_ssl._SSLContext``'s methods).
+
+    The set of names decides the hidden ``sem_unlink``: the subclass's methods, which the
+    program reaches (closures read and written with no audit event), hold no way to it. The
+    creation and its record are one hidden call (a program calling it creates a semaphore, and
+    owns it); ``_rebuild`` asks another whether a name is recorded
+    (``attacks/r5_files_semaphore_owner_set.py``)."""
 
     audit = kit.audit
     type_ = kit.type
     str_exact = kit.str_exact
-    str_, dict_, bool_, int_ = str, dict, bool, int
-    getattr_ = getattr
+    len_ = kit.len
+    str_, bool_, int_ = str, bool, int
     type_error, value_error = TypeError, ValueError
     semaphore_dir = SEMAPHORE_DIR
     rw_flags = os.O_RDWR
-    dict_of = type.__dict__["__dict__"].__get__
     is_type = type.__dict__["__mro__"].__get__
+    index = int.__index__  # C: the value of an int (subclass), no program code
+    class_method = classmethod  # captured: guard runs after arming (a module executed later)
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    flags_of = type.__dict__["__flags__"].__get__
+    immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
+    record, recorded = semaphores.add, semaphores.__contains__
 
     def exact_name(name: Any) -> Any:
         if name is None:
@@ -638,35 +723,52 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
             raise value_error("embedded null character")
         return name
 
+    def exact_creation(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # Everything exact before the C constructor parses it: no __index__ of the program's
+        # runs in the hidden call.
+        if kwargs or len_(args) != 6:
+            raise type_error("SemLock() takes kind, value, maxvalue, name and unlink")
+        cls, kind, value, maxvalue, name, unlink = args
+        is_type(cls)  # TypeError for what is not a class
+        if type_(unlink) is not bool_ and type_(unlink) is not int_:
+            raise type_error("SemLock(): unlink must be a bool")
+        return (cls, index(kind), index(value), index(maxvalue), exact_name(name), unlink), {}
+
+    def remember(made: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if args[4] is not None:
+            record(args[4])
+        return made
+
+    def exact_one_name(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len_(args) != 1:
+            raise type_error("one semaphore name")
+        return (exact_name(args[0]),), {}
+
+    is_recorded = hide(recorded, kit, exact_one_name)
+
     def guard(module: Any) -> None:
-        name: Any = getattr_(module, "__name__", None)
+        if type_(module) is not module_type:
+            return
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")  # no key's __eq__ runs (exact_field)
         if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_multiprocessing":
             return
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return
-        base = namespace.get("SemLock")
+        base = field(namespace, "SemLock")  # no key's __eq__ runs (exact_field)
         try:
             is_type(base)
         except type_error:
             return  # not a class
-        if "_pysandboxes_base" in dict_of(base):
-            return
-        base_new = base.__new__
+        if not flags_of(base) & immutable:
+            return  # guarded already (a class made in Python), or not the C type
+        create = hide(base.__new__, kit, exact_creation, remember)
         base_rebuild = base._rebuild
 
         def __new__(cls: Any, kind: Any, value: Any, maxvalue: Any, name: Any, unlink: Any) -> Any:
-            name = exact_name(name)
-            if type_(unlink) is not bool_ and type_(unlink) is not int_:
-                raise type_error("SemLock(): unlink must be a bool")
-            made = base_new(cls, kind, value, maxvalue, name, unlink)
-            if name is not None:
-                semaphores.add(name)
-            return made
+            return create((cls, kind, value, maxvalue, name, unlink), {})
 
         def _rebuild(cls: Any, handle: Any, kind: Any, maxvalue: Any, name: Any) -> Any:
             name = exact_name(name)
-            if name is not None and name not in semaphores:
+            if name is not None and not is_recorded((name,), {}):
                 audit("open", semaphore_dir + name.lstrip("/"), None, rw_flags)
             return base_rebuild(handle, kind, maxvalue, name)
 
@@ -675,7 +777,7 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
             (base,),
             {
                 "__new__": __new__,
-                "_rebuild": classmethod(_rebuild),
+                "_rebuild": class_method(_rebuild),
                 "_pysandboxes_base": base,
                 "__doc__": base.__doc__,
             },
@@ -687,7 +789,7 @@ def _semaphore_guard(kit: Kit, semaphores: set[str]) -> Callable[[Any], None]:
     return guard
 
 
-def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
+def _ssl_guard(kit: Kit, c_env: Mapping[str, str]) -> Callable[[Any], Any]:
     """``_ssl._SSLContext.load_cert_chain`` and ``load_verify_locations`` make OpenSSL read
     files with no audit event (``load_dh_params`` raises ``open``): ``_ssl._SSLContext`` is
     replaced in the ``_ssl`` module by a subclass whose two methods raise the ``open`` event of
@@ -701,11 +803,14 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
 
     audit = kit.audit
     type_ = kit.type
-    str_, bytes_, dict_ = str, bytes, dict
-    getattr_ = getattr
+    str_, bytes_ = str, bytes
     type_error = TypeError
     read_flags = _READ
-    dict_of = type.__dict__["__dict__"].__get__
+    field = exact_field
+    module_type: Any = type(sys)
+    module_dict = module_type.__dict__["__dict__"].__get__
+    flags_of = type.__dict__["__flags__"].__get__
+    immutable = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a C type, never a class made in Python
     is_type = type.__dict__["__mro__"].__get__
 
     environ = c_env  # OpenSSL reads the C environment
@@ -729,7 +834,7 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
         def read(path: Any) -> Any:
             if path is None:
                 return None
-            path = exact_path(kit, path)
+            path = exact_path(path)  # public builtins only: this closure holds no Kit
             if type_(path) is not str_ and type_(path) is not bytes_:
                 raise type_error(f"path should be a str, bytes or os.PathLike, not {type_(path)}")
             audit("open", path, "r", read_flags)
@@ -757,19 +862,19 @@ def _ssl_guard(kit: Kit, c_env: dict[str, str]) -> Callable[[Any], Any]:
     def base_of(module: Any) -> Any:
         """``module._SSLContext`` when ``module`` is an ``_ssl`` not guarded yet, else None."""
 
-        name: Any = getattr_(module, "__name__", None)
+        if type_(module) is not module_type:
+            return None
+        namespace: Any = module_dict(module)
+        name: Any = field(namespace, "__name__")  # no key's __eq__ runs (exact_field)
         if type_(name) is not str_ or str_.rpartition(name, ".")[2] != "_ssl":
             return None
-        namespace: Any = getattr_(module, "__dict__", None)
-        if type_(namespace) is not dict_:
-            return None
-        base = namespace.get("_SSLContext")
+        base = field(namespace, "_SSLContext")
         try:
             is_type(base)
         except type_error:
             return None  # not a class
-        if "_pysandboxes_base" in dict_of(base):
-            return None
+        if not flags_of(base) & immutable:
+            return None  # guarded already (a class made in Python), or not _ssl's own
         return base
 
     def guard(module: Any) -> None:
@@ -802,9 +907,19 @@ def _track_environment(
 
     posix = sys.modules[os.name]  # the C module: posix, or nt on Windows
     c_env: dict[str, str] = dict(os.environ)
-    fsdecode = os.fsdecode
     len_ = kit.len
     tuple_ = tuple
+    type_, str_, bytes_decode = kit.type, str, bytes.decode
+    encoding = kit.fs_encoding
+
+    def fsdecode(value: Any) -> str:
+        # In C: os.fsdecode is Python code that looks fspath up in the os module's namespace,
+        # which the program can rebind -- its code would run in these afters, whose frames
+        # name the copy itself (attacks/r5_env_c_environment_copy_via_fsdecode.py). The
+        # values are exact str/bytes already (exact_args).
+        if type_(value) is str_:
+            return value  # type: ignore[no-any-return]
+        return bytes_decode(value, encoding, "surrogateescape")
 
     def exact_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs:
@@ -832,7 +947,14 @@ def _track_environment(
 def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
     only, as exact ``str``: a spec whose ``name`` answers twice decides nothing. ``on_create``:
-    what to judge before an extension of that (last) name is initialised."""
+    what to judge before an extension of that (last) name is initialised.
+
+    The fresh spec is a ``types.SimpleNamespace`` (all CPython reads of it are ``name`` and
+    ``origin``): a C type whose attributes the program cannot replace, where a ``ModuleSpec``
+    runs its class's ``__init__`` -- replaceable with no audit event, so the program's code
+    ran in this ``before`` with the original at hand
+    (``attacks/r5_files_create_dynamic_spec_class_init.py``) -- and a property the program set
+    on that class would have answered CPython another name than the one judged here."""
 
     from _frozen_importlib import ModuleSpec as module_spec
 
@@ -841,6 +963,8 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     type_ = kit.type
     type_error = TypeError
     spec_dict = module_spec.__dict__["__dict__"].__get__
+    field = exact_field  # captured: the module global could be rebound
+    namespace: Any = type(sys.implementation)  # types.SimpleNamespace, without importing types
 
     def exact(value: Any) -> Any:
         if value is None:
@@ -857,8 +981,8 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
         if type_(spec) is not module_spec:  # a subclass's properties would run program code
             raise type_error("create_dynamic() needs a ModuleSpec")
         values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
-        name = exact(values.get("name"))
-        fresh = module_spec(name, None, origin=exact(values.get("origin")))
+        name = exact(field(values, "name"))  # no key's __eq__ runs (exact_field)
+        fresh = namespace(name=name, origin=exact(field(values, "origin")))
         check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None
         if check is not None:
             check()

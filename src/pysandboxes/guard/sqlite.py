@@ -80,6 +80,9 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
     mode_mask = OPEN_READONLY | OPEN_READWRITE | OPEN_CREATE | OPEN_MEMORY
     true_words = (b"yes", b"on", b"true")
     unix_vfs = UNIX_VFS
+    # Captured: parse runs in the hook after arming, and this module is in sys.modules, where
+    # the program could rebind a constant (attacks/r5_files_sqlite_uri_parser_global.py).
+    connect_flags, open_memory, open_readonly = CONNECT_FLAGS, OPEN_MEMORY, OPEN_READONLY
     amp, eq, qmark, hash_, slash, pct = 0x26, 0x3D, 0x3F, 0x23, 0x2F, 0x25
 
     def boolean(value: bytes) -> bool:
@@ -142,7 +145,7 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
         out += b"\0\0\0\0"
         items = bytes_(out).split(b"\0")
         path = items[0]
-        flags = CONNECT_FLAGS
+        flags = connect_flags
         vfs: bytes | None = None
         immutable: bytes | None = None
         k = 1
@@ -156,29 +159,33 @@ def build_uri_parser() -> Callable[[str], UriOpen | None]:
                     return None  # "no such cache mode"
             elif option == b"mode":
                 mode = modes.get(value, 0)
-                if mode == 0 or (mode & ~OPEN_MEMORY) > (mode_mask & flags):
+                if mode == 0 or (mode & ~open_memory) > (mode_mask & flags):
                     return None  # "no such access mode", "access mode not allowed"
                 flags = (flags & ~mode_mask) | mode
             elif option == b"immutable" and immutable is None:
                 immutable = value  # sqlite3_uri_boolean reads the first one
         vfs_text = None if vfs is None else vfs.decode("utf-8", "surrogateescape")
-        if flags & OPEN_MEMORY or path == b":memory:" or vfs == b"memdb":
+        if flags & open_memory or path == b":memory:" or vfs == b"memdb":
             return (None, False, False, vfs_text)  # an in-memory database: no file
         path_text = path.decode("utf-8", "surrogateescape")
         if vfs_text is not None and vfs_text not in unix_vfs:
             return (path_text, True, True, vfs_text)  # another VFS: judged as a write
-        writes = (flags & OPEN_READONLY) == 0
+        writes = (flags & open_readonly) == 0
         side_files = not (immutable is not None and boolean(immutable))
         return (path_text, writes, side_files, vfs_text)
 
     return parse
 
 
-def is_wal_database(header: bytes) -> bool:
-    """Whether a database file's first 100 bytes say WAL mode (file format versions 2)."""
+def is_wal_database(header: bytes, _len: Callable[[Any], int] = len) -> bool:
+    """Whether a database file's first 100 bytes say WAL mode (file format versions 2).
+
+    The hook calls it after arming and this module is in ``sys.modules``: ``len`` is a
+    positional default, not a name looked up in the module's globals (which the program can
+    rebind with no audit event). Callers pass ``header`` alone."""
 
     return (
-        len(header) >= 20
+        _len(header) >= 20
         and header[:16] == b"SQLite format 3\0"
         and (header[18] == 2 or header[19] == 2)
     )
@@ -253,3 +260,19 @@ def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:
         return before, after
 
     return for_module
+
+
+def connect_before_code() -> Any:
+    """The code object of the ``connect`` wrapper's ``before`` (:func:`build`): the marker its
+    hidden generator's frame names (``native_files.hide_reentrant``), which ``files.py`` looks
+    for to know that a connection is being made by that wrapper. Read when the guard is armed
+    (a code object changes nothing, and the program cannot read one without an audit event)."""
+
+    for_module = None
+    for const in build.__code__.co_consts:
+        if getattr(const, "co_name", None) == "for_module":
+            for_module = const
+    for const in for_module.co_consts if for_module is not None else ():
+        if getattr(const, "co_name", None) == "before":
+            return const
+    raise RuntimeError("python-sb: the SQLite connect wrapper's before is missing")

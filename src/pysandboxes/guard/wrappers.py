@@ -27,7 +27,7 @@ import sys
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
-from pysandboxes.guard.native_files import hide_reentrant
+from pysandboxes.guard.native_files import exact_field, hide_reentrant
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def hide(
     kit: Kit,
     before: Before,
     after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None,
-    *,
+    marker: Any = None,
     _hide: Callable[..., Any] = hide_reentrant,  # bound at import: hide also runs after arming
 ) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
     """``call(args, kwargs)``: ``before`` (which raises the audit event, and may rewrite the
@@ -223,13 +223,12 @@ def hide(
     or throws into a generator runs its code there.
     """
 
-    return _hide(fn, kit, before, after)  # type: ignore[no-any-return]
+    return _hide(fn, kit, before, after, False, marker)  # type: ignore[no-any-return]
 
 
 def _named(
     wrapper: Callable[..., Any],
     original: Any,
-    *,
     _getattr: Callable[..., Any] = getattr,  # bound at import: called after arming too
     _setattr: Callable[[Any, str, Any], None] = setattr,
     _errors: tuple[type[BaseException], ...] = (AttributeError, TypeError),
@@ -256,7 +255,6 @@ _PLAIN = (str, bytes, int, bool, float, type(None), tuple, list, dict)  # no __f
 
 def _wrapper(
     call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
-    *,
     _fspath: Any = os.fspath,
     _type: Any = type,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
@@ -399,22 +397,26 @@ def _wrap_create_builtin(
     The module it returns goes through ``wrap_module`` (``pwd``: see ``native_files``)."""
 
     import _imp
-    from _frozen_importlib import BuiltinImporter, ModuleSpec
+    from _frozen_importlib import ModuleSpec
 
     audit = kit.audit
     str_ = str
     mro_of = type.__dict__["__mro__"].__get__
     type_ = kit.type
     type_error = TypeError
-    module_spec, importer = ModuleSpec, BuiltinImporter
+    module_spec = ModuleSpec
 
     spec_dict = ModuleSpec.__dict__["__dict__"].__get__
+    field = exact_field  # captured: the module global could be rebound
+    # The spec passed on: a C type whose attributes cannot be replaced (native_files'
+    # _fresh_spec says why a ModuleSpec is not).
+    namespace: Any = type(sys.implementation)  # types.SimpleNamespace
 
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
         if type_(spec) is not module_spec:  # a subclass's properties would run program code
             raise type_error("create_builtin() needs a ModuleSpec")
-        name = spec_dict(spec).get("name")
+        name = field(spec_dict(spec), "name")  # no key's __eq__ runs (exact_field)
         for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
@@ -422,7 +424,7 @@ def _wrap_create_builtin(
         else:
             raise type_error("create_builtin() needs a spec with a str name")
         audit("pysandboxes.create_builtin", name)
-        fresh = module_spec(name, importer, origin="built-in")  # type: ignore[arg-type]
+        fresh = namespace(name=name, origin="built-in")
         return (fresh,), {}
 
     def after(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -450,32 +452,36 @@ _KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT = (
 
 
 def exact_path(
-    kit: Kit,
     path: Any,
-    *,
     _int: type = int,
+    _type: Callable[[object], Any] = type,
+    _fspath: Callable[[Any], Any] = os.fspath,
+    _str_exact: Callable[[str], str] = str.__str__,
+    _bytes_exact: Callable[[bytes], bytes] = bytes.__bytes__,
     _type_error: type[Exception] = TypeError,
-    _item: Callable[[Any, int], Any] = tuple.__getitem__,
-    _fields: tuple[int, int, int, int] = (_KIT_TYPE, _KIT_FSPATH, _KIT_STR_EXACT, _KIT_BYTES_EXACT),
 ) -> Any:
     """``path`` as an exact ``str`` or ``bytes``, ``__fspath__`` called once (``None`` and
-    descriptors unchanged): what a wrapper judges and then passes on, so that a ``str``
-    subclass or a path-like object answering differently each time decides nothing.
+    descriptors unchanged): what an exposed wrapper passes on, so that a ``str`` subclass or a
+    path-like object answering differently each time decides nothing.
 
-    The builtins it needs are bound when the module is imported (at arm time), and every
-    wrapper holds this function itself, not the module global: the program can rebind both
-    (``import pysandboxes.guard.wrappers``, ``builtins.int = ...``)."""
+    For the *exposed* side only (it runs the program's ``__fspath__``): what it returns is
+    checked again, exactly, where a judgment is made. It holds public builtins alone -- no
+    :class:`~pysandboxes.guard.kit.Kit`, whose raw ``posix.open`` and ``stat`` a program
+    reaching this function through a wrapper's closure would have
+    (``attacks/files_kit_from_exposed_closure.py``) -- as positional defaults, bound at import
+    (arm time): a tuple of defaults cannot change, a ``__kwdefaults__`` dict could be changed
+    item by item with no audit event. Callers pass ``path`` alone."""
 
-    if path is None or _item(kit, _fields[0])(path) is _int:
+    if path is None or _type(path) is _int:
         return path
     try:
-        text = _item(kit, _fields[1])(path)
+        text = _fspath(path)
     except _type_error:
         return path  # a descriptor (int subclass) or an error of the real function's own
     try:
-        return _item(kit, _fields[2])(text)
+        return _str_exact(text)
     except _type_error:
-        return _item(kit, _fields[3])(text)
+        return _bytes_exact(text)
 
 
 def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
@@ -571,7 +577,6 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
 def exact_text(
     kit: Kit,
     path: Any,
-    *,
     _type_error: type[Exception] = TypeError,
     _int: type = int,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
@@ -583,7 +588,12 @@ def exact_text(
     unchanged; a path-like object must have been converted already -- :func:`_wrapper` calls
     ``__fspath__`` outside the generator (program code running inside it could walk a kept
     frame's ``f_back`` to the generator's frame, which holds the original), and a call that
-    bypasses the wrapper gets ``TypeError``."""
+    bypasses the wrapper gets ``TypeError``.
+
+    The hidden generators call it after arming and this module is in ``sys.modules``: what it
+    uses is bound at import as *positional* defaults (a tuple, which cannot change; the dict of
+    keyword defaults could be changed item by item with no audit event:
+    ``attacks/files_exact_text_kwdefaults_in_place.py``). Callers pass ``kit`` and ``path``."""
 
     if path is None:
         return path
@@ -598,8 +608,9 @@ def exact_text(
         return _item(kit, _fields[3])(path)
     except _type_error:
         pass
-    if _int in _mro_of(kind):
-        return path  # an int subclass: a descriptor (read in C, no __index__ call)
+    for base in _mro_of(kind):  # by identity: "in" would call a metaclass's __eq__
+        if base is _int:
+            return path  # an int subclass: a descriptor (read in C, no __index__ call)
     raise _type_error("expected str, bytes or os.PathLike object (converted by the wrapper)")
 
 
@@ -701,7 +712,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
 
     stat, lstat, access = os.stat, os.lstat, os.access
     listdir, scandir = os.listdir, os.scandir
-    exact_path = _exact_path  # captured: globals could be rebound
+    exact_path = _exact_path  # captured: globals could be rebound; holds no Kit
     not_found = FileNotFoundError
     to_index, truth = int.__index__, bool  # run here, outside the hidden generators
     # The originals are kept in hidden generators: a closure would hand the raw os.stat, which
@@ -713,12 +724,12 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
 
     def stat_(path: Any, *, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
         return stat_call(
-            (exact_path(kit, path),),
+            (exact_path(path),),
             {"dir_fd": descriptor(dir_fd), "follow_symlinks": truth(follow_symlinks)},
         )
 
     def lstat_(path: Any, *, dir_fd: Any = None) -> Any:
-        return lstat_call((exact_path(kit, path),), {"dir_fd": descriptor(dir_fd)})
+        return lstat_call((exact_path(path),), {"dir_fd": descriptor(dir_fd)})
 
     def access_(
         path: Any,
@@ -730,7 +741,7 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     ) -> bool:
         try:
             return access_call(  # type: ignore[no-any-return]
-                (exact_path(kit, path), to_index(mode)),
+                (exact_path(path), to_index(mode)),
                 {
                     "dir_fd": descriptor(dir_fd),
                     "effective_ids": truth(effective_ids),
@@ -745,11 +756,11 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     list_call, scan_call = _listing_calls(kit, listdir, scandir)
 
     def listdir_(path: Any = None) -> list[Any]:
-        path = exact_path(kit, path)  # __fspath__ here, outside the hidden generator
+        path = exact_path(path)  # __fspath__ here, outside the hidden generator
         return list_call((path,), {})  # type: ignore[no-any-return]
 
     def scandir_(path: Any = None) -> FilteredScandir:
-        path = exact_path(kit, path)
+        path = exact_path(path)
         return scan_call((path,), {})  # type: ignore[no-any-return]
 
     os.stat = _named(stat_, stat)

@@ -28,7 +28,8 @@ Header lines of an attack:
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
 127.0.0.1 answering ``hello``), ``udp_port.txt`` (UDP echo on 127.0.0.1), ``name.txt`` (a name
 that ``/etc/hosts`` maps to 127.0.0.1, no DNS query), ``shm.txt`` (the name of a POSIX
-shared-memory object), ``victim_pid.txt`` (a ``sleep`` process of the test), ``usock.txt``
+shared-memory object), ``sem.txt`` (the name of a POSIX named semaphore another process made:
+the test's), ``victim_pid.txt`` (a ``sleep`` process of the test), ``usock.txt``
 (the path of a Unix socket listener in a directory no rule exposes); ``../outside/`` holds
 ``secret.txt``, ``secret.db`` (SQLite), ``lib.zip`` (a module) and a file with a non-UTF-8
 name. No packet leaves loopback.
@@ -152,7 +153,22 @@ def listeners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     Path("/dev/shm", shm).unlink()
 
 
-def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
+@pytest.fixture
+def semaphore() -> Iterator[str]:
+    """A named POSIX semaphore made by the test process (``/dev/shm/sem.NAME``), removed after
+    the test unless an attack removed it: another program's, for the attacks."""
+
+    import _multiprocessing
+
+    name = f"/pysb-review-{os.getpid()}-{os.urandom(4).hex()}"
+    lock = _multiprocessing.SemLock(1, 1, 1, name, False)  # kind SEMAPHORE, kept by name
+    yield name
+    del lock
+    with contextlib.suppress(OSError):
+        _multiprocessing.sem_unlink(name)
+
+
+def _make_world(root: Path, attack: Path, listeners: dict[str, Any], semaphore: str = "") -> Path:
     project = root / "project"
     (project / "a" / "b").mkdir(parents=True)
     (project / "conf").mkdir()
@@ -174,6 +190,7 @@ def _make_world(root: Path, attack: Path, listeners: dict[str, Any]) -> Path:
     (project / "usock.txt").write_text(listeners["unix"])
     (project / "name.txt").write_text(loopback_host_name() or "")
     (project / "shm.txt").write_text("/" + listeners["shm"])
+    (project / "sem.txt").write_text(semaphore)
     (project / "victim_pid.txt").write_text(str(listeners["victim"]))
     shutil.copy(ATTACKS_DIR / "_harness.py", project / "_harness.py")
     shutil.copy(attack, project / attack.name)
@@ -203,11 +220,11 @@ def _preconditions(header: dict[str, list[str]]) -> None:
 
 
 @pytest.mark.parametrize("attack", _params("control"))
-def test_control(attack: Path, tmp_path: Path, listeners: dict[str, Any]) -> None:
+def test_control(attack: Path, tmp_path: Path, listeners: dict[str, Any], semaphore: str) -> None:
     header = _header(attack)
     assert header.get("rule") and header.get("expect"), f"{attack.name}: incomplete header"
     _preconditions(header)
-    project = _make_world(tmp_path, attack, listeners)
+    project = _make_world(tmp_path, attack, listeners, semaphore)
     env = base_env(tmp_path / "home", {"SECRET_TOKEN": "s3cr3t"})
     result = run_python([attack.name], cwd=project, env=env, timeout=30)
     report = _report(result.stdout)
@@ -218,10 +235,10 @@ def test_control(attack: Path, tmp_path: Path, listeners: dict[str, Any]) -> Non
 
 
 @pytest.mark.parametrize("attack", _params("sandboxed"))
-def test_sandboxed(attack: Path, tmp_path: Path, listeners: dict[str, Any]) -> None:
+def test_sandboxed(attack: Path, tmp_path: Path, listeners: dict[str, Any], semaphore: str) -> None:
     header = _header(attack)
     _preconditions(header)
-    project = _make_world(tmp_path, attack, listeners)
+    project = _make_world(tmp_path, attack, listeners, semaphore)
     rule_file = project / header.get("rulefile", [".py-sandboxes"])[0]
     rule_file.write_text("\n".join([*header["rule"], "python-import=_harness", ""]))
     denials_file = tmp_path / "denials.jsonl"

@@ -3,8 +3,8 @@
 # expect: api PermissionError
 
 """Objective: read ../outside/secret.txt through readline's history file functions, after
-swapping the keyword default through which ``pysandboxes.guard.wrappers.hide`` builds every
-wrapper (``_hide``, bound at import) for one that hands the original straight back.
+swapping the default through which ``pysandboxes.guard.wrappers.hide`` builds every wrapper
+(``_hide``, bound at import) for one that hands the original straight back.
 
 ``hide`` runs after arming too: modules created later (``readline`` here) are wrapped then.
 Assigning ``__kwdefaults__`` (or ``__defaults__``, ``__code__``) of a function of the guard
@@ -24,7 +24,8 @@ def payload():
         def unguarded(fn, kit, before, after=None):
             return lambda args, kwargs: fn(*args, **kwargs)
 
-        wrappers.hide.__kwdefaults__ = {**wrappers.hide.__kwdefaults__, '_hide': unguarded}
+        # ``_hide`` is the last positional default (it was a keyword default before r5).
+        wrappers.hide.__defaults__ = (*wrappers.hide.__defaults__[:-1], unguarded)
     import readline
 
     readline.clear_history()
