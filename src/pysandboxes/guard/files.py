@@ -52,8 +52,13 @@ CERTIFICATE_STORES = _defaults.CERTIFICATES.paths
 SYSTEM_DATA = tuple(
     path
     for path in _defaults.python_layer_paths(_defaults.RO)
-    if path not in _defaults.CERTIFICATES.paths and not path.startswith("/dev/")
+    if path not in _defaults.CERTIFICATES.paths and not path.startswith(("/dev/", "/proc/"))
 )
+#: The process's own /proc entry (``/proc/self``, and ``/proc/PID`` it resolves to when the
+#: table is built). Never a lexical fast path (``PathTable.trusted``): its links
+#: (``/proc/self/root``, ``cwd``, ``fd/N``) lead anywhere, so a path below it is judged where
+#: it lands.
+OWN_PROC = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/proc/"))
 TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
 DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
 DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
@@ -133,6 +138,9 @@ def build_table(
         add(prefix, RO, None, None)
     for device in DEVICES_RO:
         add(device, RO, None, None)
+    for own in OWN_PROC:
+        for path in _variants(own):
+            add(path, RO, None, None)
     for device in DEVICES_RW:
         add(device, RW, None, None)
     # The script itself is not a default grant (none of the kernel providers could grant it
