@@ -102,6 +102,20 @@ def op_hardlink_write(source: str, link: str) -> None:
     op_write(link)
 
 
+def op_cwd() -> None:
+    """The working directory is known to the program (``os.getcwd``)."""
+
+    os.getcwd()
+
+
+def op_resolve(name: str) -> None:
+    """Resolve a host name (``getaddrinfo``): the answer is the objective."""
+
+    import socket
+
+    socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+
+
 def op_read_self() -> None:
     _read(__file__)
 
@@ -286,6 +300,11 @@ def op_child_py(path: str) -> str | None:
 
 def op_child_cat(path: str) -> str | None:
     return _status(["/bin/cat", path])
+
+
+def op_child_py_write(path: str) -> str | None:
+    code = "import sys\nwith open(sys.argv[1], 'ab') as f: f.write(b'x')"
+    return _status([sys.executable, "-I", "-S", "-c", code, path])
 
 
 def op_child_env(name: str) -> str | None:

@@ -172,6 +172,17 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "the path where it lands; name exposed paths directly",
     ),
     Limit(
+        "files.skeleton-directories",
+        "expose-* (the directories above an exposure)",
+        TREE,
+        LIMIT,
+        "a directory on the way to an exposure, and the working directory when no rule exposes "
+        "it, exists in the sandbox holding only the exposed entries below it: listing it shows "
+        "those names ({where})",
+        python_layer=False,
+        where=("the Python layer refuses the listing", "NOT refused"),
+    ),
+    Limit(
         "files.shared-libraries",
         "defaults",
         ("landlock",),
@@ -346,6 +357,28 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "program's own) or a path under /dev/shm",
     ),
     Limit(
+        "net.host-names",
+        "net (host names)",
+        ("landlock",),
+        LIMIT,
+        "host names are not judged by Landlock: a name in this host's /etc/hosts (a default "
+        "grant) resolves whatever the net= rules say, and a DNS query leaves wherever UDP or "
+        "TCP port 53 is open ({where})",
+        python_layer=False,
+        where=("the Python layer refuses names no rule covers", "NOT refused"),
+    ),
+    Limit(
+        "net.in-bind-address",
+        "net (IN, a local address)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): the kernel does not check the address a server binds, so a "
+        "server on port(s) {ports} bound to another address of the sandbox (0.0.0.0) is reached "
+        "too, only through what the rule forwards ({where})",
+        python_layer=False,
+        where=("the Python layer refuses that bind", "NOT refused"),
+    ),
+    Limit(
         "net.any-host-not-host-loopback",
         "net (OUT to *)",
         TREE,
@@ -470,11 +503,28 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         notice("files.system-trees", python_layer),
         notice("files.generated-etc", python_layer),
         notice("files.dotdot-through-absent", python_layer),
+        notice("files.skeleton-directories", python_layer),
     ]
     for rule in policy.ignore:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
         )
+    for net in policy.net:
+        if (
+            net.action == "ALLOW"
+            and net.direction in ("IN", "*")
+            and net.host != "*"
+            and (net.is_name or not _is_wildcard_address(net.host))
+        ):
+            found.append(
+                notice(
+                    "net.in-bind-address",
+                    python_layer,
+                    rule=net.text,
+                    origin=net.origin,
+                    ports=_port_text(net.ports),
+                )
+            )
     for net in policy.net:
         if net.action == "ALLOW" and net.host == "*" and net.direction in ("OUT", "*"):
             found.append(
@@ -484,6 +534,24 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             )
             break  # one rule named is enough: the limit is the same for all
     return found
+
+
+def _is_wildcard_address(host: str) -> bool:
+    """Whether an IN rule's HOST (an address or network) is the wildcard bind (``0.0.0.0``,
+    ``::``, or a network holding it): every local address, no other bind address to check."""
+
+    import ipaddress
+
+    try:
+        return int(ipaddress.ip_network(host, strict=False).network_address) == 0
+    except ValueError:
+        return False
+
+
+def _port_text(ports: tuple[tuple[int, int], ...] | None) -> str:
+    if ports is None:
+        return "*"
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ports)
 
 
 def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
