@@ -1435,6 +1435,21 @@ CASES: list[Case] = [
     _case("env/path-not-granted", "", "env PATH *", R, "PATH is not a default (SPEC §3.4)"),
     _case("env/home-not-granted", "", "env HOME *", R, "HOME is not a default (SPEC §3.4)"),
     _case(
+        "env/pwd-not-granted",
+        "",
+        "env PWD *",
+        R,
+        "PWD is not a default (SPEC §3.4)",
+        control_env="PWD=/",
+    ),
+    _case(
+        "env/lang-not-granted",
+        "",
+        "env LANG *",
+        R,
+        "LANG is not a default (SPEC §3.4)",
+    ),
+    _case(
         "env/tmpdir-default",
         "",
         "env TMPDIR *",

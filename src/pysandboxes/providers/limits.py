@@ -167,9 +167,10 @@ LIMITS: Final[tuple[Limit, ...]] = (
         TREE,
         ENFORCED,
         "a path that passes through a directory the sandbox does not hold "
-        "(not-exposed/../exposed/file) does not resolve (ENOENT): the kernel walks '..' "
-        "through the directories that exist in the sandbox, where the Python layer judges "
-        "the path where it lands; name exposed paths directly",
+        "(not-exposed/../exposed/file, or a link in such a directory that leads into an "
+        "exposure) does not resolve (ENOENT): the kernel walks '..' and links through the "
+        "directories that exist in the sandbox, where the Python layer judges the path where "
+        "it lands; name exposed paths directly",
     ),
     Limit(
         "files.skeleton-directories",
