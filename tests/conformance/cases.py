@@ -136,6 +136,14 @@ LIMITS: dict[str, Limit] = {
         "the sandbox does not hold does not resolve (the kernel walks '..' physically); "
         "--explain says so (files.dotdot-through-absent)",
     ),
+    "ns-unexposed-absent": Limit(
+        NAMESPACES,
+        REFUSED,
+        ("does not exist in the sandbox", "metadata"),
+        "providers/bwrap.md, limits.py files.unexposed-absent: a path no rule exposes does not "
+        "exist under bwrap/unshare/qemu (ENOENT for stat too), where the Python layer and "
+        "landlock show its metadata (security-model.md); --explain says so",
+    ),
     "ns-skeleton-dirs": Limit(
         ("bwrap", "unshare", "qemu"),
         ALLOWED,
@@ -1100,6 +1108,37 @@ CASES: list[Case] = [
         R,
         "a link among the writable directory's entries (landlock grants them one by one) "
         "leads out: writing through it stays refused",
+    ),
+    # '..' with links, metadata of what no rule exposes
+    _case(
+        "files/dotdot-within-ro",
+        RO,
+        "read {T}/ro/sub/../file.txt",
+        A,
+        "'..' that stays inside the exposure",
+    ),
+    _case(
+        "files/dotdot-rw-to-ro-write",
+        f"{RO}; {RW}",
+        "write {T}/rw/../ro/file.txt",
+        R,
+        "'..' from a writable exposure into a read-only one: judged where it lands",
+    ),
+    _case(
+        "files/dotdot-after-dirlink",
+        RO,
+        "read {T}/ro/dirlink_out/../ro/file.txt",
+        A,
+        "'..' after a directory link is taken from the link's target (as the kernel does)",
+        limits=("ns-dotdot-absent",),
+    ),
+    _case(
+        "files/stat-outside",
+        RO,
+        "exists {T}/outside/secret.txt",
+        A,
+        "metadata of an unexposed path is not hidden (security-model.md: as under Landlock)",
+        limits=("ns-unexposed-absent",),
     ),
     # moves between a read-only and a read-write exposure
     _case(

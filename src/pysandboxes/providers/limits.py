@@ -173,6 +173,15 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "it lands; name exposed paths directly",
     ),
     Limit(
+        "files.unexposed-absent",
+        "expose-*",
+        TREE,
+        ENFORCED,
+        "a path no rule exposes does not exist in the sandbox (ENOENT, os.stat and "
+        "os.path.exists included), where the Python layer and landlock refuse its content but "
+        "let its metadata (existence, size, times) be seen",
+    ),
+    Limit(
         "files.skeleton-directories",
         "expose-* (the directories above an exposure)",
         TREE,
@@ -505,6 +514,7 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         notice("files.generated-etc", python_layer),
         notice("files.dotdot-through-absent", python_layer),
         notice("files.skeleton-directories", python_layer),
+        notice("files.unexposed-absent", python_layer),
     ]
     for rule in policy.ignore:
         found.append(
