@@ -136,6 +136,20 @@ LIMITS: dict[str, Limit] = {
         "the sandbox does not hold does not resolve (the kernel walks '..' physically); "
         "--explain says so (files.dotdot-through-absent)",
     ),
+    "landlock-metadata": Limit(
+        ("landlock",),
+        ALLOWED,
+        ("file metadata", "not restricted by landlock"),
+        "providers/landlock.md, limits.py files.metadata: chmod, chown, utime are not "
+        "restricted by Landlock (said at start with py-sandbox=false)",
+    ),
+    "kernel-symlink-target": Limit(
+        ("landlock", "bwrap", "unshare", "qemu"),
+        ALLOWED,
+        ("symbolic link", "not refused by the kernel"),
+        "security-model.md, limits.py files.symlink-target: with py-sandbox=false the kernel "
+        "lets a link to any target be created in a writable exposure (said at start)",
+    ),
     "ns-unexposed-absent": Limit(
         NAMESPACES,
         REFUSED,
@@ -1140,6 +1154,40 @@ CASES: list[Case] = [
         "metadata of an unexposed path is not hidden (security-model.md: as under Landlock)",
         limits=("ns-unexposed-absent",),
     ),
+    # metadata changes, links planted for later
+    _case("files/rw-chmod", RW, "chmod {T}/rw/file.txt", A, "expose-rw grants a mode change"),
+    _case(
+        "files/ro-chmod",
+        RO,
+        "chmod {T}/ro/file.txt",
+        R,
+        "expose-ro grants no mode change",
+        limits=("landlock-metadata",),
+    ),
+    _case(
+        "files/outside-chmod",
+        RO,
+        "chmod {T}/outside/secret.txt",
+        R,
+        "nothing exposes it",
+        limits=("landlock-metadata",),
+    ),
+    _case(
+        "files/symlink-create-in",
+        f"{RW}; {RO}",
+        "symlink_create {T}/ro/file.txt {T}/rw/planted",
+        A,
+        "a link to an exposed file may be created in a writable exposure",
+    ),
+    _case(
+        "files/symlink-create-out",
+        RW,
+        "symlink_create {T}/outside/secret.txt {T}/rw/planted",
+        R,
+        "creating a link that points outside is refused (SPEC §3.1): left in the exposure, it "
+        "would lead the host's own tools out of it after the run",
+        limits=("kernel-symlink-target",),
+    ),
     # moves between a read-only and a read-write exposure
     _case(
         "files/rename-ro-to-rw",
@@ -1624,6 +1672,15 @@ CASES: list[Case] = [
         "a DENY of ::1 leaves 127.0.0.1",
         limits=LL_HOST,
         host="tcp-servers-46",
+    ),
+    _case(
+        "net/out-zero-address",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 0.0.0.0 {P}",
+        A,
+        "0.0.0.0 as a peer is this host's own loopback (Linux)",
+        limits=LL_HOST,
+        host="tcp-servers",
     ),
     _case(
         "net/udp-out-none",

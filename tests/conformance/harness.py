@@ -249,6 +249,10 @@ def host_effect(op: list[str]) -> Callable[[], bool] | None:
     if name in ("create", "mkdir", "copy"):
         stamp = _stamp(args[-1])
         return lambda: os.path.lexists(args[-1]) and _stamp(args[-1]) != stamp
+    if name == "chmod":
+        return lambda: os.path.exists(args[0]) and os.stat(args[0]).st_mode & 0o777 == 0o640
+    if name == "symlink_create":
+        return lambda: os.path.islink(args[1])
     if name == "remove":
         return lambda: not os.path.lexists(args[0])
     if name == "rename":

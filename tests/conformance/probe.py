@@ -116,6 +116,18 @@ def op_resolve(name: str) -> None:
     socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
 
 
+def op_chmod(path: str) -> None:
+    """Change a file's mode (metadata): 0o640, which no file of the tree has."""
+
+    os.chmod(path, 0o640)
+
+
+def op_symlink_create(target: str, link: str) -> None:
+    """Plant a symbolic link (its objective: the link exists on the host after the run)."""
+
+    os.symlink(target, link)
+
+
 def op_read_self() -> None:
     _read(__file__)
 

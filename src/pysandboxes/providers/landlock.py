@@ -599,6 +599,8 @@ def build_plan(
     say("files.accounts")
     for rule in policy.ignore:
         say("files.ignore", rule=rule.text, origin=rule.origin)
+    if policy.expose_rw:
+        notes.append(limits.symlink_notice(policy))
     writable = [g for g in grants if g.rights & FS_WRITE_FILE and g.rights & FS_READ_DIR]
     for rule_file in policy.rule_files:
         holders = [g for g in writable if _beneath(rule_file, g.path)]

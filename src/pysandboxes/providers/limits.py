@@ -173,6 +173,17 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "it lands; name exposed paths directly",
     ),
     Limit(
+        "files.symlink-target",
+        "expose-rw",
+        KERNEL,
+        LIMIT,
+        "creating a symbolic link in writable {rw} is not refused by the kernel, whatever it "
+        "points to: what is read or written through it is judged where it lands, but a link "
+        "leading out of the exposures stays there after the run ({where})",
+        python_layer=False,
+        where=("the Python layer refuses creating it", "NOT refused"),
+    ),
+    Limit(
         "files.unexposed-absent",
         "expose-*",
         TREE,
@@ -516,6 +527,8 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         notice("files.skeleton-directories", python_layer),
         notice("files.unexposed-absent", python_layer),
     ]
+    if policy.expose_rw:
+        found.append(symlink_notice(policy))
     for rule in policy.ignore:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
@@ -545,6 +558,18 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             )
             break  # one rule named is enough: the limit is the same for all
     return found
+
+
+def symlink_notice(policy: Policy) -> Notice:
+    """``files.symlink-target`` for a policy with ``expose-rw`` rules (the first one named)."""
+
+    from pysandboxes.policy.model import display_path
+
+    rw = display_path(policy.expose_rw[0].path)
+    more = len(policy.expose_rw) - 1
+    if more:
+        rw += f" (and {more} more)"
+    return notice("files.symlink-target", bool(policy.py_sandbox.value), rw=rw)
 
 
 def _is_wildcard_address(host: str) -> bool:
