@@ -58,6 +58,39 @@ def op_listed(directory: str, name: str) -> str | None:
     return None if name in os.listdir(directory) else "absent"
 
 
+def op_scanned(directory: str, name: str) -> str | None:
+    with os.scandir(directory) as entries:
+        return None if any(entry.name == name for entry in entries) else "absent"
+
+
+def op_globbed(directory: str, name: str) -> str | None:
+    import glob
+
+    found = glob.glob(os.path.join(glob.escape(directory), "*"))
+    return None if any(os.path.basename(path) == name for path in found) else "absent"
+
+
+def op_walked(directory: str, name: str) -> str | None:
+    for _root, dirs, files in os.walk(directory):
+        if name in dirs or name in files:
+            return None
+    return "absent"
+
+
+def op_accessible(path: str) -> str | None:
+    """``os.access`` (metadata): ``ignore=`` says the path does not exist."""
+
+    return None if os.access(path, os.R_OK) else "not-accessible"
+
+
+def op_path_exists(path: str) -> str | None:
+    """``pathlib.Path.exists`` (metadata)."""
+
+    import pathlib
+
+    return None if pathlib.Path(path).exists() else "absent"
+
+
 def op_exists(path: str) -> str | None:
     """``os.stat`` (metadata, no content): ``ignore=`` says the path does not exist."""
 
