@@ -1306,6 +1306,42 @@ CASES: list[Case] = [
         "a file exposure grants no creation beside it",
     ),
     _case(
+        "files/file-exposure-rw-remove",
+        "expose-rw={T}/rw/file.txt",
+        "remove {T}/rw/file.txt",
+        R,
+        "a file exposure grants the file's content, not its entry in a directory no rule "
+        "makes writable (no kernel can grant removing one entry)",
+    ),
+    _case(
+        "files/file-exposure-rw-rename",
+        "expose-rw={T}/rw/file.txt",
+        "rename {T}/rw/file.txt {T}/rw/renamed.txt",
+        R,
+        "renaming the exposed file writes its directory",
+    ),
+    _case(
+        "files/file-exposure-rw-replace",
+        "expose-rw={T}/rw/file.txt; expose-rw={T}/rw/key.pem",
+        "rename {T}/rw/key.pem {T}/rw/file.txt",
+        R,
+        "replacing an exposed file by another removes an entry of its directory",
+    ),
+    _case(
+        "files/rw-rmdir-exposed-root",
+        "expose-rw={T}/realrw",
+        "rmdir {T}/realrw",
+        R,
+        "removing the exposed directory itself writes its parent, which no rule exposes",
+    ),
+    _case(
+        "files/remove-link-in-rw",
+        RW,
+        "remove {T}/rw/link_out",
+        A,
+        "removing a link in a writable exposure removes the link, not its target",
+    ),
+    _case(
         "files/missing-exposure",
         f"{RO}; expose-ro={{T}}/missing",
         "read {T}/ro/file.txt",

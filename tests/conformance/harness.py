@@ -253,7 +253,7 @@ def host_effect(op: list[str]) -> Callable[[], bool] | None:
         return lambda: os.path.exists(args[0]) and os.stat(args[0]).st_mode & 0o777 == 0o640
     if name == "symlink_create":
         return lambda: os.path.islink(args[1])
-    if name == "remove":
+    if name in ("remove", "rmdir"):
         return lambda: not os.path.lexists(args[0])
     if name == "rename":
         return lambda: os.path.lexists(args[1]) and not os.path.lexists(args[0])

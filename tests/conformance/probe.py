@@ -116,6 +116,10 @@ def op_remove(path: str) -> None:
     os.remove(path)
 
 
+def op_rmdir(path: str) -> None:
+    os.rmdir(path)
+
+
 def op_rename(source: str, target: str) -> None:
     os.rename(source, target)
 
