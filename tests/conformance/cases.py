@@ -1687,6 +1687,23 @@ CASES: list[Case] = [
         A,
         "a child has the program's rights",
     ),
+    _case(
+        "children/no-process-exec-grant",
+        RO,
+        "child_cat {T}/ro/file.txt",
+        R,
+        "python-api: starting a program needs process-exec (the Python layer's rule)",
+        python_only=True,
+    ),
+    _case(
+        "children/function-grant",
+        f"{RO}; python-api=ALLOW:subprocess.run",
+        "child_cat {T}/ro/file.txt",
+        A,
+        "the outermost granted function covers what it delegates to (SPEC §3.5)",
+        limits=("landlock-exec",),
+        python_only=True,
+    ),
     # network: address forms of one rule, UDP without a rule, names
     _case(
         "net/out-ipv4-rule-ipv6-peer",
