@@ -195,6 +195,13 @@ LIMITS: dict[str, Limit] = {
         "providers/qemu.md, limits.py net.qemu-host-loopback: in the VM, UDP to the host's "
         "loopback goes to 10.0.2.2 (127.0.0.1 is the VM's own; TCP ports are relayed from it)",
     ),
+    "qemu-ipv6-host-loopback": Limit(
+        QEMU,
+        REFUSED,
+        ("::1", "not relayed into the vm"),
+        "providers/qemu.md, limits.py net.qemu-host-ipv6-loopback: the host's loopback ports "
+        "are relayed from the VM's 127.0.0.1 only (said at start)",
+    ),
     "qemu-in-loopback": Limit(
         QEMU,
         REFUSED,
@@ -1719,7 +1726,7 @@ CASES: list[Case] = [
         "connect ::1 {P}",
         A,
         "an IPv6 rule (the host's ::1)",
-        limits=LL_HOST,
+        limits=(*LL_HOST, "qemu-ipv6-host-loopback"),
         host="tcp-servers-46",
     ),
     _case(

@@ -360,6 +360,15 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
     ),
     Limit(
+        "net.qemu-host-ipv6-loopback",
+        "net (TCP OUT to the host's ::1)",
+        ("qemu",),
+        LIMIT,
+        "'{rule}' ({origin}): TCP to the host's ::1 is not relayed into the VM (its ports are "
+        "relayed from the VM's 127.0.0.1 only): the program reaches nothing on ::1; name "
+        "127.0.0.1 for a service of this host that listens on both",
+    ),
+    Limit(
         "net.qemu-in-loopback",
         "net (IN on loopback)",
         ("qemu",),
