@@ -12,6 +12,7 @@ nothing announced).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -85,6 +86,13 @@ def build_tree(root: Path) -> None:
         executable.parent.mkdir(parents=True, exist_ok=True)
         executable.write_bytes(_true_binary())
         executable.chmod(0o755)
+    # links that cross an exposure's border, both ways (a link outside leading in, a directory
+    # link inside leading out, a link in the writable exposure to an outside file, a dangling
+    # one whose target would be created outside)
+    os.symlink(root / "ro" / "file.txt", root / "outside" / "link_to_ro")
+    os.symlink(root / "outside", root / "ro" / "dirlink_out")
+    os.symlink(root / "outside" / "secret.txt", root / "rw" / "link_out")
+    os.symlink(root / "outside" / "created.txt", root / "rw" / "dangling")
     put("data/in.txt")
     (root / "out").mkdir()
     for rel in ("ro", "rw", "outside", "rw/ro_sub", "data"):
@@ -121,18 +129,27 @@ def free_port() -> int:
 class _Servers:
     """Two TCP or UDP servers on the host's 127.0.0.1 that answer ``pong``."""
 
-    def __init__(self, kind: str, ports: tuple[int, int] | None = None) -> None:
+    def __init__(self, kind: str, ports: tuple[int, int] | None = None, ipv6: bool = False) -> None:
         self.kind = kind
         self.socks: list[socket.socket] = []
         for port in ports or (0, 0):
-            sock = socket.socket(type=socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", port))
-            if kind == "tcp":
-                sock.listen(8)
-            self.socks.append(sock)
-            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
-        self.ports = tuple(int(s.getsockname()[1]) for s in self.socks)
+            sock = self._bind(socket.AF_INET, "127.0.0.1", port)
+            if ipv6:  # the same port on the host's ::1 too (IPv4 and IPv6 forms of one rule)
+                self._bind(socket.AF_INET6, "::1", int(sock.getsockname()[1]))
+        self.ports = tuple(int(s.getsockname()[1]) for s in self.socks[:: 2 if ipv6 else 1])
+
+    def _bind(self, family: int, address: str, port: int) -> socket.socket:
+        kind = socket.SOCK_STREAM if self.kind == "tcp" else socket.SOCK_DGRAM
+        sock = socket.socket(family, kind)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((address, port))
+        if self.kind == "tcp":
+            sock.listen(8)
+        self.socks.append(sock)
+        threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+        return sock
 
     def _serve(self, sock: socket.socket) -> None:
         try:
@@ -223,7 +240,7 @@ def host_effect(op: list[str]) -> Callable[[], bool] | None:
     reach its objective. None when there is nothing to check on the host."""
 
     name, args = op[0], op[1:]
-    if name in ("write", "hardlink_write"):
+    if name in ("write", "hardlink_write", "child_py_write"):
         target = args[0]
         if os.path.exists(target) and not os.path.isfile(target):
             return None  # a device (/dev/null): nothing to see
@@ -232,7 +249,11 @@ def host_effect(op: list[str]) -> Callable[[], bool] | None:
     if name in ("create", "mkdir", "copy"):
         stamp = _stamp(args[-1])
         return lambda: os.path.lexists(args[-1]) and _stamp(args[-1]) != stamp
-    if name == "remove":
+    if name == "chmod":
+        return lambda: os.path.exists(args[0]) and os.stat(args[0]).st_mode & 0o777 == 0o640
+    if name == "symlink_create":
+        return lambda: os.path.islink(args[1])
+    if name in ("remove", "rmdir"):
         return lambda: not os.path.lexists(args[0])
     if name == "rename":
         return lambda: os.path.lexists(args[1]) and not os.path.lexists(args[0])
@@ -269,7 +290,25 @@ def placeholder_values(tree: Path, ports: tuple[int, int]) -> dict[str, str]:
         "Q": str(ports[1]),
         "NAME": loopback_host_name() or "no-loopback-name-in-etc-hosts",
         "STDLIB": sysconfig.get_paths()["stdlib"],
+        "U": host_tmp_name(tree),
     }
+
+
+def host_tmp_name(tree: Path) -> str:
+    """A name of the cell's own in the host's ``/tmp`` (``{U}``), for the cases that try to
+    write there; :func:`remove_host_tmp` removes what a run left."""
+
+    digest = hashlib.sha256(str(tree).encode()).hexdigest()[:16]
+    return f"pysb-conformance-{digest}"
+
+
+def remove_host_tmp(tree: Path) -> None:
+    path = Path("/tmp") / host_tmp_name(tree)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with suppress(FileNotFoundError):
+            path.unlink()
 
 
 def base_rules(case: Case) -> list[str]:
@@ -408,8 +447,8 @@ def sb_argv(config: str, rules: Path, op: list[str], tree: Path) -> list[str]:
 def host_side(case: Case, ports: tuple[int, int] | None = None) -> Iterator[tuple[int, int]]:
     """The host servers of an OUT case (on ``ports`` when given), or two free ports."""
 
-    if case.host in ("tcp-servers", "udp-servers"):
-        servers = _Servers(case.host[:3], ports)
+    if case.host in ("tcp-servers", "udp-servers", "tcp-servers-46"):
+        servers = _Servers(case.host[:3], ports, ipv6=case.host.endswith("-46"))
         try:
             yield (servers.ports[0], servers.ports[1])
         finally:

@@ -58,6 +58,39 @@ def op_listed(directory: str, name: str) -> str | None:
     return None if name in os.listdir(directory) else "absent"
 
 
+def op_scanned(directory: str, name: str) -> str | None:
+    with os.scandir(directory) as entries:
+        return None if any(entry.name == name for entry in entries) else "absent"
+
+
+def op_globbed(directory: str, name: str) -> str | None:
+    import glob
+
+    found = glob.glob(os.path.join(glob.escape(directory), "*"))
+    return None if any(os.path.basename(path) == name for path in found) else "absent"
+
+
+def op_walked(directory: str, name: str) -> str | None:
+    for _root, dirs, files in os.walk(directory):
+        if name in dirs or name in files:
+            return None
+    return "absent"
+
+
+def op_accessible(path: str) -> str | None:
+    """``os.access`` (metadata): ``ignore=`` says the path does not exist."""
+
+    return None if os.access(path, os.R_OK) else "not-accessible"
+
+
+def op_path_exists(path: str) -> str | None:
+    """``pathlib.Path.exists`` (metadata)."""
+
+    import pathlib
+
+    return None if pathlib.Path(path).exists() else "absent"
+
+
 def op_exists(path: str) -> str | None:
     """``os.stat`` (metadata, no content): ``ignore=`` says the path does not exist."""
 
@@ -83,6 +116,10 @@ def op_remove(path: str) -> None:
     os.remove(path)
 
 
+def op_rmdir(path: str) -> None:
+    os.rmdir(path)
+
+
 def op_rename(source: str, target: str) -> None:
     os.rename(source, target)
 
@@ -100,6 +137,32 @@ def op_hardlink_read(source: str, link: str) -> None:
 def op_hardlink_write(source: str, link: str) -> None:
     os.link(source, link)
     op_write(link)
+
+
+def op_cwd() -> None:
+    """The working directory is known to the program (``os.getcwd``)."""
+
+    os.getcwd()
+
+
+def op_resolve(name: str) -> None:
+    """Resolve a host name (``getaddrinfo``): the answer is the objective."""
+
+    import socket
+
+    socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+
+
+def op_chmod(path: str) -> None:
+    """Change a file's mode (metadata): 0o640, which no file of the tree has."""
+
+    os.chmod(path, 0o640)
+
+
+def op_symlink_create(target: str, link: str) -> None:
+    """Plant a symbolic link (its objective: the link exists on the host after the run)."""
+
+    os.symlink(target, link)
 
 
 def op_read_self() -> None:
@@ -286,6 +349,11 @@ def op_child_py(path: str) -> str | None:
 
 def op_child_cat(path: str) -> str | None:
     return _status(["/bin/cat", path])
+
+
+def op_child_py_write(path: str) -> str | None:
+    code = "import sys\nwith open(sys.argv[1], 'ab') as f: f.write(b'x')"
+    return _status([sys.executable, "-I", "-S", "-c", code, path])
 
 
 def op_child_env(name: str) -> str | None:

@@ -116,13 +116,16 @@ def test_control_reaches_the_objective(case_id: str, config: str, tmp_path: Path
         values = harness.placeholder_values(tree, ports)
         harness.write_rules(case, values)  # the same files exist (a case may write the rules)
         op = [harness.substitute(w, values) for w in case.op]
-        run = harness.run_program(
-            harness.control_argv(tree, op),
-            case,
-            values,
-            harness.substitute(case.cwd, values),
-            _control_env(case, tree),
-        )
+        try:
+            run = harness.run_program(
+                harness.control_argv(tree, op),
+                case,
+                values,
+                harness.substitute(case.cwd, values),
+                _control_env(case, tree),
+            )
+        finally:
+            harness.remove_host_tmp(tree)
     assert run.outcome == ALLOWED, f"control of {case_id} did not reach its objective:\n" + (
         f"{run.outcome} {run.detail}\n{run.output}"
     )
@@ -183,7 +186,10 @@ def test_cell(
         argv = harness.sb_argv(config, rules, op, tree)
         env = harness.cell_env(tree)
         cwd = harness.substitute(case.cwd, values)
-        run = harness.run_program(argv, case, values, cwd, env)
+        try:
+            run = harness.run_program(argv, case, values, cwd, env)
+        finally:
+            harness.remove_host_tmp(tree)
     warnings = None
     expect, limit = harness.expected_outcome(case, config)
     if (
@@ -217,6 +223,7 @@ def test_table_is_consistent() -> None:
         assert case.host in (
             "",
             "tcp-servers",
+            "tcp-servers-46",
             "udp-servers",
             "tcp-client",
             "udp-client",

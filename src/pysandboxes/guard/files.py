@@ -52,8 +52,13 @@ CERTIFICATE_STORES = _defaults.CERTIFICATES.paths
 SYSTEM_DATA = tuple(
     path
     for path in _defaults.python_layer_paths(_defaults.RO)
-    if path not in _defaults.CERTIFICATES.paths and not path.startswith("/dev/")
+    if path not in _defaults.CERTIFICATES.paths and not path.startswith(("/dev/", "/proc/"))
 )
+#: The process's own /proc entry (``/proc/self``, and ``/proc/PID`` it resolves to when the
+#: table is built). Never a lexical fast path (``PathTable.trusted``): its links
+#: (``/proc/self/root``, ``cwd``, ``fd/N``) lead anywhere, so a path below it is judged where
+#: it lands.
+OWN_PROC = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/proc/"))
 TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
 DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
 DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
@@ -79,6 +84,9 @@ class PathTable(NamedTuple):
     protected: frozenset[str]
     trusted: tuple[str, ...]  # read-only default prefixes (with "/"): lexical reads suffice
     windows: bool = False  # Windows paths: "\\" separates, case ignored (keys lowered)
+    #: The private temporary directory (its variants): the child's own clean-up at exit
+    #: removes it, although its parent is not writable (see ``judge_entry``).
+    own_roots: frozenset[str] = frozenset()
 
 
 def _variants(path: str) -> list[str]:
@@ -133,6 +141,9 @@ def build_table(
         add(prefix, RO, None, None)
     for device in DEVICES_RO:
         add(device, RO, None, None)
+    for own in OWN_PROC:
+        for path in _variants(own):
+            add(path, RO, None, None)
     for device in DEVICES_RW:
         add(device, RW, None, None)
     # The script itself is not a default grant (none of the kernel providers could grant it
@@ -210,6 +221,7 @@ def build_table(
         protected=frozenset(protected),
         trusted=trusted,
         windows=windows,
+        own_roots=frozenset(_variants(context.tmpdir)) if context.tmpdir else frozenset(),
     )
 
 
@@ -697,6 +709,54 @@ def make_file_handlers(
         finally:
             listing[0] = False
 
+    own_roots = table.own_roots
+
+    def judge_entry(obj: Any, dir_fd: Any) -> str | None:
+        """Judge a change of a directory *entry* (remove, rmdir, rename's two names): the entry
+        itself must be writable -- named as written, its last component not followed, so
+        removing or moving a link in a writable exposure is judged there, not where it points
+        -- and so must the directory that holds it: a file exposure grants the file's content,
+        not its name in a directory no rule makes writable, and the exposed directory itself
+        cannot be removed or moved away (as under every kernel provider). Return the entry's
+        path when allowed."""
+
+        text = text_of(obj)
+        if text is None or text is fd_mark:
+            return judge(obj, True, dir_fd)
+        base = base_of(dir_fd)
+        if base is None and type_(dir_fd) is int_ and dir_fd >= 0:
+            return judge(obj, True, dir_fd)  # a descriptor this platform cannot name
+        stripped = text.rstrip("/\\") if table.windows else text.rstrip("/")
+        cut = stripped.rfind("/")
+        if table.windows:
+            cut = max(cut, stripped.rfind("\\"))
+        name = stripped[cut + 1 :]
+        if not name or name in (".", ".."):
+            return judge(obj, True, dir_fd)
+        parent_text = stripped[: cut + 1] if cut >= 0 else "."
+        parent: str = resolve(parent_text, base)
+        entry: str = parent + name if parent.endswith(sep) else parent + sep + name
+        code, row = access(entry)
+        if not (code == rw_code and not is_protected(entry)):
+            refuse_path(text, entry, True, code, row, base)
+            return entry
+        if entry in own_roots:
+            return entry
+        parent_code, parent_row = access(parent)
+        if parent_code != rw_code:
+            refuse_path(parent_text, parent, True, parent_code, parent_row, base)
+        elif recording and row is not None and row[0] is not None:
+            record((("kind", "file"), ("op", "write"), ("path", entry)))
+        return entry
+
+    def entry_writer(path_index: int, fd_index: int) -> Callable[..., None]:
+        def handler(args: tuple[Any, ...]) -> None:
+            invalidate()
+            dir_fd = args[fd_index] if fd_index >= 0 and len_(args) > fd_index else -1
+            judge_entry(args[path_index], dir_fd)
+
+        return handler
+
     def writer(path_index: int, fd_index: int, changes_tree: bool) -> Callable[..., None]:
         def handler(args: tuple[Any, ...]) -> None:
             if changes_tree:
@@ -736,7 +796,7 @@ def make_file_handlers(
 
     def on_rename(args: tuple[Any, ...]) -> None:
         invalidate()
-        for resolved in (judge(args[0], True, args[2]), judge(args[1], True, args[3])):
+        for resolved in (judge_entry(args[0], args[2]), judge_entry(args[1], args[3])):
             # Moving a directory that holds a rule file away, or another one into its place,
             # changes the rules of the next run as surely as writing the file.
             if resolved is not None and holds_protected(resolved):
@@ -1074,8 +1134,8 @@ def make_file_handlers(
         "os.listdir": on_read_dir,
         "os.scandir": on_read_dir,
         "os.mkdir": writer(0, 2, True),
-        "os.rmdir": writer(0, 1, True),
-        "os.remove": writer(0, 1, True),
+        "os.rmdir": entry_writer(0, 1),
+        "os.remove": entry_writer(0, 1),
         "os.rename": on_rename,
         "os.link": on_link,
         "os.symlink": on_symlink,

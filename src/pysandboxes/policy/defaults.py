@@ -167,10 +167,10 @@ DEVICES_RW = Grant(
 DEVICES_RANDOM = Grant(
     "random",
     ("/dev/urandom", "/dev/random"),
-    RO,
+    RW,
     "every",
-    "random numbers (os.urandom falls back to them); writable under bwrap/unshare, where "
-    "writing only mixes data into the entropy pool",
+    "random numbers (os.urandom falls back to them); writable, as for any user: writing only "
+    "mixes data into the entropy pool (crediting entropy needs a privilege no sandbox has)",
     DEVICE,
 )
 ACCOUNTS = Grant(
@@ -188,9 +188,12 @@ OWN_PROC = Grant(
     "own-proc",
     ("/proc/self",),
     RO,
-    "kernel",
-    "the process's own /proc entry (the interpreter, subprocess's close_fds); landlock grants "
-    "/proc/PID of the program, bwrap/unshare mount a /proc of the sandbox's PID namespace",
+    "every",
+    "the process's own /proc entry (the interpreter, subprocess's close_fds, /proc/self/status "
+    "and friends); the Python layer grants /proc/PID of the process it guards (a link found "
+    "there, /proc/self/root or a descriptor's /proc/self/fd/N, is judged where it lands), "
+    "landlock /proc/PID of the program, bwrap/unshare mount a /proc of the sandbox's PID "
+    "namespace",
     "proc",
 )
 LOADER = Grant(

@@ -39,7 +39,7 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
@@ -188,7 +188,7 @@ class BwrapProvider:
         else:
             data_fds.append(seccomp)
             argv += ["--seccomp", str(seccomp)]
-        argv += ["--", *launch.child_argv]
+        argv += ["--", *_without_pwd(launch.child_argv, launch.env)]
         # python-sb stays as the parent: bubblewrap passes no signal on (bwrap_signals.py), and
         # it runs in a process group of its own so that the terminal's signals do not end it.
         prepared = Prepared(
@@ -209,3 +209,17 @@ class BwrapProvider:
 
 
 PROVIDER = BwrapProvider()
+
+
+#: coreutils' env(1), in the /usr tree every bwrap sandbox holds.
+ENV_PROGRAM = "/usr/bin/env"
+
+
+def _without_pwd(child_argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """bubblewrap sets ``PWD`` in the program's environment after ``--chdir``, whatever it was
+    given: when no ``env=`` rule grants ``PWD``, start the program through ``env -u PWD`` so
+    that it sees only granted variables, as under every other provider (SPEC §3.4)."""
+
+    if "PWD" in env or not os.path.exists(ENV_PROGRAM):
+        return list(child_argv)
+    return [ENV_PROGRAM, "-u", "PWD", *child_argv]

@@ -223,8 +223,8 @@ SYSTEM_READ: Final[tuple[str, ...]] = tuple(
     for path, access, _name in _defaults.landlock_paths()
     if access == _defaults.RO and not path.startswith("/dev/")
 )
-#: Devices: read-write ones (/dev/null, /dev/zero, /dev/full) read and written, the random
-#: sources read only.
+#: Devices, read and written (/dev/null, /dev/zero, /dev/full, /dev/urandom, /dev/random: all
+#: read-write in the one list of defaults).
 SYSTEM_DEVICES: Final[tuple[tuple[str, int], ...]] = tuple(
     (path, FS_READ_FILE | FS_WRITE_FILE if access == _defaults.RW else FS_READ_FILE)
     for path, access, _name in _defaults.landlock_paths()
@@ -599,6 +599,8 @@ def build_plan(
     say("files.accounts")
     for rule in policy.ignore:
         say("files.ignore", rule=rule.text, origin=rule.origin)
+    if policy.expose_rw:
+        notes.append(limits.symlink_notice(policy))
     writable = [g for g in grants if g.rights & FS_WRITE_FILE and g.rights & FS_READ_DIR]
     for rule_file in policy.rule_files:
         holders = [g for g in writable if _beneath(rule_file, g.path)]
@@ -662,6 +664,7 @@ def build_plan(
                 say("net.no-tcp-rules", abi=abi)
             else:
                 problems.append(limits.notice("net.no-tcp-rules-refused", False, abi=abi).text)
+    say("net.host-names")
     allow_udp = _udp_allowed(policy, python_layer, problems, notes)
     allow_unix = _unix_sockets_allowed(policy, problems)
     if not allow_unix and (not python_layer or _may_import(policy, "socket")):
@@ -929,7 +932,7 @@ def _describe(plan: Plan) -> list[str]:
     lines.append(
         "  files read-only: the default grants (docs/rules.md: certificate stores, time zones, "
         "mime.types, name service, accounts, the loader and shared libraries); /dev/null, "
-        "/dev/zero, /dev/full read-write, /dev/urandom, /dev/random; the process's own /proc "
+        "/dev/zero, /dev/full, /dev/urandom, /dev/random read-write; the process's own /proc "
         "entry"
     )
     if not plan.rights.net:

@@ -176,9 +176,41 @@ LIMITS: Final[tuple[Limit, ...]] = (
         TREE,
         ENFORCED,
         "a path that passes through a directory the sandbox does not hold "
-        "(not-exposed/../exposed/file) does not resolve (ENOENT): the kernel walks '..' "
-        "through the directories that exist in the sandbox, where the Python layer judges "
-        "the path where it lands; name exposed paths directly",
+        "(not-exposed/../exposed/file, or a link in such a directory that leads into an "
+        "exposure) does not resolve (ENOENT): the kernel walks '..' and links through the "
+        "directories that exist in the sandbox, where the Python layer judges the path where "
+        "it lands; name exposed paths directly",
+    ),
+    Limit(
+        "files.symlink-target",
+        "expose-rw",
+        KERNEL,
+        LIMIT,
+        "creating a symbolic link in writable {rw} is not refused by the kernel, whatever it "
+        "points to: what is read or written through it is judged where it lands, but a link "
+        "leading out of the exposures stays there after the run ({where})",
+        python_layer=False,
+        where=("the Python layer refuses creating it", "NOT refused"),
+    ),
+    Limit(
+        "files.unexposed-absent",
+        "expose-*",
+        TREE,
+        ENFORCED,
+        "a path no rule exposes does not exist in the sandbox (ENOENT, os.stat and "
+        "os.path.exists included), where the Python layer and landlock refuse its content but "
+        "let its metadata (existence, size, times) be seen",
+    ),
+    Limit(
+        "files.skeleton-directories",
+        "expose-* (the directories above an exposure)",
+        TREE,
+        LIMIT,
+        "a directory on the way to an exposure, and the working directory when no rule exposes "
+        "it, exists in the sandbox holding only the exposed entries below it: listing it shows "
+        "those names ({where})",
+        python_layer=False,
+        where=("the Python layer refuses the listing", "NOT refused"),
     ),
     Limit(
         "files.shared-libraries",
@@ -337,6 +369,15 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "the VM, not to 127.0.0.1 (the guest's own; TCP ports are forwarded from it)",
     ),
     Limit(
+        "net.qemu-host-ipv6-loopback",
+        "net (TCP OUT to the host's ::1)",
+        ("qemu",),
+        LIMIT,
+        "'{rule}' ({origin}): TCP to the host's ::1 is not relayed into the VM (its ports are "
+        "relayed from the VM's 127.0.0.1 only): the program reaches nothing on ::1; name "
+        "127.0.0.1 for a service of this host that listens on both",
+    ),
+    Limit(
         "net.qemu-in-loopback",
         "net (IN on loopback)",
         ("qemu",),
@@ -353,6 +394,28 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "a Unix socket bound to a path of the VM's files (9p shares of this host's tree, /tmp "
         "included) cannot be connected to (ENXIO): use an abstract socket (the VM is the "
         "program's own) or a path under /dev/shm",
+    ),
+    Limit(
+        "net.host-names",
+        "net (host names)",
+        ("landlock",),
+        LIMIT,
+        "host names are not judged by Landlock: a name in this host's /etc/hosts (a default "
+        "grant) resolves whatever the net= rules say, and a DNS query leaves wherever UDP or "
+        "TCP port 53 is open ({where})",
+        python_layer=False,
+        where=("the Python layer refuses names no rule covers", "NOT refused"),
+    ),
+    Limit(
+        "net.in-bind-address",
+        "net (IN, a local address)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): the kernel does not check the address a server binds, so a "
+        "server on port(s) {ports} bound to another address of the sandbox (0.0.0.0) is reached "
+        "too, only through what the rule forwards ({where})",
+        python_layer=False,
+        where=("the Python layer refuses that bind", "NOT refused"),
     ),
     Limit(
         "net.any-host-not-host-loopback",
@@ -479,11 +542,31 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
         notice("files.system-trees", python_layer),
         notice("files.generated-etc", python_layer),
         notice("files.dotdot-through-absent", python_layer),
+        notice("files.skeleton-directories", python_layer),
+        notice("files.unexposed-absent", python_layer),
     ]
+    if policy.expose_rw:
+        found.append(symlink_notice(policy))
     for rule in policy.ignore:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
         )
+    for net in policy.net:
+        if (
+            net.action == "ALLOW"
+            and net.direction in ("IN", "*")
+            and net.host != "*"
+            and (net.is_name or not _is_wildcard_address(net.host))
+        ):
+            found.append(
+                notice(
+                    "net.in-bind-address",
+                    python_layer,
+                    rule=net.text,
+                    origin=net.origin,
+                    ports=_port_text(net.ports),
+                )
+            )
     for net in policy.net:
         if net.action == "ALLOW" and net.host == "*" and net.direction in ("OUT", "*"):
             found.append(
@@ -493,6 +576,36 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             )
             break  # one rule named is enough: the limit is the same for all
     return found
+
+
+def symlink_notice(policy: Policy) -> Notice:
+    """``files.symlink-target`` for a policy with ``expose-rw`` rules (the first one named)."""
+
+    from pysandboxes.policy.model import display_path
+
+    rw = display_path(policy.expose_rw[0].path)
+    more = len(policy.expose_rw) - 1
+    if more:
+        rw += f" (and {more} more)"
+    return notice("files.symlink-target", bool(policy.py_sandbox.value), rw=rw)
+
+
+def _is_wildcard_address(host: str) -> bool:
+    """Whether an IN rule's HOST (an address or network) is the wildcard bind (``0.0.0.0``,
+    ``::``, or a network holding it): every local address, no other bind address to check."""
+
+    import ipaddress
+
+    try:
+        return int(ipaddress.ip_network(host, strict=False).network_address) == 0
+    except ValueError:
+        return False
+
+
+def _port_text(ports: tuple[tuple[int, int], ...] | None) -> str:
+    if ports is None:
+        return "*"
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ports)
 
 
 def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:

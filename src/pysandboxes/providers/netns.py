@@ -252,16 +252,19 @@ def _directions(rule: NetRule) -> tuple[str, ...]:
     return ("OUT", "IN") if rule.direction == "*" else (rule.direction,)
 
 
-def _loopback_ports(rules: list[_Rule], action: str, proto: str) -> Ranges:
-    """Ports of ``action`` OUT rules for ``proto`` to a loopback address (``*`` is not taken to
-    include the host's own services)."""
+def _loopback_ports(rules: list[_Rule], action: str, proto: str, version: int) -> Ranges:
+    """Ports of ``action`` OUT rules for ``proto`` to the host's loopback address of IP
+    ``version`` (127.0.0.1 or ::1). An ALLOW for ``*`` is not taken to include the host's own
+    services (docs/network.md); a DENY for ``*`` covers them, as it covers every host."""
 
     found: list[tuple[int, int]] = []
     for item in rules:
         rule = item.rule
-        if rule.action != action or "OUT" not in _directions(rule):
+        if rule.action != action or "OUT" not in _directions(rule) or proto not in _protos(rule):
             continue
-        if proto in _protos(rule) and _any_loop(item):
+        if (action == "DENY" and item.any_host) or any(
+            n.version == version and _is_loopback_net(n) for n in item.nets
+        ):
             found += _ports(rule)
     return merge(found)
 
@@ -382,6 +385,7 @@ def build_plan(
     tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
     udp_in = _in_forwards(rules, "UDP", is_local, warnings)
     forwards: dict[str, Ranges] = {}
+    loopback_drops: list[tuple[str, int, Ranges]] = []
     for proto in ("TCP", "UDP"):
         for item in rules:
             rule = item.rule
@@ -398,8 +402,17 @@ def build_plan(
                     "name the ports; each one is forwarded to the host's loopback by pasta "
                     "(all 65535 cannot be)",
                 )
-        allowed = _loopback_ports(rules, "ALLOW", proto)
-        result = subtract(allowed, merge((*_loopback_ports(rules, "DENY", proto), (0, 0))))
+        # Per family: pasta's forward of a port listens on the sandbox's 127.0.0.1 and ::1 and
+        # reaches the host's loopback of the same family, so a port granted for one family
+        # only is dropped for the other on the sandbox's loopback (ruleset_text).
+        by_family = {
+            version: subtract(
+                _loopback_ports(rules, "ALLOW", proto, version),
+                merge((*_loopback_ports(rules, "DENY", proto, version), (0, 0))),
+            )
+            for version in (4, 6)
+        }
+        result = merge((*by_family[4], *by_family[6]))
         if any(lo <= 53 <= hi for lo, hi in result):
             result = subtract(result, ((53, 53),))
             warnings.append(
@@ -407,6 +420,10 @@ def build_plan(
                 f"resolver the sandbox is given ({RESOLVER})"
             )
         forwards[proto] = _without_own_ports(rules, proto, result, warnings)
+        for version in (4, 6):
+            other_family_only = subtract(forwards[proto], by_family[version])
+            if other_family_only:
+                loopback_drops.append((proto, version, other_family_only))
         if not policy.py_sandbox.value:
             _say_deny_of_own_ports(rules, proto, warnings)
     ipv6 = any(
@@ -419,7 +436,7 @@ def build_plan(
     ) or any(address == "" or ":" in address for address, _ in (*tcp_in, *udp_in))
     return NetPlan(
         ipv6=ipv6,
-        ruleset=ruleset_text(rules),
+        ruleset=ruleset_text(rules, loopback_drops),
         pinned=tuple(pinned),
         tcp_in=tcp_in,
         udp_in=udp_in,
@@ -566,8 +583,21 @@ def _matches(item: _Rule, direction: str) -> list[str]:
     return out
 
 
-def ruleset_text(rules: Sequence[_Rule]) -> str:
-    """The nftables ruleset (``nft -f`` syntax) for the expanded rules."""
+def ruleset_text(
+    rules: Sequence[_Rule], loopback_drops: Sequence[tuple[str, int, Ranges]] = ()
+) -> str:
+    """The nftables ruleset (``nft -f`` syntax) for the expanded rules.
+
+    ``loopback_drops``: (protocol, IP version, ports) forwarded to the host's loopback for the
+    other IP version only (a rule for ``::1`` grants nothing on ``127.0.0.1``): dropped on the
+    sandbox's loopback before it is let through."""
+
+    family_drops = [
+        f'    oifname "lo" {"ip daddr 127.0.0.0/8" if version == 4 else "ip6 daddr ::1"} '
+        f"meta l4proto {proto.lower()} th dport {{ {port_text(ranges).replace(',', ', ')} }} "
+        f'drop comment "forwarded for the other IP version only"'
+        for proto, version, ranges in loopback_drops
+    ]
 
     out_deny: list[str] = []
     in_deny: list[str] = []
@@ -597,6 +627,7 @@ def ruleset_text(rules: Sequence[_Rule]) -> str:
         "table inet pysb {",
         "  chain output {",
         "    type filter hook output priority 0; policy drop;",
+        *family_drops,
         '    oifname "lo" accept',
         # Link-local neighbour discovery, for pasta alone (the only other end of the link):
         # pasta learns the namespace's MAC address from what the namespace sends, and

@@ -651,6 +651,19 @@ def qemu_notices(policy: Policy, *, kvm_reason: str, terminal: bool = True) -> l
     ):
         found.append(limits.notice("net.qemu-host-loopback", python_layer, alias=HOST_ALIAS))
     for rule in policy.net:
+        if (
+            rule.action == "ALLOW"
+            and rule.direction in ("OUT", "*")
+            and rule.proto != "UDP"
+            and rule.host == "::1"
+        ):
+            found.append(
+                limits.notice(
+                    "net.qemu-host-ipv6-loopback", python_layer, rule=rule.text, origin=rule.origin
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
+    for rule in policy.net:
         if rule.action == "ALLOW" and rule.direction in ("IN", "*") and _names_loopback(rule.host):
             found.append(
                 limits.notice(

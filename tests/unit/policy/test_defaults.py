@@ -14,10 +14,17 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 def test_every_enforcer_reads_the_same_list() -> None:
     every_ro = set(defaults.python_layer_paths(defaults.RO))
     every_rw = set(defaults.python_layer_paths(defaults.RW))
-    guard = {*guard_files.CERTIFICATE_STORES, *guard_files.SYSTEM_DATA, *guard_files.DEVICES_RO}
+    guard = {
+        *guard_files.CERTIFICATE_STORES,
+        *guard_files.SYSTEM_DATA,
+        *guard_files.DEVICES_RO,
+        *guard_files.OWN_PROC,
+    }
     assert guard == every_ro and set(guard_files.DEVICES_RW) == every_rw
     landlock_paths = {*landlock.SYSTEM_READ, *(p for p, _r in landlock.SYSTEM_DEVICES)}
-    assert every_ro | every_rw <= landlock_paths
+    # The own /proc entry aside: landlock grants /proc/PID once the PID is known (at apply time).
+    assert (every_ro | every_rw) - set(guard_files.OWN_PROC) <= landlock_paths
+    assert guard_files.OWN_PROC == ("/proc/self",)
     # What landlock grants beyond the Python layer is listed (and justified) in the module.
     extra = landlock_paths - every_ro - every_rw
     listed = {p for g in defaults.GRANTS if g.scope in ("kernel", "landlock") for p in g.paths}

@@ -77,6 +77,33 @@ def test_loopback_forwards_and_their_limits() -> None:
     assert ("localhost", "127.0.0.1") in plan.pinned
 
 
+def test_loopback_forwards_are_per_ip_version() -> None:
+    """pasta's forward of a port listens on the sandbox's 127.0.0.1 and ::1 alike: a port a
+    rule grants on one loopback only is dropped on the other before loopback is let through
+    (a rule for ::1 granted 127.0.0.1 too; a DENY of ::1 refused 127.0.0.1)."""
+
+    plan = netns.build_plan(policy("ALLOW|TCP|::1|7000|OUT", "ALLOW|TCP|127.0.0.1|7001|OUT"))
+    assert plan.tcp_to_host == ((7000, 7001),)
+    out = plan.ruleset[plan.ruleset.index("chain output") : plan.ruleset.index("chain input")]
+    v4_drop = 'oifname "lo" ip daddr 127.0.0.0/8 meta l4proto tcp th dport { 7000 } drop'
+    v6_drop = 'oifname "lo" ip6 daddr ::1 meta l4proto tcp th dport { 7001 } drop'
+    assert v4_drop in out and v6_drop in out
+    assert out.index(v4_drop) < out.index('oifname "lo" accept')
+    denied = netns.build_plan(
+        policy("ALLOW|TCP|127.0.0.1|7000|OUT", "ALLOW|TCP|::1|7000|OUT", "DENY|TCP|::1|7000|OUT")
+    )
+    assert denied.tcp_to_host == ((7000, 7000),)
+    assert "ip6 daddr ::1 meta l4proto tcp th dport { 7000 } drop" in denied.ruleset
+    assert "ip daddr 127.0.0.0/8 meta l4proto tcp" not in denied.ruleset
+
+
+def test_deny_for_any_host_covers_the_loopback_forwards() -> None:
+    plan = netns.build_plan(
+        policy("ALLOW|TCP|127.0.0.1|7000,7001|OUT", "DENY|TCP|*|7000|OUT", "DENY|*|*|7001|IN")
+    )
+    assert plan.tcp_to_host == ((7001, 7001),)
+
+
 def test_pinned_names_and_unresolvable_rules() -> None:
     plan = netns.build_plan(
         policy("ALLOW|TCP|api.example|443|OUT", "ALLOW|TCP|gone.example|443|OUT"),
