@@ -370,6 +370,47 @@ NEVER_MAGIC: frozenset[str] = frozenset(
 )
 
 
+#: Functions of modules an ``eval-import`` line may grant that no rule can hand to
+#: evaluated code: they run processes, read the terminal, write to the host's stdout past
+#: ``eval-max-output`` or change the module's process-wide behaviour, whatever the profile.
+#: By module, exact names and name prefixes.
+NEVER_FUNCTIONS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "sympy": (
+        frozenset(
+            {
+                "test",  # runs sympy's test suite (pytest, subprocesses)
+                "doctest",
+                "preview",  # runs latex and a viewer, writes files
+                "pager_print",  # runs a pager
+                "interactive_traversal",  # reads the terminal
+                "pprint",  # prints to the process's stdout, past eval-max-output
+                "pretty_print",
+                "pprint_use_unicode",  # process-wide printing settings
+                "pprint_try_use_unicode",
+                "textplot",
+                "var",  # writes into its caller's globals
+            }
+        ),
+        ("print_", "plot", "init_"),  # print_gtk runs a viewer; init_session an interpreter
+    ),
+}
+
+
+def never_function(module: str, name: str) -> str | None:
+    """Why ``module.name`` can never be called by evaluated code, or ``None``."""
+
+    found = NEVER_FUNCTIONS.get(module.partition(".")[0])
+    if found is None:
+        return None
+    names, prefixes = found
+    if name in names or name.startswith(prefixes):
+        return (
+            f"{module}.{name} is never available to evaluated code (it runs processes, "
+            "reads the terminal, prints past eval-max-output or changes process-wide state)"
+        )
+    return None
+
+
 def _public_methods(*types: type) -> frozenset[str]:
     return frozenset(name for kind in types for name in dir(kind) if not name.startswith("_"))
 

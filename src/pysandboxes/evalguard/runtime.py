@@ -36,6 +36,7 @@ import builtins
 import decimal
 import fractions
 import itertools
+import operator
 import sys
 import time
 import unicodedata
@@ -53,6 +54,7 @@ from pysandboxes.errors import (
     RuleModuleNotFoundError,
 )
 from pysandboxes.evalguard import rules as rules_module
+from pysandboxes.evalguard.scratch import call as _library_frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -255,6 +257,13 @@ def current() -> State:
     return state
 
 
+def current_or_none() -> State | None:
+    """The evaluation running on this thread, if any."""
+
+    state: State | None = _getattr(_local, "state", None)
+    return state
+
+
 def set_current(state: State | None) -> State | None:
     previous = _getattr(_local, "state", None)
     _local.state = state
@@ -265,6 +274,105 @@ def bounded(iterable: Any) -> Any:
     """``iterable``, drawing one tick per item (raises the interruption when over budget)."""
 
     return _compress(iterable, current().ticks)
+
+
+class Bounded(itertools.compress):  # type: ignore[type-arg]
+    """An iterator handed to evaluated code that draws one tick per item wherever it is
+    consumed: what a granted module's function returns (``itertools.count()``, a sympy
+    generator) and ``iter(f, sentinel)``. C code consumes such iterators with no tick of its
+    own -- ``-1 in count()``, ``set().union(count())``, ``deque().extend(...)``, the
+    unpacking ``a, *b = count()`` -- and in-process nothing could stop it. A loop over one
+    does not tick again (:func:`loop_iter`)."""
+
+    __slots__ = ()
+
+
+def loop_iter(iterable: Any, ticks: Any) -> Any:
+    """What a ``for`` loop or a comprehension iterates: ``iterable`` drawing ticks (once)."""
+
+    if _type(iterable) is Bounded:
+        return iterable
+    return _compress(iterable, ticks)
+
+
+#: Iterators whose items come from a container that is already in memory (finite, sized):
+#: ``in`` and unpacking consume them at C speed within the allocation budget.
+_FINITE_SAMPLES: tuple[Any, ...] = ([], (), "", "\u20ac", b"", bytearray(), {}, set())
+_FINITE_ITERATORS: frozenset[type] = frozenset(
+    _type(iter(sample)) for sample in (*_FINITE_SAMPLES, {}.values(), {}.items())
+)
+#: Containers whose ``in`` test and unpacking cost what their size allows (no C loop that
+#: could run unbounded).
+_CONTAINERS: frozenset[type] = frozenset(
+    {list, tuple, dict, set, frozenset, str, bytes, bytearray}
+    | {_type({}.keys()), _type({}.values()), _type({}.items())}
+)
+
+
+class _RangeIn:
+    """``x in range(...)``: constant time for an int, a C loop over the whole range for
+    anything else (``'a' in range(10**12)``), which is then drawn through the ticks."""
+
+    __slots__ = ("range",)
+
+    def __init__(self, value: range) -> None:
+        self.range = value
+
+    def __contains__(self, item: Any) -> bool:
+        kind = _type(item)
+        if kind is _int or kind is bool:
+            return item in self.range
+        return item in bounded(self.range)
+
+
+def container(value: Any) -> Any:
+    """The right operand of ``in``/``not in`` (``_sb_in``): itself when its own test is
+    bounded (a list, a dict, a ``Counter``, a class with ``__contains__``), else drawn
+    through the ticks (``-1 in map(abs, range(10**12))``, ``x in itertools.count()``)."""
+
+    kind = _type(value)
+    if kind in _CONTAINERS:
+        return value
+    if kind is range:
+        return _RangeIn(value)
+    if kind is Bounded or kind in _FINITE_ITERATORS:
+        return value
+    if _getattr(kind, "__contains__", None) is not None:
+        return value
+    return bounded(value)
+
+
+def unpacked(value: Any) -> Any:
+    """The value of a starred expression or of an unpacking with a starred target
+    (``[*x]``, ``f(*x)``, ``a, *b = x``): C code consumes it with no tick, so an iterator is
+    drawn through the ticks and a ``range`` is counted against the allocation budget."""
+
+    kind = _type(value)
+    if kind in _CONTAINERS or kind is Bounded or kind in _FINITE_ITERATORS:
+        return value
+    if kind is range:
+        need(_len(value) * 8, "unpacking a range")
+        return value
+    return bounded(value)
+
+
+def starred_items(iterable: Any) -> Any:
+    """The items of ``for a, *b in iterable``, each as :func:`unpacked` gives it."""
+
+    return map(unpacked, iterable)
+
+
+def as_count(value: Any) -> Any:
+    """``value`` as the int that Python would use as a count (``'a' * n``, ``s.center(n)``,
+    ``bytes(n)``): a sympy ``Integer`` or another object with ``__index__`` is converted
+    first, so that the estimate sees the number and the operation uses that same number."""
+
+    kind = _type(value)
+    if kind is _int or kind is bool or kind is float:
+        return value
+    if _getattr(kind, "__index__", None) is None:
+        return value
+    return operator.index(value)
 
 
 # -- allocation estimates ---------------------------------------------------------------------
@@ -355,14 +463,17 @@ def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _
     elif ta is float or tb is float:
         return a * b
     elif _isinstance(a, _SEQUENCES):
+        b = as_count(b)
         _repeat_cost(a, b, "*")
     elif _isinstance(b, _SEQUENCES):
+        a = as_count(a)
         _repeat_cost(b, a, "*")
     return a * b
 
 
 def op_imul(a: Any, b: Any) -> Any:
     if _type(a) is list:  # in place, as ``*=`` does
+        b = as_count(b)
         _repeat_cost(a, b, "*=")
         a *= b
         return a
@@ -375,7 +486,9 @@ def _pow_cost(a: Any, b: Any) -> None:
     the exponent (floats overflow, decimals round to their precision)."""
 
     if not _isinstance(b, _int):
-        return
+        if _getattr(_type(b), "__index__", None) is None:
+            return
+        b = operator.index(b)  # a sympy Integer exponent: 10 ** Integer(10**10)
     n = abs(b)
     if n < 2:
         return
@@ -396,6 +509,7 @@ def op_pow(a: Any, b: Any) -> Any:
 
 
 def op_lshift(a: Any, b: Any) -> Any:
+    b = as_count(b)
     if _isinstance(a, _int) and _isinstance(b, _int) and b > 64 and a:
         need_int((a.bit_length() + b) // 8 + 1, "<<")
     return a << b
@@ -628,15 +742,25 @@ class Runtime:
             if why is not None:
                 raise self.refuse_attribute(obj, name, why)
             checked = kind in _CHECKED_KINDS or (kind is _type and obj in _CHECKED_KINDS)
-            verdict = _CHECKED.get(name, True) if checked else True
+            if checked:
+                verdict = _CHECKED.get(name, True)
+            elif self._module_of(obj if kind is _type else kind):
+                verdict = _MEMBER  # a granted module's object: its methods as library calls
+            else:
+                verdict = True
             if key is not None:
                 if len(self.decisions) > 4096:  # keys hold types (the source's classes too)
                     self.decisions.clear()
                 self.decisions[key] = verdict
         value = _getattr(obj, name)
-        if verdict is not True:
-            return verdict(self, obj, value)
         vk = _type(value)
+        if verdict is not True:
+            if verdict is not _MEMBER:
+                return verdict(self, obj, value)
+            if vk in _METHOD_TYPES:
+                # deque().extend(count()), Counter().update(...), sympy's methods: lazy
+                # arguments draw ticks, lazy results too, and the call's frame is scratch
+                return _LibraryCall(value, self)
         if vk in _NEVER_VALUES:
             raise self.refuse_attribute(obj, name, f"it is a {vk.__name__}")
         if vk is _type(sys):
@@ -652,6 +776,9 @@ class Runtime:
             raise self.refuse_attribute(view, name, "private names of modules are not readable")
         if f"{module_name}.{name}" in self.rules.denied_calls:
             raise self.refuse_attribute(view, name, "denied by an eval-call DENY line")
+        why = rules_module.never_function(module_name, name)
+        if why is not None:
+            raise self.refuse_attribute(view, name, why)
         try:
             value = _getattr(view._sb_module, name)
         except AttributeError:
@@ -711,6 +838,7 @@ class Runtime:
                 self._module_of(kind)
                 and kind not in (ModuleView, _type)
                 and kind not in SEALED_TYPES
+                and _settable(kind, name)
             )
         if not allowed:
             raise self.refuse_attribute(obj, name, "attributes of this object cannot be written")
@@ -822,7 +950,10 @@ class Runtime:
             _sb_Exception=Exception,
             _sb_import=self.import_module,
             _sb_from=self.import_from,
-            _sb_compress=_compress,
+            _sb_compress=loop_iter,
+            _sb_in=container,
+            _sb_star=unpacked,
+            _sb_stars=starred_items,
             _sb_tick=_tick,
             _sb_type=_type,
             _sb_int=_int,
@@ -899,6 +1030,22 @@ def _tick() -> None:
     next(current().ticks)
 
 
+#: Descriptors through which a granted module's object may be written: C getters/setters
+#: (``decimal.Context.prec``) and properties. Not slots, and not new entries of an
+#: instance's ``__dict__``: those would monkey-patch objects the module shares with the
+#: host (``sympy.S.Pi = 3``, ``Symbol('x').name = ...`` on sympy's cached symbol, a
+#: class attribute through its metaclass).
+_SETTABLE_DESCRIPTORS: frozenset[type] = frozenset({_type(decimal.Context.prec), property})
+
+
+def _settable(kind: type, name: str) -> bool:
+    for klass in kind.__mro__:
+        found = klass.__dict__.get(name)
+        if found is not None:
+            return _type(found) in _SETTABLE_DESCRIPTORS
+    return False
+
+
 class _Setter:
     """``obj.name = value`` is rewritten ``_sb_w(obj)['name'] = value`` (works in every target
     position: tuple unpacking, ``for`` targets, ``with ... as``, augmented assignment)."""
@@ -958,9 +1105,12 @@ class _LibraryCall:
         value: Any = kwargs.get("prec")
         if _isinstance(value, _int) and value > 64:
             need_int(value, "decimal precision")
-        result = function(*args, **kwargs)
-        if _type(result) is _type(sys):
+        result = _library_frame(function, args, kwargs)
+        kind = _type(result)
+        if kind is _type(sys):
             return self._sb_rt.view(result.__name__)
+        if _is_iterator(kind):
+            return Bounded(result, current().ticks)
         return result
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -968,6 +1118,32 @@ class _LibraryCall:
 
     def __repr__(self) -> str:
         return repr(self._sb_function)
+
+
+_ITERATOR_TYPES: dict[type, bool] = {}
+#: The verdict of an attribute of a granted module's object (``Runtime.getattr``).
+_MEMBER = object()
+#: What a method read on an object gives: called through :class:`_LibraryCall` when the
+#: object belongs to a granted module.
+_METHOD_TYPES: frozenset[type] = frozenset(
+    {_type([].append), _type(_frame_and_traceback.__get__(1)), _type(_gen)}
+)
+
+
+def _is_iterator(kind: type) -> bool:
+    """Whether what a library returned is an iterator C code could consume with no tick
+    (``itertools.count()``, a generator), not an iterator over a container in memory."""
+
+    found = _ITERATOR_TYPES.get(kind)
+    if found is None:
+        found = (
+            kind not in _FINITE_ITERATORS
+            and kind is not Bounded
+            and _getattr(kind, "__next__", None) is not None
+        )
+        if _len(_ITERATOR_TYPES) < 4096:
+            _ITERATOR_TYPES[kind] = found
+    return found
 
 
 def _factorial_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -1045,6 +1221,7 @@ _CHECKED_KINDS: frozenset[type] = frozenset(
 def _width(index: int) -> Callable[[Runtime, Any, Any], Any]:
     def checked(runtime: Runtime, obj: Any, method: Any) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(as_count(a) for a in args)
             if _len(args) > index and _isinstance(args[index], _int):
                 need(args[index] * _unit(obj), f"{_type(obj).__name__} method")
             return method(*args, **kwargs)
@@ -1102,6 +1279,7 @@ def _translate(runtime: Runtime, obj: Any, method: Any) -> Any:
 
 def _to_bytes(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(length: int = 1, *args: Any, **kwargs: Any) -> Any:
+        length = as_count(length)
         if _isinstance(length, _int):
             need(length, "int.to_bytes")
         return method(length, *args, **kwargs)
@@ -1207,6 +1385,17 @@ _CHECKED: dict[str, Any] = {
     "extend": _consumer,
     "update": _consumer,
     "fromkeys": _consumer,
+    # set methods that iterate their arguments in C: {1}.isdisjoint(range(-10**12, 0))
+    "union": _consumer,
+    "intersection": _consumer,
+    "difference": _consumer,
+    "symmetric_difference": _consumer,
+    "issubset": _consumer,
+    "issuperset": _consumer,
+    "isdisjoint": _consumer,
+    "intersection_update": _consumer,
+    "difference_update": _consumer,
+    "symmetric_difference_update": _consumer,
 }
 
 
@@ -1236,7 +1425,9 @@ def _sized(function: Callable[..., Any], unit: int) -> Callable[..., Any]:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if args:
-            first = args[0]
+            first = as_count(args[0])
+            if first is not args[0]:
+                args = (first, *args[1:])
             if _isinstance(first, _int) and not _isinstance(first, bool):
                 need(first * unit, f"{function.__name__}({first})")
             elif _type(first) in _LAZY or (
@@ -1256,7 +1447,26 @@ def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
     return pow(base, exp, mod)
 
 
+def _filter(function: Any, iterable: Any) -> Any:
+    """``filter``: its argument drawn through the ticks when lazy: ``next(filter(None,
+    repeat(0)))`` would otherwise search for ever in C."""
+
+    if _type(iterable) in _LAZY or not hasattr(iterable, "__len__"):
+        iterable = unpacked(iterable)
+    return filter(function, iterable)
+
+
+def _iter(*args: Any) -> Any:
+    """``iter``: ``iter(callable, sentinel)`` calls a function in C until the sentinel comes
+    (``iter(int, 1)`` never ends): it draws ticks wherever it is consumed."""
+
+    if _len(args) == 2:
+        return Bounded(iter(*args), current().ticks)
+    return iter(*args)
+
+
 def _round(number: Any, ndigits: Any = None) -> Any:
+    ndigits = as_count(ndigits)
     if _isinstance(ndigits, _int) and ndigits > 1000:
         need(ndigits // 2, "round")
     return round(number) if ndigits is None else round(number, ndigits)
@@ -1280,6 +1490,8 @@ _SAFE_BUILTINS.update(
     pow=_pow,
     round=_round,
     format=_format,
+    filter=_filter,
+    iter=_iter,
 )
 #: Builtin types whose constructors are checked: the source sees a function that calls the
 #: type; ``type(x)``, ``isinstance`` and ``except`` translate between the two.
