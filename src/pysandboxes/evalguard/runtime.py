@@ -1098,8 +1098,15 @@ class _LibraryCall:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         function = self._sb_function
-        args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
-        cost = _LIBRARY_COSTS.get(_getattr(function, "__qualname__", ""))
+        qualname = _getattr(function, "__qualname__", "")
+        if qualname in _INDEXING and _getattr(function, "__module__", None) == "random":
+            # random.sample(range(10**6), 3) indexes its population: a range stays one
+            args = tuple(
+                a if _type(a) is range or _type(a) not in _LAZY else bounded(a) for a in args
+            )
+        else:
+            args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
+        cost = _LIBRARY_COSTS.get(qualname)
         if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
         value: Any = kwargs.get("prec")
@@ -1168,6 +1175,15 @@ def _bits_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         need_int(args[0] // 8, "random bits")
 
 
+def _k_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    k = kwargs.get("k", args[1] if _len(args) > 1 and _isinstance(args[1], _int) else 1)
+    if _isinstance(k, _int):
+        need(k * 8, "random.choices/sample(k=...)")
+
+
+#: Functions of ``random`` that index their population (a ``range`` is not drawn through).
+_INDEXING = frozenset({"Random.sample", "Random.choice", "Random.choices"})
+
 #: Library functions whose cost follows from a number argument, by qualified name (the
 #: module is checked against ``_COST_MODULES``).
 _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
@@ -1176,6 +1192,8 @@ _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
     "perm": _comb_cost,
     "Random.randbytes": _bytes_cost,
     "Random.getrandbits": _bits_cost,
+    "Random.choices": _k_cost,
+    "Random.sample": _k_cost,
 }
 _COST_MODULES = ("math", "decimal", "random", None)
 
@@ -1651,6 +1669,19 @@ def install_string_hook() -> None:
     sys.addaudithook(_string_hook)
 
 
+#: Library functions that compile text they build themselves from no string the evaluated
+#: source gave (function name, end of its file's path), allowed to while a source runs:
+#: sympy's polynomial rings generate their monomial operations from the number of
+#: generators (``integrate``, ``simplify``, ``cancel``, ``apart`` use them). Not sympify,
+#: parse_expr, lambdify or namedtuple: their text comes from the source's strings or
+#: symbol names (``nsimplify`` sympifies a formula naming the constants it is given).
+CODE_GENERATORS: frozenset[tuple[str, str]] = frozenset({("_build", "/sympy/polys/monomials.py")})
+
+
+#: The replacements of the ``eval``/``exec`` builtins (a library's call passes through them).
+_PROGRAM_FILE = __file__[: -len("runtime.py")] + "program.py"
+
+
 def _string_hook(event: str, args: tuple[Any, ...]) -> None:
     if event != "compile":
         return
@@ -1661,6 +1692,12 @@ def _string_hook(event: str, args: tuple[Any, ...]) -> None:
     if _type(source) is not _str and _type(source) is not _bytes:
         return
     frame: Any = sys._getframe(1)
+    code = frame.f_code
+    if code.co_filename == _PROGRAM_FILE and frame.f_back is not None:
+        code = frame.f_back.f_code  # through the guarded exec builtin (python-sb's program)
+    for name, path in CODE_GENERATORS:
+        if code.co_name == name and code.co_filename.endswith(path):
+            return  # a library's own code generation from no text of the source's
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename.startswith("<frozen importlib"):
