@@ -378,10 +378,27 @@ def as_count(value: Any) -> Any:
 # -- allocation estimates ---------------------------------------------------------------------
 
 
+_SIZED_BASES: tuple[type, ...] = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
+
+
+def _size(value: Any) -> int:
+    """The length of a builtin sequence or container as its builtin type counts it: a
+    subclass the source defines cannot lie through ``__len__`` (``S('x' * 1000) * 10**6``
+    with ``__len__`` returning 0 would be estimated at nothing)."""
+
+    kind = _type(value)
+    if kind in _SIZED_BASES:
+        return _len(value)
+    for base in _SIZED_BASES:
+        if _isinstance(value, base):
+            return base.__len__(value)  # type: ignore[attr-defined, no-any-return]
+    return _len(value)
+
+
 def _unit(seq: Any) -> int:
     kind = _type(seq)
-    if kind is _str:
-        return 1 if seq.isascii() else 4
+    if _isinstance(seq, _str):
+        return 1 if _str.isascii(seq) else 4
     if kind is _bytes or kind is bytearray:
         return 1
     return 8
@@ -430,7 +447,7 @@ def op_add(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = f
     if (ta is _int and _type(b) is _int) or ta is _float:
         return a + b
     if _isinstance(a, _SEQUENCES) and _isinstance(b, _SEQUENCES):
-        need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+")
+        need((_size(a) + _size(b)) * max(_unit(a), _unit(b)), "+")
     return a + b
 
 
@@ -440,7 +457,7 @@ def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = 
         return a + b
     if _isinstance(a, _SEQUENCES):
         if _isinstance(b, _SEQUENCES):
-            need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+=")
+            need((_size(a) + _size(b)) * max(_unit(a), _unit(b)), "+=")
         elif _type(a) is list:
             a += bounded(b)
             return a
@@ -450,7 +467,7 @@ def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = 
 
 def _repeat_cost(seq: Any, times: Any, op: str) -> None:
     if _isinstance(times, _int) and times > 1:
-        need(_len(seq) * times * _unit(seq), op)
+        need(_size(seq) * times * _unit(seq), op)
 
 
 def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _SMALL) -> Any:
@@ -741,7 +758,15 @@ class Runtime:
             why = self.decide(obj, _normal(name))
             if why is not None:
                 raise self.refuse_attribute(obj, name, why)
-            checked = kind in _CHECKED_KINDS or (kind is _type and obj in _CHECKED_KINDS)
+            checked = (
+                kind in _CHECKED_KINDS
+                or (kind is _type and obj in _CHECKED_KINDS)
+                # a subclass the source made of list, str, set...: the same checked methods
+                or (
+                    _isinstance(obj if kind is _type else kind, _type)
+                    and issubclass(obj if kind is _type else kind, _CHECKED_BASES)
+                )
+            )
             if checked:
                 verdict = _CHECKED.get(name, True)
             elif self._module_of(obj if kind is _type else kind):
@@ -1231,6 +1256,7 @@ _GUARD_TYPES: frozenset[type] = frozenset(
 _CHECKED_KINDS: frozenset[type] = frozenset(
     {_str, _bytes, bytearray, list, tuple, _int, bool, dict, set, frozenset}
 )
+_CHECKED_BASES: tuple[type, ...] = tuple(_CHECKED_KINDS)
 
 
 # -- methods whose cost follows from an argument -------------------------------------------------
@@ -1252,7 +1278,7 @@ def _width(index: int) -> Callable[[Runtime, Any, Any], Any]:
 def _expandtabs(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(tabsize: int = 8) -> Any:
         if _isinstance(tabsize, _int) and tabsize > 1:
-            need(_len(obj) * tabsize * _unit(obj), "expandtabs")
+            need(_size(obj) * tabsize * _unit(obj), "expandtabs")
         return method(tabsize)
 
     return call
@@ -1260,11 +1286,11 @@ def _expandtabs(runtime: Runtime, obj: Any, method: Any) -> Any:
 
 def _replace(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(old: Any, new: Any, count: int = -1) -> Any:
-        if _isinstance(new, _SEQUENCES) and _len(new) > 1:
-            times = _len(obj) + 1 if not old else _len(obj) // max(1, _len(old)) + 1
+        if _isinstance(new, _SEQUENCES) and _size(new) > 1:
+            times = _size(obj) + 1 if not old else _size(obj) // max(1, _size(old)) + 1
             if count >= 0:
                 times = min(times, count)
-            need(_len(obj) + times * _len(new) * _unit(new), "replace")
+            need(_size(obj) + times * _size(new) * _unit(new), "replace")
         return method(old, new, count)
 
     return call
@@ -1276,8 +1302,8 @@ def _join(runtime: Runtime, obj: Any, method: Any) -> Any:
         total = 0
         for item in items:
             if _isinstance(item, _SEQUENCES):
-                total += _len(item)
-        need((total + _len(obj) * _len(items)) * _unit(obj), "join")
+                total += _size(item)
+        need((total + _size(obj) * _size(items)) * _unit(obj), "join")
         return method(items)
 
     return call
@@ -1287,9 +1313,9 @@ def _translate(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(table: Any) -> Any:
         if _type(table) is dict:
             longest = max(
-                (_len(v) for v in table.values() if _isinstance(v, _SEQUENCES)), default=1
+                (_size(v) for v in table.values() if _isinstance(v, _SEQUENCES)), default=1
             )
-            need(_len(obj) * longest * _unit(obj), "translate")
+            need(_size(obj) * longest * _unit(obj), "translate")
         return method(table)
 
     return call
@@ -1311,12 +1337,12 @@ def _consumer(runtime: Runtime, obj: Any, method: Any) -> Any:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         checked = []
-        total = _len(obj) if not _isinstance(obj, _type) else 0
+        total = _size(obj) if not _isinstance(obj, _type) else 0
         for arg in args:
             if _type(arg) in _LAZY or not hasattr(arg, "__len__"):
                 checked.append(bounded(arg))
             else:
-                total += _len(arg)
+                total += _size(arg)
                 checked.append(arg)
         need(total * 8, "a container method")
         return method(*checked, **kwargs)
@@ -1639,7 +1665,7 @@ def copy_out(value: Any, depth: int = 0) -> Any:
         raise RuleEvalError(
             f"a {kind.__name__} made by evaluated code cannot be returned to the host"
         )
-    if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package):
+    if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package, Bounded, _RangeIn):
         raise RuleEvalError(f"a {kind.__name__} of the guard cannot be returned to the host")
     return value
 

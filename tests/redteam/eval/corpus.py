@@ -759,7 +759,8 @@ def _undo_name() -> None:
     sympy.Symbol("x").name = "x"
 
 
-ATTACKS += [
+#: The second round (also run through python-sb's guarded exec: test_builtins_round2.py).
+SECOND_ROUND: list[Attack] = [
     Attack("in_range_not_int", "'a' in range(10**12)", T, control="cpu"),
     Attack("in_count", "import itertools\n-1 in itertools.count()", T, control="cpu"),
     Attack("in_map_of_range", "-1 in map(abs, range(10**12))", T, control="cpu"),
@@ -888,6 +889,7 @@ ATTACKS += [
         rules=CALC_RULES,
     ),
 ]
+ATTACKS += SECOND_ROUND
 
 
 # -- second round of legitimate sources: what a code interpreter, a data-analysis agent and a
@@ -898,7 +900,7 @@ TOOL_RULES = [
     *RULES,
     "eval-import=json,re",
     "eval-call=staticmethod,classmethod,property,reversed,divmod,bool,chr,ord,hex",
-    "eval-magic=__repr__,__eq__,__lt__,__len__,__iter__,__getitem__,__contains__",
+    "eval-magic=__repr__,__eq__,__lt__,__len__,__iter__,__getitem__,__contains__,__index__",
 ]
 #: Rows of a CSV file, as a data-analysis agent passes them.
 ROWS = [
@@ -1455,3 +1457,55 @@ LEGIT += [
         rules=CALC_RULES,
     ),
 ]
+
+
+# Classes the source defines may subclass the builtin types and lie through the dunders a
+# code-interpreter profile grants (TOOL_RULES): the estimates count with the builtin type's
+# own length, the checked methods apply to subclasses, an __index__ is read once.
+SOURCE_TYPES_ROUND: list[Attack] = [
+    Attack(
+        "source_len_lie_repeat",
+        "class S(str):\n    def __len__(self):\n        return 0\nlen(S('x' * 1000) * 10**6)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_len_lie_join",
+        "class S(str):\n    def __len__(self):\n        return 0\n"
+        "x = S('-' * 10000).join(['a'] * 100000)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_list_subclass_extend",
+        "class L(list):\n    pass\nL().extend(map(abs, range(10**12)))",
+        (T, M),
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_set_subclass_isdisjoint",
+        "class S(set):\n    pass\nS().isdisjoint(range(-10**12, 0))",
+        T,
+        control="cpu",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_str_subclass_center",
+        "class S(str):\n    pass\nS('a').center(10**9)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_index_count",
+        "class N:\n    def __index__(self):\n        return 10**9\n'a' * N()",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+]
+SECOND_ROUND += SOURCE_TYPES_ROUND
+ATTACKS += SOURCE_TYPES_ROUND
