@@ -12,6 +12,7 @@ the same names) reaches the objective on this machine, so that a held attack is 
 - ``exit``: it raises ``SystemExit`` (it would end the host);
 - ``recursion``: it raises ``RecursionError``: it went as deep as the interpreter allows
   (about 1000 frames, ten times the guarded budget).
+- ``crash``: run in a child python, it dies of ``SIGSEGV`` (it would end the host);
 - ``roundtrip``: run in a child python, then its ``result`` pickled and unpickled (what
   crossing back from a worker does): still running after one second.
 
@@ -36,6 +37,7 @@ from pysandboxes.errors import (
     EvalRecursionError,
     EvalSyntaxRejected,
     EvalTimeout,
+    EvalWorkerError,
     RuleEvalError,
 )
 
@@ -79,6 +81,9 @@ class Attack:
     names: dict[str, Any] = field(default_factory=dict)
     limit_mib: int = 512  # the address space of a memory control
     rules: list[str] | None = None  # None: RULES
+    #: The backends that hold it (a C stack overflow ends the process it happens in: only a
+    #: worker of its own holds it, docs/eval.md "Limits").
+    backends: tuple[str, ...] = ("worker", "in-process")
 
 
 def _has_result(ns: dict[str, Any]) -> bool:
@@ -1509,3 +1514,18 @@ SOURCE_TYPES_ROUND: list[Attack] = [
 ]
 SECOND_ROUND += SOURCE_TYPES_ROUND
 ATTACKS += SOURCE_TYPES_ROUND
+
+
+# CPython 3.11 hashes a tuple with no recursion check: one nested 300,000 deep overflows the
+# C stack of the process that hashes it. The worker dies (EvalWorkerError) and the host goes
+# on; in-process it would be the host that dies (docs/eval.md, Limits).
+C_STACK_ROUND: list[Attack] = [
+    Attack(
+        "nested_tuple_hash",
+        "t = ()\nfor i in range(300000):\n    t = (t,)\nlen({t})",
+        EvalWorkerError,
+        control="crash",
+        backends=("worker",),
+    ),
+]
+ATTACKS += C_STACK_ROUND
