@@ -1414,7 +1414,26 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 need(_digit_runs(value), "a format spec from an argument")
 
 
+def _then_measured(runtime: Runtime, obj: Any, method: Any) -> Any:
+    """Methods whose result can outgrow their input several times with no width to estimate
+    (``('a ' * 3 * 10**7).split()``: a list of 30 million strings): a large result is followed
+    by the memory-growth check at once, not at the next chunk of ticks."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
+        if _len(result) > 1 << 16:
+            current().check()
+        return result
+
+    return call
+
+
 _CHECKED: dict[str, Any] = {
+    "split": _then_measured,
+    "rsplit": _then_measured,
+    "splitlines": _then_measured,
+    "encode": _then_measured,
+    "decode": _then_measured,
     "center": _width(0),
     "ljust": _width(0),
     "rjust": _width(0),

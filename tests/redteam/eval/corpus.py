@@ -1512,6 +1512,20 @@ SOURCE_TYPES_ROUND: list[Attack] = [
         rules=TOOL_RULES,
     ),
 ]
+# A method whose result outgrows its input with no width to estimate: the growth check runs
+# at once. It reads the process's *peak* memory, which a process forked from a bigger one
+# inherits (a python-sb program started by this test process): the loop after it trips the
+# iteration count then.
+SOURCE_TYPES_ROUND.append(
+    Attack(
+        "split_flood",
+        "s = 'a ' * 30000000\nparts = s.split()\nfor p in parts:\n    pass",
+        (M, T),
+        control="memory",
+        limit_mib=256,
+        rules=TOOL_RULES,
+    )
+)
 SECOND_ROUND += SOURCE_TYPES_ROUND
 ATTACKS += SOURCE_TYPES_ROUND
 
