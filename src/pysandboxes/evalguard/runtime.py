@@ -33,6 +33,7 @@ from __future__ import annotations
 import _string  # type: ignore[import-not-found]  # str.format's own parser
 import _thread
 import builtins
+import collections
 import decimal
 import fractions
 import itertools
@@ -389,6 +390,10 @@ def _size(value: Any) -> int:
     kind = _type(value)
     if kind in _SIZED_BASES:
         return _len(value)
+    if _isinstance(value, (collections.UserString, collections.UserList)):
+        return _size(value.data)  # what their operators repeat
+    if _isinstance(value, collections.deque):
+        return collections.deque.__len__(value)
     for base in _SIZED_BASES:
         if _isinstance(value, base):
             return base.__len__(value)  # type: ignore[attr-defined, no-any-return]
@@ -404,7 +409,14 @@ def _unit(seq: Any) -> int:
     return 8
 
 
-_SEQUENCES = (str, bytes, bytearray, list, tuple)
+#: Sequences of ``collections`` that repeat and concatenate as the builtin ones do.
+_USER_STRING = collections.UserString
+_LIBRARY_SEQUENCES: tuple[type, ...] = (
+    collections.UserString,
+    collections.UserList,
+    collections.deque,
+)
+_SEQUENCES = (str, bytes, bytearray, list, tuple, *_LIBRARY_SEQUENCES)
 _SMALL = 1 << 62
 
 
@@ -568,34 +580,42 @@ def op_mod(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = f
     ta = _type(a)
     if ta is _int or ta is _float:
         return a % b
+    if _isinstance(a, _USER_STRING):
+        a = a.data  # what UserString's % formats (its widths are counted below)
     if _isinstance(a, (_str, _bytes, bytearray)):
-        limit = current().rules.max_alloc
+        total = 0
         for width in _percent_widths(a):
             if width < 0:
                 raise current().trip(
                     EvalMemoryError("a '*' width in %-formatting cannot be bounded before it runs")
                 )
-            if width > limit:
-                need(width, "%-formatting")
+            total += width  # every field: '%60000000d' * 20 is 1.2 GB of output
+        if total > 64:
+            need(total, "%-formatting")
     return a % b
 
 
 def _digit_runs(text: str) -> int:
-    best, run = 0, 0
+    """The sum of the numbers written in ``text`` (every width and precision of a spec: a
+    ``datetime`` spec such as ``'%10000Y' * 1000`` has many)."""
+
+    total, run = 0, 0
     for char in text:
         if "0" <= char <= "9":
             run = run * 10 + (ord(char) - 48)
-            best = max(best, run)
         else:
+            total += run
             run = 0
-    return best
+    return total + run
 
 
 def check_spec(spec: Any) -> None:
-    """Refuse a format spec whose width or precision is above the allocation budget."""
+    """Refuse a format spec whose widths and precisions add up above the allocation budget."""
 
-    if _type(spec) is _str and _digit_runs(spec) > 64:
-        need(_digit_runs(spec), "format width or precision")
+    if _type(spec) is _str:
+        total = _digit_runs(spec)
+        if total > 64:
+            need(total, "format width or precision")
 
 
 def format_value(value: Any, spec: str, conversion: int) -> str:
@@ -770,7 +790,18 @@ class Runtime:
             if checked:
                 verdict = _CHECKED.get(name, True)
             elif self._module_of(obj if kind is _type else kind):
-                verdict = _MEMBER  # a granted module's object: its methods as library calls
+                # a granted module's object: its methods as library calls; UserString,
+                # UserList and deque get the checked methods of str and list (their center,
+                # format, join... run str's on their data), dates a checked strftime
+                verdict = _MEMBER
+                target = obj if kind is _type else kind
+                if _isinstance(target, _type):
+                    if issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
+                        verdict = _CHECKED[name]
+                    elif name == "strftime" and issubclass(target, _DATE_TYPES):
+                        verdict = _strftime
+            elif name == "strftime" and _isinstance(obj, _DATE_TYPES):
+                verdict = _strftime
             else:
                 verdict = True
             if key is not None:
@@ -1377,12 +1408,28 @@ def _format_map(runtime: Runtime, obj: Any, method: Any) -> Any:
     return call
 
 
+def _strftime(runtime: Runtime, obj: Any, method: Any) -> Any:
+    """``date.strftime(fmt)``: C's strftime honours widths (``'%10000Y'``) and makes up to
+    256 times the format's length: its widths and a generous expansion are counted first."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        fmt = args[-1] if args else kwargs.get("format")
+        if _type(fmt) is _str:
+            need(_digit_runs(fmt) + 16 * _len(fmt), "strftime")
+        return method(*args, **kwargs)
+
+    return call
+
+
 def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) -> None:
     """Refuse attribute fields the rules would refuse by name (``{0.__class__}``), and widths
     above the allocation budget (a nested ``{:{}}`` width comes from an argument: every int
     and digit run among the arguments is then taken as a possible width)."""
 
+    if _isinstance(fmt, _USER_STRING):
+        fmt = fmt.data  # type: ignore[attr-defined]  # UserString.format formats its data
     nested = False
+    total = 0
     for _literal, field, spec, _conversion in _string.formatter_parser(fmt):
         if field is None:
             continue
@@ -1405,7 +1452,9 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 nested = True
                 _check_format_string(runtime, spec, ())
             else:
-                check_spec(spec)
+                total += _digit_runs(spec)  # all fields: '{:>60000000}' * 20 is 1.2 GB
+    if total > 64:
+        need(total, "format widths and precisions")
     if nested:
         for value in values:
             if _isinstance(value, _int) and value > 64:
@@ -1608,6 +1657,8 @@ def _date_types() -> frozenset[type]:
 
 
 _DATES = _date_types()
+#: What has a ``strftime`` (``datetime`` is a ``date``).
+_DATE_TYPES: tuple[type, ...] = tuple(t for t in _DATES if t.__name__ in ("date", "time"))
 
 
 def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int = 0) -> Any:

@@ -1526,6 +1526,71 @@ SOURCE_TYPES_ROUND.append(
         rules=TOOL_RULES,
     )
 )
+# collections' own sequences run str's and list's methods and operators on their data in
+# Python code the rewrite never sees: UserString.format walked '{0.__class__.__mro__}'
+# unchecked, and center, *, % and + allocated with no estimate. Widths add up over fields.
+SOURCE_TYPES_ROUND += [
+    Attack(
+        "userstring_format_walk",
+        "import collections\nresult = collections.UserString('{0.__class__.__mro__}').format(1)",
+        A,
+        objective=lambda ns: "object" in str(ns["result"]),
+    ),
+    Attack(
+        "userstring_format_map_walk",
+        "import collections\nresult = collections.UserString('{x.__class__}').format_map({'x': 1})",
+        A,
+        objective=lambda ns: "int" in str(ns["result"]),
+    ),
+    Attack(
+        "userstring_center",
+        "import collections\nlen(collections.UserString('a').center(10**9))",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userstring_repeat",
+        "import collections\nlen(collections.UserString('ab') * 10**9)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userstring_percent_width",
+        "import collections\nlen(collections.UserString('%01000000000d') % 1)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userlist_repeat",
+        "import collections\nlen(collections.UserList([0]) * 10**9)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "deque_repeat",
+        "import collections\nd = collections.deque([0])\nd *= 10**8",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "strftime_widths",
+        "import datetime\nlen(datetime.date(2024, 1, 1).strftime('%10000Y' * 100000))",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "date_format_spec_widths",
+        "import datetime\nspec = '%10000Y' * 100000\nlen(f'{datetime.date(2024, 1, 1):{spec}}')",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "format_many_widths", "len(('{:>60000000}' * 20).format(*range(20)))", M, control="memory"
+    ),
+    Attack(
+        "percent_many_widths", "len(('%60000000d' * 20) % tuple(range(20)))", M, control="memory"
+    ),
+]
 SECOND_ROUND += SOURCE_TYPES_ROUND
 ATTACKS += SOURCE_TYPES_ROUND
 
