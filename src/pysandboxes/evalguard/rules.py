@@ -312,6 +312,63 @@ NEVER_MODULES: frozenset[str] = frozenset(
         "tarfile",
         "logging",
         "warnings",
+        # files, the terminal, processes and the host's accounts, by other names
+        "posixpath",
+        "ntpath",
+        "genericpath",
+        "fileinput",
+        "filecmp",
+        "configparser",
+        "mailbox",
+        "mailcap",
+        "netrc",
+        "mimetypes",
+        "imghdr",
+        "sndhdr",
+        "wave",
+        "aifc",
+        "sunau",
+        "tabnanny",
+        "pyclbr",
+        "modulefinder",
+        "py_compile",
+        "compileall",
+        "zipapp",
+        "getpass",
+        "pwd",
+        "grp",
+        "spwd",
+        "crypt",
+        "termios",
+        "tty",
+        "curses",
+        "readline",
+        "rlcompleter",
+        "pydoc",
+        "antigravity",
+        "this",
+        "turtle",
+        "idlelib",
+        "lib2to3",
+        "cmd",
+        "argparse",  # parse errors call sys.exit
+        "optparse",
+        "xml",
+        "plistlib",
+        "socketserver",
+        "xmlrpc",
+        "wsgiref",
+        "smtpd",
+        "asynchat",
+        "asyncore",
+        "imaplib",
+        "poplib",
+        "nntplib",
+        "telnetlib",
+        "syslog",
+        "nis",
+        "pickletools",
+        "encodings",
     ]
 )
 
@@ -393,6 +450,17 @@ NEVER_FUNCTIONS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
         ),
         ("print_", "plot", "init_"),  # print_gtk runs a viewer; init_session an interpreter
     ),
+    # standard modules that are fine to grant but for a few functions
+    "codecs": (frozenset({"open", "EncodedFile"}), ()),  # host files
+    "gzip": (frozenset({"open", "GzipFile"}), ()),
+    "bz2": (frozenset({"open", "BZ2File"}), ()),
+    "lzma": (frozenset({"open", "LZMAFile"}), ()),
+    "tokenize": (frozenset({"open", "detect_encoding"}), ()),
+    "time": (frozenset({"sleep"}), ()),  # one C call nothing interrupts in-process
+    "uuid": (frozenset({"getnode", "uuid1"}), ()),  # may run ifconfig or ip
+    "locale": (frozenset({"setlocale", "resetlocale"}), ()),  # the host's locale
+    "pprint": (frozenset({"pprint", "pp"}), ()),  # stdout past eval-max-output
+    "calendar": (frozenset({"prcal", "prmonth"}), ()),
 }
 
 
@@ -405,8 +473,9 @@ def never_function(module: str, name: str) -> str | None:
     names, prefixes = found
     if name in names or name.startswith(prefixes):
         return (
-            f"{module}.{name} is never available to evaluated code (it runs processes, "
-            "reads the terminal, prints past eval-max-output or changes process-wide state)"
+            f"{module}.{name} is never available to evaluated code (it opens host files, runs "
+            "processes, reads the terminal, sleeps, prints past eval-max-output or changes "
+            "process-wide state)"
         )
     return None
 

@@ -671,7 +671,11 @@ class HostFunction:
         object.__setattr__(self, "_sb_rt", runtime)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._sb_function(*args, **kwargs)
+        try:
+            result = self._sb_function(*args, **kwargs)
+        except SystemExit as exc:
+            exc._sb_host = True  # type: ignore[attr-defined]  # the host's own: it goes on
+            raise
         # What the host returns crosses as its arguments did: data copied, functions wrapped.
         return copy_in(result, self._sb_rt, True, "the result of a host function")
 

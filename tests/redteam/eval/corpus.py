@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from pysandboxes.errors import (
+    ConfigError,
     EvalAttributeDenied,
     EvalCallDenied,
     EvalMemoryError,
@@ -1608,3 +1609,46 @@ C_STACK_ROUND: list[Attack] = [
     ),
 ]
 ATTACKS += C_STACK_ROUND
+
+
+# Standard modules that open host files, sleep, print or end the process under other names:
+# the module is never grantable (a ConfigError naming the line), or the function is never
+# available (NEVER_FUNCTIONS). Their controls show plain exec reaching the objective.
+STDLIB_ROUND: list[Attack] = [
+    Attack(
+        "codecs_open_host_file",
+        "import codecs\nresult = codecs.open('/etc/hostname').read()",
+        A,
+        objective=_has_result,
+        rules=[*RULES, "eval-import=codecs"],
+    ),
+    Attack(
+        "posixpath_probes_host_files",
+        "import posixpath\nresult = posixpath.exists('/etc/hostname')",
+        ConfigError,
+        objective=lambda ns: ns["result"] is True,
+        rules=[*RULES, "eval-import=posixpath"],
+    ),
+    Attack(
+        "argparse_exits_the_host",
+        "import argparse\nargparse.ArgumentParser().parse_args(['--nope'])",
+        ConfigError,
+        control="exit",
+        rules=[*RULES, "eval-import=argparse"],
+    ),
+    Attack(
+        "time_sleep",
+        "import time\ntime.sleep(3600)",
+        A,
+        control="cpu",
+        rules=[*RULES, "eval-import=time"],
+    ),
+    Attack(
+        "pprint_flood",
+        "import pprint\nfor i in range(10**5):\n    pprint.pprint('x' * 100)",
+        A,
+        control="output",
+        rules=[*RULES, "eval-import=pprint"],
+    ),
+]
+ATTACKS += STDLIB_ROUND

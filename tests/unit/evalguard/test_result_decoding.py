@@ -125,3 +125,24 @@ def test_a_sympy_result_is_rebuilt_unevaluated() -> None:
     assert channel.loads_from_worker(pickle.dumps(expr, 5), rules) == expr  # type: ignore[arg-type]
     # the host's own sympy evaluates as before afterwards
     assert sympy.Pow(2, 3) == 8
+
+
+def test_a_librarys_sys_exit_does_not_end_the_host() -> None:
+    from pysandboxes.errors import RuleEvalError
+    from pysandboxes.evalguard.api import guarded_eval
+    from tests.unit.evalguard import exiting_library
+
+    # Control: called directly, the library ends the process.
+    with pytest.raises(SystemExit):
+        exiting_library.give_up(3)
+    rules = ["eval-syntax=arith,import", "eval-import=tests.unit.evalguard.exiting_library"]
+    source = "from tests.unit.evalguard.exiting_library import give_up\ngive_up(3)"
+    with pytest.raises(RuleEvalError, match="tried to end the process"):
+        guarded_eval(source, mode="exec", rules=rules, backend="in-process")
+
+    # A host function's own SystemExit is the host's: it goes on as raised (sys.exit is the
+    # host function here: a function of this test module would count as the granted
+    # package's, tests.*).
+    with pytest.raises(SystemExit) as info:
+        guarded_eval("leave(4)", names={"leave": sys.exit}, rules=rules, backend="in-process")
+    assert info.value.code == 4
