@@ -204,8 +204,15 @@ class ResultUnpickler(pickle.Unpickler):
             target = sys.modules.get(module)  # never imported on the worker's word
             for part in name.split("."):
                 target = getattr(target, part, None)
+                if type(target) is type(sys):
+                    break  # never through a module a granted one imported (gtk.subprocess)
             if (
                 isinstance(target, type)
+                # the class's own name only: sympy.printing.gtk imports subprocess, and
+                # ('sympy.printing.gtk', 'subprocess.Popen') would otherwise be a class
+                # "of sympy" that runs a command when the host builds it
+                and target.__module__ == module
+                and target.__qualname__ == name
                 and not issubclass(target, BaseException)
                 and not issubclass(target, type)  # a metaclass would make classes here
             ):
@@ -233,7 +240,8 @@ def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
     state = runtime.State(rules)
     previous = runtime.set_current(state)  # a class that compiles a string: refused
     try:
-        return ResultUnpickler(io.BytesIO(data), tops).load()
+        with _unevaluated(tops):
+            return ResultUnpickler(io.BytesIO(data), tops).load()
     except runtime.Stop:
         raise errors.EvalWorkerError(
             "decoding the result of a guarded evaluation compiled source text: refused"
@@ -243,6 +251,35 @@ def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
     finally:
         state.finished = True
         runtime.set_current(previous)
+
+
+class _unevaluated:
+    """While a result is decoded: sympy builds what crosses back unevaluated.
+
+    A sympy object is rebuilt by its class's constructor with the arguments it had in the
+    worker, and sympy's constructors compute: ``Pow(10, 10**10, evaluate=False)`` made in the
+    worker would be *evaluated* by the host while it decodes the result (minutes of CPU and
+    gigabytes, in the host, where nothing can interrupt it). Its ``global_parameters`` are
+    per thread, so turning evaluation off here changes nothing for the host's other
+    threads; the object comes back as it was in the worker."""
+
+    __slots__ = ("previous", "target")
+
+    def __init__(self, tops: frozenset[str]) -> None:
+        self.target: Any = None
+        self.previous = True
+        if "sympy" in tops:
+            parameters = sys.modules.get("sympy.core.parameters")
+            self.target = getattr(parameters, "global_parameters", None)
+
+    def __enter__(self) -> None:
+        if self.target is not None:
+            self.previous = self.target.evaluate
+            self.target.evaluate = False
+
+    def __exit__(self, *exc: object) -> None:
+        if self.target is not None:
+            self.target.evaluate = self.previous
 
 
 class _NoGlobals(pickle.Unpickler):
@@ -319,6 +356,30 @@ class _TrustedLoader(pickle.Unpickler):
         return HostProxy(self.server, pid[1], pid[2])
 
 
+class CappedOutput(io.StringIO):
+    """The worker's stdout during an evaluation: every write counts against
+    ``eval-max-output`` (a library printing in a loop, not only ``print``); past it the
+    evaluation is interrupted (the guard's own error, never swallowed)."""
+
+    def __init__(self, rules: EvalRules) -> None:
+        super().__init__()
+        self.rules = rules
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        if self.size > self.rules.max_output:
+            from pysandboxes.evalguard import runtime
+
+            error = errors.EvalOutputError(
+                f"guarded evaluation printed more than {self.rules.max_output} characters "
+                f"({self.rules.key('eval-max-output')})"
+            )
+            state = runtime.current_or_none()
+            raise error if state is None else state.trip(error)
+        return super().write(text)
+
+
 class HostProxy:
     """A host function, in the worker: calling it asks the host to run it (the evaluation
     waits; its clock keeps running) and returns its result, or raises its exception."""
@@ -384,19 +445,27 @@ class Server:
                 profile, source, mode, names = _TrustedLoader(io.BytesIO(body), self).load()
             rules = resolve(profile, None)
             self.limits(rules)
-            if "print" in rules.calls:
-                out = sys.stdout = io.StringIO()  # print's text crosses back with the answer
+            # print's text crosses back with the answer; so does what a library writes to
+            # stdout, counted against eval-max-output too (it is the worker's stdout, not
+            # the host's terminal)
+            out = sys.stdout = CappedOutput(rules)
             try:
                 value = IN_PROCESS.run(source, mode, names, rules)
             finally:
                 sys.stdout = saved
             try:
-                text = out.getvalue() if out is not None else ""
-                return frame(RESULT, pickle.dumps((text, value), PROTOCOL))
+                body = pickle.dumps((out.getvalue(), value), PROTOCOL)
             except (pickle.PicklingError, TypeError, AttributeError) as exc:
                 raise TypeError(
                     f"the result of a guarded evaluation cannot cross back to the host: {exc}"
                 ) from None
+            if len(body) > rules.max_alloc + rules.max_output:
+                # the host would hold it all (decoded, more): refused here, where it is
+                raise errors.EvalMemoryError(
+                    f"the result of a guarded evaluation is {len(body)} bytes once encoded, "
+                    f"more than {rules.key('eval-max-alloc')} ({rules.max_alloc})"
+                )
+            return frame(RESULT, body)
         except MemoryError as exc:
             retire = not isinstance(exc, errors.EvalMemoryError)  # the kernel's limit was hit
             if retire:

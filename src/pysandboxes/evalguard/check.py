@@ -124,6 +124,7 @@ class Checker(ast.NodeVisitor):
         self._line = 0  # the line of the last node that had one (operators have none)
         self._finally_depth = 0  # inside a finally block, not in a nested function
         self._loop_in_finally = 0  # loops opened inside that finally block
+        self._star_ok: set[int] = set()  # starred targets the rewrite bounds (a, *b = it)
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -352,6 +353,8 @@ class Checker(ast.NodeVisitor):
     visit_Try = visit_TryStar = _try  # type: ignore[assignment]
 
     def _loop(self, node: ast.For | ast.While | ast.AsyncFor) -> None:
+        if not isinstance(node, ast.While):
+            self._unpacking([node.target])
         if self._finally_depth:
             self._loop_in_finally += 1
             self.generic_visit(node)
@@ -360,6 +363,32 @@ class Checker(ast.NodeVisitor):
             self.generic_visit(node)
 
     visit_For = visit_While = visit_AsyncFor = _loop
+
+    def _unpacking(self, targets: list[ast.expr]) -> None:
+        for target in targets:
+            if isinstance(target, (ast.Tuple, ast.List)):
+                self._star_ok.update(id(e) for e in target.elts if isinstance(e, ast.Starred))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._unpacking(node.targets)
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._unpacking([node.target])
+        self.generic_visit(node)
+
+    def visit_Starred(self, node: ast.Starred) -> None:
+        if not isinstance(node.ctx, ast.Load) and id(node) not in self._star_ok:
+            # the rewrite bounds the unpacking of a top-level starred target (a, *b = it);
+            # one nested in another target or in with/as would be consumed by C unbounded
+            self.refuse(
+                node,
+                "starred target",
+                "a starred target inside a nested target or a with/as target (write "
+                "a, rest = x then b, *c = rest)",
+                None,
+            )
+        self.generic_visit(node)
 
     def _exit(self, node: ast.Return | ast.Break | ast.Continue) -> None:
         word = type(node).__name__.lower()

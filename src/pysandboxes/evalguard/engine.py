@@ -141,6 +141,17 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     except runtime.Stop:
         error = state.error or RuleEvalError("guarded evaluation interrupted")
         raise error.with_traceback(None) from None
+    except SystemExit as exc:
+        if getattr(exc, "_sb_host", False):
+            raise  # a host function's own SystemExit (runtime.HostFunction): the host's
+        # a library's sys.exit (a parser's error, say): the host's process is not the
+        # evaluation's to end
+        raise (
+            state.error
+            or RuleEvalError(
+                f"evaluated code tried to end the process (SystemExit({exc.code!r}) from a library)"
+            )
+        ).with_traceback(None) from None
     except BaseException:
         if state.error is not None:  # a library turned the interruption into its own error
             raise state.error.with_traceback(None) from None

@@ -12,7 +12,10 @@ goes through a helper of :mod:`pysandboxes.evalguard.runtime`.
   by ``_sb_cls`` and their bases mapped by ``_sb_base``;
 - f-string fields with a spec or a conversion -> ``_sb_fmt(value, spec, conversion)``;
 - ``except:`` -> ``except Exception:``, ``except X`` -> ``except _sb_exc(X)``;
-- ``import m`` / ``from m import n`` -> ``_sb_import`` / ``_sb_from`` (module views).
+- ``import m`` / ``from m import n`` -> ``_sb_import`` / ``_sb_from`` (module views);
+- ``x in y`` -> ``x in _sb_in(y)`` and ``*y`` -> ``*_sb_star(y)`` (and the value of an
+  unpacking with a starred target): C code consumes an iterator there with no tick, so an
+  iterator or a ``range`` is drawn through the ticks or counted first.
 """
 
 from __future__ import annotations
@@ -91,6 +94,29 @@ _SMALL = 1 << 62
 
 def _small_int(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= 1 << 16
+
+
+#: Displays whose ``in`` test and unpacking are bounded by what the source wrote.
+_DISPLAYS = (
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.JoinedStr,
+)
+
+
+def _starred_target(target: ast.expr) -> bool:
+    """Whether an unpacking target has a starred name at its top level (``a, *b``; the check
+    refuses one anywhere else)."""
+
+    return isinstance(target, (ast.Tuple, ast.List)) and any(
+        isinstance(item, ast.Starred) for item in target.elts
+    )
 
 
 class Rewriter(ast.NodeTransformer):
@@ -200,6 +226,36 @@ class Rewriter(ast.NodeTransformer):
             ast.copy_location(statement, node)
         return statements
 
+    # -- membership and unpacking ----------------------------------------------------------
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        self.generic_visit(node)
+        node.comparators = [
+            _call("_sb_in", right)
+            if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, _DISPLAYS)
+            else right
+            for op, right in zip(node.ops, node.comparators, strict=True)
+        ]
+        return node
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and not isinstance(node.value, _DISPLAYS):
+            node.value = ast.copy_location(_call("_sb_star", node.value), node.value)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        self.generic_visit(node)
+        if any(_starred_target(target) for target in node.targets):
+            node.value = ast.copy_location(_call("_sb_star", node.value), node.value)
+        return node
+
+    def _starred_items(self, iterable: ast.expr) -> ast.expr:
+        """``for a, *b in it``: each item is unpacked by C code, so each goes through
+        ``_sb_star`` (``_sb_stars``; the loop's ticks count the items)."""
+
+        return ast.copy_location(_call("_sb_stars", iterable), iterable)
+
     # -- loops -----------------------------------------------------------------------------
 
     def _ticked(self, iterable: ast.expr) -> ast.expr:
@@ -207,6 +263,8 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_For(self, node: ast.For) -> Any:
         self.generic_visit(node)
+        if _starred_target(node.target):
+            node.iter = self._starred_items(node.iter)
         node.iter = self._ticked(node.iter)
         return node
 
@@ -233,6 +291,8 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_comprehension(self, node: ast.comprehension) -> Any:
         self.generic_visit(node)
+        if _starred_target(node.target):
+            node.iter = self._starred_items(node.iter)
         if not node.is_async:
             node.iter = self._ticked(node.iter)
         return node

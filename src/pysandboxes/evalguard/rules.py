@@ -312,6 +312,63 @@ NEVER_MODULES: frozenset[str] = frozenset(
         "tarfile",
         "logging",
         "warnings",
+        # files, the terminal, processes and the host's accounts, by other names
+        "posixpath",
+        "ntpath",
+        "genericpath",
+        "fileinput",
+        "filecmp",
+        "configparser",
+        "mailbox",
+        "mailcap",
+        "netrc",
+        "mimetypes",
+        "imghdr",
+        "sndhdr",
+        "wave",
+        "aifc",
+        "sunau",
+        "tabnanny",
+        "pyclbr",
+        "modulefinder",
+        "py_compile",
+        "compileall",
+        "zipapp",
+        "getpass",
+        "pwd",
+        "grp",
+        "spwd",
+        "crypt",
+        "termios",
+        "tty",
+        "curses",
+        "readline",
+        "rlcompleter",
+        "pydoc",
+        "antigravity",
+        "this",
+        "turtle",
+        "idlelib",
+        "lib2to3",
+        "cmd",
+        "argparse",  # parse errors call sys.exit
+        "optparse",
+        "xml",
+        "plistlib",
+        "socketserver",
+        "xmlrpc",
+        "wsgiref",
+        "smtpd",
+        "asynchat",
+        "asyncore",
+        "imaplib",
+        "poplib",
+        "nntplib",
+        "telnetlib",
+        "syslog",
+        "nis",
+        "pickletools",
+        "encodings",
     ]
 )
 
@@ -368,6 +425,59 @@ NEVER_MAGIC: frozenset[str] = frozenset(
         "__format__",
     ]
 )
+
+
+#: Functions of modules an ``eval-import`` line may grant that no rule can hand to
+#: evaluated code: they run processes, read the terminal, write to the host's stdout past
+#: ``eval-max-output`` or change the module's process-wide behaviour, whatever the profile.
+#: By module, exact names and name prefixes.
+NEVER_FUNCTIONS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "sympy": (
+        frozenset(
+            {
+                "test",  # runs sympy's test suite (pytest, subprocesses)
+                "doctest",
+                "preview",  # runs latex and a viewer, writes files
+                "pager_print",  # runs a pager
+                "interactive_traversal",  # reads the terminal
+                "pprint",  # prints to the process's stdout, past eval-max-output
+                "pretty_print",
+                "pprint_use_unicode",  # process-wide printing settings
+                "pprint_try_use_unicode",
+                "textplot",
+                "var",  # writes into its caller's globals
+            }
+        ),
+        ("print_", "plot", "init_"),  # print_gtk runs a viewer; init_session an interpreter
+    ),
+    # standard modules that are fine to grant but for a few functions
+    "codecs": (frozenset({"open", "EncodedFile"}), ()),  # host files
+    "gzip": (frozenset({"open", "GzipFile"}), ()),
+    "bz2": (frozenset({"open", "BZ2File"}), ()),
+    "lzma": (frozenset({"open", "LZMAFile"}), ()),
+    "tokenize": (frozenset({"open", "detect_encoding"}), ()),
+    "time": (frozenset({"sleep"}), ()),  # one C call nothing interrupts in-process
+    "uuid": (frozenset({"getnode", "uuid1"}), ()),  # may run ifconfig or ip
+    "locale": (frozenset({"setlocale", "resetlocale"}), ()),  # the host's locale
+    "pprint": (frozenset({"pprint", "pp"}), ()),  # stdout past eval-max-output
+    "calendar": (frozenset({"prcal", "prmonth"}), ()),
+}
+
+
+def never_function(module: str, name: str) -> str | None:
+    """Why ``module.name`` can never be called by evaluated code, or ``None``."""
+
+    found = NEVER_FUNCTIONS.get(module.partition(".")[0])
+    if found is None:
+        return None
+    names, prefixes = found
+    if name in names or name.startswith(prefixes):
+        return (
+            f"{module}.{name} is never available to evaluated code (it opens host files, runs "
+            "processes, reads the terminal, sleeps, prints past eval-max-output or changes "
+            "process-wide state)"
+        )
+    return None
 
 
 def _public_methods(*types: type) -> frozenset[str]:

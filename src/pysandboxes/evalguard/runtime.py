@@ -33,9 +33,11 @@ from __future__ import annotations
 import _string  # type: ignore[import-not-found]  # str.format's own parser
 import _thread
 import builtins
+import collections
 import decimal
 import fractions
 import itertools
+import operator
 import sys
 import time
 import unicodedata
@@ -53,6 +55,7 @@ from pysandboxes.errors import (
     RuleModuleNotFoundError,
 )
 from pysandboxes.evalguard import rules as rules_module
+from pysandboxes.evalguard.scratch import call as _library_frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -255,6 +258,13 @@ def current() -> State:
     return state
 
 
+def current_or_none() -> State | None:
+    """The evaluation running on this thread, if any."""
+
+    state: State | None = _getattr(_local, "state", None)
+    return state
+
+
 def set_current(state: State | None) -> State | None:
     previous = _getattr(_local, "state", None)
     _local.state = state
@@ -267,19 +277,146 @@ def bounded(iterable: Any) -> Any:
     return _compress(iterable, current().ticks)
 
 
+class Bounded(itertools.compress):  # type: ignore[type-arg]
+    """An iterator handed to evaluated code that draws one tick per item wherever it is
+    consumed: what a granted module's function returns (``itertools.count()``, a sympy
+    generator) and ``iter(f, sentinel)``. C code consumes such iterators with no tick of its
+    own -- ``-1 in count()``, ``set().union(count())``, ``deque().extend(...)``, the
+    unpacking ``a, *b = count()`` -- and in-process nothing could stop it. A loop over one
+    does not tick again (:func:`loop_iter`)."""
+
+    __slots__ = ()
+
+
+def loop_iter(iterable: Any, ticks: Any) -> Any:
+    """What a ``for`` loop or a comprehension iterates: ``iterable`` drawing ticks (once)."""
+
+    if _type(iterable) is Bounded:
+        return iterable
+    return _compress(iterable, ticks)
+
+
+#: Iterators whose items come from a container that is already in memory (finite, sized):
+#: ``in`` and unpacking consume them at C speed within the allocation budget.
+_FINITE_SAMPLES: tuple[Any, ...] = ([], (), "", "\u20ac", b"", bytearray(), {}, set())
+_FINITE_ITERATORS: frozenset[type] = frozenset(
+    _type(iter(sample)) for sample in (*_FINITE_SAMPLES, {}.values(), {}.items())
+)
+#: Containers whose ``in`` test and unpacking cost what their size allows (no C loop that
+#: could run unbounded).
+_CONTAINERS: frozenset[type] = frozenset(
+    {list, tuple, dict, set, frozenset, str, bytes, bytearray}
+    | {_type({}.keys()), _type({}.values()), _type({}.items())}
+)
+
+
+class _RangeIn:
+    """``x in range(...)``: constant time for an int, a C loop over the whole range for
+    anything else (``'a' in range(10**12)``), which is then drawn through the ticks."""
+
+    __slots__ = ("range",)
+
+    def __init__(self, value: range) -> None:
+        self.range = value
+
+    def __contains__(self, item: Any) -> bool:
+        kind = _type(item)
+        if kind is _int or kind is bool:
+            return item in self.range
+        return item in bounded(self.range)
+
+
+def container(value: Any) -> Any:
+    """The right operand of ``in``/``not in`` (``_sb_in``): itself when its own test is
+    bounded (a list, a dict, a ``Counter``, a class with ``__contains__``), else drawn
+    through the ticks (``-1 in map(abs, range(10**12))``, ``x in itertools.count()``)."""
+
+    kind = _type(value)
+    if kind in _CONTAINERS:
+        return value
+    if kind is range:
+        return _RangeIn(value)
+    if kind is Bounded or kind in _FINITE_ITERATORS:
+        return value
+    if _getattr(kind, "__contains__", None) is not None:
+        return value
+    return bounded(value)
+
+
+def unpacked(value: Any) -> Any:
+    """The value of a starred expression or of an unpacking with a starred target
+    (``[*x]``, ``f(*x)``, ``a, *b = x``): C code consumes it with no tick, so an iterator is
+    drawn through the ticks and a ``range`` is counted against the allocation budget."""
+
+    kind = _type(value)
+    if kind in _CONTAINERS or kind is Bounded or kind in _FINITE_ITERATORS:
+        return value
+    if kind is range:
+        need(_len(value) * 8, "unpacking a range")
+        return value
+    return bounded(value)
+
+
+def starred_items(iterable: Any) -> Any:
+    """The items of ``for a, *b in iterable``, each as :func:`unpacked` gives it."""
+
+    return map(unpacked, iterable)
+
+
+def as_count(value: Any) -> Any:
+    """``value`` as the int that Python would use as a count (``'a' * n``, ``s.center(n)``,
+    ``bytes(n)``): a sympy ``Integer`` or another object with ``__index__`` is converted
+    first, so that the estimate sees the number and the operation uses that same number."""
+
+    kind = _type(value)
+    if kind is _int or kind is bool or kind is float:
+        return value
+    if _getattr(kind, "__index__", None) is None:
+        return value
+    return operator.index(value)
+
+
 # -- allocation estimates ---------------------------------------------------------------------
+
+
+_SIZED_BASES: tuple[type, ...] = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
+
+
+def _size(value: Any) -> int:
+    """The length of a builtin sequence or container as its builtin type counts it: a
+    subclass the source defines cannot lie through ``__len__`` (``S('x' * 1000) * 10**6``
+    with ``__len__`` returning 0 would be estimated at nothing)."""
+
+    kind = _type(value)
+    if kind in _SIZED_BASES:
+        return _len(value)
+    if _isinstance(value, (collections.UserString, collections.UserList)):
+        return _size(value.data)  # what their operators repeat
+    if _isinstance(value, collections.deque):
+        return collections.deque.__len__(value)
+    for base in _SIZED_BASES:
+        if _isinstance(value, base):
+            return base.__len__(value)  # type: ignore[attr-defined, no-any-return]
+    return _len(value)
 
 
 def _unit(seq: Any) -> int:
     kind = _type(seq)
-    if kind is _str:
-        return 1 if seq.isascii() else 4
+    if _isinstance(seq, _str):
+        return 1 if _str.isascii(seq) else 4
     if kind is _bytes or kind is bytearray:
         return 1
     return 8
 
 
-_SEQUENCES = (str, bytes, bytearray, list, tuple)
+#: Sequences of ``collections`` that repeat and concatenate as the builtin ones do.
+_USER_STRING = collections.UserString
+_LIBRARY_SEQUENCES: tuple[type, ...] = (
+    collections.UserString,
+    collections.UserList,
+    collections.deque,
+)
+_SEQUENCES = (str, bytes, bytearray, list, tuple, *_LIBRARY_SEQUENCES)
 _SMALL = 1 << 62
 
 
@@ -322,7 +459,7 @@ def op_add(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = f
     if (ta is _int and _type(b) is _int) or ta is _float:
         return a + b
     if _isinstance(a, _SEQUENCES) and _isinstance(b, _SEQUENCES):
-        need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+")
+        need((_size(a) + _size(b)) * max(_unit(a), _unit(b)), "+")
     return a + b
 
 
@@ -332,7 +469,7 @@ def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = 
         return a + b
     if _isinstance(a, _SEQUENCES):
         if _isinstance(b, _SEQUENCES):
-            need((_len(a) + _len(b)) * max(_unit(a), _unit(b)), "+=")
+            need((_size(a) + _size(b)) * max(_unit(a), _unit(b)), "+=")
         elif _type(a) is list:
             a += bounded(b)
             return a
@@ -342,7 +479,7 @@ def op_iadd(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = 
 
 def _repeat_cost(seq: Any, times: Any, op: str) -> None:
     if _isinstance(times, _int) and times > 1:
-        need(_len(seq) * times * _unit(seq), op)
+        need(_size(seq) * times * _unit(seq), op)
 
 
 def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _SMALL) -> Any:
@@ -355,14 +492,17 @@ def op_mul(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _small: int = _
     elif ta is float or tb is float:
         return a * b
     elif _isinstance(a, _SEQUENCES):
+        b = as_count(b)
         _repeat_cost(a, b, "*")
     elif _isinstance(b, _SEQUENCES):
+        a = as_count(a)
         _repeat_cost(b, a, "*")
     return a * b
 
 
 def op_imul(a: Any, b: Any) -> Any:
     if _type(a) is list:  # in place, as ``*=`` does
+        b = as_count(b)
         _repeat_cost(a, b, "*=")
         a *= b
         return a
@@ -375,7 +515,9 @@ def _pow_cost(a: Any, b: Any) -> None:
     the exponent (floats overflow, decimals round to their precision)."""
 
     if not _isinstance(b, _int):
-        return
+        if _getattr(_type(b), "__index__", None) is None:
+            return
+        b = operator.index(b)  # a sympy Integer exponent: 10 ** Integer(10**10)
     n = abs(b)
     if n < 2:
         return
@@ -396,6 +538,7 @@ def op_pow(a: Any, b: Any) -> Any:
 
 
 def op_lshift(a: Any, b: Any) -> Any:
+    b = as_count(b)
     if _isinstance(a, _int) and _isinstance(b, _int) and b > 64 and a:
         need_int((a.bit_length() + b) // 8 + 1, "<<")
     return a << b
@@ -437,34 +580,42 @@ def op_mod(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = f
     ta = _type(a)
     if ta is _int or ta is _float:
         return a % b
+    if _isinstance(a, _USER_STRING):
+        a = a.data  # what UserString's % formats (its widths are counted below)
     if _isinstance(a, (_str, _bytes, bytearray)):
-        limit = current().rules.max_alloc
+        total = 0
         for width in _percent_widths(a):
             if width < 0:
                 raise current().trip(
                     EvalMemoryError("a '*' width in %-formatting cannot be bounded before it runs")
                 )
-            if width > limit:
-                need(width, "%-formatting")
+            total += width  # every field: '%60000000d' * 20 is 1.2 GB of output
+        if total > 64:
+            need(total, "%-formatting")
     return a % b
 
 
 def _digit_runs(text: str) -> int:
-    best, run = 0, 0
+    """The sum of the numbers written in ``text`` (every width and precision of a spec: a
+    ``datetime`` spec such as ``'%10000Y' * 1000`` has many)."""
+
+    total, run = 0, 0
     for char in text:
         if "0" <= char <= "9":
             run = run * 10 + (ord(char) - 48)
-            best = max(best, run)
         else:
+            total += run
             run = 0
-    return best
+    return total + run
 
 
 def check_spec(spec: Any) -> None:
-    """Refuse a format spec whose width or precision is above the allocation budget."""
+    """Refuse a format spec whose widths and precisions add up above the allocation budget."""
 
-    if _type(spec) is _str and _digit_runs(spec) > 64:
-        need(_digit_runs(spec), "format width or precision")
+    if _type(spec) is _str:
+        total = _digit_runs(spec)
+        if total > 64:
+            need(total, "format width or precision")
 
 
 def format_value(value: Any, spec: str, conversion: int) -> str:
@@ -520,7 +671,11 @@ class HostFunction:
         object.__setattr__(self, "_sb_rt", runtime)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._sb_function(*args, **kwargs)
+        try:
+            result = self._sb_function(*args, **kwargs)
+        except SystemExit as exc:
+            exc._sb_host = True  # type: ignore[attr-defined]  # the host's own: it goes on
+            raise
         # What the host returns crosses as its arguments did: data copied, functions wrapped.
         return copy_in(result, self._sb_rt, True, "the result of a host function")
 
@@ -627,16 +782,45 @@ class Runtime:
             why = self.decide(obj, _normal(name))
             if why is not None:
                 raise self.refuse_attribute(obj, name, why)
-            checked = kind in _CHECKED_KINDS or (kind is _type and obj in _CHECKED_KINDS)
-            verdict = _CHECKED.get(name, True) if checked else True
+            checked = (
+                kind in _CHECKED_KINDS
+                or (kind is _type and obj in _CHECKED_KINDS)
+                # a subclass the source made of list, str, set...: the same checked methods
+                or (
+                    _isinstance(obj if kind is _type else kind, _type)
+                    and issubclass(obj if kind is _type else kind, _CHECKED_BASES)
+                )
+            )
+            if checked:
+                verdict = _CHECKED.get(name, True)
+            elif self._module_of(obj if kind is _type else kind):
+                # a granted module's object: its methods as library calls; UserString,
+                # UserList and deque get the checked methods of str and list (their center,
+                # format, join... run str's on their data), dates a checked strftime
+                verdict = _MEMBER
+                target = obj if kind is _type else kind
+                if _isinstance(target, _type):
+                    if issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
+                        verdict = _CHECKED[name]
+                    elif name == "strftime" and issubclass(target, _DATE_TYPES):
+                        verdict = _strftime
+            elif name == "strftime" and _isinstance(obj, _DATE_TYPES):
+                verdict = _strftime
+            else:
+                verdict = True
             if key is not None:
                 if len(self.decisions) > 4096:  # keys hold types (the source's classes too)
                     self.decisions.clear()
                 self.decisions[key] = verdict
         value = _getattr(obj, name)
-        if verdict is not True:
-            return verdict(self, obj, value)
         vk = _type(value)
+        if verdict is not True:
+            if verdict is not _MEMBER:
+                return verdict(self, obj, value)
+            if vk in _METHOD_TYPES:
+                # deque().extend(count()), Counter().update(...), sympy's methods: lazy
+                # arguments draw ticks, lazy results too, and the call's frame is scratch
+                return _LibraryCall(value, self)
         if vk in _NEVER_VALUES:
             raise self.refuse_attribute(obj, name, f"it is a {vk.__name__}")
         if vk is _type(sys):
@@ -652,6 +836,9 @@ class Runtime:
             raise self.refuse_attribute(view, name, "private names of modules are not readable")
         if f"{module_name}.{name}" in self.rules.denied_calls:
             raise self.refuse_attribute(view, name, "denied by an eval-call DENY line")
+        why = rules_module.never_function(module_name, name)
+        if why is not None:
+            raise self.refuse_attribute(view, name, why)
         try:
             value = _getattr(view._sb_module, name)
         except AttributeError:
@@ -711,6 +898,7 @@ class Runtime:
                 self._module_of(kind)
                 and kind not in (ModuleView, _type)
                 and kind not in SEALED_TYPES
+                and _settable(kind, name)
             )
         if not allowed:
             raise self.refuse_attribute(obj, name, "attributes of this object cannot be written")
@@ -822,7 +1010,10 @@ class Runtime:
             _sb_Exception=Exception,
             _sb_import=self.import_module,
             _sb_from=self.import_from,
-            _sb_compress=_compress,
+            _sb_compress=loop_iter,
+            _sb_in=container,
+            _sb_star=unpacked,
+            _sb_stars=starred_items,
             _sb_tick=_tick,
             _sb_type=_type,
             _sb_int=_int,
@@ -899,6 +1090,22 @@ def _tick() -> None:
     next(current().ticks)
 
 
+#: Descriptors through which a granted module's object may be written: C getters/setters
+#: (``decimal.Context.prec``) and properties. Not slots, and not new entries of an
+#: instance's ``__dict__``: those would monkey-patch objects the module shares with the
+#: host (``sympy.S.Pi = 3``, ``Symbol('x').name = ...`` on sympy's cached symbol, a
+#: class attribute through its metaclass).
+_SETTABLE_DESCRIPTORS: frozenset[type] = frozenset({_type(decimal.Context.prec), property})
+
+
+def _settable(kind: type, name: str) -> bool:
+    for klass in kind.__mro__:
+        found = klass.__dict__.get(name)
+        if found is not None:
+            return _type(found) in _SETTABLE_DESCRIPTORS
+    return False
+
+
 class _Setter:
     """``obj.name = value`` is rewritten ``_sb_w(obj)['name'] = value`` (works in every target
     position: tuple unpacking, ``for`` targets, ``with ... as``, augmented assignment)."""
@@ -951,16 +1158,26 @@ class _LibraryCall:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         function = self._sb_function
-        args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
-        cost = _LIBRARY_COSTS.get(_getattr(function, "__qualname__", ""))
+        qualname = _getattr(function, "__qualname__", "")
+        if qualname in _INDEXING and _getattr(function, "__module__", None) == "random":
+            # random.sample(range(10**6), 3) indexes its population: a range stays one
+            args = tuple(
+                a if _type(a) is range or _type(a) not in _LAZY else bounded(a) for a in args
+            )
+        else:
+            args = tuple(bounded(a) if _type(a) in _LAZY else a for a in args)
+        cost = _LIBRARY_COSTS.get(qualname)
         if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
         value: Any = kwargs.get("prec")
         if _isinstance(value, _int) and value > 64:
             need_int(value, "decimal precision")
-        result = function(*args, **kwargs)
-        if _type(result) is _type(sys):
+        result = _library_frame(function, args, kwargs)
+        kind = _type(result)
+        if kind is _type(sys):
             return self._sb_rt.view(result.__name__)
+        if _is_iterator(kind):
+            return Bounded(result, current().ticks)
         return result
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -968,6 +1185,32 @@ class _LibraryCall:
 
     def __repr__(self) -> str:
         return repr(self._sb_function)
+
+
+_ITERATOR_TYPES: dict[type, bool] = {}
+#: The verdict of an attribute of a granted module's object (``Runtime.getattr``).
+_MEMBER = object()
+#: What a method read on an object gives: called through :class:`_LibraryCall` when the
+#: object belongs to a granted module.
+_METHOD_TYPES: frozenset[type] = frozenset(
+    {_type([].append), _type(_frame_and_traceback.__get__(1)), _type(_gen)}
+)
+
+
+def _is_iterator(kind: type) -> bool:
+    """Whether what a library returned is an iterator C code could consume with no tick
+    (``itertools.count()``, a generator), not an iterator over a container in memory."""
+
+    found = _ITERATOR_TYPES.get(kind)
+    if found is None:
+        found = (
+            kind not in _FINITE_ITERATORS
+            and kind is not Bounded
+            and _getattr(kind, "__next__", None) is not None
+        )
+        if _len(_ITERATOR_TYPES) < 4096:
+            _ITERATOR_TYPES[kind] = found
+    return found
 
 
 def _factorial_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -992,6 +1235,15 @@ def _bits_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         need_int(args[0] // 8, "random bits")
 
 
+def _k_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    k = kwargs.get("k", args[1] if _len(args) > 1 and _isinstance(args[1], _int) else 1)
+    if _isinstance(k, _int):
+        need(k * 8, "random.choices/sample(k=...)")
+
+
+#: Functions of ``random`` that index their population (a ``range`` is not drawn through).
+_INDEXING = frozenset({"Random.sample", "Random.choice", "Random.choices"})
+
 #: Library functions whose cost follows from a number argument, by qualified name (the
 #: module is checked against ``_COST_MODULES``).
 _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
@@ -1000,6 +1252,8 @@ _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
     "perm": _comb_cost,
     "Random.randbytes": _bytes_cost,
     "Random.getrandbits": _bits_cost,
+    "Random.choices": _k_cost,
+    "Random.sample": _k_cost,
 }
 _COST_MODULES = ("math", "decimal", "random", None)
 
@@ -1037,6 +1291,7 @@ _GUARD_TYPES: frozenset[type] = frozenset(
 _CHECKED_KINDS: frozenset[type] = frozenset(
     {_str, _bytes, bytearray, list, tuple, _int, bool, dict, set, frozenset}
 )
+_CHECKED_BASES: tuple[type, ...] = tuple(_CHECKED_KINDS)
 
 
 # -- methods whose cost follows from an argument -------------------------------------------------
@@ -1045,6 +1300,7 @@ _CHECKED_KINDS: frozenset[type] = frozenset(
 def _width(index: int) -> Callable[[Runtime, Any, Any], Any]:
     def checked(runtime: Runtime, obj: Any, method: Any) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple(as_count(a) for a in args)
             if _len(args) > index and _isinstance(args[index], _int):
                 need(args[index] * _unit(obj), f"{_type(obj).__name__} method")
             return method(*args, **kwargs)
@@ -1057,7 +1313,7 @@ def _width(index: int) -> Callable[[Runtime, Any, Any], Any]:
 def _expandtabs(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(tabsize: int = 8) -> Any:
         if _isinstance(tabsize, _int) and tabsize > 1:
-            need(_len(obj) * tabsize * _unit(obj), "expandtabs")
+            need(_size(obj) * tabsize * _unit(obj), "expandtabs")
         return method(tabsize)
 
     return call
@@ -1065,11 +1321,11 @@ def _expandtabs(runtime: Runtime, obj: Any, method: Any) -> Any:
 
 def _replace(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(old: Any, new: Any, count: int = -1) -> Any:
-        if _isinstance(new, _SEQUENCES) and _len(new) > 1:
-            times = _len(obj) + 1 if not old else _len(obj) // max(1, _len(old)) + 1
+        if _isinstance(new, _SEQUENCES) and _size(new) > 1:
+            times = _size(obj) + 1 if not old else _size(obj) // max(1, _size(old)) + 1
             if count >= 0:
                 times = min(times, count)
-            need(_len(obj) + times * _len(new) * _unit(new), "replace")
+            need(_size(obj) + times * _size(new) * _unit(new), "replace")
         return method(old, new, count)
 
     return call
@@ -1081,8 +1337,8 @@ def _join(runtime: Runtime, obj: Any, method: Any) -> Any:
         total = 0
         for item in items:
             if _isinstance(item, _SEQUENCES):
-                total += _len(item)
-        need((total + _len(obj) * _len(items)) * _unit(obj), "join")
+                total += _size(item)
+        need((total + _size(obj) * _size(items)) * _unit(obj), "join")
         return method(items)
 
     return call
@@ -1092,9 +1348,9 @@ def _translate(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(table: Any) -> Any:
         if _type(table) is dict:
             longest = max(
-                (_len(v) for v in table.values() if _isinstance(v, _SEQUENCES)), default=1
+                (_size(v) for v in table.values() if _isinstance(v, _SEQUENCES)), default=1
             )
-            need(_len(obj) * longest * _unit(obj), "translate")
+            need(_size(obj) * longest * _unit(obj), "translate")
         return method(table)
 
     return call
@@ -1102,6 +1358,7 @@ def _translate(runtime: Runtime, obj: Any, method: Any) -> Any:
 
 def _to_bytes(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(length: int = 1, *args: Any, **kwargs: Any) -> Any:
+        length = as_count(length)
         if _isinstance(length, _int):
             need(length, "int.to_bytes")
         return method(length, *args, **kwargs)
@@ -1115,12 +1372,12 @@ def _consumer(runtime: Runtime, obj: Any, method: Any) -> Any:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         checked = []
-        total = _len(obj) if not _isinstance(obj, _type) else 0
+        total = _size(obj) if not _isinstance(obj, _type) else 0
         for arg in args:
             if _type(arg) in _LAZY or not hasattr(arg, "__len__"):
                 checked.append(bounded(arg))
             else:
-                total += _len(arg)
+                total += _size(arg)
                 checked.append(arg)
         need(total * 8, "a container method")
         return method(*checked, **kwargs)
@@ -1155,12 +1412,28 @@ def _format_map(runtime: Runtime, obj: Any, method: Any) -> Any:
     return call
 
 
+def _strftime(runtime: Runtime, obj: Any, method: Any) -> Any:
+    """``date.strftime(fmt)``: C's strftime honours widths (``'%10000Y'``) and makes up to
+    256 times the format's length: its widths and a generous expansion are counted first."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        fmt = args[-1] if args else kwargs.get("format")
+        if _type(fmt) is _str:
+            need(_digit_runs(fmt) + 16 * _len(fmt), "strftime")
+        return method(*args, **kwargs)
+
+    return call
+
+
 def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) -> None:
     """Refuse attribute fields the rules would refuse by name (``{0.__class__}``), and widths
     above the allocation budget (a nested ``{:{}}`` width comes from an argument: every int
     and digit run among the arguments is then taken as a possible width)."""
 
+    if _isinstance(fmt, _USER_STRING):
+        fmt = fmt.data  # type: ignore[attr-defined]  # UserString.format formats its data
     nested = False
+    total = 0
     for _literal, field, spec, _conversion in _string.formatter_parser(fmt):
         if field is None:
             continue
@@ -1183,7 +1456,9 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 nested = True
                 _check_format_string(runtime, spec, ())
             else:
-                check_spec(spec)
+                total += _digit_runs(spec)  # all fields: '{:>60000000}' * 20 is 1.2 GB
+    if total > 64:
+        need(total, "format widths and precisions")
     if nested:
         for value in values:
             if _isinstance(value, _int) and value > 64:
@@ -1192,7 +1467,26 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 need(_digit_runs(value), "a format spec from an argument")
 
 
+def _then_measured(runtime: Runtime, obj: Any, method: Any) -> Any:
+    """Methods whose result can outgrow their input several times with no width to estimate
+    (``('a ' * 3 * 10**7).split()``: a list of 30 million strings): a large result is followed
+    by the memory-growth check at once, not at the next chunk of ticks."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
+        if _len(result) > 1 << 16:
+            current().check()
+        return result
+
+    return call
+
+
 _CHECKED: dict[str, Any] = {
+    "split": _then_measured,
+    "rsplit": _then_measured,
+    "splitlines": _then_measured,
+    "encode": _then_measured,
+    "decode": _then_measured,
     "center": _width(0),
     "ljust": _width(0),
     "rjust": _width(0),
@@ -1207,6 +1501,17 @@ _CHECKED: dict[str, Any] = {
     "extend": _consumer,
     "update": _consumer,
     "fromkeys": _consumer,
+    # set methods that iterate their arguments in C: {1}.isdisjoint(range(-10**12, 0))
+    "union": _consumer,
+    "intersection": _consumer,
+    "difference": _consumer,
+    "symmetric_difference": _consumer,
+    "issubset": _consumer,
+    "issuperset": _consumer,
+    "isdisjoint": _consumer,
+    "intersection_update": _consumer,
+    "difference_update": _consumer,
+    "symmetric_difference_update": _consumer,
 }
 
 
@@ -1236,7 +1541,9 @@ def _sized(function: Callable[..., Any], unit: int) -> Callable[..., Any]:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if args:
-            first = args[0]
+            first = as_count(args[0])
+            if first is not args[0]:
+                args = (first, *args[1:])
             if _isinstance(first, _int) and not _isinstance(first, bool):
                 need(first * unit, f"{function.__name__}({first})")
             elif _type(first) in _LAZY or (
@@ -1256,7 +1563,26 @@ def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
     return pow(base, exp, mod)
 
 
+def _filter(function: Any, iterable: Any) -> Any:
+    """``filter``: its argument drawn through the ticks when lazy: ``next(filter(None,
+    repeat(0)))`` would otherwise search for ever in C."""
+
+    if _type(iterable) in _LAZY or not hasattr(iterable, "__len__"):
+        iterable = unpacked(iterable)
+    return filter(function, iterable)
+
+
+def _iter(*args: Any) -> Any:
+    """``iter``: ``iter(callable, sentinel)`` calls a function in C until the sentinel comes
+    (``iter(int, 1)`` never ends): it draws ticks wherever it is consumed."""
+
+    if _len(args) == 2:
+        return Bounded(iter(*args), current().ticks)
+    return iter(*args)
+
+
 def _round(number: Any, ndigits: Any = None) -> Any:
+    ndigits = as_count(ndigits)
     if _isinstance(ndigits, _int) and ndigits > 1000:
         need(ndigits // 2, "round")
     return round(number) if ndigits is None else round(number, ndigits)
@@ -1280,6 +1606,8 @@ _SAFE_BUILTINS.update(
     pow=_pow,
     round=_round,
     format=_format,
+    filter=_filter,
+    iter=_iter,
 )
 #: Builtin types whose constructors are checked: the source sees a function that calls the
 #: type; ``type(x)``, ``isinstance`` and ``except`` translate between the two.
@@ -1333,6 +1661,8 @@ def _date_types() -> frozenset[type]:
 
 
 _DATES = _date_types()
+#: What has a ``strftime`` (``datetime`` is a ``date``).
+_DATE_TYPES: tuple[type, ...] = tuple(t for t in _DATES if t.__name__ in ("date", "time"))
 
 
 def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int = 0) -> Any:
@@ -1409,7 +1739,7 @@ def copy_out(value: Any, depth: int = 0) -> Any:
         raise RuleEvalError(
             f"a {kind.__name__} made by evaluated code cannot be returned to the host"
         )
-    if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package):
+    if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package, Bounded, _RangeIn):
         raise RuleEvalError(f"a {kind.__name__} of the guard cannot be returned to the host")
     return value
 
@@ -1439,6 +1769,19 @@ def install_string_hook() -> None:
     sys.addaudithook(_string_hook)
 
 
+#: Library functions that compile text they build themselves from no string the evaluated
+#: source gave (function name, end of its file's path), allowed to while a source runs:
+#: sympy's polynomial rings generate their monomial operations from the number of
+#: generators (``integrate``, ``simplify``, ``cancel``, ``apart`` use them). Not sympify,
+#: parse_expr, lambdify or namedtuple: their text comes from the source's strings or
+#: symbol names (``nsimplify`` sympifies a formula naming the constants it is given).
+CODE_GENERATORS: frozenset[tuple[str, str]] = frozenset({("_build", "/sympy/polys/monomials.py")})
+
+
+#: The replacements of the ``eval``/``exec`` builtins (a library's call passes through them).
+_PROGRAM_FILE = __file__[: -len("runtime.py")] + "program.py"
+
+
 def _string_hook(event: str, args: tuple[Any, ...]) -> None:
     if event != "compile":
         return
@@ -1449,6 +1792,12 @@ def _string_hook(event: str, args: tuple[Any, ...]) -> None:
     if _type(source) is not _str and _type(source) is not _bytes:
         return
     frame: Any = sys._getframe(1)
+    code = frame.f_code
+    if code.co_filename == _PROGRAM_FILE and frame.f_back is not None:
+        code = frame.f_back.f_code  # through the guarded exec builtin (python-sb's program)
+    for name, path in CODE_GENERATORS:
+        if code.co_name == name and code.co_filename.endswith(path):
+            return  # a library's own code generation from no text of the source's
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename.startswith("<frozen importlib"):

@@ -12,6 +12,11 @@ the same names) reaches the objective on this machine, so that a held attack is 
 - ``exit``: it raises ``SystemExit`` (it would end the host);
 - ``recursion``: it raises ``RecursionError``: it went as deep as the interpreter allows
   (about 1000 frames, ten times the guarded budget).
+- ``crash``: run in a child python, it dies of ``SIGSEGV`` (it would end the host);
+- ``roundtrip``: run in a child python, then its ``result`` pickled and unpickled (what
+  crossing back from a worker does): still running after one second.
+
+``rules`` (default :data:`RULES`): the profile of the attack (:data:`CALC_RULES` for sympy).
 
 ``held`` is the exception ``guarded_eval`` must raise under :data:`RULES`.
 """
@@ -20,9 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
+from fractions import Fraction
 from typing import Any
 
 from pysandboxes.errors import (
+    ConfigError,
     EvalAttributeDenied,
     EvalCallDenied,
     EvalMemoryError,
@@ -30,6 +38,7 @@ from pysandboxes.errors import (
     EvalRecursionError,
     EvalSyntaxRejected,
     EvalTimeout,
+    EvalWorkerError,
     RuleEvalError,
 )
 
@@ -49,6 +58,20 @@ RULES = [
 ]
 
 
+#: A calculator's profile over sympy, generous too (imports, loops, functions).
+CALC_RULES = [
+    "eval-syntax=arith,compare,conditional,loop,comprehension,assign,func,subscript,fstring,"
+    "exception,import",
+    "eval-call=len,range,print,str,int,list,dict,sorted,sum,min,max,abs,isinstance",
+    "eval-attribute=str-methods,list-methods,dict-methods",
+    "eval-import=sympy",
+    "eval-timeout=2s",
+    "eval-max-output=64K",
+    # the worker's own rule: sympy loads the interpreter through ctypes when imported
+    "python-api=ALLOW:ctypes.CDLL",
+]
+
+
 @dataclass
 class Attack:
     name: str
@@ -58,6 +81,10 @@ class Attack:
     objective: Callable[[dict[str, Any]], bool] | None = None
     names: dict[str, Any] = field(default_factory=dict)
     limit_mib: int = 512  # the address space of a memory control
+    rules: list[str] | None = None  # None: RULES
+    #: The backends that hold it (a C stack overflow ends the process it happens in: only a
+    #: worker of its own holds it, docs/eval.md "Limits").
+    backends: tuple[str, ...] = ("worker", "in-process")
 
 
 def _has_result(ns: dict[str, Any]) -> bool:
@@ -345,7 +372,8 @@ ATTACKS: list[Attack] = [
     Attack("comprehension_flood", "[x for x in range(10**12)]", T, control="cpu"),
     Attack("any_generator", "any(x < 0 for x in range(10**12))", T, control="cpu"),
     Attack("library_lazy_arg", "import math\nmath.fsum(range(10**12))", T, control="cpu"),
-    Attack("dict_fromkeys_range", "dict.fromkeys(range(10**12))", T, control="cpu"),
+    # a million keys may outgrow the memory budget before the iteration count trips
+    Attack("dict_fromkeys_range", "dict.fromkeys(range(10**12))", (T, M), control="cpu"),
     Attack(
         "exponential_calls",
         "def f(n):\n    return 0 if n == 0 else f(n - 1) + f(n - 1)\nf(60)",
@@ -500,6 +528,7 @@ class Legit:
     expected: Any
     mode: str = "eval"
     names: dict[str, Any] = field(default_factory=dict)
+    rules: list[str] | None = None  # None: RULES
 
 
 LEGIT: list[Legit] = [
@@ -701,3 +730,925 @@ ATTACKS += [
         control="memory",
     ),
 ]
+
+
+# -- second round ---------------------------------------------------------------------------------
+# C code that consumes an iterator with no tick of the guard's: in-process nothing could stop
+# it (the worker is killed at its timeout either way).
+
+
+def _sympy_attribute(name: str, restore: Callable[[], None]) -> Callable[[dict[str, Any]], bool]:
+    """Objective of a write to sympy's shared objects; the control's write is undone."""
+
+    def reached(ns: dict[str, Any]) -> bool:
+        import sympy
+
+        try:
+            return bool(eval(name, {"sympy": sympy}))
+        finally:
+            restore()
+
+    return reached
+
+
+def _undo_evil() -> None:
+    import sympy
+
+    for owner in (sympy.S, sympy.Symbol):
+        if "evil" in vars(owner) if hasattr(owner, "__dict__") else False:
+            delattr(owner, "evil")
+
+
+def _undo_name() -> None:
+    import sympy
+
+    sympy.Symbol("x").name = "x"
+
+
+#: The second round (also run through python-sb's guarded exec: test_builtins_round2.py).
+SECOND_ROUND: list[Attack] = [
+    Attack("in_range_not_int", "'a' in range(10**12)", T, control="cpu"),
+    Attack("in_count", "import itertools\n-1 in itertools.count()", T, control="cpu"),
+    Attack("in_map_of_range", "-1 in map(abs, range(10**12))", T, control="cpu"),
+    Attack("in_zip", "(-1,) in zip(range(10**12))", T, control="cpu"),
+    Attack("in_enumerate", "(-1, -1) in enumerate(range(10**12))", T, control="cpu"),
+    Attack(
+        "next_filter_repeat",
+        "import itertools\nnext(filter(None, itertools.repeat(0)))",
+        T,
+        control="cpu",
+    ),
+    Attack("next_filter_iter_callable", "next(filter(None, iter(int, 1)))", T, control="cpu"),
+    Attack("set_isdisjoint_range", "{1}.isdisjoint(range(-10**12, 0))", T, control="cpu"),
+    Attack(
+        "set_union_repeat", "import itertools\nset().union(itertools.repeat(0))", T, control="cpu"
+    ),
+    Attack(
+        "deque_extend_range",
+        "import collections\nd = collections.deque(maxlen=1)\nd.extend(range(10**12))",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "counter_update_repeat",
+        "import collections, itertools\nc = collections.Counter()\nc.update(itertools.repeat(1))",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "starred_assign_count",
+        "import itertools\na, *b = itertools.repeat(0)",
+        (T, M),
+        control="memory",
+    ),
+    Attack("starred_assign_range", "a, *b = range(10**9)", M, control="memory"),
+    Attack("starred_display_map", "[*map(abs, range(10**12))]", (T, M), control="memory"),
+    Attack("starred_call_range", "max(*range(10**9))", M, control="memory"),
+    Attack("starred_for_target", "for a, *b in [range(10**9)]:\n    pass", M, control="memory"),
+    Attack("starred_nested_target", "a, (b, *c) = 1, range(10**9)", R, control="memory"),
+    # -- counts that are not ints: the estimates must see the number ----------------------------
+    Attack(
+        "sympy_integer_count",
+        "import sympy\nlen('a' * sympy.Integer(10**9))",
+        M,
+        control="memory",
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_integer_exponent",
+        "import sympy\n10 ** sympy.Integer(10**10)",
+        M,
+        control="cpu",
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_generator_in",
+        "import sympy\nx = sympy.Symbol('x')\nx in sympy.numbered_symbols()",
+        T,
+        control="cpu",
+        rules=CALC_RULES,
+    ),
+    # -- a granted module's functions that write into their caller, run processes, print --------
+    Attack(
+        "sympy_var_writes_caller_globals",
+        "import sympy\nsympy.var('need')",
+        A,
+        objective=lambda ns: type(ns.get("need")).__name__ == "Symbol",
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_test_runner",
+        "import sympy\nresult = sympy.test",
+        A,
+        objective=_has_result,
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_preview_runs_latex",
+        "from sympy import preview\nresult = preview",
+        A,
+        objective=_has_result,
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_init_session",
+        "import sympy\nresult = sympy.init_session",
+        A,
+        objective=_has_result,
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_pprint_flood",
+        "import sympy\nfor i in range(10**5):\n    sympy.pprint('x' * 100)",
+        A,
+        control="output",
+        rules=CALC_RULES,
+    ),
+    # -- monkey-patching the module the host shares -----------------------------------------------
+    Attack(
+        "sympy_singleton_write",
+        "import sympy\nsympy.S.evil = 1",
+        A,
+        objective=_sympy_attribute("getattr(sympy.S, 'evil', 0) == 1", _undo_evil),
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_class_write",
+        "import sympy\nsympy.Symbol.evil = 1",
+        A,
+        objective=_sympy_attribute("getattr(sympy.Symbol, 'evil', 0) == 1", _undo_evil),
+        rules=CALC_RULES,
+    ),
+    Attack(
+        "sympy_cached_symbol_write",
+        "import sympy\nx = sympy.Symbol('x')\nx.name = 'y'",
+        A,
+        objective=_sympy_attribute("sympy.Symbol('x').name == 'y'", _undo_name),
+        rules=CALC_RULES,
+    ),
+    # -- what crosses back is rebuilt in the host: sympy must not compute it there --------------
+    Attack(
+        "sympy_unevaluated_result",
+        "import sympy\nresult = sympy.Pow(10, 10**10, evaluate=False)",
+        U,
+        control="roundtrip",
+        rules=CALC_RULES,
+    ),
+]
+ATTACKS += SECOND_ROUND
+
+
+# -- second round of legitimate sources: what a code interpreter, a data-analysis agent and a
+# calculator evaluate all day, under the generous profile or the one the case names.
+
+#: RULES plus what a code-interpreter tool would add for richer sources.
+TOOL_RULES = [
+    *RULES,
+    "eval-import=json,re",
+    "eval-call=staticmethod,classmethod,property,reversed,divmod,bool,chr,ord,hex",
+    "eval-magic=__repr__,__eq__,__lt__,__len__,__iter__,__getitem__,__contains__,__index__",
+]
+#: Rows of a CSV file, as a data-analysis agent passes them.
+ROWS = [
+    {"city": "Paris", "temp": 21.5, "n": 3},
+    {"city": "Oslo", "temp": 12.0, "n": 5},
+    {"city": "Paris", "temp": 23.0, "n": 1},
+    {"city": "Rome", "temp": 27.5, "n": 2},
+]
+
+LEGIT += [
+    Legit(
+        "rows_group_by_dict",
+        (
+            "by = {}\n"
+            "for r in rows:\n"
+            "    by.setdefault(r['city'], []).append(r['temp'])\n"
+            "means = {k: sum(v) / len(v) for k, v in by.items()}\n"
+            "del r"
+        ),
+        {
+            "by": {"Oslo": [12.0], "Paris": [21.5, 23.0], "Rome": [27.5]},
+            "means": {"Oslo": 12.0, "Paris": 22.25, "Rome": 27.5},
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "rows_defaultdict",
+        (
+            "import collections\n"
+            "by = collections.defaultdict(list)\n"
+            "for r in rows:\n"
+            "    by[r['city']].append(r['n'])\n"
+            "totals = {k: sum(v) for k, v in sorted(by.items())}\n"
+            "del by, r"
+        ),
+        {
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+            "totals": {"Oslo": 5, "Paris": 4, "Rome": 2},
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "rows_counter",
+        (
+            "import collections\n"
+            "c = collections.Counter(r['city'] for r in rows)\n"
+            "top = c.most_common(2)\n"
+            "n = c['Paris']\n"
+            "del c"
+        ),
+        {
+            "n": 2,
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+            "top": [("Paris", 2), ("Oslo", 1)],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "rows_statistics",
+        (
+            "import statistics\n"
+            "temps = [r['temp'] for r in rows]\n"
+            "med = statistics.median(temps)\n"
+            "mean = round(statistics.fmean(temps), 3)\n"
+            "q = statistics.quantiles(temps, n=4)"
+        ),
+        {
+            "mean": 21.0,
+            "med": 22.25,
+            "q": [14.375, 22.25, 26.375],
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+            "temps": [21.5, 12.0, 23.0, 27.5],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "rows_max_key",
+        "hottest = max(rows, key=lambda r: r['temp'])['city']",
+        {
+            "hottest": "Rome",
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "itertools_groupby",
+        (
+            "import itertools\n"
+            "groups = {k: len(list(g)) for k, g in itertools.groupby(sorted(r['city"
+            "'] for r in rows))}"
+        ),
+        {
+            "groups": {"Oslo": 1, "Paris": 2, "Rome": 1},
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "itertools_combinatorics",
+        (
+            "import itertools\n"
+            "pairs = list(itertools.combinations([1, 2, 3], 2))\n"
+            "acc = list(itertools.accumulate([1, 2, 3, 4]))\n"
+            "flat = list(itertools.chain.from_iterable([[1], [2, 3]]))\n"
+            "prod = list(itertools.product('ab', repeat=2))\n"
+            "sl = list(itertools.islice(itertools.count(10), 3))\n"
+            "for p in itertools.permutations('abc', 2):\n"
+            "    last = p"
+        ),
+        {
+            "acc": [1, 3, 6, 10],
+            "flat": [1, 2, 3],
+            "last": ("c", "b"),
+            "p": ("c", "b"),
+            "pairs": [(1, 2), (1, 3), (2, 3)],
+            "prod": [("a", "a"), ("a", "b"), ("b", "a"), ("b", "b")],
+            "sl": [10, 11, 12],
+        },
+        mode="exec",
+    ),
+    Legit(
+        "datetime_arithmetic",
+        (
+            "import datetime\n"
+            "d = datetime.date(2024, 1, 31) + datetime.timedelta(days=30)\n"
+            "s = d.isoformat()\n"
+            "w = d.strftime('%A %d %B')\n"
+            "delta = (datetime.datetime(2024, 3, 1, 12) - datetime.datetime(2024, 2"
+            ", 28)).total_seconds()\n"
+            "p = datetime.date.fromisoformat('2024-05-06').weekday()"
+        ),
+        {
+            "d": date(2024, 3, 1),
+            "delta": 216000.0,
+            "p": 0,
+            "s": "2024-03-01",
+            "w": "Friday 01 March",
+        },
+        mode="exec",
+    ),
+    Legit(
+        "math_isclose_and_friends",
+        (
+            "import math\n"
+            "c = math.isclose(0.1 + 0.2, 0.3)\n"
+            "g = math.gcd(48, 18)\n"
+            "k = math.comb(10, 3)\n"
+            "h = math.hypot(3, 4)\n"
+            "l = round(math.log(100, 10), 6)\n"
+            "i = math.inf > 10**100"
+        ),
+        {"c": True, "g": 6, "h": 5.0, "i": True, "k": 120, "l": 2.0},
+        mode="exec",
+    ),
+    Legit(
+        "sum_of_generator",
+        "sum(x * x for x in range(100) if x % 3 == 0)",
+        112761,
+    ),
+    Legit(
+        "class_with_methods",
+        (
+            "class Stats:\n"
+            "    def __init__(self, values):\n"
+            "        self.values = list(values)\n"
+            "    def mean(self):\n"
+            "        return sum(self.values) / len(self.values)\n"
+            "    def spread(self):\n"
+            "        return max(self.values) - min(self.values)\n"
+            "s = Stats([1, 2, 3, 4])\n"
+            "m = s.mean()\n"
+            "sp = s.spread()\n"
+            "del s"
+        ),
+        {"m": 2.5, "sp": 3},
+        mode="exec",
+    ),
+    Legit(
+        "record_class",
+        (
+            "class Point:\n"
+            "    def __init__(self, x, y):\n"
+            "        self.x = x\n"
+            "        self.y = y\n"
+            "    def dist2(self, other):\n"
+            "        return (self.x - other.x) ** 2 + (self.y - other.y) ** 2\n"
+            "pts = [Point(0, 0), Point(3, 4), Point(1, 1)]\n"
+            "far = max(pts, key=lambda p: p.dist2(pts[0]))\n"
+            "r = (far.x, far.y)\n"
+            "del pts, far"
+        ),
+        {"r": (3, 4)},
+        mode="exec",
+    ),
+    Legit(
+        "sorted_items_by_value",
+        (
+            "scores = {'a': 3, 'b': 9, 'c': 5}\n"
+            "top = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:2]\n"
+            "best = max(scores, key=scores.get)"
+        ),
+        {"best": "b", "scores": {"a": 3, "b": 9, "c": 5}, "top": [("b", 9), ("c", 5)]},
+        mode="exec",
+    ),
+    Legit(
+        "decimal_precision_50",
+        (
+            "from decimal import Decimal, getcontext\n"
+            "getcontext().prec = 50\n"
+            "r = str(Decimal(2).sqrt())"
+        ),
+        {"r": "1.4142135623730950488016887242096980785696718753769"},
+        mode="exec",
+    ),
+    Legit(
+        "decimal_quantize",
+        (
+            "from decimal import Decimal, ROUND_HALF_UP\n"
+            "r = str(Decimal('2.675').quantize(Decimal('0.01'), rounding=ROUND_HALF_UP))"
+        ),
+        {"ROUND_HALF_UP": "ROUND_HALF_UP", "r": "2.68"},
+        mode="exec",
+    ),
+    Legit(
+        "format_specs",
+        (
+            "a = '{:>10.3f}'.format(3.14159)\n"
+            "b = '{:,}'.format(1234567)\n"
+            "c = f'{2.5:08.2f}|{\"x\":^5}|{255:#x}'\n"
+            "d = '%5.2f%%' % 12.345\n"
+            "e = '%(name)s=%(v)d' % {'name': 'n', 'v': 3}\n"
+            "f = format(0.125, '.1%')\n"
+            "g = '{0[city]} {0[temp]:.1f}'.format(rows[0])"
+        ),
+        {
+            "a": "     3.142",
+            "b": "1,234,567",
+            "c": "00002.50|  x  |0xff",
+            "d": "12.35%",
+            "e": "n=3",
+            "f": "12.5%",
+            "g": "Paris 21.5",
+            "rows": [
+                {"city": "Paris", "n": 3, "temp": 21.5},
+                {"city": "Oslo", "n": 5, "temp": 12.0},
+                {"city": "Paris", "n": 1, "temp": 23.0},
+                {"city": "Rome", "n": 2, "temp": 27.5},
+            ],
+        },
+        mode="exec",
+        names={"rows": ROWS},
+    ),
+    Legit(
+        "transpose_with_star",
+        ("m = [[1, 2, 3], [4, 5, 6]]\nt = [list(r) for r in zip(*m)]"),
+        {"m": [[1, 2, 3], [4, 5, 6]], "t": [[1, 4], [2, 5], [3, 6]]},
+        mode="exec",
+    ),
+    Legit(
+        "star_unpacking",
+        (
+            "first, *rest = [1, 2, 3]\n"
+            "head, *mid, tail = 'abcd'\n"
+            "merged = [*rest, *range(3), *(x for x in 'ab')]\n"
+            "d = {**{'a': 1}, 'b': 2}\n"
+            "for a, *b in [(1, 2, 3), (4, 5)]:\n"
+            "    last = (a, b)\n"
+            "pairs = [(a, b) for a, *b in ['xy', 'z']]"
+        ),
+        {
+            "a": 4,
+            "b": [5],
+            "d": {"a": 1, "b": 2},
+            "first": 1,
+            "head": "a",
+            "last": (4, [5]),
+            "merged": [2, 3, 0, 1, 2, "a", "b"],
+            "mid": ["b", "c"],
+            "pairs": [("x", ["y"]), ("z", [])],
+            "rest": [2, 3],
+            "tail": "d",
+        },
+        mode="exec",
+    ),
+    Legit(
+        "membership_tests",
+        (
+            "s = {1, 2}\n"
+            "d = {'k': 1}\n"
+            "r = [1 in s, 'k' in d, 'b' in 'abc', 5 in range(10), 2.5 in range(3), "
+            "3 not in (1, 2), 'x' in map(str, 'xyz'), 1 in iter([1]), 'k' in d.keys"
+            "(), 1 in d.values()]"
+        ),
+        {
+            "d": {"k": 1},
+            "r": [True, True, True, True, False, True, True, True, True, True],
+            "s": {1, 2},
+        },
+        mode="exec",
+    ),
+    Legit(
+        "enumerate_zip_dict",
+        (
+            "keys = ['a', 'b']\n"
+            "vals = [1, 2]\n"
+            "d = dict(zip(keys, vals))\n"
+            "idx = [(i, k) for i, k in enumerate(keys, start=1)]\n"
+            "for i, (k, v) in enumerate(d.items()):\n"
+            "    last = (i, k, v)"
+        ),
+        {
+            "d": {"a": 1, "b": 2},
+            "i": 1,
+            "idx": [(1, "a"), (2, "b")],
+            "k": "b",
+            "keys": ["a", "b"],
+            "last": (1, "b", 2),
+            "v": 2,
+            "vals": [1, 2],
+        },
+        mode="exec",
+    ),
+    Legit(
+        "walrus_in_comprehension",
+        ("xs = [1, 2, 3]\nys = [y for x in xs if (y := x * 2) > 2]"),
+        {"xs": [1, 2, 3], "y": 6, "ys": [4, 6]},
+        mode="exec",
+    ),
+    Legit(
+        "exception_message",
+        ("try:\n    int('abc')\nexcept ValueError as e:\n    msg = str(e)"),
+        {"msg": "invalid literal for int() with base 10: 'abc'"},
+        mode="exec",
+    ),
+    Legit(
+        "any_all_generators",
+        ("xs = [3, 5, 7]\nok = all(x % 2 for x in xs) and not any(x > 10 for x in xs)"),
+        {"ok": True, "xs": [3, 5, 7]},
+        mode="exec",
+    ),
+    Legit(
+        "fraction_arithmetic",
+        (
+            "from fractions import Fraction\n"
+            "f = Fraction(3, 4) + Fraction(1, 6)\n"
+            "r = (f.numerator, f.denominator, float(f), f.limit_denominator(3))"
+        ),
+        {"f": Fraction(11, 12), "r": (11, 12, 0.9166666666666666, Fraction(1, 1))},
+        mode="exec",
+    ),
+    Legit(
+        "random_seeded",
+        (
+            "import random\n"
+            "rng = random.Random(42)\n"
+            "r = [rng.randint(1, 6) for _ in range(5)]\n"
+            "sample = rng.sample(range(100), 3)\n"
+            "pick = rng.choice(range(10))\n"
+            "del rng"
+        ),
+        {"pick": 1, "r": [6, 1, 1, 6, 3], "sample": [31, 28, 17]},
+        mode="exec",
+    ),
+    Legit(
+        "json_dumps_result",
+        (
+            "import json\n"
+            "s = json.dumps({'b': [1, 2.5, None], 'a': True}, sort_keys=True)\n"
+            "back = json.loads(s)"
+        ),
+        {"back": {"a": True, "b": [1, 2.5, None]}, "s": '{"a": true, "b": [1, 2.5, null]}'},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "re_findall_sub",
+        (
+            "import re\n"
+            "nums = [int(n) for n in re.findall(r'\\d+', 'a1b22c333')]\n"
+            "m = re.match(r'(\\w+)@(\\w+)', 'me@host').groups()\n"
+            "sub = re.sub(r'\\s+', ' ', 'a   b\\tc')"
+        ),
+        {"m": ("me", "host"), "nums": [1, 22, 333], "sub": "a b c"},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "property_staticmethod_classmethod",
+        (
+            "class T:\n"
+            "    unit = 'C'\n"
+            "    def __init__(self, c):\n"
+            "        self.c = c\n"
+            "    @property\n"
+            "    def f(self):\n"
+            "        return self.c * 9 / 5 + 32\n"
+            "    @staticmethod\n"
+            "    def parse(s):\n"
+            "        return T(float(s))\n"
+            "    @classmethod\n"
+            "    def zero(cls):\n"
+            "        return cls(0)\n"
+            "r = (T.parse('100').f, T.zero().f, T.unit)"
+        ),
+        {"r": (212.0, 32.0, "C")},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "dataclass_like_dunders",
+        (
+            "class P:\n"
+            "    def __init__(self, x, y):\n"
+            "        self.x, self.y = x, y\n"
+            "    def __repr__(self):\n"
+            "        return f'P({self.x}, {self.y})'\n"
+            "    def __eq__(self, other):\n"
+            "        return (self.x, self.y) == (other.x, other.y)\n"
+            "    def __lt__(self, other):\n"
+            "        return (self.x, self.y) < (other.x, other.y)\n"
+            "r = [repr(p) for p in sorted([P(2, 1), P(1, 5)])]\n"
+            "same = P(1, 2) == P(1, 2)"
+        ),
+        {"r": ["P(1, 5)", "P(2, 1)"], "same": True},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "container_class",
+        (
+            "class Bag:\n"
+            "    def __init__(self):\n"
+            "        self.items = []\n"
+            "    def __len__(self):\n"
+            "        return len(self.items)\n"
+            "    def __iter__(self):\n"
+            "        return iter(self.items)\n"
+            "    def __contains__(self, x):\n"
+            "        return x in self.items\n"
+            "    def __getitem__(self, i):\n"
+            "        return self.items[i]\n"
+            "b = Bag()\n"
+            "b.items.extend([3, 1, 2])\n"
+            "r = (len(b), sorted(b), 2 in b, b[0], list(reversed(b.items)))\n"
+            "del b"
+        ),
+        {"r": (3, [1, 2, 3], True, 3, [2, 1, 3])},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "divmod_chr_hex",
+        (
+            "q, r = divmod(17, 5)\n"
+            "s = ''.join(chr(ord('a') + i) for i in range(3))\n"
+            "h = hex(255)\n"
+            "b = bool([])"
+        ),
+        {"b": False, "h": "0xff", "q": 3, "r": 2, "s": "abc"},
+        mode="exec",
+        rules=TOOL_RULES,
+    ),
+    Legit(
+        "sympy_calculus",
+        (
+            "import sympy\n"
+            "x = sympy.Symbol('x')\n"
+            "roots = str(sympy.solve(x**2 - 4, x))\n"
+            "d = str(sympy.diff(sympy.sin(x) * x, x))\n"
+            "i = str(sympy.integrate(x**2, (x, 0, 3)))\n"
+            "t = str(sympy.integrate(sympy.sin(x)**2, x))\n"
+            "s = str(sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2))\n"
+            "f = str(sympy.factor(x**2 - 1))\n"
+            "e = str(sympy.expand((x + 1)**3))\n"
+            "l = str(sympy.limit(sympy.sin(x) / x, x, 0))\n"
+            "ser = str(sympy.series(sympy.exp(x), x, 0, 3))\n"
+            "q = str(sympy.apart(1 / (x**2 - 1)))\n"
+            "del x"
+        ),
+        {
+            "d": "x*cos(x) + sin(x)",
+            "e": "x**3 + 3*x**2 + 3*x + 1",
+            "f": "(x - 1)*(x + 1)",
+            "i": "9",
+            "l": "1",
+            "q": "-1/(2*(x + 1)) + 1/(2*(x - 1))",
+            "roots": "[-2, 2]",
+            "s": "1",
+            "ser": "1 + x + x**2/2 + O(x**3)",
+            "t": "x/2 - sin(x)*cos(x)/2",
+        },
+        mode="exec",
+        rules=CALC_RULES,
+    ),
+    Legit(
+        "sympy_algebra",
+        (
+            "import sympy\n"
+            "a, b = sympy.symbols('a b')\n"
+            "det = str(sympy.Matrix([[a, b], [b, a]]).det())\n"
+            "r = str(sympy.Rational(1, 3) + sympy.Rational(1, 6))\n"
+            "sub = str((a + b).subs(a, 2))\n"
+            "val = str(sympy.N(sympy.pi, 10))\n"
+            "lat = sympy.latex(a**2)\n"
+            "sol = str(sympy.solve([a + b - 3, a - b - 1], [a, b]))\n"
+            "del a, b"
+        ),
+        {
+            "det": "a**2 - b**2",
+            "lat": "a^{2}",
+            "r": "1/2",
+            "sol": "{a: 2, b: 1}",
+            "sub": "b + 2",
+            "val": "3.141592654",
+        },
+        mode="exec",
+        rules=CALC_RULES,
+    ),
+]
+
+
+# Classes the source defines may subclass the builtin types and lie through the dunders a
+# code-interpreter profile grants (TOOL_RULES): the estimates count with the builtin type's
+# own length, the checked methods apply to subclasses, an __index__ is read once.
+SOURCE_TYPES_ROUND: list[Attack] = [
+    Attack(
+        "source_len_lie_repeat",
+        "class S(str):\n    def __len__(self):\n        return 0\nlen(S('x' * 1000) * 10**6)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_len_lie_join",
+        "class S(str):\n    def __len__(self):\n        return 0\n"
+        "x = S('-' * 10000).join(['a'] * 100000)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_list_subclass_extend",
+        "class L(list):\n    pass\nL().extend(map(abs, range(10**12)))",
+        (T, M),
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_set_subclass_isdisjoint",
+        "class S(set):\n    pass\nS().isdisjoint(range(-10**12, 0))",
+        T,
+        control="cpu",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_str_subclass_center",
+        "class S(str):\n    pass\nS('a').center(10**9)",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "source_index_count",
+        "class N:\n    def __index__(self):\n        return 10**9\n'a' * N()",
+        M,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+]
+# A method whose result outgrows its input with no width to estimate: the growth check runs
+# at once. It reads the process's *peak* memory, which a process forked from a bigger one
+# inherits (a python-sb program started by this test process): the loop after it trips the
+# iteration count then.
+SOURCE_TYPES_ROUND.append(
+    Attack(
+        "split_flood",
+        "s = 'a ' * 30000000\nparts = s.split()\nfor p in parts:\n    pass",
+        (M, T),
+        control="memory",
+        limit_mib=256,
+        rules=TOOL_RULES,
+    )
+)
+# collections' own sequences run str's and list's methods and operators on their data in
+# Python code the rewrite never sees: UserString.format walked '{0.__class__.__mro__}'
+# unchecked, and center, *, % and + allocated with no estimate. Widths add up over fields.
+SOURCE_TYPES_ROUND += [
+    Attack(
+        "userstring_format_walk",
+        "import collections\nresult = collections.UserString('{0.__class__.__mro__}').format(1)",
+        A,
+        objective=lambda ns: "object" in str(ns["result"]),
+    ),
+    Attack(
+        "userstring_format_map_walk",
+        "import collections\nresult = collections.UserString('{x.__class__}').format_map({'x': 1})",
+        A,
+        objective=lambda ns: "int" in str(ns["result"]),
+    ),
+    Attack(
+        "userstring_center",
+        "import collections\nlen(collections.UserString('a').center(10**9))",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userstring_repeat",
+        "import collections\nlen(collections.UserString('ab') * 10**9)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userstring_percent_width",
+        "import collections\nlen(collections.UserString('%01000000000d') % 1)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "userlist_repeat",
+        "import collections\nlen(collections.UserList([0]) * 10**9)",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "deque_repeat",
+        "import collections\nd = collections.deque([0])\nd *= 10**8",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "strftime_widths",
+        "import datetime\nlen(datetime.date(2024, 1, 1).strftime('%10000Y' * 100000))",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "date_format_spec_widths",
+        "import datetime\nspec = '%10000Y' * 100000\nlen(f'{datetime.date(2024, 1, 1):{spec}}')",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "format_many_widths", "len(('{:>60000000}' * 20).format(*range(20)))", M, control="memory"
+    ),
+    Attack(
+        "percent_many_widths", "len(('%60000000d' * 20) % tuple(range(20)))", M, control="memory"
+    ),
+]
+SECOND_ROUND += SOURCE_TYPES_ROUND
+ATTACKS += SOURCE_TYPES_ROUND
+
+
+# CPython 3.11 hashes a tuple with no recursion check: one nested 300,000 deep overflows the
+# C stack of the process that hashes it. The worker dies (EvalWorkerError) and the host goes
+# on; in-process it would be the host that dies (docs/eval.md, Limits).
+C_STACK_ROUND: list[Attack] = [
+    Attack(
+        "nested_tuple_hash",
+        "t = ()\nfor i in range(300000):\n    t = (t,)\nlen({t})",
+        EvalWorkerError,
+        control="crash",
+        backends=("worker",),
+    ),
+]
+ATTACKS += C_STACK_ROUND
+
+
+# Standard modules that open host files, sleep, print or end the process under other names:
+# the module is never grantable (a ConfigError naming the line), or the function is never
+# available (NEVER_FUNCTIONS). Their controls show plain exec reaching the objective.
+STDLIB_ROUND: list[Attack] = [
+    Attack(
+        "codecs_open_host_file",
+        "import codecs\nresult = codecs.open('/etc/hostname').read()",
+        A,
+        objective=_has_result,
+        rules=[*RULES, "eval-import=codecs"],
+    ),
+    Attack(
+        "posixpath_probes_host_files",
+        "import posixpath\nresult = posixpath.exists('/etc/hostname')",
+        ConfigError,
+        objective=lambda ns: ns["result"] is True,
+        rules=[*RULES, "eval-import=posixpath"],
+    ),
+    Attack(
+        "argparse_exits_the_host",
+        "import argparse\nargparse.ArgumentParser().parse_args(['--nope'])",
+        ConfigError,
+        control="exit",
+        rules=[*RULES, "eval-import=argparse"],
+    ),
+    Attack(
+        "time_sleep",
+        "import time\ntime.sleep(3600)",
+        A,
+        control="cpu",
+        rules=[*RULES, "eval-import=time"],
+    ),
+    Attack(
+        "pprint_flood",
+        "import pprint\nfor i in range(10**5):\n    pprint.pprint('x' * 100)",
+        A,
+        control="output",
+        rules=[*RULES, "eval-import=pprint"],
+    ),
+]
+ATTACKS += STDLIB_ROUND

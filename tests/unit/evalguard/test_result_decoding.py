@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import collections
 import fractions
+import importlib
 import importlib.util
 import os
 import pickle
 import statistics
+import sys
 
 import pytest
 
@@ -68,3 +70,79 @@ def test_a_persistent_reference_is_refused() -> None:
     Refs(buffer, 5).dump(["ref"])
     with pytest.raises(EvalWorkerError, match="host object"):
         channel.loads_from_worker(buffer.getvalue(), resolve(None, RULES))
+
+
+def _sympy_rules() -> object:
+    require(importlib.util.find_spec("sympy"), "sympy is not installed (pip install -e .[dev])")
+    return resolve(None, ["eval-syntax=arith", "eval-import=sympy"])
+
+
+def test_a_class_is_resolved_by_its_own_name_never_through_an_imported_module() -> None:
+    rules = _sympy_rules()
+    importlib.import_module("sympy.printing.gtk")  # imports subprocess: gtk.subprocess.Popen
+
+    payload = (
+        b"\x80\x04csympy.printing.gtk\nsubprocess.Popen\n"
+        b"(X\x05\x00\x00\x00falset\x85R."  # Popen(('false',)): a command run by the host
+    )
+
+    # Control: a plain unpickler resolves that name to the class that runs a command.
+    class Names(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> object:
+            if module.startswith("sympy"):
+                target: object = sys.modules[module]
+                for part in name.split("."):
+                    target = getattr(target, part)
+                return target
+            raise pickle.UnpicklingError(name)
+
+    import io
+    import subprocess
+
+    assert (
+        Names(io.BytesIO(payload)).find_class("sympy.printing.gtk", "subprocess.Popen")
+        is subprocess.Popen
+    )
+    with pytest.raises(EvalWorkerError, match="cannot cross back"):
+        channel.loads_from_worker(payload, rules)  # type: ignore[arg-type]
+
+
+def test_a_sympy_result_is_rebuilt_unevaluated() -> None:
+    rules = _sympy_rules()
+    import time
+
+    import sympy
+
+    # Control: a plain round trip evaluates 10**(10**10) in the decoding process (the
+    # attack of tests/redteam/eval/corpus.py 'sympy_unevaluated_result', run in a child).
+    big = sympy.Pow(10, 10**10, evaluate=False)
+    start = time.monotonic()
+    back = channel.loads_from_worker(pickle.dumps(big, 5), rules)  # type: ignore[arg-type]
+    assert time.monotonic() - start < 5
+    assert back == big and isinstance(back, sympy.Pow)
+    x = sympy.Symbol("x")
+    expr = sympy.integrate(sympy.sin(x) ** 2, x)
+    assert channel.loads_from_worker(pickle.dumps(expr, 5), rules) == expr  # type: ignore[arg-type]
+    # the host's own sympy evaluates as before afterwards
+    assert sympy.Pow(2, 3) == 8
+
+
+def test_a_librarys_sys_exit_does_not_end_the_host() -> None:
+    from pysandboxes.errors import RuleEvalError
+    from pysandboxes.evalguard.api import guarded_eval
+    from tests.unit.evalguard import exiting_library
+
+    # Control: called directly, the library ends the process.
+    with pytest.raises(SystemExit):
+        exiting_library.give_up(3)
+    rules = ["eval-syntax=arith,import", "eval-import=tests.unit.evalguard.exiting_library"]
+    source = "from tests.unit.evalguard.exiting_library import give_up\ngive_up(3)"
+    with pytest.raises(RuleEvalError, match="tried to end the process"):
+        guarded_eval(source, mode="exec", rules=rules, backend="in-process")
+
+    # A host function's own SystemExit is the host's: it goes on as raised (sys.exit is the
+    # host function here: a function of this test module would count as the granted
+    # package's, tests.*).
+    with pytest.raises(SystemExit) as info:
+        guarded_eval("leave(4)", names={"leave": sys.exit}, rules=rules, backend="in-process")
+    assert info.value.code == 4
