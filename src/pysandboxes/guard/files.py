@@ -729,7 +729,9 @@ def make_file_handlers(
         stripped = text.rstrip("/\\") if table.windows else text.rstrip("/")
         cut = stripped.rfind("/")
         if table.windows:
-            cut = max(cut, stripped.rfind("\\"))
+            back = stripped.rfind("\\")
+            if back > cut:  # (no max(): no global name is looked up after arming)
+                cut = back
         name = stripped[cut + 1 :]
         if not name or name in (".", ".."):
             return judge(obj, True, dir_fd)

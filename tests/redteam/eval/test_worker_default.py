@@ -147,7 +147,12 @@ def test_sympy_result_crosses_back() -> None:
 
     x = sympy.Symbol("x")
     # sympy loads the interpreter through ctypes when it is imported: a line of the worker
-    rules = ["eval-syntax=arith", "eval-import=sympy", "python-api=ALLOW:ctypes.CDLL"]
+    rules = [
+        "eval-syntax=arith",
+        "eval-import=sympy",
+        "python-api=ALLOW:ctypes.CDLL",
+        "eval-timeout=30s",  # the first import of sympy in a new worker, on a busy machine
+    ]
     names = {"x": x, "integrate": sympy.integrate, "sin": sympy.sin}
     result = guarded_eval("integrate(x**2, x) + sin(x)", names=names, rules=rules)
     assert result == x**3 / 3 + sympy.sin(x)
