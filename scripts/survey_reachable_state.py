@@ -29,6 +29,7 @@ decide nothing the guard judges (docs/security-model.md, "State the guard uses a
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 from typing import Any
 
@@ -56,11 +57,12 @@ def load() -> dict[str, Any]:
         except BaseException as exc:  # a refused or missing module: surveyed without it
             print("not loaded:", name, type(exc).__name__)
     made: dict[str, Any] = {}
-    for label, make in (
-        ("ssl_context", lambda: sys.modules["ssl"].SSLContext(sys.modules["ssl"].PROTOCOL_TLS_CLIENT)),
+    makers: tuple[tuple[str, Any], ...] = (
+        ("ssl_context", lambda: sys.modules["ssl"].SSLContext(2)),  # PROTOCOL_TLS_CLIENT
         ("sqlite_connection", lambda: sys.modules["sqlite3"].connect(":memory:")),
         ("tcl", lambda: sys.modules["tkinter"].Tcl()),
-    ):
+    )
+    for label, make in makers:
         try:
             made[label] = make()
         except BaseException as exc:
@@ -82,7 +84,7 @@ def is_guard(function: Any) -> bool:
 def describe(value: Any) -> str:
     try:
         if type(value) is BUILTIN:
-            owner = value.__self__
+            owner = getattr(value, "__self__", None)
             if type(owner) is MODULE:
                 shown = owner.__dict__.get(value.__name__)
                 hidden = "" if shown is value else "  !!ORIGINAL"
@@ -120,19 +122,15 @@ class Survey:
                 continue
             if found is not None:
                 self.walk(found, f"{path}.{attr}", depth + 1, via_guard or guard)
-        try:
+        with contextlib.suppress(BaseException):  # an odd object: skipped, not the survey
             self.members(value, path, depth, via_guard)
-        except BaseException:  # an odd object: skipped, not the survey
-            pass
 
     def function(self, value: Any, path: str, depth: int, via: bool, guard: bool) -> None:
         names = value.__code__.co_freevars  # needs the introspection grant
         found: list[tuple[str, Any]] = []
-        for name, cell in zip(names, value.__closure__ or ()):
-            try:
+        for name, cell in zip(names, value.__closure__ or (), strict=True):
+            with contextlib.suppress(ValueError):  # an empty cell
                 found.append((f"cell {name}", cell.cell_contents))
-            except ValueError:  # an empty cell
-                pass
         found += [(f"default[{i}]", v) for i, v in enumerate(value.__defaults__ or ())]
         found += [(f"kwdefault {k}", v) for k, v in (value.__kwdefaults__ or {}).items()]
         found += [(f"__dict__ {k}", v) for k, v in value.__dict__.items()]
