@@ -101,17 +101,12 @@ def exact_field(
     return None
 
 
-def _after_call(
-    after: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None,
-    result: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    """``after(result, args, kwargs)``, or ``result`` when there is none: called by the hidden
-    generator with ``after`` taken off its list, so that its frame never names it while the
-    original runs. A module function holding nothing."""
+def _no_after(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The ``after`` of a hidden call that has none: the result as it is. A module function
+    holding nothing (the hidden generator calls an ``after`` unconditionally, taken off its
+    list while the original runs)."""
 
-    return result if after is None else after(result, args, kwargs)
+    return result
 
 
 def hide_reentrant(
@@ -131,7 +126,7 @@ def hide_reentrant(
     _drop_traceback: Callable[[BaseException, None], BaseException] = (
         BaseException.with_traceback
     ),
-    _finish: Callable[..., Any] = _after_call,
+    _no_after: Callable[..., Any] = _no_after,
 ) -> Call:
     """As :func:`pysandboxes.guard.wrappers.hide`, for a function that may run again before it
     returns (``_imp.create_dynamic``: an extension's initialisation imports another one).
@@ -155,7 +150,8 @@ def hide_reentrant(
     base = _base
     valid, bad = _valid, _bad
     drop_traceback = _drop_traceback
-    finish = _finish
+    if after is None:
+        after = _no_after
 
     def one(box: list[Any], marker: Any) -> Generator[Any, Any, None]:
         # box: [fn, after, before], each popped just before its use: while fn runs, this frame
@@ -176,7 +172,7 @@ def hide_reentrant(
                 raise bad()
             args, kwargs = box.pop()(request[0], request[1])  # before: runs no program code
             # after, then fn, popped in that order: both on the value stack only.
-            result = finish(box.pop(), box.pop()(*args, **kwargs), args, kwargs)
+            result = box.pop()(box.pop()(*args, **kwargs), args, kwargs)
             outcome: Any = (True, result)
         except base as exc:
             box.clear()  # first: nothing below may run with the original still here

@@ -128,7 +128,7 @@ RUN_TIME_FUNCTIONS = {
     "kit.valid_request": set(),
     "kit.bad_request": set(),
     "native_files.as_given": set(),
-    "native_files._after_call": set(),
+    "native_files._no_after": set(),
     "native_files.exact_field": set(),
     "sqlite.is_wal_database": set(),
     "native_files.hide_reentrant": {"outside"},  # with outside_guard=True, passed when armed
