@@ -1461,10 +1461,24 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
         need(total, "format widths and precisions")
     if nested:
         for value in values:
+            kind = _type(value)
             if _isinstance(value, _int) and value > 64:
                 need(value, "a format width from an argument")
-            elif _type(value) is _str and _digit_runs(value) > 64:
+            elif kind is _str and _digit_runs(value) > 64:
                 need(_digit_runs(value), "a format spec from an argument")
+            elif kind in (float, complex, decimal.Decimal, fractions.Fraction):
+                continue  # their text is no valid width
+            elif _source_made(kind):
+                # its __repr__ could say '1000000000' when format() asks (and something
+                # else when asked here): a nested spec takes no argument of the source's class
+                raise runtime.refuse_call(
+                    "format",
+                    "a format string with a nested spec takes no argument of a class the "
+                    "source defined",
+                )
+            elif kind not in _SCALARS and _digit_runs(format(value, "")) > 64:
+                # a library's number (a sympy Integer) formats as digits
+                need(_digit_runs(format(value, "")), "a format spec from an argument")
 
 
 def _then_measured(runtime: Runtime, obj: Any, method: Any) -> Any:

@@ -1585,6 +1585,23 @@ SOURCE_TYPES_ROUND += [
         M,
         control="memory",
     ),
+    # str.format computes a nested width from an argument inside C: a class of the source's
+    # (its __repr__ says '1000000000') or a sympy Integer, not only an int
+    Attack(
+        "nested_width_from_source_repr",
+        "class W:\n    def __repr__(self):\n        return '1000000000'\n"
+        "len('{:>{}}'.format(1, W()))",
+        EvalCallDenied,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "nested_width_from_sympy_integer",
+        "import sympy\nlen('{:>{}}'.format(1, sympy.Integer(10**9)))",
+        M,
+        control="memory",
+        rules=CALC_RULES,
+    ),
     Attack(
         "format_many_widths", "len(('{:>60000000}' * 20).format(*range(20)))", M, control="memory"
     ),
