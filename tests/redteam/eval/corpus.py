@@ -65,7 +65,8 @@ CALC_RULES = [
     "eval-call=len,range,print,str,int,list,dict,sorted,sum,min,max,abs,isinstance",
     "eval-attribute=str-methods,list-methods,dict-methods",
     "eval-import=sympy",
-    "eval-timeout=2s",
+    # the first evaluation in a new worker imports sympy: seconds on a loaded machine
+    "eval-timeout=8s",
     "eval-max-output=64K",
     # the worker's own rule: sympy loads the interpreter through ctypes when imported
     "python-api=ALLOW:ctypes.CDLL",
@@ -901,6 +902,12 @@ ATTACKS += SECOND_ROUND
 # -- second round of legitimate sources: what a code interpreter, a data-analysis agent and a
 # calculator evaluate all day, under the generous profile or the one the case names.
 
+#: A calculator's legitimate sources get more time: the first integrate or simplify in a new
+#: worker imports sympy's submodules, seconds on a loaded machine.
+CALC_LEGIT_RULES = [
+    "eval-timeout=30s" if line.startswith("eval-timeout=") else line for line in CALC_RULES
+]
+
 #: RULES plus what a code-interpreter tool would add for richer sources.
 TOOL_RULES = [
     *RULES,
@@ -1436,7 +1443,7 @@ LEGIT += [
             "t": "x/2 - sin(x)*cos(x)/2",
         },
         mode="exec",
-        rules=CALC_RULES,
+        rules=CALC_LEGIT_RULES,
     ),
     Legit(
         "sympy_algebra",
@@ -1460,7 +1467,7 @@ LEGIT += [
             "val": "3.141592654",
         },
         mode="exec",
-        rules=CALC_RULES,
+        rules=CALC_LEGIT_RULES,
     ),
 ]
 
