@@ -782,30 +782,29 @@ class Runtime:
             why = self.decide(obj, _normal(name))
             if why is not None:
                 raise self.refuse_attribute(obj, name, why)
-            checked = (
+            target = obj if kind is _type else kind
+            target_class = _isinstance(target, _type)
+            if (
                 kind in _CHECKED_KINDS
                 or (kind is _type and obj in _CHECKED_KINDS)
                 # a subclass the source made of list, str, set...: the same checked methods
-                or (
-                    _isinstance(obj if kind is _type else kind, _type)
-                    and issubclass(obj if kind is _type else kind, _CHECKED_BASES)
-                )
-            )
-            if checked:
+                or (target_class and issubclass(target, _CHECKED_BASES))
+            ):
                 verdict = _CHECKED.get(name, True)
-            elif self._module_of(obj if kind is _type else kind):
-                # a granted module's object: its methods as library calls; UserString,
-                # UserList and deque get the checked methods of str and list (their center,
-                # format, join... run str's on their data), dates a checked strftime
-                verdict = _MEMBER
-                target = obj if kind is _type else kind
-                if _isinstance(target, _type):
-                    if issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
-                        verdict = _CHECKED[name]
-                    elif name == "strftime" and issubclass(target, _DATE_TYPES):
-                        verdict = _strftime
-            elif name == "strftime" and _isinstance(obj, _DATE_TYPES):
+            elif target_class and issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
+                # UserString, UserList, deque (and the source's subclasses of them) run
+                # str's and list's methods on their data: the same checks
+                verdict = _CHECKED[name]
+            elif name == "strftime" and (
+                _isinstance(obj, _DATE_TYPES) or (target_class and issubclass(target, _DATE_TYPES))
+            ):
                 verdict = _strftime
+            elif self._module_of(target) or (
+                target_class and any(self._module_of(k) for k in target.__mro__[1:])
+            ):
+                # a granted module's object, or one of a class the source derived from a
+                # granted module's (class D(deque)): its methods as library calls
+                verdict = _MEMBER
             else:
                 verdict = True
             if key is not None:

@@ -1592,6 +1592,21 @@ SOURCE_TYPES_ROUND += [
         M,
         control="memory",
     ),
+    # a class the source derives from a granted module's gets its methods checked as well
+    Attack(
+        "deque_subclass_extend",
+        "import collections\nclass D(collections.deque):\n    pass\n"
+        "D(maxlen=1).extend(map(abs, range(10**12)))",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "counter_subclass_update",
+        "import collections\nclass C(collections.Counter):\n    pass\n"
+        "C().update(map(abs, range(10**12)))",
+        (T, M),
+        control="memory",
+    ),
     # str.format computes a nested width from an argument inside C: a class of the source's
     # (its __repr__ says '1000000000') or a sympy Integer, not only an int
     Attack(
