@@ -690,6 +690,18 @@ class HostFunction:
 _SOURCE_CLASSES: weakref.WeakSet[type] = weakref.WeakSet()
 
 
+def _defined_by_source(kind: Any, name: str) -> bool:
+    """Whether ``name``, looked up on class ``kind``, is found first in a class the source
+    defined."""
+
+    if not _isinstance(kind, _type):
+        return False
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass in _SOURCE_CLASSES
+    return False
+
+
 def _source_made(kind: type) -> bool:
     """Whether ``kind`` or one of its bases is a class created by evaluated code."""
 
@@ -799,11 +811,13 @@ class Runtime:
                 _isinstance(obj, _DATE_TYPES) or (target_class and issubclass(target, _DATE_TYPES))
             ):
                 verdict = _strftime
-            elif self._module_of(target) or (
-                target_class and any(self._module_of(k) for k in target.__mro__[1:])
-            ):
+            elif (
+                self._module_of(target)
+                or (target_class and any(self._module_of(k) for k in target.__mro__[1:]))
+            ) and not _defined_by_source(target, name):
                 # a granted module's object, or one of a class the source derived from a
-                # granted module's (class D(deque)): its methods as library calls
+                # granted module's (class D(deque)): its methods as library calls (not the
+                # methods the source wrote itself: they get their arguments as given)
                 verdict = _MEMBER
             else:
                 verdict = True

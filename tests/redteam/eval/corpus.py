@@ -1691,3 +1691,21 @@ STDLIB_ROUND: list[Attack] = [
     ),
 ]
 ATTACKS += STDLIB_ROUND
+
+LEGIT += [
+    Legit(
+        "library_subclass_methods",
+        "import collections\n"
+        "class Tally(collections.Counter):\n"
+        "    def top(self):\n"
+        "        return self.most_common(1)\n"
+        "    def width(self, xs):\n"
+        "        return len(xs)\n"
+        "t = Tally('aab')\n"
+        "top = t.top()\n"
+        "r = t.width(range(5))\n"
+        "del t",
+        {"top": [("a", 2)], "r": 5},
+        mode="exec",
+    ),
+]
