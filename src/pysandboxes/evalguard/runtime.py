@@ -1583,10 +1583,27 @@ def _sized(function: Callable[..., Any], unit: int) -> Callable[..., Any]:
     return call
 
 
+#: Bit operations a modular power may cost (exponent bits times modulus bits squared): about
+#: half a second here; RSA-4096 arithmetic is well under it (7 * 10**10).
+_MODPOW_BUDGET = 1 << 37
+
+
 def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
     if mod is None:
         _pow_cost(base, exp)
         return pow(base, exp)
+    if _isinstance(exp, _int) and _isinstance(mod, _int):
+        # one C call that nothing interrupts in-process: pow(3, 10**20000, 10**20000 + 7)
+        # is hours of squaring 66,000-bit numbers, with operands of 8 KB
+        cost = exp.bit_length() * mod.bit_length() ** 2
+        if cost > _MODPOW_BUDGET:
+            state = current()
+            raise state.trip(
+                EvalTimeout(
+                    f"pow() with a {exp.bit_length()}-bit exponent and a {mod.bit_length()}-bit "
+                    f"modulus would run past {state.rules.key('eval-timeout')} in one call"
+                )
+            )
     return pow(base, exp, mod)
 
 

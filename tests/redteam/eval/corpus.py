@@ -1592,6 +1592,8 @@ SOURCE_TYPES_ROUND += [
         M,
         control="memory",
     ),
+    # one modular power of 8 KB operands: hours of squaring in one C call
+    Attack("modular_pow", "pow(3, 10**20000, 10**20000 + 7)", T, control="cpu"),
     # a class the source derives from a granted module's gets its methods checked as well
     Attack(
         "deque_subclass_extend",
