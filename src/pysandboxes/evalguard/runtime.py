@@ -515,6 +515,8 @@ def _pow_cost(a: Any, b: Any) -> None:
     the exponent (floats overflow, decimals round to their precision)."""
 
     if not _isinstance(b, _int):
+        if _isinstance(a, decimal.Decimal) or _isinstance(b, decimal.Decimal):
+            _decimal_cost(decimal.getcontext().prec, "a decimal power")  # exp(b * ln(a))
         if _getattr(_type(b), "__index__", None) is None:
             return
         b = operator.index(b)  # a sympy Integer exponent: 10 ** Integer(10**10)
@@ -1182,6 +1184,23 @@ class _LibraryCall:
         cost = _LIBRARY_COSTS.get(qualname)
         if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
+        if qualname in _DECIMAL_SLOW:
+            context = kwargs.get("context")
+            if context is None:
+                context = (
+                    _getattr(function, "__self__", None)
+                    if qualname.startswith("Context.")
+                    else decimal.getcontext()
+                )
+            _decimal_cost(_getattr(context, "prec", 0), qualname)
+        elif qualname == "prod" and args and _getattr(function, "__module__", None) == "math":
+            items = args[0] if _type(args[0]) in (list, tuple) else list(args[0])
+            bits = 0
+            for item in items:
+                if _isinstance(item, _int):
+                    bits += item.bit_length()
+            need_int(bits // 8 + 1, "math.prod")
+            args = (items, *args[1:])
         value: Any = kwargs.get("prec")
         if _isinstance(value, _int) and value > 64:
             need_int(value, "decimal precision")
@@ -1198,6 +1217,29 @@ class _LibraryCall:
 
     def __repr__(self) -> str:
         return repr(self._sb_function)
+
+
+#: Digits of precision above which decimal's transcendental functions are refused: their time
+#: grows with the square of the precision and more (ln at 10,000 digits: 6 s here), in one C
+#: call; square roots and arithmetic stay allowed up to the allocation budget.
+DECIMAL_SLOW_PRECISION = 2000
+_DECIMAL_SLOW = frozenset(
+    f"{owner}.{name}"
+    for owner in ("Decimal", "Context")
+    for name in ("ln", "log10", "exp", "power")
+)
+
+
+def _decimal_cost(precision: Any, what: str) -> None:
+    if _isinstance(precision, _int) and precision > DECIMAL_SLOW_PRECISION:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"{what} at {precision} digits would run past "
+                f"{state.rules.key('eval-timeout')} in one call (at most "
+                f"{DECIMAL_SLOW_PRECISION} digits for ln, log10, exp and non-integer powers)"
+            )
+        )
 
 
 _ITERATOR_TYPES: dict[type, bool] = {}

@@ -1594,6 +1594,21 @@ SOURCE_TYPES_ROUND += [
     ),
     # one modular power of 8 KB operands: hours of squaring in one C call
     Attack("modular_pow", "pow(3, 10**20000, 10**20000 + 7)", T, control="cpu"),
+    # decimal's logarithm at a precision the memory estimate allows: minutes in one C call
+    Attack(
+        "decimal_ln_precision",
+        "from decimal import Decimal, getcontext\ngetcontext().prec = 20000\nDecimal(2).ln()",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "decimal_context_exp_precision",
+        "import decimal\ndecimal.Context(prec=20000).exp(decimal.Decimal(1))",
+        T,
+        control="cpu",
+    ),
+    # a product of many big integers: its size and time were not estimated
+    Attack("math_prod_big", "import math\nmath.prod([2**10000] * 3000)", M, control="cpu"),
     # a class the source derives from a granted module's gets its methods checked as well
     Attack(
         "deque_subclass_extend",
@@ -1708,6 +1723,26 @@ LEGIT += [
         "r = t.width(range(5))\n"
         "del t",
         {"top": [("a", 2)], "r": 5},
+        mode="exec",
+    ),
+]
+
+LEGIT += [
+    Legit(
+        "decimal_ln_exp_sqrt",
+        "from decimal import Decimal, getcontext\n"
+        "getcontext().prec = 60\n"
+        "ln2 = str(Decimal(2).ln())[:22]\n"
+        "e = str(Decimal(1).exp())[:22]\n"
+        "root = str(Decimal(2) ** Decimal('0.5'))[:22]\n"
+        "import math\n"
+        "p = math.prod([3, 4, 5])",
+        {
+            "ln2": "0.69314718055994530941",
+            "e": "2.71828182845904523536",
+            "root": "1.41421356237309504880",
+            "p": 60,
+        },
         mode="exec",
     ),
 ]
