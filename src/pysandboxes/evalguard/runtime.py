@@ -630,7 +630,24 @@ def format_value(value: Any, spec: str, conversion: int) -> str:
     elif conversion == 97:
         value = ascii(value)
     check_spec(spec)
+    if _isinstance(value, decimal.Decimal):
+        decimal_spec_cost(value, spec)
     return format(value, spec)
+
+
+def decimal_spec_cost(value: Any, spec: Any) -> None:
+    """A ``Decimal`` formatted in fixed point writes every digit of its exponent:
+    ``format(Decimal('1e100000000'), 'f')`` is 100 MB from a 5-character spec."""
+
+    if (
+        _isinstance(value, decimal.Decimal)
+        and _type(spec) is _str
+        and spec[-1:] in ("f", "F", "%")
+        and value.is_finite()
+    ):
+        size = abs(value.adjusted()) + _len(value.as_tuple().digits)
+        if size > 64:
+            need(size, "a decimal in fixed point")
 
 
 # -- attribute decisions --------------------------------------------------------------------------
@@ -1512,6 +1529,9 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 _check_format_string(runtime, spec, ())
             else:
                 total += _digit_runs(spec)  # all fields: '{:>60000000}' * 20 is 1.2 GB
+                if spec[-1:] in ("f", "F", "%"):
+                    for value in values:  # which value a field formats is not known here
+                        decimal_spec_cost(value, spec)
     if total > 64:
         need(total, "format widths and precisions")
     if nested:
@@ -1676,6 +1696,8 @@ def _round(number: Any, ndigits: Any = None) -> Any:
 
 def _format(value: Any, spec: Any = "") -> str:
     check_spec(spec)
+    if _isinstance(value, decimal.Decimal):
+        decimal_spec_cost(value, spec)
     return format(value, spec)
 
 

@@ -1607,6 +1607,19 @@ SOURCE_TYPES_ROUND += [
         T,
         control="cpu",
     ),
+    # a Decimal in fixed point writes every digit of its exponent
+    Attack(
+        "decimal_fixed_point_format",
+        "from decimal import Decimal\nd = Decimal('1e1000000000')\nlen(f'{d:f}')",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "decimal_fixed_point_str_format",
+        "from decimal import Decimal\nlen('{:.2f}'.format(Decimal('1e1000000000')))",
+        M,
+        control="memory",
+    ),
     # a product of many big integers: its size and time were not estimated
     Attack("math_prod_big", "import math\nmath.prod([2**10000] * 3000)", M, control="cpu"),
     # a class the source derives from a granted module's gets its methods checked as well
