@@ -515,6 +515,8 @@ def _pow_cost(a: Any, b: Any) -> None:
     the exponent (floats overflow, decimals round to their precision)."""
 
     if not _isinstance(b, _int):
+        if _isinstance(a, decimal.Decimal) or _isinstance(b, decimal.Decimal):
+            _decimal_cost(decimal.getcontext().prec, "a decimal power")  # exp(b * ln(a))
         if _getattr(_type(b), "__index__", None) is None:
             return
         b = operator.index(b)  # a sympy Integer exponent: 10 ** Integer(10**10)
@@ -628,7 +630,24 @@ def format_value(value: Any, spec: str, conversion: int) -> str:
     elif conversion == 97:
         value = ascii(value)
     check_spec(spec)
+    if _isinstance(value, decimal.Decimal):
+        decimal_spec_cost(value, spec)
     return format(value, spec)
+
+
+def decimal_spec_cost(value: Any, spec: Any) -> None:
+    """A ``Decimal`` formatted in fixed point writes every digit of its exponent:
+    ``format(Decimal('1e100000000'), 'f')`` is 100 MB from a 5-character spec."""
+
+    if (
+        _isinstance(value, decimal.Decimal)
+        and _type(spec) is _str
+        and spec[-1:] in ("f", "F", "%")
+        and value.is_finite()
+    ):
+        size = abs(value.adjusted()) + _len(value.as_tuple().digits)
+        if size > 64:
+            need(size, "a decimal in fixed point")
 
 
 # -- attribute decisions --------------------------------------------------------------------------
@@ -688,6 +707,18 @@ class HostFunction:
 
 #: Classes created by evaluated code (their instances' public attributes are readable).
 _SOURCE_CLASSES: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def _defined_by_source(kind: Any, name: str) -> bool:
+    """Whether ``name``, looked up on class ``kind``, is found first in a class the source
+    defined."""
+
+    if not _isinstance(kind, _type):
+        return False
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass in _SOURCE_CLASSES
+    return False
 
 
 def _source_made(kind: type) -> bool:
@@ -782,30 +813,31 @@ class Runtime:
             why = self.decide(obj, _normal(name))
             if why is not None:
                 raise self.refuse_attribute(obj, name, why)
-            checked = (
+            target = obj if kind is _type else kind
+            target_class = _isinstance(target, _type)
+            if (
                 kind in _CHECKED_KINDS
                 or (kind is _type and obj in _CHECKED_KINDS)
                 # a subclass the source made of list, str, set...: the same checked methods
-                or (
-                    _isinstance(obj if kind is _type else kind, _type)
-                    and issubclass(obj if kind is _type else kind, _CHECKED_BASES)
-                )
-            )
-            if checked:
+                or (target_class and issubclass(target, _CHECKED_BASES))
+            ):
                 verdict = _CHECKED.get(name, True)
-            elif self._module_of(obj if kind is _type else kind):
-                # a granted module's object: its methods as library calls; UserString,
-                # UserList and deque get the checked methods of str and list (their center,
-                # format, join... run str's on their data), dates a checked strftime
-                verdict = _MEMBER
-                target = obj if kind is _type else kind
-                if _isinstance(target, _type):
-                    if issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
-                        verdict = _CHECKED[name]
-                    elif name == "strftime" and issubclass(target, _DATE_TYPES):
-                        verdict = _strftime
-            elif name == "strftime" and _isinstance(obj, _DATE_TYPES):
+            elif target_class and issubclass(target, _LIBRARY_SEQUENCES) and name in _CHECKED:
+                # UserString, UserList, deque (and the source's subclasses of them) run
+                # str's and list's methods on their data: the same checks
+                verdict = _CHECKED[name]
+            elif name == "strftime" and (
+                _isinstance(obj, _DATE_TYPES) or (target_class and issubclass(target, _DATE_TYPES))
+            ):
                 verdict = _strftime
+            elif (
+                self._module_of(target)
+                or (target_class and any(self._module_of(k) for k in target.__mro__[1:]))
+            ) and not _defined_by_source(target, name):
+                # a granted module's object, or one of a class the source derived from a
+                # granted module's (class D(deque)): its methods as library calls (not the
+                # methods the source wrote itself: they get their arguments as given)
+                verdict = _MEMBER
             else:
                 verdict = True
             if key is not None:
@@ -1169,6 +1201,23 @@ class _LibraryCall:
         cost = _LIBRARY_COSTS.get(qualname)
         if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
+        if qualname in _DECIMAL_SLOW:
+            context = kwargs.get("context")
+            if context is None:
+                context = (
+                    _getattr(function, "__self__", None)
+                    if qualname.startswith("Context.")
+                    else decimal.getcontext()
+                )
+            _decimal_cost(_getattr(context, "prec", 0), qualname)
+        elif qualname == "prod" and args and _getattr(function, "__module__", None) == "math":
+            items = args[0] if _type(args[0]) in (list, tuple) else list(args[0])
+            bits = 0
+            for item in items:
+                if _isinstance(item, _int):
+                    bits += item.bit_length()
+            need_int(bits // 8 + 1, "math.prod")
+            args = (items, *args[1:])
         value: Any = kwargs.get("prec")
         if _isinstance(value, _int) and value > 64:
             need_int(value, "decimal precision")
@@ -1185,6 +1234,29 @@ class _LibraryCall:
 
     def __repr__(self) -> str:
         return repr(self._sb_function)
+
+
+#: Digits of precision above which decimal's transcendental functions are refused: their time
+#: grows with the square of the precision and more (ln at 10,000 digits: 6 s here), in one C
+#: call; square roots and arithmetic stay allowed up to the allocation budget.
+DECIMAL_SLOW_PRECISION = 2000
+_DECIMAL_SLOW = frozenset(
+    f"{owner}.{name}"
+    for owner in ("Decimal", "Context")
+    for name in ("ln", "log10", "exp", "power")
+)
+
+
+def _decimal_cost(precision: Any, what: str) -> None:
+    if _isinstance(precision, _int) and precision > DECIMAL_SLOW_PRECISION:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"{what} at {precision} digits would run past "
+                f"{state.rules.key('eval-timeout')} in one call (at most "
+                f"{DECIMAL_SLOW_PRECISION} digits for ln, log10, exp and non-integer powers)"
+            )
+        )
 
 
 _ITERATOR_TYPES: dict[type, bool] = {}
@@ -1457,14 +1529,31 @@ def _check_format_string(runtime: Runtime, fmt: str, values: tuple[Any, ...]) ->
                 _check_format_string(runtime, spec, ())
             else:
                 total += _digit_runs(spec)  # all fields: '{:>60000000}' * 20 is 1.2 GB
+                if spec[-1:] in ("f", "F", "%"):
+                    for value in values:  # which value a field formats is not known here
+                        decimal_spec_cost(value, spec)
     if total > 64:
         need(total, "format widths and precisions")
     if nested:
         for value in values:
+            kind = _type(value)
             if _isinstance(value, _int) and value > 64:
                 need(value, "a format width from an argument")
-            elif _type(value) is _str and _digit_runs(value) > 64:
+            elif kind is _str and _digit_runs(value) > 64:
                 need(_digit_runs(value), "a format spec from an argument")
+            elif kind in (float, complex, decimal.Decimal, fractions.Fraction):
+                continue  # their text is no valid width
+            elif _source_made(kind):
+                # its __repr__ could say '1000000000' when format() asks (and something
+                # else when asked here): a nested spec takes no argument of the source's class
+                raise runtime.refuse_call(
+                    "format",
+                    "a format string with a nested spec takes no argument of a class the "
+                    "source defined",
+                )
+            elif kind not in _SCALARS and _digit_runs(format(value, "")) > 64:
+                # a library's number (a sympy Integer) formats as digits
+                need(_digit_runs(format(value, "")), "a format spec from an argument")
 
 
 def _then_measured(runtime: Runtime, obj: Any, method: Any) -> Any:
@@ -1556,10 +1645,27 @@ def _sized(function: Callable[..., Any], unit: int) -> Callable[..., Any]:
     return call
 
 
+#: Bit operations a modular power may cost (exponent bits times modulus bits squared): about
+#: half a second here; RSA-4096 arithmetic is well under it (7 * 10**10).
+_MODPOW_BUDGET = 1 << 37
+
+
 def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
     if mod is None:
         _pow_cost(base, exp)
         return pow(base, exp)
+    if _isinstance(exp, _int) and _isinstance(mod, _int):
+        # one C call that nothing interrupts in-process: pow(3, 10**20000, 10**20000 + 7)
+        # is hours of squaring 66,000-bit numbers, with operands of 8 KB
+        cost = exp.bit_length() * mod.bit_length() ** 2
+        if cost > _MODPOW_BUDGET:
+            state = current()
+            raise state.trip(
+                EvalTimeout(
+                    f"pow() with a {exp.bit_length()}-bit exponent and a {mod.bit_length()}-bit "
+                    f"modulus would run past {state.rules.key('eval-timeout')} in one call"
+                )
+            )
     return pow(base, exp, mod)
 
 
@@ -1590,6 +1696,8 @@ def _round(number: Any, ndigits: Any = None) -> Any:
 
 def _format(value: Any, spec: Any = "") -> str:
     check_spec(spec)
+    if _isinstance(value, decimal.Decimal):
+        decimal_spec_cost(value, spec)
     return format(value, spec)
 
 

@@ -65,7 +65,8 @@ CALC_RULES = [
     "eval-call=len,range,print,str,int,list,dict,sorted,sum,min,max,abs,isinstance",
     "eval-attribute=str-methods,list-methods,dict-methods",
     "eval-import=sympy",
-    "eval-timeout=2s",
+    # the first evaluation in a new worker imports sympy: seconds on a loaded machine
+    "eval-timeout=8s",
     "eval-max-output=64K",
     # the worker's own rule: sympy loads the interpreter through ctypes when imported
     "python-api=ALLOW:ctypes.CDLL",
@@ -901,6 +902,12 @@ ATTACKS += SECOND_ROUND
 # -- second round of legitimate sources: what a code interpreter, a data-analysis agent and a
 # calculator evaluate all day, under the generous profile or the one the case names.
 
+#: A calculator's legitimate sources get more time: the first integrate or simplify in a new
+#: worker imports sympy's submodules, seconds on a loaded machine.
+CALC_LEGIT_RULES = [
+    "eval-timeout=30s" if line.startswith("eval-timeout=") else line for line in CALC_RULES
+]
+
 #: RULES plus what a code-interpreter tool would add for richer sources.
 TOOL_RULES = [
     *RULES,
@@ -1436,7 +1443,7 @@ LEGIT += [
             "t": "x/2 - sin(x)*cos(x)/2",
         },
         mode="exec",
-        rules=CALC_RULES,
+        rules=CALC_LEGIT_RULES,
     ),
     Legit(
         "sympy_algebra",
@@ -1460,7 +1467,7 @@ LEGIT += [
             "val": "3.141592654",
         },
         mode="exec",
-        rules=CALC_RULES,
+        rules=CALC_LEGIT_RULES,
     ),
 ]
 
@@ -1585,6 +1592,68 @@ SOURCE_TYPES_ROUND += [
         M,
         control="memory",
     ),
+    # one modular power of 8 KB operands: hours of squaring in one C call
+    Attack("modular_pow", "pow(3, 10**20000, 10**20000 + 7)", T, control="cpu"),
+    # decimal's logarithm at a precision the memory estimate allows: minutes in one C call
+    Attack(
+        "decimal_ln_precision",
+        "from decimal import Decimal, getcontext\ngetcontext().prec = 20000\nDecimal(2).ln()",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "decimal_context_exp_precision",
+        "import decimal\ndecimal.Context(prec=20000).exp(decimal.Decimal(1))",
+        T,
+        control="cpu",
+    ),
+    # a Decimal in fixed point writes every digit of its exponent
+    Attack(
+        "decimal_fixed_point_format",
+        "from decimal import Decimal\nd = Decimal('1e1000000000')\nlen(f'{d:f}')",
+        M,
+        control="memory",
+    ),
+    Attack(
+        "decimal_fixed_point_str_format",
+        "from decimal import Decimal\nlen('{:.2f}'.format(Decimal('1e1000000000')))",
+        M,
+        control="memory",
+    ),
+    # a product of many big integers: its size and time were not estimated
+    Attack("math_prod_big", "import math\nmath.prod([2**10000] * 3000)", M, control="cpu"),
+    # a class the source derives from a granted module's gets its methods checked as well
+    Attack(
+        "deque_subclass_extend",
+        "import collections\nclass D(collections.deque):\n    pass\n"
+        "D(maxlen=1).extend(map(abs, range(10**12)))",
+        T,
+        control="cpu",
+    ),
+    Attack(
+        "counter_subclass_update",
+        "import collections\nclass C(collections.Counter):\n    pass\n"
+        "C().update(map(abs, range(10**12)))",
+        (T, M),
+        control="memory",
+    ),
+    # str.format computes a nested width from an argument inside C: a class of the source's
+    # (its __repr__ says '1000000000') or a sympy Integer, not only an int
+    Attack(
+        "nested_width_from_source_repr",
+        "class W:\n    def __repr__(self):\n        return '1000000000'\n"
+        "len('{:>{}}'.format(1, W()))",
+        EvalCallDenied,
+        control="memory",
+        rules=TOOL_RULES,
+    ),
+    Attack(
+        "nested_width_from_sympy_integer",
+        "import sympy\nlen('{:>{}}'.format(1, sympy.Integer(10**9)))",
+        M,
+        control="memory",
+        rules=CALC_RULES,
+    ),
     Attack(
         "format_many_widths", "len(('{:>60000000}' * 20).format(*range(20)))", M, control="memory"
     ),
@@ -1652,3 +1721,41 @@ STDLIB_ROUND: list[Attack] = [
     ),
 ]
 ATTACKS += STDLIB_ROUND
+
+LEGIT += [
+    Legit(
+        "library_subclass_methods",
+        "import collections\n"
+        "class Tally(collections.Counter):\n"
+        "    def top(self):\n"
+        "        return self.most_common(1)\n"
+        "    def width(self, xs):\n"
+        "        return len(xs)\n"
+        "t = Tally('aab')\n"
+        "top = t.top()\n"
+        "r = t.width(range(5))\n"
+        "del t",
+        {"top": [("a", 2)], "r": 5},
+        mode="exec",
+    ),
+]
+
+LEGIT += [
+    Legit(
+        "decimal_ln_exp_sqrt",
+        "from decimal import Decimal, getcontext\n"
+        "getcontext().prec = 60\n"
+        "ln2 = str(Decimal(2).ln())[:22]\n"
+        "e = str(Decimal(1).exp())[:22]\n"
+        "root = str(Decimal(2) ** Decimal('0.5'))[:22]\n"
+        "import math\n"
+        "p = math.prod([3, 4, 5])",
+        {
+            "ln2": "0.69314718055994530941",
+            "e": "2.71828182845904523536",
+            "root": "1.41421356237309504880",
+            "p": 60,
+        },
+        mode="exec",
+    ),
+]
