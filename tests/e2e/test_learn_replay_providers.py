@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import base_env, require, run_sb
+from tests.helpers import base_env, require, run_python, run_sb
 
 PROGRAMS = Path(__file__).resolve().parent / "programs" / "learn"
 SALES = "region,amount\nnorth,120.50\nsouth,80.00\nnorth,42.25\neast,310.00\n"
@@ -180,12 +180,20 @@ def module_pytest(tree: Path, home: Path) -> Run:
         "def test_skipped():\n"
         "    pytest.skip('not here')\n"
     )
-    # -p no:cacheprovider and no byte-code: the learning run leaves no cache behind that the
-    # replay would read through a path the learning run never took (pytest reads its rewritten
-    # .pyc back with marshal.load, a python-api call; docs/learning.md, "What learning cannot
-    # see").
+    # -p no:cacheprovider and no byte-code: no run leaves a cache behind that a later one would
+    # read through a path the learning run never took (pytest reads its rewritten .pyc back
+    # with marshal.loads, a python-api call; docs/learning.md, "What learning cannot see").
+    # -B, not only PYTHONDONTWRITEBYTECODE: a replay passes only the variables the rules grant,
+    # and without it the first replay wrote tests/__pycache__ and the next one under another
+    # provider was refused reading it back.
+    # And pytest reads the .pyc it rewrote for its plugins in site-packages whenever one is
+    # there: a plain run first writes them all, so that no test run elsewhere writing one
+    # between the learning run and a replay changes what the replay does.
     env = base_env(home, {"PYTHONDONTWRITEBYTECODE": "1"})
-    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    args = ["-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    warm = run_python(args[1:], cwd=project, env=base_env(home), timeout=120)
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    shutil.rmtree(project / "tests" / "__pycache__", ignore_errors=True)
     return Run(args, project, env, project / ".py-sandboxes")
 
 
