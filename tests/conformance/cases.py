@@ -173,6 +173,13 @@ LIMITS: dict[str, Limit] = {
         "rules.md §2.2a, limits.py files.generated-etc: bwrap/unshare/qemu show python-sb's own "
         "/etc/hosts (loopback, the host name, pinned names), not the host's; --explain says so",
     ),
+    "ns-loopback-other-addresses": Limit(
+        NAMESPACES,
+        REFUSED,
+        ("reached from the sandbox at 127.0.0.1", "other loopback addresses"),
+        "network.md, limits.py net.host-loopback-other-addresses: the host's loopback is "
+        "forwarded at 127.0.0.1 and ::1 only (said at start)",
+    ),
     "ns-in-bind-address": Limit(
         ("bwrap", "unshare", "qemu"),
         ALLOWED,
@@ -1355,6 +1362,52 @@ CASES: list[Case] = [
         R,
         "an exposed path that does not exist is an error: nothing runs (SPEC §2.2)",
     ),
+    # how a rule's path is written
+    _case(
+        "files/rule-path-relative",
+        "expose-ro=./ro",
+        "read {T}/ro/file.txt",
+        A,
+        "./x is relative to the current directory",
+        cwd="{T}",
+    ),
+    _case(
+        "files/rule-path-bare-relative",
+        "expose-ro=ro",
+        "read {T}/ro/file.txt",
+        A,
+        "a bare relative path is relative to the current directory",
+        cwd="{T}",
+    ),
+    _case(
+        "files/rule-path-dotdot",
+        "expose-ro={T}/rw/../ro",
+        "read {T}/ro/file.txt",
+        A,
+        "'..' in a rule is normalised",
+    ),
+    _case(
+        "files/rule-path-dotdot-not-rw",
+        "expose-ro={T}/rw/../ro",
+        "read {T}/rw/file.txt",
+        R,
+        "'..' in a rule grants only where it lands",
+    ),
+    _case(
+        "files/rule-path-trailing-slash",
+        "expose-rw={T}/rw/",
+        "create {T}/rw/new.txt",
+        A,
+        "a trailing / changes nothing",
+    ),
+    _case(
+        "files/ignore-trailing-slash",
+        f"{RO}; ignore=sub/",
+        "read {T}/ro/sub/deep.txt",
+        R,
+        "ignore=sub/ means sub",
+        limits=("landlock-ignore",),
+    ),
     # ~ and variables in paths
     _case(
         "files/tilde-file",
@@ -1788,6 +1841,23 @@ CASES: list[Case] = [
         "0.0.0.0 as a peer is this host's own loopback (Linux)",
         limits=LL_HOST,
         host="tcp-servers",
+    ),
+    _case(
+        "net/out-other-loopback-address",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.2 {P}",
+        R,
+        "a rule for 127.0.0.1 does not grant 127.0.0.2",
+        host="tcp-servers-lo2",
+    ),
+    _case(
+        "net/out-loopback-cidr-other-address",
+        "net=ALLOW|TCP|127.0.0.0/8|{P}|OUT",
+        "connect 127.0.0.2 {P}",
+        A,
+        "a loopback CIDR grants every loopback address",
+        limits=(*LL_HOST, "ns-loopback-other-addresses"),
+        host="tcp-servers-lo2",
     ),
     _case(
         "net/udp-out-none",
