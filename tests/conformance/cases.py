@@ -188,6 +188,13 @@ LIMITS: dict[str, Limit] = {
         "to another local address than an IN rule's is reached, through the rule's forward "
         "only (said at start)",
     ),
+    "landlock-loader": Limit(
+        ("landlock",),
+        ALLOWED,
+        ("/etc/ld.so.cache", "are readable"),
+        "providers/landlock.md, limits.py files.shared-libraries: the loader's files are "
+        "readable with py-sandbox=false (said at start)",
+    ),
     "landlock-names": Limit(
         ("landlock",),
         ALLOWED,
@@ -1627,6 +1634,26 @@ CASES: list[Case] = [
         "create /tmp/{U}",
         R,
         "the host's /tmp is not a default grant (only the private TMPDIR)",
+    ),
+    _case(
+        "defaults/loader-cache",
+        "",
+        "read /etc/ld.so.cache",
+        R,
+        "the loader's cache is what a kernel provider needs to start a program, not a grant of "
+        "every enforcer (rules.md §2.2a)",
+        limits=("landlock-loader", "ns-system-trees"),
+        needs=("/etc/ld.so.cache",),
+    ),
+    _case(
+        "defaults/shared-library",
+        "",
+        "read_glob /usr/lib/x86_64-linux-gnu/libc.so*",
+        R,
+        "the shared libraries are what a kernel provider needs to start a program, not a grant "
+        "of every enforcer",
+        limits=("landlock-loader", "ns-system-trees"),
+        needs=("/usr/lib/x86_64-linux-gnu",),
     ),
     # /dev and /proc
     _case("defaults/dev-random", "", "read /dev/random", A, "/dev/random is a default grant"),

@@ -156,8 +156,8 @@ LIMITS: Final[tuple[Limit, ...]] = (
         TREE,
         LIMIT,
         "/usr and /lib* are readable whole (the system trees a namespace sandbox runs programs "
-        "from); the Python layer grants only the interpreter's installation and the default "
-        "grants ({where})",
+        "from), with /etc/ld.so.cache and /etc/alternatives; the Python layer grants only the "
+        "interpreter's installation and the default grants ({where})",
         python_layer=False,
         where=("the Python layer judges every open", "NOT narrowed"),
     ),
@@ -208,8 +208,8 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "defaults",
         ("landlock",),
         LIMIT,
-        "the shared-library directories (/usr/lib, /lib*) are readable (the dynamic loader "
-        "needs them) ({where})",
+        "the shared-library directories (/usr/lib, /lib*) and /etc/ld.so.cache are readable "
+        "(the dynamic loader needs them) ({where})",
         python_layer=False,
         where=("the Python layer judges every open", "NOT narrowed"),
     ),
