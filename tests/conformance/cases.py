@@ -13,7 +13,9 @@ limit is announced at start* (a ``python-sb`` line before the program's output, 
 
 Placeholders, replaced per cell: ``{T}`` the cell's tree (see ``harness.build_tree``), ``{P}``
 and ``{Q}`` two ports (host servers for OUT cases, free ports for IN cases), ``{NAME}`` a host
-name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library.
+name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library,
+``{U}`` a name of the cell's own for the host's ``/tmp``, ``{HOSTPID}`` a host process of the
+same user (the test's own).
 """
 
 from __future__ import annotations
@@ -1679,6 +1681,20 @@ CASES: list[Case] = [
         "read /proc/self/cmdline",
         A,
         "the process's own /proc entry is a default grant",
+    ),
+    _case(
+        "defaults/proc-other-process",
+        "",
+        "read_has /proc/{HOSTPID}/environ PATH=",
+        R,
+        "another process's /proc entry is not the program's own",
+    ),
+    _case(
+        "defaults/proc-other-process-cmdline",
+        "",
+        "read /proc/{HOSTPID}/cmdline",
+        R,
+        "another process's /proc entry is not the program's own",
     ),
     _case(
         "defaults/etc-hosts-no-rule",

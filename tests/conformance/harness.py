@@ -303,6 +303,7 @@ def placeholder_values(tree: Path, ports: tuple[int, int]) -> dict[str, str]:
         "NAME": loopback_host_name() or "no-loopback-name-in-etc-hosts",
         "STDLIB": sysconfig.get_paths()["stdlib"],
         "U": host_tmp_name(tree),
+        "HOSTPID": str(os.getpid()),  # a host process of the same user: the test's own
     }
 
 
