@@ -1759,6 +1759,21 @@ CASES: list[Case] = [
         "a pattern grants only what it matches",
     ),
     _case(
+        "env/pattern-literal",
+        "env=APP_*=fixed",
+        "env APP_NAME fixed",
+        A,
+        "a pattern with a literal value gives it to every matching host variable",
+        control_env="APP_NAME=fixed",
+    ),
+    _case(
+        "env/unenv-pattern-beats-exact",
+        "env=APP_NAME=${APP_NAME}; unenv=APP_*",
+        "env APP_NAME *",
+        R,
+        "unenv beats everything, an exact env= too",
+    ),
+    _case(
         "env/template",
         "env=FOO=x-${FOO}",
         "env FOO x-bar",
