@@ -13,7 +13,9 @@ limit is announced at start* (a ``python-sb`` line before the program's output, 
 
 Placeholders, replaced per cell: ``{T}`` the cell's tree (see ``harness.build_tree``), ``{P}``
 and ``{Q}`` two ports (host servers for OUT cases, free ports for IN cases), ``{NAME}`` a host
-name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library.
+name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library,
+``{U}`` a name of the cell's own for the host's ``/tmp``, ``{HOSTPID}`` a host process of the
+same user (the test's own).
 """
 
 from __future__ import annotations
@@ -173,6 +175,13 @@ LIMITS: dict[str, Limit] = {
         "rules.md §2.2a, limits.py files.generated-etc: bwrap/unshare/qemu show python-sb's own "
         "/etc/hosts (loopback, the host name, pinned names), not the host's; --explain says so",
     ),
+    "ns-loopback-other-addresses": Limit(
+        NAMESPACES,
+        REFUSED,
+        ("reached from the sandbox at 127.0.0.1", "other loopback addresses"),
+        "network.md, limits.py net.host-loopback-other-addresses: the host's loopback is "
+        "forwarded at 127.0.0.1 and ::1 only (said at start)",
+    ),
     "ns-in-bind-address": Limit(
         ("bwrap", "unshare", "qemu"),
         ALLOWED,
@@ -180,6 +189,13 @@ LIMITS: dict[str, Limit] = {
         "providers/bwrap.md, limits.py net.in-bind-address: with py-sandbox=false a server bound "
         "to another local address than an IN rule's is reached, through the rule's forward "
         "only (said at start)",
+    ),
+    "landlock-loader": Limit(
+        ("landlock",),
+        ALLOWED,
+        ("/etc/ld.so.cache", "are readable"),
+        "providers/landlock.md, limits.py files.shared-libraries: the loader's files are "
+        "readable with py-sandbox=false (said at start)",
     ),
     "landlock-names": Limit(
         ("landlock",),
@@ -1355,6 +1371,52 @@ CASES: list[Case] = [
         R,
         "an exposed path that does not exist is an error: nothing runs (SPEC §2.2)",
     ),
+    # how a rule's path is written
+    _case(
+        "files/rule-path-relative",
+        "expose-ro=./ro",
+        "read {T}/ro/file.txt",
+        A,
+        "./x is relative to the current directory",
+        cwd="{T}",
+    ),
+    _case(
+        "files/rule-path-bare-relative",
+        "expose-ro=ro",
+        "read {T}/ro/file.txt",
+        A,
+        "a bare relative path is relative to the current directory",
+        cwd="{T}",
+    ),
+    _case(
+        "files/rule-path-dotdot",
+        "expose-ro={T}/rw/../ro",
+        "read {T}/ro/file.txt",
+        A,
+        "'..' in a rule is normalised",
+    ),
+    _case(
+        "files/rule-path-dotdot-not-rw",
+        "expose-ro={T}/rw/../ro",
+        "read {T}/rw/file.txt",
+        R,
+        "'..' in a rule grants only where it lands",
+    ),
+    _case(
+        "files/rule-path-trailing-slash",
+        "expose-rw={T}/rw/",
+        "create {T}/rw/new.txt",
+        A,
+        "a trailing / changes nothing",
+    ),
+    _case(
+        "files/ignore-trailing-slash",
+        f"{RO}; ignore=sub/",
+        "read {T}/ro/sub/deep.txt",
+        R,
+        "ignore=sub/ means sub",
+        limits=("landlock-ignore",),
+    ),
     # ~ and variables in paths
     _case(
         "files/tilde-file",
@@ -1575,6 +1637,26 @@ CASES: list[Case] = [
         R,
         "the host's /tmp is not a default grant (only the private TMPDIR)",
     ),
+    _case(
+        "defaults/loader-cache",
+        "",
+        "read /etc/ld.so.cache",
+        R,
+        "the loader's cache is what a kernel provider needs to start a program, not a grant of "
+        "every enforcer (rules.md §2.2a)",
+        limits=("landlock-loader", "ns-system-trees"),
+        needs=("/etc/ld.so.cache",),
+    ),
+    _case(
+        "defaults/shared-library",
+        "",
+        "read_glob /usr/lib/x86_64-linux-gnu/libc.so*",
+        R,
+        "the shared libraries are what a kernel provider needs to start a program, not a grant "
+        "of every enforcer",
+        limits=("landlock-loader", "ns-system-trees"),
+        needs=("/usr/lib/x86_64-linux-gnu",),
+    ),
     # /dev and /proc
     _case("defaults/dev-random", "", "read /dev/random", A, "/dev/random is a default grant"),
     _case(
@@ -1599,6 +1681,20 @@ CASES: list[Case] = [
         "read /proc/self/cmdline",
         A,
         "the process's own /proc entry is a default grant",
+    ),
+    _case(
+        "defaults/proc-other-process",
+        "",
+        "read_has /proc/{HOSTPID}/environ PATH=",
+        R,
+        "another process's /proc entry is not the program's own",
+    ),
+    _case(
+        "defaults/proc-other-process-cmdline",
+        "",
+        "read /proc/{HOSTPID}/cmdline",
+        R,
+        "another process's /proc entry is not the program's own",
     ),
     _case(
         "defaults/etc-hosts-no-rule",
@@ -1661,6 +1757,21 @@ CASES: list[Case] = [
         "env FOO *",
         R,
         "a pattern grants only what it matches",
+    ),
+    _case(
+        "env/pattern-literal",
+        "env=APP_*=fixed",
+        "env APP_NAME fixed",
+        A,
+        "a pattern with a literal value gives it to every matching host variable",
+        control_env="APP_NAME=fixed",
+    ),
+    _case(
+        "env/unenv-pattern-beats-exact",
+        "env=APP_NAME=${APP_NAME}; unenv=APP_*",
+        "env APP_NAME *",
+        R,
+        "unenv beats everything, an exact env= too",
     ),
     _case(
         "env/template",
@@ -1788,6 +1899,23 @@ CASES: list[Case] = [
         "0.0.0.0 as a peer is this host's own loopback (Linux)",
         limits=LL_HOST,
         host="tcp-servers",
+    ),
+    _case(
+        "net/out-other-loopback-address",
+        "net=ALLOW|TCP|127.0.0.1|{P}|OUT",
+        "connect 127.0.0.2 {P}",
+        R,
+        "a rule for 127.0.0.1 does not grant 127.0.0.2",
+        host="tcp-servers-lo2",
+    ),
+    _case(
+        "net/out-loopback-cidr-other-address",
+        "net=ALLOW|TCP|127.0.0.0/8|{P}|OUT",
+        "connect 127.0.0.2 {P}",
+        A,
+        "a loopback CIDR grants every loopback address",
+        limits=(*LL_HOST, "ns-loopback-other-addresses"),
+        host="tcp-servers-lo2",
     ),
     _case(
         "net/udp-out-none",

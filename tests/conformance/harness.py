@@ -120,6 +120,15 @@ def _database() -> bytes:
 # -- host side: servers the program connects to, clients that reach its server -----------------
 
 
+#: Host sides that serve OUT targets: the second loopback address each one serves too.
+SERVER_KINDS = {
+    "tcp-servers": "",
+    "udp-servers": "",
+    "tcp-servers-46": "::1",
+    "tcp-servers-lo2": "127.0.0.2",
+}
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -129,14 +138,17 @@ def free_port() -> int:
 class _Servers:
     """Two TCP or UDP servers on the host's 127.0.0.1 that answer ``pong``."""
 
-    def __init__(self, kind: str, ports: tuple[int, int] | None = None, ipv6: bool = False) -> None:
+    def __init__(self, kind: str, ports: tuple[int, int] | None = None, also: str = "") -> None:
+        """``also``: a second address served on the same ports (``::1``, ``127.0.0.2``)."""
+
         self.kind = kind
         self.socks: list[socket.socket] = []
         for port in ports or (0, 0):
             sock = self._bind(socket.AF_INET, "127.0.0.1", port)
-            if ipv6:  # the same port on the host's ::1 too (IPv4 and IPv6 forms of one rule)
-                self._bind(socket.AF_INET6, "::1", int(sock.getsockname()[1]))
-        self.ports = tuple(int(s.getsockname()[1]) for s in self.socks[:: 2 if ipv6 else 1])
+            if also:  # the same port on another loopback address of the host
+                family = socket.AF_INET6 if ":" in also else socket.AF_INET
+                self._bind(family, also, int(sock.getsockname()[1]))
+        self.ports = tuple(int(s.getsockname()[1]) for s in self.socks[:: 2 if also else 1])
 
     def _bind(self, family: int, address: str, port: int) -> socket.socket:
         kind = socket.SOCK_STREAM if self.kind == "tcp" else socket.SOCK_DGRAM
@@ -291,6 +303,7 @@ def placeholder_values(tree: Path, ports: tuple[int, int]) -> dict[str, str]:
         "NAME": loopback_host_name() or "no-loopback-name-in-etc-hosts",
         "STDLIB": sysconfig.get_paths()["stdlib"],
         "U": host_tmp_name(tree),
+        "HOSTPID": str(os.getpid()),  # a host process of the same user: the test's own
     }
 
 
@@ -447,8 +460,8 @@ def sb_argv(config: str, rules: Path, op: list[str], tree: Path) -> list[str]:
 def host_side(case: Case, ports: tuple[int, int] | None = None) -> Iterator[tuple[int, int]]:
     """The host servers of an OUT case (on ``ports`` when given), or two free ports."""
 
-    if case.host in ("tcp-servers", "udp-servers", "tcp-servers-46"):
-        servers = _Servers(case.host[:3], ports, ipv6=case.host.endswith("-46"))
+    if case.host in SERVER_KINDS:
+        servers = _Servers(case.host[:3], ports, SERVER_KINDS[case.host])
         try:
             yield (servers.ports[0], servers.ports[1])
         finally:

@@ -43,6 +43,18 @@ def op_read(path: str) -> None:
     _read(path)
 
 
+def op_read_glob(pattern: str) -> str | None:
+    """Read the first file matching ``pattern`` (names that differ between systems)."""
+
+    import glob
+
+    found = sorted(glob.glob(pattern))
+    if not found:
+        return "no-match"
+    _read(found[0])
+    return None
+
+
 def op_read_has(path: str, text: str) -> str | None:
     with open(path, encoding="utf-8", errors="replace") as handle:
         if text not in handle.read():

@@ -224,6 +224,7 @@ def test_table_is_consistent() -> None:
             "",
             "tcp-servers",
             "tcp-servers-46",
+            "tcp-servers-lo2",
             "udp-servers",
             "tcp-client",
             "udp-client",

@@ -165,8 +165,8 @@ LIMITS: Final[tuple[Limit, ...]] = (
         TREE,
         LIMIT,
         "/usr and /lib* are readable whole (the system trees a namespace sandbox runs programs "
-        "from); the Python layer grants only the interpreter's installation and the default "
-        "grants ({where})",
+        "from), with /etc/ld.so.cache and /etc/alternatives; the Python layer grants only the "
+        "interpreter's installation and the default grants ({where})",
         python_layer=False,
         where=("the Python layer judges every open", "NOT narrowed"),
     ),
@@ -217,8 +217,8 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "defaults",
         ("landlock",),
         LIMIT,
-        "the shared-library directories (/usr/lib, /lib*) are readable (the dynamic loader "
-        "needs them) ({where})",
+        "the shared-library directories (/usr/lib, /lib*) and /etc/ld.so.cache are readable "
+        "(the dynamic loader needs them) ({where})",
         python_layer=False,
         where=("the Python layer judges every open", "NOT narrowed"),
     ),
@@ -407,6 +407,14 @@ LIMITS: Final[tuple[Limit, ...]] = (
         where=("the Python layer refuses names no rule covers", "NOT refused"),
     ),
     Limit(
+        "net.host-loopback-other-addresses",
+        "net (OUT to a loopback network)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): this host's loopback is reached from the sandbox at 127.0.0.1 "
+        "(and ::1) only: the rule's other loopback addresses (127.0.0.2 ...) reach nothing",
+    ),
+    Limit(
         "net.in-bind-address",
         "net (IN, a local address)",
         TREE,
@@ -568,6 +576,22 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
                 )
             )
     for net in policy.net:
+        if (
+            net.action == "ALLOW"
+            and net.direction in ("OUT", "*")
+            and not net.is_name
+            and _wider_loopback(net.host)
+        ):
+            found.append(
+                notice(
+                    "net.host-loopback-other-addresses",
+                    python_layer,
+                    rule=net.text,
+                    origin=net.origin,
+                )
+            )
+            break  # one rule named is enough: the limit is the same for all
+    for net in policy.net:
         if net.action == "ALLOW" and net.host == "*" and net.direction in ("OUT", "*"):
             found.append(
                 notice(
@@ -588,6 +612,19 @@ def symlink_notice(policy: Policy) -> Notice:
     if more:
         rw += f" (and {more} more)"
     return notice("files.symlink-target", bool(policy.py_sandbox.value), rw=rw)
+
+
+def _wider_loopback(host: str) -> bool:
+    """Whether an OUT rule's HOST (an address or network) holds 127.0.0.1 and more of the
+    loopback network (``127.0.0.0/8``, ``127.0.0.0/24``...)."""
+
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(host, strict=False)
+    except ValueError:
+        return False
+    return net.version == 4 and ipaddress.ip_address("127.0.0.1") in net and net.num_addresses > 1
 
 
 def _is_wildcard_address(host: str) -> bool:
