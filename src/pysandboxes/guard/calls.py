@@ -59,7 +59,25 @@ REGISTRY: tuple[Sensitive, ...] = (
             "os.execvpe",
         ),
     ),
-    Sensitive("os.posix_spawn", "process-exec", ("os.posix_spawn",), ("os.posix_spawnp",)),
+    # subprocess (os.popen, shell=True...) calls it instead of fork_exec when it can (CPython
+    # 3.13 does for close_fds=True too): the same chain of library names covers it. The same-call
+    # alias posix_spawnp stays last (``decision`` reads the last alias's function rule).
+    Sensitive(
+        "os.posix_spawn",
+        "process-exec",
+        ("os.posix_spawn",),
+        (
+            "subprocess.Popen",
+            "subprocess.run",
+            "subprocess.call",
+            "subprocess.check_call",
+            "subprocess.check_output",
+            "subprocess.getoutput",
+            "subprocess.getstatusoutput",
+            "os.popen",
+            "os.posix_spawnp",
+        ),
+    ),
     Sensitive(
         "os.fork",
         "process-exec",
