@@ -125,7 +125,25 @@ REGISTRY: tuple[Sensitive, ...] = (
         ),
         True,
     ),
-    Sensitive("_xxsubinterpreters.create", "process-exec", ("cpython.PyInterpreterState_New",)),
+    # A new interpreter has none of the program's audit hooks: guard/native_files.py wraps the
+    # functions that make one (SUBINTERPRETERS), with or without a CPython event.
+    Sensitive(
+        "_xxsubinterpreters.create",
+        "process-exec",
+        ("cpython.PyInterpreterState_New", _CALL),
+        (),
+        True,
+    ),
+    Sensitive("_interpreters.create", "process-exec", (_CALL,), (), True),
+    *(
+        Sensitive(name, "process-exec", (_CALL,), (), True)
+        for name in (
+            "_testcapi.run_in_subinterp",
+            "_testcapi.run_in_subinterp_with_config",
+            "_testinternalcapi.create_interpreter",
+            "_testinternalcapi.run_in_subinterp_with_config",
+        )
+    ),
     # process-control
     Sensitive("os.kill", "process-control", ("os.kill",)),
     Sensitive("os.killpg", "process-control", ("os.killpg",)),
