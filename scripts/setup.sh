@@ -9,8 +9,8 @@
 #   - with the dev tools, one more virtual environment per other supported CPython, .venv-X.Y
 #     (editable install and dev tools too), where scripts/test.sh runs the Python-layer suites.
 # Usage: scripts/setup.sh [--no-system] [--no-dev] [--no-qemu] [--pythons="3.12 3.13"]
-# The versions of the extra environments: --pythons, else PYSANDBOXES_PYTHONS, else "3.12" (the
-# supported CPythons other than 3.11, see README.md; "3.12 3.13" adds the not yet supported 3.13);
+# The versions of the extra environments: --pythons, else PYSANDBOXES_PYTHONS, else "3.12 3.13"
+# (the supported CPythons other than 3.11, see README.md);
 # an empty list creates none. An interpreter is looked up as pythonX.Y on PATH, then in pyenv
 # ($PYENV_ROOT or ~/.pyenv, versions/X.Y*). A missing one is skipped with a warning, and is an
 # error under PYSANDBOXES_REQUIRE_ALL=1 (CI).
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 system=1 dev=1 qemu=1
-pythons=${PYSANDBOXES_PYTHONS-3.12}
+pythons=${PYSANDBOXES_PYTHONS-3.12 3.13}
 for arg in "$@"; do
   case "$arg" in
     --no-system) system=0 ;;

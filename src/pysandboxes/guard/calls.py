@@ -59,7 +59,25 @@ REGISTRY: tuple[Sensitive, ...] = (
             "os.execvpe",
         ),
     ),
-    Sensitive("os.posix_spawn", "process-exec", ("os.posix_spawn",), ("os.posix_spawnp",)),
+    # subprocess (os.popen, shell=True...) calls it instead of fork_exec when it can (CPython
+    # 3.13 does for close_fds=True too): the same chain of library names covers it. The same-call
+    # alias posix_spawnp stays last (``decision`` reads the last alias's function rule).
+    Sensitive(
+        "os.posix_spawn",
+        "process-exec",
+        ("os.posix_spawn",),
+        (
+            "subprocess.Popen",
+            "subprocess.run",
+            "subprocess.call",
+            "subprocess.check_call",
+            "subprocess.check_output",
+            "subprocess.getoutput",
+            "subprocess.getstatusoutput",
+            "os.popen",
+            "os.posix_spawnp",
+        ),
+    ),
     Sensitive(
         "os.fork",
         "process-exec",
@@ -107,7 +125,25 @@ REGISTRY: tuple[Sensitive, ...] = (
         ),
         True,
     ),
-    Sensitive("_xxsubinterpreters.create", "process-exec", ("cpython.PyInterpreterState_New",)),
+    # A new interpreter has none of the program's audit hooks: guard/native_files.py wraps the
+    # functions that make one (SUBINTERPRETERS), with or without a CPython event.
+    Sensitive(
+        "_xxsubinterpreters.create",
+        "process-exec",
+        ("cpython.PyInterpreterState_New", _CALL),
+        (),
+        True,
+    ),
+    Sensitive("_interpreters.create", "process-exec", (_CALL,), (), True),
+    *(
+        Sensitive(name, "process-exec", (_CALL,), (), True)
+        for name in (
+            "_testcapi.run_in_subinterp",
+            "_testcapi.run_in_subinterp_with_config",
+            "_testinternalcapi.create_interpreter",
+            "_testinternalcapi.run_in_subinterp_with_config",
+        )
+    ),
     # process-control
     Sensitive("os.kill", "process-control", ("os.kill",)),
     Sensitive("os.killpg", "process-control", ("os.killpg",)),

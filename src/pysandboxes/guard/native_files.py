@@ -46,6 +46,19 @@ PASSWD, GROUP, SHADOW = "/etc/passwd", "/etc/group", "/etc/shadow"
 
 mapping_proxy: Any = type(type.__dict__)  # types.MappingProxyType, without importing types
 
+#: The functions that make a new interpreter, which has no audit hook of the program's (hooks
+#: added by ``sys.addaudithook`` belong to one interpreter): judged as ``process-exec`` before the
+#: C code runs. CPython raises ``cpython.PyInterpreterState_New`` for ``_xxsubinterpreters``
+#: (3.11, 3.12) but none for ``_interpreters.create`` (3.13, which makes it with no thread state)
+#: nor the test modules' helpers; 3.12 crashes when that event is refused. Each is wrapped where
+#: the running CPython has it.
+SUBINTERPRETERS: dict[str, tuple[str, ...]] = {
+    "_interpreters": ("create",),
+    "_xxsubinterpreters": ("create",),
+    "_testcapi": ("run_in_subinterp", "run_in_subinterp_with_config"),
+    "_testinternalcapi": ("create_interpreter", "run_in_subinterp_with_config"),
+}
+
 #: module -> functions wrapped (documented in docs/python-layer.md).
 WRAPPED: dict[str, tuple[str, ...]] = {
     "pwd": ("getpwuid", "getpwnam", "getpwall"),
@@ -64,6 +77,7 @@ WRAPPED: dict[str, tuple[str, ...]] = {
     "_tkinter": ("create",),  # a Tcl interpreter whose file/process commands are hidden
     "_multiprocessing": ("sem_unlink",),  # /dev/shm/sem.NAME (SemLock: _semaphore_guard)
     "posix": ("getgrouplist", "getlogin"),  # /etc/group, the utmp file
+    **{module: functions for module, functions in SUBINTERPRETERS.items()},
 }
 
 #: Named semaphores created by this process (SemLock): sem_unlink and SemLock._rebuild of one
@@ -522,7 +536,20 @@ def _befores(
 
         return before
 
+    def announces(function: str) -> Before:
+        def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            audit("pysandboxes.call", function)
+            return args, kwargs
+
+        return before
+
+    new_interpreters = {
+        (module, name): announces(f"{module}.{name}")
+        for module, names in SUBINTERPRETERS.items()
+        for name in names
+    }
     return {
+        **new_interpreters,
         ("pwd", "getpwuid"): own_uid,
         ("pwd", "getpwnam"): opens(passwd),
         ("pwd", "getpwall"): opens(passwd),

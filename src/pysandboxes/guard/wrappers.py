@@ -26,8 +26,8 @@ import sys
 
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
+from pysandboxes.guard.native_files import SUBINTERPRETERS, exact_field, hide_reentrant
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
-from pysandboxes.guard.native_files import exact_field, hide_reentrant
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
 if TYPE_CHECKING:
@@ -131,6 +131,17 @@ WRAPPERS: tuple[Wrapper, ...] = (
             "tests/unit/guard/test_native_files.py",
         )
         for module, functions in NATIVE_WRAPPED.items()
+        if module not in SUBINTERPRETERS
+        for function in functions
+    ),
+    *(
+        Wrapper(
+            f"{module}.{function}",
+            "makes an interpreter without the program's audit hook (3.13's _interpreters.create "
+            "and the test modules' raise no event): process-exec, judged before the C code runs",
+            "tests/redteam/review/attacks/process_subinterpreter_unguarded.py",
+        )
+        for module, functions in SUBINTERPRETERS.items()
         for function in functions
     ),
     Wrapper(

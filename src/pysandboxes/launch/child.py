@@ -1,8 +1,9 @@
 """The bootstrap that runs inside the sandboxed interpreter, before and around the program.
 
-The launcher starts ``python [python options] -c BOOTSTRAP``; the bootstrap loads this file *by
-path* (not as ``pysandboxes.launch.child``) so that a run which does not arm the Python layer
-imports nothing of the package, and nothing heavier than ``os`` and ``sys``. It then:
+The launcher starts ``python [python options] boot.py CHILD FD SRC`` (``launch/boot.py``); the
+bootstrap loads this file *by path* (not as ``pysandboxes.launch.child``) so that a run which
+does not arm the Python layer imports nothing of the package, and nothing heavier than ``os``
+and ``sys``. It then:
 
 1. reads the run description from an inherited descriptor (a memfd written by the parent) and
    closes that descriptor;
@@ -39,7 +40,16 @@ FORMAT = "pysb-run-2"
 ARGS_MARK = "--args--"
 
 #: Files whose frames are the launcher's, stripped from the program's tracebacks.
-_LAUNCHER_FILES = {__file__, *(__file__.replace("child.py", f) for f in ("cli.py", "inprocess.py"))}
+_LAUNCHER_FILES = {
+    __file__,
+    *(__file__.replace("child.py", f) for f in ("cli.py", "inprocess.py", "boot.py")),
+}
+
+#: CPython shows the source of ``-c`` code in tracebacks from 3.13: it registers the command
+#: with ``linecache`` under ``<string>`` before running it. The one place python-sb follows the
+#: version: nothing in the interpreter announces the behaviour before a ``-c`` run, and the
+#: bootstrap is not one (``launch/boot.py``).
+SHOWS_C_SOURCE = sys.version_info >= (3, 13)
 
 
 # -- wire format -----------------------------------------------------------------------------------
@@ -65,6 +75,8 @@ def open_channel(token: "int | str") -> int:
 
     if isinstance(token, int):
         return token
+    if token.isdigit():  # from the command line (launch/boot.py)
+        return int(token)
     if sys.platform == "win32" and token.startswith("h"):  # the type checker's narrowing
         import msvcrt
 
@@ -374,6 +386,8 @@ class Program:
             self.code = compile(source, os.path.abspath(self.target), "exec", dont_inherit=True)
         elif self.kind == "code":
             self.code = compile(self.target + "\n", "<string>", "exec", dont_inherit=True)
+            if SHOWS_C_SOURCE:
+                register_c_source(self.target + "\n")
         elif self.kind == "stdin":
             source = sys.stdin.buffer.read()
             self.code = compile(source, "<stdin>", "exec", dont_inherit=True)
@@ -422,6 +436,16 @@ class Program:
                 if self.kind in ("script", "stdin"):
                     self.namespace.pop("__file__", None)
                     self.namespace.pop("__cached__", None)
+
+
+def register_c_source(source: str) -> None:
+    """Show ``source`` in tracebacks of ``<string>`` frames, as CPython 3.13+ does for its
+    ``-c`` code (``linecache`` holds it under that name, with no file to check it against)."""
+
+    import linecache
+
+    lines = [line + "\n" for line in source.splitlines()]
+    linecache.cache["<string>"] = (len(source), None, lines, "<string>")
 
 
 def load_program(program: Program) -> BaseException | None:
@@ -727,7 +751,7 @@ def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
 
 
 def main(fd: "int | str", src_dir: str) -> None:
-    """The bootstrap's entry point in the child interpreter (called by the ``-c`` code)."""
+    """The bootstrap's entry point in the child interpreter (called by ``launch/boot.py``)."""
 
     import atexit  # built-in, for end_guarded; imported before the guard is armed
 
@@ -742,10 +766,16 @@ def main(fd: "int | str", src_dir: str) -> None:
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
     isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
-    # The -c bootstrap put '' (the cwd) first in sys.path. Until the program runs, the bootstrap
-    # imports only from the standard library and python-sb's own directory: no file in the cwd
-    # or a PYTHONPATH directory can stand in for a module it imports before the guard is armed.
-    if saved_path and saved_path[0] == "" and not isolated:
+    # CPython put boot.py's directory first in sys.path (unless -I/-P): the program gets its
+    # own path0 instead (set_path0). Until the program runs, the bootstrap imports only from
+    # the standard library and python-sb's own directory: no file in the cwd or a PYTHONPATH
+    # directory can stand in for a module it imports before the guard is armed.
+    launch_dir = os.path.dirname(__file__)
+    if (
+        saved_path
+        and not isolated
+        and saved_path[0] in ("", launch_dir, os.path.realpath(launch_dir))
+    ):
         saved_path = saved_path[1:]
     sys.path[:] = trusted_path(src_dir)
     load_error = load_program(program)

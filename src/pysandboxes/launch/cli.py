@@ -553,7 +553,7 @@ def _launch(
     DENY names, ``policy.netrules.pin_deny_names``); the provider gets ``plan.policy``."""
 
     from pysandboxes.launch.channel import Channel
-    from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
+    from pysandboxes.launch.wire import bootstrap_args, encode_run, guard_data
     from pysandboxes.platform_caps import CAPS
     from pysandboxes.providers.base import Launch
 
@@ -568,7 +568,7 @@ def _launch(
     options = list(cmd.python_options)
     if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
         options.append("-i")  # the native REPL starts when the bootstrap returns
-    child_argv = (sys.executable, *options, "-c", bootstrap_code(channel.token))
+    child_argv = (sys.executable, *options, *bootstrap_args(channel.token))
     inherited = (channel.fd,) if channel.handle < 0 else ()
     pass_fds = inherited if context.record_fd < 0 else (*inherited, context.record_fd)
     launch = Launch(

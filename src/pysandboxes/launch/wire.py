@@ -1,5 +1,5 @@
 """The parent's half of the hand-over to the child interpreter: the run description and the
-``-c`` bootstrap that reads it.
+command line of the bootstrap (``launch/boot.py``) that reads it.
 
 Kept apart from ``child.py`` (which holds the reading half and everything that runs in the
 child) so that python-sb's own process does not load the child's code to start a run.
@@ -66,22 +66,13 @@ def encode_run(fields: dict[str, str], args: list[str], data: bytes = b"") -> by
     return b"%d\n" % len(header) + header + data
 
 
-# The names it defines live in __main__ until the program's namespace replaces them; nothing
-# follows the call, so clearing that namespace under the running bootstrap is harmless.
-BOOTSTRAP = (
-    "def _pysb(path, fd, src):\n"
-    "    from _frozen_importlib_external import spec_from_file_location\n"
-    "    from _frozen_importlib import module_from_spec\n"
-    "    spec = spec_from_file_location('pysandboxes_child', path)\n"
-    "    module = module_from_spec(spec)\n"
-    "    spec.loader.exec_module(module)\n"
-    "    module.main(fd, src)\n"
-    "_pysb({path!r}, {fd!r}, {src!r})\n"
-)
+#: The file the child interpreter runs first (``launch/boot.py``; why not ``-c``: see there).
+BOOT_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot.py")
 
 
-def bootstrap_code(fd: int | str) -> str:
-    """The ``-c`` code that loads ``child.py`` by path and hands it descriptor ``fd`` (or, on
-    Windows, ``"hN"``: the inherited handle ``N``; see ``launch/channel.py``)."""
+def bootstrap_args(fd: int | str) -> tuple[str, str, str, str]:
+    """The child's command line after the interpreter and its options: ``boot.py``, the path
+    of ``child.py`` it loads, descriptor ``fd`` (or, on Windows, ``"hN"``: the inherited handle
+    ``N``; see ``launch/channel.py``), and the directory that holds ``pysandboxes``."""
 
-    return BOOTSTRAP.format(path=CHILD_FILE, fd=fd, src=SRC_DIR)
+    return (BOOT_FILE, CHILD_FILE, str(fd), SRC_DIR)

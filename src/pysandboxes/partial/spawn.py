@@ -157,7 +157,7 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
     """Spawn a worker for ``plan`` (see the module docstring)."""
 
     from pysandboxes.launch import tmpdir as tmp
-    from pysandboxes.launch.wire import bootstrap_code, encode_run, guard_data
+    from pysandboxes.launch.wire import bootstrap_args, encode_run, guard_data
     from pysandboxes.policy.decide import build_environment
     from pysandboxes.providers.base import Launch
     from pysandboxes.runtime import RunContext
@@ -221,7 +221,7 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
         }
         data = guard_data(context, plan.policy) if arm else b""
         fd = cli._policy_fd(encode_run(fields, [], data))
-        child_argv = (sys.executable, "-c", bootstrap_code(fd))
+        child_argv = (sys.executable, *bootstrap_args(fd))
         pass_fds = (fd, child_fd) if context.record_fd < 0 else (fd, child_fd, context.record_fd)
         launch = Launch(
             policy=plan.policy,

@@ -72,10 +72,11 @@ class Availability(_Record):
 class Launch(_Record):
     """What the launcher asks a provider to contain.
 
-    ``child_argv`` is the complete command of the sandboxed interpreter (``python [options] -c
-    BOOTSTRAP ...``), already built by the launcher; a wrapping provider (``bwrap``) puts its own
-    command in front. ``pass_fds`` must stay open in the child (the policy descriptor, the
-    learning channel). ``env`` is the child's whole environment, already filtered by ``env=``.
+    ``child_argv`` is the complete command of the sandboxed interpreter (``python [options]
+    .../launch/boot.py CHILD FD SRC``), already built by the launcher; a wrapping provider
+    (``bwrap``) puts its own command in front. ``pass_fds`` must stay open in the child (the policy
+    descriptor, the learning channel). ``env`` is the child's whole environment, already filtered
+    by ``env=``.
     """
 
     __slots__ = ("child_argv", "context", "cwd", "env", "pass_fds", "policy")

@@ -1,11 +1,11 @@
 """``os-sandbox=subprocess``: a fresh interpreter with a clean environment, no kernel boundary.
 
-python-sb ``exec``s ``python [options] -c BOOTSTRAP`` in its own process (DESIGN decision 4): no
-extra process stays, signals and exit statuses are the program's own. What this provider gives
-over ``none``: the program's interpreter starts with only the environment ``env=`` grants (also
-in ``/proc/self/environ``), honours every CPython option, and holds nothing of python-sb's own
-state. What it does not give: any kernel restriction. The Python layer (``py-sandbox=true``) is
-the only enforcement; hostile code gets around it (SPEC §0).
+python-sb ``exec``s ``python [options] launch/boot.py ...`` in its own process (DESIGN decision 4):
+no extra process stays, signals and exit statuses are the program's own. What this provider gives
+over ``none``: the program's interpreter starts with only the environment ``env=`` grants (also in
+``/proc/self/environ``), honours every CPython option, and holds nothing of python-sb's own state.
+What it does not give: any kernel restriction. The Python layer (``py-sandbox=true``) is the only
+enforcement; hostile code gets around it (SPEC §0).
 """
 
 from __future__ import annotations

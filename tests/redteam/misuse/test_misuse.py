@@ -8,6 +8,9 @@
    the objective is simply out of reach (a hidden name, a variable the launcher never passed),
    and when a kind is given the ``--denials`` file must hold a refusal of that kind.
 
+``# until: X.Y TEXT``: the attack exists before CPython X.Y only (TEXT says what CPython changed);
+from X.Y on the control must fail to reach the objective and the sandboxed run too.
+
 The world each attack sees (cwd = the project): ``data.txt``, ``.env``, ``a/b/``, a symbolic
 link ``link_to_secret`` to ``../outside/secret.txt``; ``port.txt`` (a TCP listener on
 127.0.0.1), ``port2.txt`` (one on 127.0.0.2), ``udp_port.txt``; ``name.txt`` (a host name from
@@ -23,6 +26,7 @@ import marshal
 import os
 import shutil
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,15 +39,18 @@ ATTACKS_DIR = Path(__file__).parent / "attacks"
 ATTACKS = sorted(p for p in ATTACKS_DIR.glob("*.py") if not p.name.startswith("_"))
 
 
-def _header(path: Path) -> tuple[list[str], str]:
+def _header(path: Path) -> tuple[list[str], str, tuple[int, ...] | None]:
     rules: list[str] = []
     expect = ""
+    until = None
     for line in path.read_text().splitlines():
         if line.startswith("# rule: "):
             rules.append(line[len("# rule: ") :])
         elif line.startswith("# expect: "):
             expect = line[len("# expect: ") :]
-    return rules, expect
+        elif line.startswith("# until: "):
+            until = tuple(int(n) for n in line.split()[2].split("."))
+    return rules, expect, until
 
 
 def _serve_tcp(host: str) -> tuple[socket.socket, int]:
@@ -119,7 +126,8 @@ def _first_line(stdout: str) -> str:
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[p.stem for p in ATTACKS])
 def test_attack(attack: Path, world: dict[str, Path]) -> None:
-    rules, expect = _header(attack)
+    rules, expect, until = _header(attack)
+    closed = until is not None and sys.version_info[:2] >= until  # CPython itself stops it
     assert rules and expect, f"{attack.name}: header needs '# rule:' and '# expect:' lines"
     if attack.stem == "net_name_not_covered":
         require(loopback_host_name(), "no host name for 127.0.0.1 in /etc/hosts besides localhost")
@@ -132,10 +140,13 @@ def test_attack(attack: Path, world: dict[str, Path]) -> None:
     env = base_env(world["home"], {"SECRET_TOKEN": "s3cr3t"})
 
     control = run_python([attack.name], cwd=project, env=env, timeout=30)
-    assert _first_line(control.stdout) == "OBJECTIVE REACHED", (
-        f"control run of {attack.name} did not reach its objective:\n"
-        f"{control.stdout}\n{control.stderr}"
-    )
+    if closed:
+        assert _first_line(control.stdout).startswith("FAILED"), control.stdout + control.stderr
+    else:
+        assert _first_line(control.stdout) == "OBJECTIVE REACHED", (
+            f"control run of {attack.name} did not reach its objective:\n"
+            f"{control.stdout}\n{control.stderr}"
+        )
 
     rule_file.write_text("\n".join([*rules, "python-import=_harness,pysandboxes", ""]))
     denials_file = world["tmp"] / "denials.jsonl"
@@ -148,6 +159,9 @@ def test_attack(attack: Path, world: dict[str, Path]) -> None:
     line = _first_line(result.stdout)
     assert not line.startswith("OBJECTIVE REACHED"), f"{attack.name} reached its objective"
     words = expect.split()
+    if closed:
+        assert line.startswith("FAILED"), f"{attack.name}:\n{result.stdout}\n{result.stderr}"
+        return
     if words[0] == "absent":
         assert line.startswith("FAILED"), f"{attack.name}:\n{result.stdout}\n{result.stderr}"
         if len(words) > 1:

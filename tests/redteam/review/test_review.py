@@ -23,6 +23,10 @@ Header lines of an attack:
   red (XPASS) the day the guard stops it -- then drop the line;
 - ``# bypass-since: X.Y TEXT`` -- the same, for a hole that opens only from CPython X.Y on (the
   suites run under every supported CPython, see scripts/test.sh);
+- ``# until: X.Y TEXT`` -- the attack exists before CPython X.Y only (TEXT: what CPython changed,
+  e.g. a module removed): from X.Y on, the control must *fail* to reach the objective (the
+  interpreter itself closes it) and the sandboxed run must not reach it either; the ``expect``
+  line then is not checked (the refusal never comes);
 - ``# needs: hosts-name`` / ``ipv6`` / ``root`` -- a precondition of the machine.
 
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
@@ -71,7 +75,15 @@ def _header(path: Path) -> dict[str, list[str]]:
                 break
             continue
         key, sep, value = line[2:].partition(": ")
-        if sep and key in ("rule", "rulefile", "expect", "bypass", "bypass-since", "needs"):
+        if sep and key in (
+            "rule",
+            "rulefile",
+            "expect",
+            "bypass",
+            "bypass-since",
+            "until",
+            "needs",
+        ):
             found.setdefault(key, []).append(value)
     return found
 
@@ -92,6 +104,15 @@ def _params(kind: str) -> list[Any]:
             )
         params.append(pytest.param(path, id=path.stem, marks=marks))
     return params
+
+
+def _closed_by_cpython(header: dict[str, list[str]]) -> bool:
+    """Whether this interpreter is at or past the attack's ``until`` version."""
+
+    return any(
+        sys.version_info[:2] >= tuple(int(n) for n in line.partition(" ")[0].split("."))
+        for line in header.get("until", [])
+    )
 
 
 def _ipv6() -> bool:
@@ -228,6 +249,12 @@ def test_control(attack: Path, tmp_path: Path, listeners: dict[str, Any], semaph
     env = base_env(tmp_path / "home", {"SECRET_TOKEN": "s3cr3t"})
     result = run_python([attack.name], cwd=project, env=env, timeout=30)
     report = _report(result.stdout)
+    if _closed_by_cpython(header):
+        assert report["result"] == "failed", (
+            f"{attack.name}: CPython {sys.version_info[:2]} was to close it ({header['until']}):"
+            f"\n{result.stdout}\n{result.stderr}"
+        )
+        return
     assert report["result"] == "reached", (
         f"control run of {attack.name} did not reach its objective:\n"
         f"{result.stdout}\n{result.stderr}"
@@ -264,6 +291,9 @@ def test_sandboxed(attack: Path, tmp_path: Path, listeners: dict[str, Any], sema
         else []
     )
     words = header["expect"][0].split()
+    if _closed_by_cpython(header):  # the interpreter stops it before any refusal is needed
+        assert report["result"] == "failed", shown
+        return
     if words[0] == "absent":
         assert report["result"] == "failed", shown
         if len(words) > 1:

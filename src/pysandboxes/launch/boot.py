@@ -1,0 +1,27 @@
+# python-sb's bootstrap (this first line is a comment: the option -x skips it)
+"""The child interpreter's first code: ``python [options] boot.py CHILD FD SRC``.
+
+A file rather than ``-c`` code: for ``-c``, CPython puts the current directory (``''``) first in
+``sys.path``, and from 3.13 imports ``linecache`` through it before running the code (to show
+the ``-c`` source in tracebacks), so a ``linecache.py`` of the program's directory would run
+before the guard. For a file, ``sys.path[0]`` is this directory (python-sb's own) and nothing is
+imported before this code runs. It loads ``child.py`` by path and hands it the descriptor (or
+Windows handle ``hN``) of the run description; ``child.main`` replaces ``sys.argv``,
+``sys.path`` and ``__main__``'s namespace before the program runs.
+"""
+
+
+def _pysb(path: str, fd: str, src: str) -> None:
+    from _frozen_importlib import module_from_spec
+    from _frozen_importlib_external import spec_from_file_location
+
+    spec = spec_from_file_location("pysandboxes_child", path)
+    module = module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.main(fd, src)
+
+
+if __name__ == "__main__":
+    import sys
+
+    _pysb(sys.argv[1], sys.argv[2], sys.argv[3])
