@@ -6,14 +6,16 @@
 # Then the Python-layer suites run again under each other supported CPython, in its own
 # environment .venv-X.Y (made by scripts/setup.sh). The versions: PYSANDBOXES_PYTHONS, default
 # "3.12 3.13" -- the supported CPythons (pyproject.toml, README.md) other than .venv's 3.11
-# (about a minute each on the 2-core test machine).
+# (about two minutes each on the 2-core test machine).
 #
 # "Python layer" here: everything whose behaviour depends on the interpreter's version -- the
 # guard (audit events, wrappers, frames: tests/unit/guard), the launcher and its bootstrap
 # (CPython's options, runpy semantics, tracebacks: tests/unit/launch, tests/e2e/test_launcher*),
 # the policy parser they load (tests/unit/policy, tests/unit/test_errors.py), the red-team corpora
 # of misuse and review (tests/redteam/misuse, tests/redteam/review), and the end-to-end tests of
-# the guard and the environment (tests/e2e/test_guard*, tests/e2e/test_env.py). The kernel
+# the guard and the environment (tests/e2e/test_guard*, tests/e2e/test_env.py), and guarded
+# evaluation (tests/unit/evalguard, tests/redteam/eval: the interpreter's own C code changes
+# between versions -- 3.12 imports _pylong for big-integer division, for one). The kernel
 # providers, learning, partial mode and the conformance matrix run under .venv only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +56,8 @@ PYTHON_LAYER_TESTS=(
   tests/e2e/test_launcher_tmpdir.py
   tests/e2e/test_launcher_tracebacks.py
   tests/e2e/test_env.py
+  tests/unit/evalguard
+  tests/redteam/eval
 )
 for version in ${PYSANDBOXES_PYTHONS//,/ }; do
   venv=".venv-$version"

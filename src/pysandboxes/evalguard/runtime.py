@@ -1024,6 +1024,7 @@ class Runtime:
         for name in ("getattr", "hasattr", "isinstance", "issubclass", "print"):
             if name in table:
                 table[name] = _getattr(self, "_b_" + name)
+        table["__import__"] = _interpreter_import
         table.update(
             _sb_ga=self.getattr,
             _sb_w=self.setter,
@@ -1699,6 +1700,35 @@ def _format(value: Any, spec: Any = "") -> str:
     if _isinstance(value, decimal.Decimal):
         decimal_spec_cost(value, spec)
     return format(value, spec)
+
+
+#: The modules CPython's own C code imports while evaluated code runs: ``PyImport_Import``
+#: looks ``__import__`` up in the running frame's builtins, and from 3.12 big-integer division
+#: and conversions past a size import ``_pylong`` that way (without an ``__import__`` there,
+#: ``(7**40000 - 1) // 3**40000`` failed with ``KeyError: '__import__'``). Nothing else.
+INTERPRETER_IMPORTS = frozenset({"_pylong"})
+
+
+def _interpreter_import(
+    name: object,
+    globals: object = None,
+    locals: object = None,
+    fromlist: object = (),
+    level: object = 0,
+) -> None:
+    """The ``__import__`` of an evaluation's builtins, for the interpreter's own imports only.
+
+    The source cannot name it (a dunder name is refused by the check) and the source's own
+    ``import`` statements go through ``_sb_import``. It returns nothing: ``PyImport_Import``
+    takes the module from ``sys.modules`` after the call, so no module reaches the caller."""
+
+    if type(name) is str and name in INTERPRETER_IMPORTS and level == 0:
+        __import__(name)
+        return None
+    raise ImportError(
+        f"evaluated code imports with its import statement only: {name!r} refused",
+        name=name if type(name) is str else None,
+    )
 
 
 _SAFE_BUILTINS: dict[str, Any] = {

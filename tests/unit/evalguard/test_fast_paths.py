@@ -4,6 +4,7 @@ assignment evaluates its value once."""
 
 from __future__ import annotations
 
+import importlib.util
 import time
 
 import pytest
@@ -86,3 +87,24 @@ def test_one_long_call_in_process_ends_as_a_timeout_not_a_late_success() -> None
     rules = ["eval-syntax=arith", f"eval-timeout={budget_ms}ms"]
     with pytest.raises(EvalTimeout):
         guarded_eval("a // b", names=names, rules=rules, backend="in-process")
+
+
+@pytest.mark.parametrize("backend", ["in-process", "worker"])
+def test_big_integer_division_imports_what_the_interpreter_needs(backend: str) -> None:
+    """From CPython 3.12 a division of big integers imports ``_pylong`` from C, through the
+    ``__import__`` of the running frame's builtins: the evaluation's builtins let that one
+    import through (it was a ``KeyError: '__import__'``) and nothing else."""
+
+    from pysandboxes.evalguard.runtime import _interpreter_import
+
+    rules = ["eval-syntax=arith,compare"]
+    a, b = 7**40_000 - 1, 3**40_000 - 3
+    got = guarded_eval(
+        "a // b == q", names={"a": a, "b": b, "q": a // b}, rules=rules, backend=backend
+    )
+    assert got is True
+    if importlib.util.find_spec("_pylong") is not None:  # CPython 3.12 and later
+        assert _interpreter_import("_pylong") is None  # the module never reaches the caller
+    for name, level in (("os", 0), ("_pylong", 1)):
+        with pytest.raises(ImportError):
+            _interpreter_import(name, None, None, (), level)
