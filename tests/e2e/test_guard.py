@@ -117,3 +117,27 @@ def test_own_modules_in_a_read_only_directory(home: Path, project: Path) -> None
     assert result.returncode == 0 and result.stdout == "42\n", result.stderr
     assert not (project / "__pycache__").exists()
     assert _program_denials(denials) == []
+
+
+def test_interpreter_imports_for_builtin_types_need_no_rule(home: Path, project: Path) -> None:
+    """What C code imports on behalf of a builtin type is not the program's import: a
+    big-integer division (``_pylong`` from CPython 3.12) and ``time.strptime`` (``_strptime``)
+    work with no rule for those modules, and nothing is refused. The control: the program's
+    own ``import _pydecimal`` (the same kind of pure-Python helper) is refused."""
+
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=time\n")
+    (project / "prog.py").write_text(
+        "import time\n"
+        "print((7**40000 - 1) // (3**40000 - 3) > 0, time.strptime('2024', '%Y').tm_year)\n"
+        "try:\n    import _pydecimal\nexcept ModuleNotFoundError as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "True 2024\nRuleModuleNotFoundError\n"
+    assert [d.get("target") for d in _program_denials(denials)] == ["_pydecimal"]

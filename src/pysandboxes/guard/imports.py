@@ -6,8 +6,9 @@ deputy, so ``importlib.import_module("socket")`` is the program's import). The p
 imports need a rule for their top-level name; what a library module imports for itself is
 that module's business (``json`` may import ``re``). A few names are always allowed:
 ``sys``, ``builtins``, ``__future__``, ``__main__``, ``encodings``, ``_strptime`` (imported by C
-code on behalf of ``datetime``/``time``) and ``pysandboxes`` (its public API, for
-``sandbox_denials``).
+code on behalf of ``datetime``/``time``), ``_pylong`` (imported by C code on behalf of ``int``
+from CPython 3.12: big-integer division and conversions) and ``pysandboxes`` (its public API,
+for ``sandbox_denials``).
 
 Modules the launcher loaded before the program started are still judged: at arm time every
 module in ``sys.modules`` that the rules do not allow (C built-in modules aside) is moved to a
@@ -53,7 +54,16 @@ else:
     from pysandboxes.guard.record import NamedTuple
 
 ALWAYS_ALLOWED = frozenset(
-    {"sys", "builtins", "__future__", "__main__", "encodings", "_strptime", "pysandboxes"}
+    {
+        "sys",
+        "builtins",
+        "__future__",
+        "__main__",
+        "encodings",
+        "_strptime",
+        "_pylong",
+        "pysandboxes",
+    }
 )
 WRAPPED_MODULES = frozenset(
     # the operating system's C module: posix, or nt on Windows (elsewhere an import of nt,
