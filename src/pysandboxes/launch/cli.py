@@ -438,10 +438,12 @@ def run(cmd: CommandLine) -> int:
             guard_policy = pin_deny_names(plan.policy)
         if name == "none":
             from pysandboxes.launch.inprocess import run_in_process
-            from pysandboxes.providers.limits import no_enforcer
 
-            for item in no_enforcer(plan.policy, plan.mode):
-                sys.stderr.write(f"{PROG}: none, py-sandbox=false: {item.text}\n")
+            if not plan.policy.py_sandbox.value:  # (the limits table only then: start-up)
+                from pysandboxes.providers.limits import no_enforcer
+
+                for item in no_enforcer(plan.policy, plan.mode):
+                    sys.stderr.write(f"{PROG}: none, py-sandbox=false: {item.text}\n")
             _state.program_started = True
             return run_in_process(
                 fields,

@@ -11,7 +11,6 @@ enforcement; hostile code gets around it (SPEC §0).
 from __future__ import annotations
 
 from pysandboxes.providers.base import Availability, Launch, Prepared
-from pysandboxes.providers.limits import no_enforcer
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -34,10 +33,7 @@ class SubprocessProvider:
             argv=list(launch.child_argv),
             env=dict(launch.env),
             pass_fds=tuple(launch.pass_fds),
-            warnings=[
-                f"subprocess, py-sandbox=false: {item.text}"
-                for item in no_enforcer(launch.policy, launch.context.mode)
-            ],
+            warnings=[] if launch.policy.py_sandbox.value else _no_enforcer(launch),
         )
 
     def explain(self, policy: Policy) -> Sequence[str]:
@@ -47,6 +43,18 @@ class SubprocessProvider:
             f"no kernel boundary: the Python layer ({python}) is the only enforcement;",
             "  enough against misused legitimate code, not against hostile code",
         ]
+
+
+def _no_enforcer(launch: Launch) -> list[str]:
+    """The start warning of a run with the Python layer off (``limits.no_enforcer``); imported
+    only then, so that an ordinary run's start-up does not load the limits table."""
+
+    from pysandboxes.providers.limits import no_enforcer
+
+    return [
+        f"subprocess, py-sandbox=false: {item.text}"
+        for item in no_enforcer(launch.policy, launch.context.mode)
+    ]
 
 
 PROVIDER = SubprocessProvider()
