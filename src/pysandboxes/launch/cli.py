@@ -232,7 +232,9 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     if cmd.learn is not None:
         rules.append(("learn", cmd.learn))
     policy = load_policy(rule_file, cli_rules=rules, environ=os.environ, cwd=cwd)
-    check_lock(policy, learning_requested=False, rule_file_missing=not exists)
+    check_lock(
+        policy, learning_requested=False, rule_file_missing=not exists, audit_requested=cmd.audit
+    )
     learn_output: str | None = None
     if cmd.audit:
         mode = "audit"
