@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             return explain(plan_run(cmd, current_directory()), as_json=cmd.json)
         return run(cmd)
     except ConfigError as exc:
+        if _state.program_started:
+            raise  # the program's own (os-sandbox=none), already reported as CPython does
         say_refused(exc)
         return 2
     except KeyboardInterrupt:

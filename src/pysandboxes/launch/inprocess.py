@@ -235,6 +235,7 @@ def run_in_process(
         fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
+    sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
     own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry
     # The program gets a fresh __main__; python-sb's own (the console script, still running)

@@ -1,0 +1,77 @@
+"""The defects a new user met on the journey of issue 26, each through the real ``python-sb``.
+
+Each test fails on the code before its fix; the seed scenarios themselves are the other files
+of this directory (``test_journey_*.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pysandboxes.errors import ConfigError
+from pysandboxes.providers import get_provider
+from tests.helpers import base_env, require, run_python, run_sb
+
+
+def available(name: str) -> bool:
+    """Whether ``os-sandbox=name`` can run on this machine."""
+
+    try:
+        return bool(get_provider(name).availability())
+    except ConfigError:
+        return False
+
+
+PARTIAL_PROGRAM = """\
+from pysandboxes import is_in_sandbox, sandbox, sandboxes
+
+@sandbox
+def double(x):
+    return x * 2
+
+print("in sandbox:", is_in_sandbox())
+with sandboxes():
+    print(double(21))
+"""
+
+
+@pytest.mark.parametrize("provider", ["none", "subprocess", "landlock", "bwrap"])
+def test_a_partial_mode_program_runs_whole_under_python_sb(
+    provider: str, home: Path, project: Path
+) -> None:
+    """docs/partial.md: under python-sb (complete mode) ``with sandboxes():`` starts no worker
+    and a ``@sandbox`` function is a plain call, on every provider (defect 3: a worker was
+    started, and under ``none`` ``is_in_sandbox()`` was false and python-sb said "nothing was
+    run" after the program's output)."""
+
+    require(available(provider), f"os-sandbox={provider} cannot run on this machine")
+    (project / "app.py").write_text(PARTIAL_PROGRAM)
+    (project / ".py-sandboxes").write_text(
+        f"py-sandbox=true\nos-sandbox={provider}\nexpose-ro=.\npython-import=pysandboxes\n"
+    )
+    result = run_sb(["app.py"], cwd=project, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "in sandbox: True\n42\n"
+    assert result.stderr == ""
+
+
+def test_an_error_of_the_program_under_none_is_its_own(home: Path, project: Path) -> None:
+    """Under ``os-sandbox=none`` the program runs in python-sb's interpreter: a ConfigError it
+    raises after it started ends it as CPython ends it (exit 1, its traceback), not as a
+    refused configuration ("nothing was run", exit 2)."""
+
+    code = (
+        "print('started')\n"
+        "from pysandboxes.errors import ConfigError, ConfigProblem\n"
+        "raise ConfigError([ConfigProblem('where', 'what')])\n"
+    )
+    control = run_python(["-c", code], cwd=project, env=base_env(home))
+    assert control.returncode == 1
+    (project / ".py-sandboxes").write_text("py-sandbox=false\nos-sandbox=none\n")
+    result = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == "started\n"
+    assert "nothing was run" not in result.stderr
+    assert result.stderr.rstrip().endswith("pysandboxes.errors.ConfigError: where: what")
