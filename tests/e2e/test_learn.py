@@ -392,3 +392,51 @@ def test_a_program_read_from_stdin_is_learned_and_replayed(home: Path, project: 
     assert "expose-ro=." in rules and "re" in imports_of(rules)
     replayed = replay(["-"], cwd=project, env=env, tmp=project.parent, input=program)
     assert replayed.stdout == "3\n"
+
+
+# -- issue 26: a run that runs nothing learns nothing -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["nosuch.py"], 2, "python-sb: can't open file '{project}/nosuch.py': [Errno 2] "),
+        (["-m", "nosuchmod"], 1, "python-sb: No module named nosuchmod"),
+        (["--audit", "nosuch.py"], 2, "python-sb: can't open file '{project}/nosuch.py': "),
+        (["--audit", "-m", "nosuchmod"], 1, "python-sb: No module named nosuchmod"),
+    ],
+)
+def test_a_program_that_does_not_exist_writes_no_rule_file(
+    args: list[str], status: int, message: str, home: Path, project: Path
+) -> None:
+    """Defect 4: a missing script started learning and wrote ``expose-ro=.`` for it; a missing
+    module said ``.py-sandboxes unchanged`` of a file that did not exist, naming the venv's
+    python. Now python-sb says what CPython says (its status too), and learns nothing."""
+
+    control = run_python(args[-1:] if args[-1].endswith(".py") else args[-2:], cwd=project)
+    assert control.returncode == status
+    result = run_sb(args, cwd=project, env=base_env(home))
+    assert result.returncode == status
+    assert result.stderr.startswith(message.format(project=project)), result.stderr
+    assert "LEARNING" not in result.stderr and "AUDIT" not in result.stderr
+    assert os.listdir(project) == []
+
+
+def test_a_run_that_learns_nothing_says_no_file_was_written(home: Path, project: Path) -> None:
+    """The message of an empty learning run does not call a file that does not exist
+    "unchanged"."""
+
+    result = run_sb(["-c", "pass"], cwd=project, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    assert "no rule file written (.py-sandboxes does not exist)" in result.stderr
+    assert "unchanged" not in result.stderr
+    assert os.listdir(project) == []
+
+
+def test_a_missing_module_is_named_by_python_sb(home: Path, project: Path) -> None:
+    """Enforced too: the child's "No module named" names python-sb, not the venv's python."""
+
+    (project / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
+    result = run_sb(["-m", "nosuchmod"], cwd=project, env=base_env(home))
+    assert result.returncode == 1
+    assert result.stderr == "python-sb: No module named nosuchmod\n"

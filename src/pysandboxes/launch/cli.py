@@ -342,6 +342,9 @@ def run(cmd: CommandLine) -> int:
     plan = plan_run(cmd, cwd)
     session_class = None
     if plan.mode != "enforce":
+        status = _no_program(cmd, cwd)
+        if status:  # a run that runs nothing learns nothing (no rule file written)
+            return status
         session_class = learning_session_class()
         if session_class is None:
             _refuse_without_learning(plan)
@@ -461,6 +464,38 @@ def run(cmd: CommandLine) -> int:
     except BaseException:
         tmp.remove_tree_safely(tmpdir)
         raise
+
+
+def _no_program(cmd: CommandLine, cwd: str) -> int:
+    """For a learning or audit run: when the script cannot be opened or the ``-m`` module does
+    not exist, say so as CPython does and return its exit status (2, 1); else 0.
+
+    Checked before the learning session starts, so that nothing is learned of a program that
+    never ran (a learned ``expose-ro=.`` for a typo). Not under ``-i``, where CPython reports
+    the error and starts the REPL anyway."""
+
+    if "-i" in cmd.python_options or not cmd.program:
+        return 0
+    if cmd.kind == "script":
+        path = os.path.join(cwd, cmd.program)
+        if os.path.isdir(path):
+            return 0
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            err = f"[Errno {exc.errno}] {exc.strerror}" if exc.errno else str(exc)
+            sys.stderr.write(f"{PROG}: can't open file {os.path.abspath(path)!r}: {err}\n")
+            return 2
+    elif cmd.kind == "module":
+        from pysandboxes.policy.locate import module_not_found
+
+        safe = "-I" in cmd.python_options or "-P" in cmd.python_options
+        search = sys.path[1:] if safe else [cwd, *sys.path[1:]]
+        if module_not_found(cmd.program, search):
+            sys.stderr.write(f"{PROG}: No module named {cmd.program}\n")
+            return 1
+    return 0
 
 
 def _check_denials_file(path: str) -> None:

@@ -258,7 +258,15 @@ class LearningSession:
         for warning in learned.warnings:
             self._say(f"{self._label()}: {warning}")
         if learned.empty:
-            self._say(f"{self._label()}: nothing new to add; {self._shown(self.output)} unchanged")
+            if existing is None:
+                self._say(
+                    f"{self._label()}: nothing to learn from this run; no rule file written "
+                    f"({self._shown(self.output)} does not exist)"
+                )
+            else:
+                self._say(
+                    f"{self._label()}: nothing new to add; {self._shown(self.output)} unchanged"
+                )
             return
         try:
             self.written, self.backup = write_learned(self.output, learned, source=self._source())
