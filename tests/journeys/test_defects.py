@@ -75,3 +75,46 @@ def test_an_error_of_the_program_under_none_is_its_own(home: Path, project: Path
     assert result.stdout == "started\n"
     assert "nothing was run" not in result.stderr
     assert result.stderr.rstrip().endswith("pysandboxes.errors.ConfigError: where: what")
+
+
+@pytest.mark.parametrize("provider", ["subprocess", "landlock"])
+def test_origins_below_home_are_shown_as_tilde(provider: str, home: Path, project: Path) -> None:
+    """SPEC §2.1 (defect 7): the child showed a user profile's origin as an absolute path
+    (its environment holds no HOME, so ``~`` was looked up elsewhere); the README shows
+    ``from ~/.config/py-sandboxes/user-py-sandboxes.profile(1)``."""
+
+    require(available(provider), f"os-sandbox={provider} cannot run on this machine")
+    profile = home / ".config" / "py-sandboxes" / "user-py-sandboxes.profile"
+    profile.parent.mkdir(parents=True)
+    profile.write_text("net=DENY|*|10.0.0.0/8|*|OUT\n")
+    (project / ".py-sandboxes").write_text(
+        'include "~/.config/py-sandboxes/user-py-sandboxes.profile"\n'
+        f"os-sandbox={provider}\npython-import=socket\nnet=ALLOW|*|*|*|OUT\n"
+    )
+    code = "import socket\nsocket.create_connection(('10.255.255.1', 80), timeout=1)\n"
+    result = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert result.returncode == 1
+    expected = (
+        "Connection to [10.255.255.1]:80 DENIED by explicit rule 'net=DENY|*|10.0.0.0/8|*|OUT' "
+        "from ~/.config/py-sandboxes/user-py-sandboxes.profile(1)"
+    )
+    assert expected in result.stderr.splitlines()[-1]
+
+
+def test_the_guard_reads_no_variable_for_the_program(home: Path, project: Path) -> None:
+    """Defect 6: arming the guard looked up HOME (to show origins as ``~``), which learning
+    counted as a read by the program: a second identical learning run added ``env=HOME`` and
+    ``--audit`` reported HOME for a program that never reads it."""
+
+    (project / "p.py").write_text("import subprocess\nsubprocess.run(['true'], check=True)\n")
+    env = base_env(home)
+    first = run_sb(["p.py"], cwd=project, env=env)
+    assert first.returncode == 0, first.stderr
+    learned = (project / ".py-sandboxes").read_text()
+    again = run_sb(["--learn", "p.py"], cwd=project, env=env)
+    assert again.returncode == 0, again.stderr
+    assert (project / ".py-sandboxes").read_text() == learned
+    assert "nothing new to add" in again.stderr
+    audit = run_sb(["--audit", "p.py"], cwd=project, env=env)
+    assert audit.returncode == 0, audit.stderr
+    assert "no access outside the rules in this run" in audit.stderr

@@ -30,5 +30,7 @@ def arm(policy: Policy, context: RunContext) -> None:
     """
 
     from pysandboxes.guard.hook import install
+    from pysandboxes.policy.model import set_display_home
 
+    set_display_home(context.home)  # origins as ~/... (SPEC §2.1), without reading HOME here
     install(policy, context)

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             return explain(plan_run(cmd, current_directory()), as_json=cmd.json)
         return run(cmd)
     except ConfigError as exc:
-        if _state.program_started:
+        if _state.program_started and _in_process_program_running():
             raise  # the program's own (os-sandbox=none), already reported as CPython does
         say_refused(exc)
         return 2
@@ -89,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         sys.stderr.write(f"{PROG}: {exc}\n{PROG}: nothing was run\n")
         return 2
+
+
+def _in_process_program_running() -> bool:
+    """Whether the program of an ``os-sandbox=none`` run has started in this interpreter."""
+
+    inprocess = sys.modules.get("pysandboxes.launch.inprocess")
+    return inprocess is not None and bool(inprocess.PROGRAM_RUNNING[0])
 
 
 class _State:
@@ -434,6 +441,7 @@ def run(cmd: CommandLine) -> int:
             prefixes=_prefixes(),
             record_fd=session.child_fd() if session is not None else -1,
             denials_file=_abs(cmd.denials),
+            home=_home(),
         )
         arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
         fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
@@ -511,6 +519,13 @@ def _check_denials_file(path: str) -> None:
     except OSError as exc:
         message = f"--denials={path}: cannot be written: {exc.strerror or exc}"
         raise ConfigError([ConfigProblem("<arg>", message)]) from None
+
+
+def _home() -> str:
+    """python-sb's home directory (``RunContext.home``: the ``~`` of messages in the child)."""
+
+    home = os.path.expanduser("~")
+    return "" if home in ("~", "/") else home
 
 
 def _abs(path: str | None) -> str | None:

@@ -183,6 +183,10 @@ def scrub_initial_environment() -> str | None:
 #: python-sb's own ``__main__`` module, kept referenced during an in-process run.
 _LAUNCHER_MAIN: list[Any] = []
 
+#: ``[True]`` once the program's own code may run (the guard armed, the program loaded): from
+#: then on an exception is the program's, never a refused configuration (``launch/cli.py``).
+PROGRAM_RUNNING: list[bool] = [False]
+
 
 def _load_in_process(program: Program, *, inspect: bool) -> BaseException | None:
     """:func:`load_program` for ``none``, where ``-i`` is python-sb's option, not a flag."""
@@ -255,6 +259,7 @@ def run_in_process(
         arm(policy, context)
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
+    PROGRAM_RUNNING[0] = True
     if inspect or program.kind == "repl":
         sys.ps1 = fields.get("ps1", "[sb] >>> ")
         sys.ps2 = fields.get("ps2", "[sb] ... ")

@@ -203,6 +203,7 @@ def start_worker(plan: cli.RunPlan, *, threads: int, max_result: int, path0: str
             prefixes=cli._prefixes(),
             record_fd=session.child_fd() if session is not None else -1,
             denials_file=None,
+            home=cli._home(),
         )
         arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
         child_fd = child_end.fileno()
