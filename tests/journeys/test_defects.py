@@ -6,6 +6,7 @@ of this directory (``test_journey_*.py``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,17 @@ def test_the_guard_reads_no_variable_for_the_program(home: Path, project: Path) 
     audit = run_sb(["--audit", "p.py"], cwd=project, env=env)
     assert audit.returncode == 0, audit.stderr
     assert "no access outside the rules in this run" in audit.stderr
+
+
+def test_explain_shows_the_lock_as_the_learn_setting(home: Path, project: Path) -> None:
+    """Defect 8: under the lock ``--explain`` listed ``learn=`` as unset (``[default]``) while
+    "locked by" named the ``learn=false`` line."""
+
+    (project / ".py-sandboxes").write_text("os-sandbox=subprocess\nlearn=false\nexpose-ro=.\n")
+    (project / "p.py").write_text("pass\n")
+    text = run_sb(["--explain", "p.py"], cwd=project, env=base_env(home))
+    assert text.returncode == 0, text.stderr
+    assert "  learn=false    [.py-sandboxes(2)]" in text.stdout.splitlines()
+    data = run_sb(["--explain", "--json", "p.py"], cwd=project, env=base_env(home))
+    learn = json.loads(data.stdout)["settings"]["learn"]
+    assert learn == {"value": False, "origin": ".py-sandboxes(2)"}

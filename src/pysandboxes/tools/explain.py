@@ -225,7 +225,7 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
                 "value": policy.os_sandbox.value,
                 "origin": _origin(policy.os_sandbox.origin),
             },
-            "learn": {"value": policy.learn.value, "origin": _origin(policy.learn.origin)},
+            "learn": _learn_setting(policy),
         },
         "rules": [
             {"key": line.key, "value": line.value, "origin": str(line.origin)}
@@ -246,6 +246,15 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         "warnings": warnings_for(plan, provider, environment),
         "eval": _eval_data(policy),
     }
+
+
+def _learn_setting(policy: Policy) -> dict[str, Any]:
+    """``learn=``'s effective value: the learning output, ``false`` under the lock (with the
+    lock line as its origin), or unset (``None``, the default)."""
+
+    if policy.learn.value is None and policy.lock is not None:
+        return {"value": False, "origin": _origin(policy.lock)}
+    return {"value": policy.learn.value, "origin": _origin(policy.learn.origin)}
 
 
 def _eval_data(policy: Policy) -> list[dict[str, Any]]:
