@@ -133,3 +133,54 @@ def test_explain_shows_the_lock_as_the_learn_setting(home: Path, project: Path) 
     data = run_sb(["--explain", "--json", "p.py"], cwd=project, env=base_env(home))
     learn = json.loads(data.stdout)["settings"]["learn"]
     assert learn == {"value": False, "origin": ".py-sandboxes(2)"}
+
+
+@pytest.mark.parametrize("user", [False, True])
+def test_uninstall_hook_leaves_the_tree_as_it_was(user: bool, home: Path, project: Path) -> None:
+    """Defect 11: ``--uninstall-hook`` removed the files install wrote but left the empty
+    folders (``.claude``, ``.codex``, ``.github/hooks`` ...). A folder that holds something
+    else (the project's own ``.github/workflows``) is kept."""
+
+    (project / ".github" / "workflows").mkdir(parents=True)
+    (project / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    base = home if user else project
+    before = sorted(str(p.relative_to(base)) for p in base.rglob("*"))
+    flag = ["--user"] if user else []
+    agents = ["claude-code", "codex", "gemini", "cursor", "copilot"]
+    for agent in agents:
+        done = run_sb([f"--install-hook={agent}", *flag], cwd=project, env=base_env(home))
+        assert done.returncode == 0, done.stderr
+    assert sorted(str(p.relative_to(base)) for p in base.rglob("*")) != before
+    for agent in agents:
+        done = run_sb([f"--uninstall-hook={agent}", *flag], cwd=project, env=base_env(home))
+        assert done.returncode == 0, done.stderr
+    assert sorted(str(p.relative_to(base)) for p in base.rglob("*")) == before
+
+
+def test_an_interactive_session_without_a_rule_file_writes_none(home: Path, project: Path) -> None:
+    """Defect 11: a REPL started where there is no rule file wrote ``./.py-sandboxes`` at exit.
+    It still learns (nothing is refused, and the banner says so) but keeps nothing unless
+    ``--learn=FILE`` asks, and says so at the start and at the end."""
+
+    import os
+
+    from tests.helpers import PYTHON_SB, pty_session
+
+    sent: list[bytes] = []
+
+    def respond(output: bytes) -> bytes | None:
+        if not sent and (b">>> " in output or b"In [1]" in output):
+            sent.append(b"import json\r")
+            return sent[-1]
+        if len(sent) == 1 and (output.count(b">>> ") >= 2 or b"In [2]" in output):
+            sent.append(b"exit()\r")
+            return sent[-1]
+        return None
+
+    env = {**base_env(home), "TERM": "dumb"}
+    output, status = pty_session([PYTHON_SB], project, env, respond, timeout=60)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "No rule file: nothing is written at exit" in text
+    assert "learned, none written" in text
+    assert not (project / ".py-sandboxes").exists()

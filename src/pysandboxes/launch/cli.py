@@ -429,6 +429,8 @@ def run(cmd: CommandLine) -> int:
                 denials_file=_abs(cmd.denials),
                 tmpdir=tmpdir,
                 prefixes=_prefixes(),
+                # The REPL on a missing rule file learns but keeps nothing unless asked to.
+                write=cmd.kind != "repl" or cmd.learn is not None or bool(plan.policy.learn.value),
             )
         context = RunContext(
             mode=plan.mode,  # type: ignore[arg-type]
