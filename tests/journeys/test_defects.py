@@ -184,3 +184,62 @@ def test_an_interactive_session_without_a_rule_file_writes_none(home: Path, proj
     assert "No rule file: nothing is written at exit" in text
     assert "learned, none written" in text
     assert not (project / ".py-sandboxes").exists()
+
+
+def test_every_example_with_a_shebang_is_executable() -> None:
+    """Defect 12: ``examples/calculator/*.py`` had a python-sb shebang and mode 644, so
+    ``./calc.py`` as their pages show it failed with "Permission denied"."""
+
+    import os
+    import subprocess
+
+    from tests.helpers import REPO
+
+    listed = subprocess.run(
+        ["git", "ls-files", "-s", "examples"], cwd=REPO, capture_output=True, text=True
+    )
+    if listed.returncode != 0:  # not a git checkout (an sdist): the files themselves
+        files = [(p, os.access(p, os.X_OK)) for p in (REPO / "examples").rglob("*.py")]
+    else:
+        files = []
+        for line in listed.stdout.splitlines():
+            meta, path = line.split("\t", 1)
+            files.append((REPO / path, meta.startswith("100755")))
+    checked = 0
+    for path, executable in files:
+        if path.suffix != ".py" or not path.exists():
+            continue
+        if path.read_bytes().startswith(b"#!"):
+            checked += 1
+            assert executable, f"{path.relative_to(REPO)} has a shebang but no execute bit"
+    assert checked >= 5
+
+
+def test_the_examples_extra_installs_what_the_examples_import() -> None:
+    """Defect 12: the demo set-up installed none of what the calculator, MCP and CI examples
+    import; ``pip install -e '.[examples]'`` (scripts/demo.sh) installs every third-party
+    module they import."""
+
+    import ast
+    import sys
+    import tomllib
+
+    from tests.helpers import REPO
+
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["examples"]
+    names = {requirement.split(">")[0].split("<")[0].split("=")[0] for requirement in extra}
+    imported: set[str] = set()
+    for directory in ("calculator", "mcp-server", "ci"):
+        for path in (REPO / "examples" / directory).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    imported.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    imported.add(node.module.split(".")[0])
+    local = {"pysandboxes", "calc", "__future__"}
+    third_party = {n for n in imported - local if n not in sys.stdlib_module_names}
+    assert third_party <= names, third_party - names
+    assert "pytest" in names  # the CI example runs its tests with pytest
+    assert "'.[examples]'" in (REPO / "scripts" / "demo.sh").read_text()
