@@ -105,6 +105,8 @@ _state = _State()
 TOOLS = {
     "--review": "review",
     "--check": "check",
+    "--providers": "providers",
+    "--export": "export",
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
@@ -143,6 +145,9 @@ def help_text() -> str:
         "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
         f"       {PROG} --explain [--json] [same arguments as a run]\n"
         f"       {PROG} --review [GIT-RANGE | OLD NEW] [--json]   (docs/review.md)\n"
+        f"       {PROG} --providers [--json]   (which providers run here; docs/containers.md)\n"
+        f"       {PROG} --export=kubernetes|agent-sandbox [--image=IMAGE ...] [same arguments "
+        "as a run]   (docs/kubernetes.md)\n"
         f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
         "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
         "                 docs/agents.md)\n"
@@ -359,8 +364,9 @@ def run(cmd: CommandLine) -> int:
         raise ProviderUnavailableError([ConfigProblem(where, m) for m in messages]) from None
     available = provider.availability()
     if not available:
-        hint = f" ({available.install_hint})" if available.install_hint else ""
-        message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+        from pysandboxes.providers import unavailable_message
+
+        message = unavailable_message(name, available)
         raise ProviderUnavailableError([ConfigProblem(where, message)])
     if name == "none":
         from pysandboxes.providers.none import IN_PROCESS_OPTIONS

@@ -87,8 +87,9 @@ def provider_of(plan: cli.RunPlan) -> Any:
         raise ProviderUnavailableError([ConfigProblem(where, m) for m in messages]) from None
     available = provider.availability()
     if not available:
-        hint = f" ({available.install_hint})" if available.install_hint else ""
-        message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+        from pysandboxes.providers import unavailable_message
+
+        message = unavailable_message(name, available)
         raise ProviderUnavailableError([ConfigProblem(where, message)])
     return provider
 
