@@ -151,6 +151,7 @@ def cached() -> Container:
 _SECCOMP = "seccomp"  # the container's seccomp profile refuses the system calls
 _PROC = "proc"  # a new /proc cannot be mounted (masked paths of the container's /proc)
 _USERNS = "userns"  # user namespaces refused (not by seccomp: a setting or the runtime)
+_SECCOMP_NS = "seccomp-ns"  # the profile refuses a call the namespace providers make (sethostname)
 
 _HINTS: dict[str, dict[str, str]] = {
     _SECCOMP: {
@@ -163,12 +164,24 @@ _HINTS: dict[str, dict[str, str]] = {
         "calls)",
     },
     _PROC: {
-        "podman": "podman run --security-opt unmask=ALL (a new /proc can then be mounted), "
-        "or use os-sandbox=landlock, which needs no namespaces",
+        "podman": "podman run --security-opt unmask=ALL --security-opt seccomp=unconfined (a "
+        "new /proc can then be mounted, and the sandbox's host named: podman's profile allows "
+        "sethostname only with CAP_SYS_ADMIN); add --device /dev/net/tun for net= rules; or "
+        "use os-sandbox=landlock, which needs no namespaces",
         "docker": "docker run --security-opt systempaths=unconfined (with a seccomp profile "
         "that allows unshare), or use os-sandbox=landlock",
         "kubernetes": "securityContext.procMount: Unmasked with hostUsers: false, or use "
         "os-sandbox=landlock",
+    },
+    _SECCOMP_NS: {
+        "podman": "podman run --security-opt seccomp=unconfined (its default profile allows "
+        "sethostname only with CAP_SYS_ADMIN), with --security-opt unmask=ALL; or use "
+        "os-sandbox=landlock",
+        "docker": "docker run --security-opt seccomp=PROFILE.json that allows sethostname and "
+        "unshare (or seccomp=unconfined), with --security-opt systempaths=unconfined; or use "
+        "os-sandbox=landlock",
+        "kubernetes": "a Localhost seccomp profile that allows sethostname and unshare, with "
+        "procMount: Unmasked and hostUsers: false; or use os-sandbox=landlock",
     },
     _USERNS: {
         "podman": "podman run --security-opt seccomp=unconfined, or a user-namespace setting "
@@ -182,7 +195,8 @@ _HINTS: dict[str, dict[str, str]] = {
 
 
 def runtime_hint(problem: str, container: Container | None = None) -> str:
-    """The runtime option that lifts ``problem`` (``seccomp``, ``proc``, ``userns``) in the
+    """The runtime option that lifts ``problem`` (``seccomp``, ``proc``, ``seccomp-ns``,
+    ``userns``) in the
     container around this process; ``""`` outside a container or for an unknown runtime."""
 
     box = cached() if container is None else container

@@ -62,6 +62,15 @@ def namespace_problem() -> tuple[str, str]:
             _container.runtime_hint("proc")
             or "run where /proc has no masked paths, or use os-sandbox=landlock",
         )
+    if stage == "hostname":
+        # Podman's default seccomp profile allows sethostname only with CAP_SYS_ADMIN (in the
+        # container's own user namespace), so a nested UTS namespace cannot be named.
+        return (
+            f"cannot set the host name of a UTS namespace: {os.strerror(code)} (a container's "
+            "seccomp profile that allows sethostname only with CAP_SYS_ADMIN?)",
+            _container.runtime_hint("seccomp-ns")
+            or "allow sethostname in the seccomp profile, or use os-sandbox=landlock",
+        )
     reason = f"cannot create namespaces: {os.strerror(code)}"
     if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
         return (
@@ -158,8 +167,9 @@ def _try_unshare(flags: int) -> tuple[int, str]:
 
 
 def _mount_proc_in_child(linux: object) -> str:  # pragma: no cover - runs in the probe's child
-    """In the probe's child, after ``unshare``: fork the new PID namespace's first process and
-    mount a ``/proc`` there (in the private mount namespace: nothing outside sees it)."""
+    """In the probe's child, after ``unshare``: fork the new PID namespace's first process, mount
+    a ``/proc`` there (in the private mount namespace: nothing outside sees it) and name the new
+    UTS namespace, as the providers do; ``"0 "`` or ``"ERRNO STAGE"``."""
 
     syscall = linux.syscall  # type: ignore[attr-defined]
     inner_read, inner_write = os.pipe()
@@ -168,21 +178,22 @@ def _mount_proc_in_child(linux: object) -> str:  # pragma: no cover - runs in th
         code = 0
         try:
             os.close(inner_read)
+            stage = "proc"
             try:
                 syscall("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
                 syscall("mount", b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+                stage = "hostname"  # both providers name the sandbox's host "python-sb"
+                syscall("sethostname", b"python-sb", 9)
             except OSError as exc:
                 code = exc.errno or errno.EINVAL
-            os.write(inner_write, str(code).encode())
+            os.write(inner_write, f"{code} {stage}".encode())
         finally:
             os._exit(0)
     os.close(inner_write)
-    data = os.read(inner_read, 16)
+    data = os.read(inner_read, 32)
     os.close(inner_read)
     os.waitpid(inner, 0)
-    if data == b"0":
+    number, _, stage = data.decode("ascii", "replace").partition(" ")
+    if number == "0":
         return "0 "
-    try:
-        return f"{int(data or b'1')} proc"
-    except ValueError:
-        return f"{errno.EINVAL} proc"
+    return f"{number if number.isdigit() else errno.EINVAL} {stage or 'proc'}"
