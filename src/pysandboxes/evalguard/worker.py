@@ -225,7 +225,7 @@ class Spawned:
     def __init__(self, path: str, cwd: str) -> None:
         from pysandboxes.partial.pool import Worker
 
-        self.worker = Worker(path, threads=1, max_restarts=1 << 30, cwd=cwd)
+        self.worker = Worker(path, threads=1, max_restarts=1 << 30, cwd=cwd, kind="eval-worker")
         self.pending: Any = None
         self.reader: channel.Reader | None = None
         self.write_fd = -1

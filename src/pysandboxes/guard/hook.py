@@ -218,7 +218,8 @@ def install(policy: Policy, context: RunContext) -> None:
             frames.caller_is_program,
             make_busy(kit, busy),
             kit,
-            str(context.program_kind) == "worker",  # partial mode's worker: a process of its own
+            # partial mode's worker (guarded evaluation's too): a process of its own
+            str(context.program_kind) in ("worker", "eval-worker"),
         )
     import_handlers = imports.make_import_handlers(
         everything,

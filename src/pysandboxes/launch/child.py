@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 FORMAT = "pysb-run-2"
 ARGS_MARK = "--args--"
 
+#: The program kinds of the API (``launch/start.WORKER_KINDS``): a partial-mode worker, and
+#: guarded evaluation's (a partial-mode worker whose channel the eval protocol takes over).
+WORKER_KINDS = ("worker", "eval-worker")
+
 #: Files whose frames are the launcher's, stripped from the program's tracebacks.
 _LAUNCHER_FILES = {
     __file__,
@@ -347,7 +351,7 @@ class Program:
             return os.path.dirname(os.path.realpath(self.target))
         if self.kind == "module":
             return os.getcwd()
-        if self.kind == "worker":  # partial mode: the calling program's sys.path[0]
+        if self.kind in WORKER_KINDS:  # partial mode: the calling program's sys.path[0]
             return self.target
         return ""
 
@@ -781,7 +785,7 @@ def main(fd: "int | str", src_dir: str) -> None:
     load_error = load_program(program)
     sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
     server = None
-    if program.kind == "worker":  # partial mode: imports, then threads, before the guard
+    if program.kind in WORKER_KINDS:  # partial mode: imports, then threads, before the guard
         from pysandboxes.launch.worker import prepare  # type: ignore[attr-defined,unused-ignore]
 
         server = prepare(fields)

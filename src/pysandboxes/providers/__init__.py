@@ -37,6 +37,7 @@ class UnavailableProvider:
     (``availability()`` is false, so the launcher refuses the run with the reason)."""
 
     kernel = True
+    in_process = False
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name

@@ -118,8 +118,6 @@ class Prepared:
     - ``needs_parent``: ``python-sb`` must stay as a supervisor (a network helper, a VM).
     - ``cleanup``: run by the supervisor after the child ended, on every exit path.
     - ``warnings``: said on stderr at start (for example what Landlock cannot enforce).
-    - ``in_process``: nothing is exec'd; the launcher runs the program in its own interpreter
-      (``os-sandbox=none``) with ``env`` as ``os.environ``.
     - ``relay``: when the spawned command does not pass signals on to the program (bubblewrap),
       the object the supervisor hands them to instead (see :class:`SignalRelay`); set with
       ``needs_parent``.
@@ -131,7 +129,6 @@ class Prepared:
         "argv",
         "cleanup",
         "env",
-        "in_process",
         "needs_parent",
         "pass_fds",
         "pre_exec",
@@ -146,7 +143,6 @@ class Prepared:
         "needs_parent",
         "cleanup",
         "warnings",
-        "in_process",
         "relay",
     )
 
@@ -159,7 +155,6 @@ class Prepared:
         needs_parent: bool = False,
         cleanup: list[Callable[[], None]] | None = None,
         warnings: list[str] | None = None,
-        in_process: bool = False,
         relay: SignalRelay | None = None,
     ) -> None:
         self.argv = argv
@@ -169,7 +164,6 @@ class Prepared:
         self.needs_parent = needs_parent
         self.cleanup: list[Callable[[], None]] = [] if cleanup is None else cleanup
         self.warnings: list[str] = [] if warnings is None else warnings
-        self.in_process = in_process
         self.relay = relay
 
     def __eq__(self, other: object) -> bool:
@@ -204,11 +198,14 @@ if TYPE_CHECKING:
             """The run is over: release what the relay holds."""
 
     class ProviderImpl(Protocol):
-        """One ``os-sandbox`` value."""
+        """One ``os-sandbox`` value (:class:`Provider` gives the defaults)."""
 
         name: str
         #: True when the provider puts a kernel (or VM) boundary around the program.
         kernel: bool
+        #: True when nothing is exec'd: the launcher runs the program in its own interpreter
+        #: (``none``); a partial-mode worker cannot be started by such a provider.
+        in_process: bool
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -221,9 +218,11 @@ if TYPE_CHECKING:
             """Lines for ``--explain``: what this provider enforces for ``policy``, what it
             cannot."""
 
-else:
 
-    class ProviderImpl:
-        """One ``os-sandbox`` value: ``name``, ``kernel``, ``availability()``, ``prepare(launch)``,
-        ``explain(policy)`` (a ``typing.Protocol`` for type checkers; a plain class at run time
-        so that importing this module does not import ``typing``)."""
+class Provider:
+    """The defaults every provider class inherits (``ProviderImpl`` is the contract): a kernel
+    boundary, run by exec. ``none`` overrides ``kernel`` and ``in_process``."""
+
+    name = ""
+    kernel = True
+    in_process = False

@@ -31,7 +31,7 @@ from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared, memo
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider, memo
 from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
@@ -120,7 +120,7 @@ def _own_process_group() -> None:
     os.setpgid(0, 0)
 
 
-class BwrapProvider:
+class BwrapProvider(Provider):
     name = "bwrap"
     kernel = True
 

@@ -27,7 +27,7 @@ from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy, display_path
 from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, is_wildcard_bind
 from pysandboxes.providers import _linux, limits
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -982,7 +982,7 @@ def _existing_denials_file(path: str | None) -> str | None:
     return path
 
 
-class LandlockProvider:
+class LandlockProvider(Provider):
     """The ``landlock`` provider (see the module docstring)."""
 
     name = "landlock"

@@ -15,7 +15,7 @@ the command line, which saves the start of a second interpreter. The price, docu
 
 from __future__ import annotations
 
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -27,17 +27,19 @@ if TYPE_CHECKING:
 IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})
 
 
-class NoneProvider:
-    """Run in-process; ``Prepared.in_process`` tells the launcher not to exec."""
+class NoneProvider(Provider):
+    """Run in-process: ``in_process`` tells the launcher not to exec (``launch/start.py``
+    runs the program in its own interpreter, and refuses a partial-mode worker)."""
 
     name = "none"
     kernel = False
+    in_process = True
 
     def availability(self) -> Availability:
         return Availability(True)
 
     def prepare(self, launch: Launch) -> Prepared:
-        return Prepared(argv=[], env=dict(launch.env), in_process=True)
+        return Prepared(argv=[], env=dict(launch.env))
 
     def explain(self, policy: Policy) -> Sequence[str]:
         python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"

@@ -31,7 +31,7 @@ import sys
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -336,7 +336,7 @@ def _param(policy: Policy, name: str, default: str) -> str:
 # -- the provider ---------------------------------------------------------------------------------
 
 
-class QemuProvider:
+class QemuProvider(Provider):
     name = "qemu"
     kernel = True
 

@@ -10,7 +10,7 @@ enforcement; hostile code gets around it (SPEC §0).
 
 from __future__ import annotations
 
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pysandboxes.policy.model import Policy
 
 
-class SubprocessProvider:
+class SubprocessProvider(Provider):
     """The command built by the launcher, exec'd as is, with the filtered environment."""
 
     name = "subprocess"

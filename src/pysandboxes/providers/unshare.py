@@ -22,7 +22,7 @@ from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import SYSCALL_NUMBERS
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -88,7 +88,7 @@ def _enter_step(spec: bytes, parent: int) -> Callable[[], None]:
     return lambda: _ns_init.enter_in_process(spec, parent)
 
 
-class UnshareProvider:
+class UnshareProvider(Provider):
     name = "unshare"
     kernel = True
 
