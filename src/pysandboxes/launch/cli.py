@@ -18,7 +18,14 @@ from __future__ import annotations
 import os
 import sys
 
-from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_text
+from pysandboxes.launch.argv import (
+    PROG,
+    CommandLine,
+    UsageError,
+    parse,
+    subcommand_of,
+    usage_text,
+)
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -34,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and words[0].partition("=")[0] in TOOLS:
+    if subcommand_of(words) is not None:
         option, eq, value = words[0].partition("=")
         return run_tool(option, ([value] if eq else []) + words[1:])
     if os.environ.get("PYSANDBOXES_PORTABLE"):  # a test switch (platform_caps.py)
@@ -63,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if cmd.action == "explain":
-            from pysandboxes.tools.explain import explain
-
-            return explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            tool = __import__(EXPLAIN, fromlist=("explain",))  # a layer above: by name
+            status: int = tool.explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            return status
         return run(cmd)
     except ConfigError as exc:
         say_refused(exc)
@@ -94,10 +101,11 @@ class _State:
 _state = _State()
 
 
-#: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
-#: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
-#: (``--explain`` takes the arguments of a run, so it is parsed with them.)
-#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
+#: The module of each sub-command of ``argv.SUBCOMMANDS``: ``python-sb --VERB ...`` as the
+#: first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``; a dotted value
+#: names the module itself. These modules are of the layers above ``launch`` (``tools``,
+#: ``integrations``): loaded by name when asked for, never imported by this package
+#: (docs/architecture.md, Layers; ``tests/unit/test_layers.py`` checks each name).
 TOOLS = {
     "--review": "review",
     "--check": "check",
@@ -105,6 +113,10 @@ TOOLS = {
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
 }
+
+
+#: ``--explain`` (parsed with the arguments of a run): its module, loaded by name as TOOLS's.
+EXPLAIN = "pysandboxes.tools.explain"
 
 
 def run_tool(option: str, words: list[str]) -> int:

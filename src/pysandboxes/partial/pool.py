@@ -5,7 +5,7 @@
 ``function`` in a worker sandboxed by those rules, with the guarantees below, and
 ``close()`` ends it.
 
-- **Transport**: a socketpair, frames of ``launch.worker`` (length, kind, id).
+- **Transport**: a socketpair, frames of ``partial.worker`` (length, kind, id).
 - **Waiting**: the callers take turns reading the socket (whoever holds the read lock reads
   frames and hands each result to its caller), so a sequential caller reads its own answer with
   no thread hand-off; ``async`` callers are served by a pump thread that runs while they wait.
@@ -27,8 +27,8 @@ import time
 import weakref
 
 from pysandboxes.errors import SandBoxError
-from pysandboxes.launch import worker as _w
 from pysandboxes.partial import results, shipping
+from pysandboxes.partial import worker as _w
 from pysandboxes.partial.errors import (
     CallCancelledError,
     CallTimeoutError,

@@ -410,7 +410,7 @@ class QemuProvider(Provider):
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
-        workdir = _work_directory()
+        workdir = _work_directory(launch.context.tmpdir)
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -554,22 +554,23 @@ class QemuProvider(Provider):
         return lines
 
 
-def _work_directory() -> str:
-    """The run's directory on the host (the export's mount point, the console log), named as
-    the private temporary directories (``pysb-<pid>-qemu-<hex>``): when python-sb is killed
-    and cannot remove it, the next run of python-sb sweeps it (``launch/tmpdir.sweep``)."""
+def _work_directory(tmpdir: str | None) -> str:
+    """The run's directory on the host (the export's mount point, the console log), beside the
+    run's private temporary directory ``tmpdir`` and named after it (``pysb-<pid>-<hex>-qemu-
+    <hex>``): when python-sb is killed and cannot remove it, the next run's sweep of
+    finished runs' directories removes it too (``launch/tmpdir.sweep`` goes by the prefix and
+    the pid). Not inside ``tmpdir``, which the program can write."""
 
-    from pysandboxes.launch import tmpdir
-
-    base = tmpdir.base_directory(os.environ)
+    if not tmpdir:
+        raise OSError("the qemu provider needs the run's private temporary directory")
     for _ in range(100):
-        path = os.path.join(base, f"{tmpdir.PREFIX}{os.getpid()}-qemu-{os.urandom(5).hex()}")
+        path = f"{tmpdir.rstrip(os.sep)}-qemu-{os.urandom(5).hex()}"
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             continue
         return path
-    raise FileExistsError(f"could not create a directory for the VM in {base}")
+    raise FileExistsError(f"could not create a directory for the VM beside {tmpdir}")
 
 
 def _window_size(terminals: list[int]) -> list[int]:
