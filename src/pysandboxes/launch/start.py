@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pysandboxes.launch.cli import RunPlan
     from pysandboxes.launch.spawn import Process
     from pysandboxes.policy.model import Policy
-    from pysandboxes.providers.base import Prepared, ProviderImpl
+    from pysandboxes.providers.base import Launch, Prepared, ProviderImpl
     from pysandboxes.runtime import RunContext
 
 __all__ = ["PROGRAM_KINDS", "WORKER_KINDS", "Request", "Start", "prepare", "provider_for"]
@@ -438,13 +438,6 @@ def _prepare(start: Start) -> None:
     fields.update(request.fields)
     start.fields = fields
     start.words = [*request.python_words, *request.args]
-    if provider.in_process:
-        if not plan.policy.py_sandbox.value:  # (the limits table only then: start-up)
-            from pysandboxes.providers.limits import no_enforcer
-
-            for item in no_enforcer(plan.policy, plan.mode):
-                sys.stderr.write(f"{PROG}: none, py-sandbox=false: {item.text}\n")
-        return  # nothing to hand over: the program runs here (Start.run_in_process)
     _hand_over_and_prepare(start, arm)
 
 
@@ -458,6 +451,9 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
 
     plan, request, context = start.plan, start.request, start.context
     assert context is not None
+    if start.provider.in_process:  # nothing to hand over: the program runs here
+        _prepare_provider(start, Launch(plan.policy, context, (), start.env, (), plan.cwd))
+        return
     # The policy and the run context are for the guard: a run without it does not encode them.
     data = guard_data(context, start.guard_policy) if arm else b""
     payload = encode_run(start.fields, start.words, data)
@@ -478,6 +474,12 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
         pass_fds=start._pass_fds(),
         cwd=plan.cwd,
     )
+    _prepare_provider(start, launch)
+
+
+def _prepare_provider(start: Start, launch: Launch) -> None:
+    """Step 8: the provider's ``prepare`` and its announcements, said on stderr."""
+
     prepared: Prepared = start.provider.prepare(launch)
     start.prepared = prepared
     for warning in prepared.warnings:

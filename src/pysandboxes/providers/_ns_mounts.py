@@ -280,7 +280,7 @@ def build_plan(
     python_layer = bool(policy.py_sandbox.value)
     layer = "" if python_layer else ", py-sandbox=false"
     for item in limits.namespace_notices(policy, launch.context.provider):
-        if limits.said_at_start(item.key, python_layer):
+        if item.at_start:
             plan.warnings.append(f"{launch.context.provider}{layer}: {item.text}")
 
     # 1. system

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.limits import Notice
     from pysandboxes.runtime import RunContext
 
 _set = object.__setattr__
@@ -215,14 +216,24 @@ if TYPE_CHECKING:
             be enforced by this provider (never run with less than asked)."""
 
         def explain(self, policy: Policy) -> Sequence[str]:
-            """Lines for ``--explain``: what this provider enforces for ``policy``, what it
-            cannot."""
+            """Lines for ``--explain``: the boundary this provider puts around a program under
+            ``policy`` (its limits are :meth:`announcements`)."""
+
+        def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+            """What this provider cannot enforce, or enforces with a difference worth knowing,
+            for ``policy`` in ``mode`` (``enforce``, ``learn``, ``audit``): the records
+            ``--explain`` prints as text and JSON, each saying whether a run says it at
+            start (``providers/limits.py``)."""
 
 
 class Provider:
     """The defaults every provider class inherits (``ProviderImpl`` is the contract): a kernel
-    boundary, run by exec. ``none`` overrides ``kernel`` and ``in_process``."""
+    boundary, run by exec. ``none`` overrides ``kernel`` and ``in_process``; every provider
+    says its own :meth:`announcements`."""
 
     name = ""
     kernel = True
     in_process = False
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")

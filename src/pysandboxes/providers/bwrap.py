@@ -41,6 +41,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from pysandboxes.providers.limits import Notice
+
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
 REQUIRED_OPTIONS = (
@@ -206,6 +208,14 @@ class BwrapProvider(Provider):
 
     def explain(self, policy: Policy) -> Sequence[str]:
         return _ns_common.explain_lines(policy, self.name)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """What the rules alone decide of the namespace tree and network (the mount plan and
+        the network add, at start, what depends on the host)."""
+
+        from pysandboxes.providers.limits import namespace_notices
+
+        return namespace_notices(policy, self.name)
 
 
 PROVIDER = BwrapProvider()

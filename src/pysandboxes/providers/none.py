@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.limits import Notice
 
 #: Options the in-process run applies itself (see pysandboxes.launch.inprocess.run_in_process).
 IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})
@@ -39,7 +40,22 @@ class NoneProvider(Provider):
         return Availability(True)
 
     def prepare(self, launch: Launch) -> Prepared:
-        return Prepared(argv=[], env=dict(launch.env))
+        """Nothing to exec: the launcher runs the program in-process with ``env``; the start
+        warnings are :meth:`announcements`'s."""
+
+        notices = self.announcements(launch.policy, launch.context.mode)
+        warnings = [f"none, py-sandbox=false: {item.text}" for item in notices if item.at_start]
+        return Prepared(argv=[], env=dict(launch.env), warnings=warnings)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """Nothing is refused by a kernel: with the Python layer off, that the rules are not
+        enforced at all (``limits.no_enforcer``)."""
+
+        if policy.py_sandbox.value:  # (the limits table only then: start-up time)
+            return []
+        from pysandboxes.providers.limits import no_enforcer
+
+        return no_enforcer(policy, mode)
 
     def explain(self, policy: Policy) -> Sequence[str]:
         python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"

@@ -492,17 +492,12 @@ class QemuProvider(Provider):
             _remove(workdir)
             raise
         warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
-        python_layer = bool(policy.py_sandbox.value)
-        from pysandboxes.providers import limits
-
         notices = qemu_notices(
             policy,
             kvm_reason=kvm_reason if accel == "tcg" else "",
             terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
         )
-        warnings += [
-            f"qemu: {item.text}" for item in notices if limits.said_at_start(item.key, python_layer)
-        ]
+        warnings += [f"qemu: {item.text}" for item in notices if item.at_start]
         if learning:
             warnings.append(
                 f"qemu: {launch.context.mode} mode runs in the VM: it holds the rules' exposures "
@@ -525,9 +520,22 @@ class QemuProvider(Provider):
             relay=SignalForward(),
         )
 
-    def explain(self, policy: Policy) -> Sequence[str]:
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """The namespace providers' notices (the VM's tree is their mount plan) and the VM's
+        own (no KVM, a terminal, the network relays)."""
+
         from pysandboxes.providers import limits
 
+        return [
+            *limits.namespace_notices(policy, self.name),
+            *qemu_notices(
+                policy,
+                kvm_reason=tcg_reason(policy),
+                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
+            ),
+        ]
+
+    def explain(self, policy: Policy) -> Sequence[str]:
         lines = [
             "os-sandbox=qemu: the program runs in a disposable VM under its own kernel; its root "
             "is one 9p share of the namespace providers' tree (only the interpreter, system "
@@ -536,13 +544,6 @@ class QemuProvider(Provider):
             f"  read-only: {len(policy.expose_ro)} exposure(s); read-write: "
             f"{len(policy.expose_rw)}; rule files read-only inside exposures",
         ]
-        python_layer = bool(policy.py_sandbox.value)
-        for item in (
-            *limits.namespace_notices(policy, self.name),
-            *qemu_notices(policy, kvm_reason=tcg_reason(policy)),
-        ):
-            when = " (said at start)" if limits.said_at_start(item.key, python_layer) else ""
-            lines.append(f"  {item.status}: {item.text}{when}")
         if policy.net:
             lines.append(
                 "  network: qemu's user-mode network inside the nftables + pasta network "

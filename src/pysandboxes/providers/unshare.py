@@ -31,6 +31,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from pysandboxes.providers.limits import Notice
+
 INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ns_init.py")
 MIN_KERNEL = (5, 12)
 
@@ -165,6 +167,14 @@ class UnshareProvider(Provider):
 
     def explain(self, policy: Policy) -> Sequence[str]:
         return _ns_common.explain_lines(policy, self.name)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """What the rules alone decide of the namespace tree and network (the mount plan and
+        the network add, at start, what depends on the host)."""
+
+        from pysandboxes.providers.limits import namespace_notices
+
+        return namespace_notices(policy, self.name)
 
 
 PROVIDER = UnshareProvider()
