@@ -13,7 +13,8 @@ one of:
     own ``id()``, ``f_code`` reads, ``sys._getframe``) re-enter the hook: they are listed as
     ``nested EVENT``, and each figure is exclusive (an event's time without its nested
     events'). One stack for all threads: a run whose threads raise events at the same time
-    mixes their nesting (the suites profiled here are single-threaded).
+    mixes their nesting (the suites profiled here are single-threaded). ``object.__getattr__``
+    is listed by attribute name.
 ``--mode cprofile``
     a cProfile of the whole run, started before the guard is armed, printed for the guard's
     own functions (``pysandboxes/guard``, the hook's handlers by name) and the wrappers, sorted
@@ -52,6 +53,8 @@ def timed_hook_body(*args, _counts=None, _original=None, _clock=None, _stack=Non
         if _stack:
             _stack[-1] += spent
         key = ("nested " + event) if nested else event
+        if event == "object.__getattr__" and type(args[-1][1]) is str:
+            key = key + " ." + args[-1][1]
         entry = _counts.get(key)
         if entry is None:
             entry = _counts[key] = [0, 0, args[0](event) is not None]
