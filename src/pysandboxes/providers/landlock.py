@@ -197,9 +197,9 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
         # Podman's and containerd's profiles answer a system call they do not list with ENOSYS:
         # inside a container with a filter, "no Landlock" may be the profile speaking.
         return (
-            "the Landlock system calls fail with ENOSYS: the kernel has no Landlock, or the "
+            "the Landlock system calls fail with ENOSYS: this kernel has no Landlock, or the "
             "container's seccomp profile does not list them",
-            _container.runtime_hint("seccomp"),
+            "upgrade the kernel, or allow the calls: " + _container.runtime_hint("seccomp"),
         )
     if err == errno.ENOSYS:
         return (
@@ -217,9 +217,9 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
         return (
             "the Landlock system calls are blocked by a seccomp filter around this process "
             "(a container runtime's profile?)",
-            _container.runtime_hint("seccomp")
-            or "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "
-            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)",
+            "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "
+            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)"
+            + (f"; {hint}" if (hint := _container.runtime_hint("seccomp")) else ""),
         )
     return (f"Landlock probe failed: {os.strerror(err)}", "use os-sandbox=bwrap")
 
