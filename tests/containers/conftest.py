@@ -72,14 +72,20 @@ def image() -> str:
     ):
         require_tool(tool, package)
     require(os.geteuid() == 0, "the container tests build and run images as root")
-    done = subprocess.run(
-        [str(REPO / "scripts" / "container-image.sh")],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-        env=podman_env({"PYSANDBOXES_IMAGE": IMAGE}),
-    )
+    import fcntl
+
+    # One build at a time on the machine (pytest-xdist's workers each ask for the image): the
+    # second waits, then finds the cached base and an up-to-date image.
+    with open("/tmp/python-sb-container-image.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [str(REPO / "scripts" / "container-image.sh")],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+            env=podman_env({"PYSANDBOXES_IMAGE": IMAGE}),
+        )
     assert done.returncode == 0, done.stdout + done.stderr
     return IMAGE
 
