@@ -243,3 +243,33 @@ def test_the_examples_extra_installs_what_the_examples_import() -> None:
     assert third_party <= names, third_party - names
     assert "pytest" in names  # the CI example runs its tests with pytest
     assert "'.[examples]'" in (REPO / "scripts" / "demo.sh").read_text()
+
+
+def test_review_says_what_a_removed_profile_include_means(home: Path, project: Path) -> None:
+    """Friction: "no longer applies: the user's or the node's restrictions ... apply" read as
+    its opposite."""
+
+    include = 'include "~/.config/py-sandboxes/user-py-sandboxes.profile"\n'
+    (project / "old.py-sandboxes").write_text(include + "python-import=csv\n")
+    (project / "new.py-sandboxes").write_text("python-import=csv\n")
+    done = run_sb(
+        ["--review", "old.py-sandboxes", "new.py-sandboxes"], cwd=project, env=base_env(home)
+    )
+    assert done.returncode == 1
+    assert "the user's or the node's restrictions (net=DENY...) no longer apply" in done.stdout
+    assert "no longer applies: the user's" not in done.stdout
+
+
+def test_review_of_an_unknown_revision_says_so(home: Path, project: Path) -> None:
+    """Friction: an unknown revision printed a bare ``git rev-parse`` line."""
+
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    done = run_sb(["--review", "no-such-branch"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    assert "no-such-branch: no such commit, branch or tag" in done.stderr
+    assert "rev-parse" not in done.stderr
+    outside = run_sb(["--review", "main"], cwd=home, env=base_env(home))
+    assert outside.returncode == 2
+    assert "not in a git repository" in outside.stderr
