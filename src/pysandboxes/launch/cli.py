@@ -7,7 +7,7 @@ process stays behind), stay as its supervisor (learning, audit, a provider that 
 or run the program in this very interpreter (``os-sandbox=none``).
 
 Sub-commands are spelled as options before the program, ``python-sb --<verb>``
-(``--explain``; later ``--review``, ``--check``), so no script name can collide with them.
+(``--explain``, ``--review``, ``--hook``...), so no script name can collide with them.
 
 Start-up time matters (DESIGN decision 7): only ``os`` and ``sys`` are imported at module level;
 everything else is imported where it is needed.
@@ -117,7 +117,7 @@ _state = _State()
 #: (docs/architecture.md, Layers; ``tests/unit/test_layers.py`` checks each name).
 TOOLS = {
     "--review": "review",
-    "--check": "check",
+    "--check": "check",  # not built: `python-sb --check` says so (docs name no --check)
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
@@ -131,7 +131,7 @@ EXPLAIN = "pysandboxes.tools.explain"
 
 
 def run_tool(option: str, words: list[str]) -> int:
-    """Run the sub-command ``option`` (``--review``, ``--check``) with ``words``."""
+    """Run the sub-command ``option`` (``--review``, ``--hook``...) with ``words``."""
 
     import importlib
 
