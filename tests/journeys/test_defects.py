@@ -324,3 +324,25 @@ def test_landlock_does_not_ask_to_expose_a_program_already_exposed(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ran\n"
     assert "expose their directory" not in done.stderr
+
+
+def test_a_script_learned_from_its_own_folder_runs_from_anywhere(
+    home: Path, tmp_path: Path
+) -> None:
+    """Friction: learned from inside a skill's scripts/ (the rule file written beside the
+    script), the script's folder was written ``expose-ro=.``, relative to where learning ran:
+    from another folder the script itself was not readable. Below home it is ``~/...``."""
+
+    scripts = home / "skills" / "s" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "count.py").write_text("import sys\nprint(len(sys.argv[1:]))\n")
+    learn = run_sb(["count.py", "a", "b"], cwd=scripts, env=base_env(home))
+    assert learn.returncode == 0, learn.stderr
+    rules = (scripts / ".py-sandboxes").read_text().splitlines()
+    assert "expose-ro=~/skills/s/scripts" in rules
+    assert "expose-ro=." not in rules
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = run_sb([str(scripts / "count.py"), "a", "b", "c"], cwd=elsewhere, env=base_env(home))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "3\n"
