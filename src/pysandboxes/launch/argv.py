@@ -30,6 +30,28 @@ SB_FLAGS = frozenset({"explain", "json", "audit"})
 #: python-sb's own options that take a value, as ``--opt=VALUE`` or ``--opt VALUE``.
 SB_VALUED = frozenset({"pysandboxes-config", "denials"})
 
+#: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
+#: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
+#: (``--explain`` takes the arguments of a run, so it is parsed with them.)
+#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
+TOOLS = {
+    "--review": "review",
+    "--check": "check",
+    "--hook": "pysandboxes.integrations.hook",
+    "--install-hook": "pysandboxes.integrations.install",
+    "--uninstall-hook": "pysandboxes.integrations.uninstall",
+}
+
+
+def subcommand(words: list[str]) -> str | None:
+    """The sub-command ``words`` (``sys.argv[1:]``) start with (``--review``...), or None for
+    a run (which :func:`parse` splits). Pure: the launcher and the coding-agent hook read a
+    command line the same way with it."""
+
+    if words and words[0].partition("=")[0] in TOOLS:
+        return words[0].partition("=")[0]
+    return None
+
 
 class UsageError(Exception):
     """A command line CPython would refuse; printed with the usage lines, exit status 2."""

@@ -18,7 +18,15 @@ from __future__ import annotations
 import os
 import sys
 
-from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_text
+from pysandboxes.launch.argv import (
+    PROG,
+    TOOLS,
+    CommandLine,
+    UsageError,
+    parse,
+    subcommand,
+    usage_text,
+)
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
@@ -38,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and words[0].partition("=")[0] in TOOLS:
+    if subcommand(words) is not None:
         option, eq, value = words[0].partition("=")
         return run_tool(option, ([value] if eq else []) + words[1:])
     if os.environ.get("PYSANDBOXES_PORTABLE"):  # a test switch (platform_caps.py)
@@ -96,19 +104,6 @@ class _State:
 
 
 _state = _State()
-
-
-#: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
-#: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
-#: (``--explain`` takes the arguments of a run, so it is parsed with them.)
-#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
-TOOLS = {
-    "--review": "review",
-    "--check": "check",
-    "--hook": "pysandboxes.integrations.hook",
-    "--install-hook": "pysandboxes.integrations.install",
-    "--uninstall-hook": "pysandboxes.integrations.uninstall",
-}
 
 
 def run_tool(option: str, words: list[str]) -> int:
