@@ -234,12 +234,17 @@ class Checker:
         #: the directory of the command being checked (after the ``cd`` of the same text), or
         #: None when a ``cd`` went somewhere the hook cannot know
         self.here: str | None = self.cwd
+        #: the directory the command text starts in: ``cwd``, or None when the agent does not
+        #: say (then only an absolute ``cd`` makes it known)
+        self.start: str | None = self.cwd
         #: the environment a wrapper gives the command it runs (``env X=1``, ``sudo``,
         #: ``chroot``...), filled in by the wrapper's unwrap function (see :meth:`set_var`)
         self.wrap_env: dict[str, list[str] | None] = {}
         #: the file a command reads its standard input from (``< FILE``), when known
         self.stdin_file: str | None = None
         self.python_env: dict[str, list[str] | None] = {}
+        #: why the starting directory is unknown (``here`` None from the start), for messages
+        self.unknown_directory = ""
         self.findings: list[Finding] = []
 
     # -- entry points ----------------------------------------------------------------------------
@@ -248,6 +253,7 @@ class Checker:
         """The reasons to refuse ``command`` (empty: it passes)."""
 
         self.findings = []
+        self.here = self.start
         self.check_text(command, {}, 0)
         return self.findings
 
@@ -457,7 +463,7 @@ class Checker:
 
     def directory(self, env: dict[str, list[str] | None]) -> str | None:
         if CWD not in env:
-            return self.cwd
+            return self.start
         values = env[CWD]
         return values[0] if values and len(values) == 1 else None
 
@@ -467,10 +473,11 @@ class Checker:
         args = [w for w in node.words[1:] if not (w.literal() or "").startswith("-")]
         values = self.expand(args[0], env) if args else [os.path.expanduser("~")]
         here = self.directory(env)
-        if values is None or len(values) != 1 or here is None or values[0] == "-":
+        target = os.path.expanduser(values[0]) if values and len(values) == 1 else ""
+        if not target or target == "-" or (here is None and not os.path.isabs(target)):
             env[CWD] = None
             return
-        env[CWD] = [os.path.normpath(os.path.join(here, os.path.expanduser(values[0])))]
+        env[CWD] = [os.path.normpath(os.path.join(here or "/", target))]
 
     def dynamic(self, raw: str) -> None:
         self.add(
@@ -1022,8 +1029,9 @@ class Checker:
         if here is None and (relative or cmd.config is not None or cmd.kind != "script"):
             self.add(
                 "unreadable",
-                "the hook cannot tell which directory python-sb starts in (a `cd` it cannot "
-                "follow, or an agent that does not say), so it cannot find the rule file",
+                "the hook cannot tell which directory python-sb starts in ("
+                + (self.unknown_directory or "a `cd` it cannot follow")
+                + "), so it cannot find the rule file",
                 "cd to a literal absolute directory first, or give the script's absolute path",
             )
             return
@@ -1253,10 +1261,11 @@ class Checker:
 
         path = argv[0].value or ""
         if self.here is None and not os.path.isabs(os.path.expanduser(path)):
+            why = self.unknown_directory or "after a `cd` it cannot follow"
             self.add(
                 "unreadable",
-                f"the hook cannot tell which file {path} is after a `cd` it cannot follow",
-                "use the script's absolute path, or a literal cd",
+                f"the hook cannot tell which file {path} is ({why})",
+                "use the script's absolute path, or cd to a literal absolute directory first",
             )
             return
         full = os.path.join(self.here or self.cwd, os.path.expanduser(path))
