@@ -15,7 +15,11 @@ directly. A command is refused when it
   any ``--KEY=VALUE`` rule, a ``--pysandboxes-config`` other than the script's own or an
   allowed one), without a rule file (learning mode), with variables that load code into its
   own interpreter (``PYTHONPATH``, ``LD_PRELOAD``...), or taken from a URL or a path;
-- writes, moves or deletes a rule file (``*.py-sandboxes``);
+- sets, unsets or clears a variable the rule file in effect reads (``OS_SANDBOX=none
+  python-sb x.py`` under ``os-sandbox=${OS_SANDBOX:-landlock}``, in every spelling a shell
+  accepts, the record being ``--explain``'s: ``policy.loader.variables_read``);
+- writes, moves, deletes or patches a rule file (``*.py-sandboxes``) or the agent's hook
+  registration (``apply_patch``/``patch``/``git apply`` included);
 - or cannot be read: a syntax this parser does not know, a program name computed at run time
   (``$X args``), a shell reading its commands from a pipe, a script whose first line cannot be
   read. These are refused too (fail closed) unless the hook was told ``--unparsable=allow``.

@@ -19,10 +19,12 @@ copilot    preToolUse: ``toolName``,       ``permissionDecision: deny``,
 ========== ============================== =============================================
 
 An allowed command gets the answer that leaves the agent's own permission flow in charge (no
-output, ``{}``, or Cursor's ``permission: allow``): the hook refuses, it never approves on the
-user's behalf. A payload it cannot read, and any error of the hook itself, is a refusal: a
-hook that fails open protects nothing. ``AGENT`` may also be ``shell``: the command text on
-stdin, the verdict on stdout (exit status 1 when refused), for people and scripts.
+output, or ``{}``; for Cursor too: its ``permission: allow`` would run the command without
+asking): the hook refuses, it never approves on the user's behalf. A tool the hook does not
+know is refused (:data:`TOOLS`). A payload it cannot read, and any error of the hook itself,
+is a refusal: a hook that fails open protects nothing. ``AGENT`` may also be ``shell``: the
+command text on stdin, the verdict on stdout (exit status 1 when refused), for people and
+scripts.
 
 This runs before every shell command an agent issues: only ``os`` and ``sys``, the parser and
 a small JSON codec (:mod:`~pysandboxes.integrations.jsonlite`; ``json`` would import ``re``)
