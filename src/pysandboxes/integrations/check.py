@@ -407,9 +407,13 @@ class Checker:
                     self.stdin_file = values[0] if values and len(values) == 1 else None
         first = self.expand(node.words[0], env)
         if first is not None and first[0] in _DECLARE:
-            flags = "".join(
-                (w.literal() or "")[1:] for w in node.words[1:] if (w.literal() or "")[:1] in "-+"
-            )
+            flag_words = [
+                w.literal() or "" for w in node.words[1:] if (w.literal() or "")[:1] in "-+"
+            ]
+            flags = "".join(f[1:] for f in flag_words)
+            # -x/+x (un)export an existing variable, export -n un-exports, declare -n makes a
+            # name reference; -p, -f, -F only print or name functions
+            changes = any(f[:1] == "+" or "x" in f or "n" in f for f in flag_words)
             for word in node.words[1:]:
                 values = self.expand(word, env)
                 if values and len(values) == 1 and "=" in values[0]:
@@ -419,8 +423,12 @@ class Checker:
                     if "n" in flags and _is_plain_name(text):
                         env[text] = None  # a name reference: setting var sets text
                 elif word.literal() is None and "=" in word.raw:
-                    env[word.raw.partition("=")[0].strip("'\"")] = None
-                elif values and len(values) == 1 and _is_plain_name(values[0]) and flags:
+                    name = word.raw.partition("=")[0].strip("'\"")
+                    if _is_plain_name(name) and all(c.isalnum() or c == "_" for c in name):
+                        env[name] = None
+                    else:  # a name computed when it runs: any variable may be the one
+                        env[CLEARED] = [f"{first[0]} {word.raw}"]
+                elif values and len(values) == 1 and _is_plain_name(values[0]) and changes:
                     env[values[0]] = None  # export -n NAME, declare -x/+x NAME: (un)exported
         if first is not None and first[0] == "unset":
             for unset in node.words[1:]:
@@ -439,8 +447,11 @@ class Checker:
         if first is not None and first[0] == "printf":
             for i, word in enumerate(node.words[1:-1], start=1):
                 target = node.words[i + 1].literal()
-                if word.literal() == "-v" and target:
-                    env[target] = None
+                if word.literal() == "-v":
+                    if target:
+                        env[target] = None
+                    else:
+                        env[CLEARED] = [f"printf -v {node.words[i + 1].raw}"]
         if first is None:
             self.dynamic(node.words[0].raw)
             return
@@ -1434,8 +1445,11 @@ def _skip(argv: list[_Arg], start: int, with_value: frozenset[str], flags_only: 
             return i + 1
         if not value.startswith("-") or value == "-":
             return i
+        if value in with_value:  # also a long option with one dash (mpirun -np 2)
+            i += 2
+            continue
         if value.startswith("--"):
-            i += 2 if value in with_value else 1
+            i += 1
             continue
         step = 1
         for j, letter in enumerate(value[1:], start=1):
@@ -1529,7 +1543,8 @@ def _env(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
                 i += 1
             if text is None:
                 return [_Arg(None, argv[i - 1].raw)]
-            return [_Arg(w, w) for w in _split(text)] + argv[i:]
+            # the words -S makes are read as env's own again (NAME=VALUE, -i...)
+            return _env(checker, [argv[0], *(_Arg(w, w) for w in _split(text)), *argv[i:]])
         if value == "--":
             i += 1
             break
@@ -1809,7 +1824,16 @@ def _xargs(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
          "--process-slot-var"}
     )  # fmt: skip
     i = _skip(argv, 1, with_value, False)
-    return argv[i:] or [_Arg("echo", "echo")]
+    command = argv[i:] or [_Arg("echo", "echo")]
+    replace = _value_of(argv, i, ("-I", "--replace", "-i"))[0]
+    if replace:
+        return [_INPUT if a.value == "{}" else a for a in command]
+    return [*command, _INPUT]  # xargs appends the words it reads
+
+
+#: A word a wrapper fills in from its input (``xargs``, ``find -exec {}``): unknown to the hook
+#: (an empty ``loose`` form: no file to match when a writer gets it).
+_INPUT = _Arg(None, "{}", "")
 
 
 def _parallel(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
@@ -1831,7 +1855,9 @@ def _parallel(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
         command.append(argv[j])
         j += 1
     if command:
-        return command
+        if any(a.value is not None and "{" in a.value for a in command):
+            return [_INPUT if a.value and "{" in a.value else a for a in command]
+        return [*command, _INPUT]  # the arguments are appended
     if j < len(argv):  # parallel ::: 'cmd one' 'cmd two'
         for arg in argv[j + 1 :]:
             if arg.value in separators:
@@ -1860,6 +1886,7 @@ def _find(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
             found.append(argv[i + 1 : j])
             i = j
         i += 1
+    found = [[_INPUT if a.value == "{}" else a for a in inner] for inner in found]
     for inner in found[1:]:
         if inner:
             checker.inner(inner, dict(checker.wrap_env), 1, stdin="", heredoc=None, shebang="")
@@ -1990,6 +2017,85 @@ def _setarch(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
     return argv[_skip(argv, 2, frozenset(), True) :] or [_Arg("sh", "sh")]
 
 
+#: bubblewrap's options, by the number of words after them (the others take none).
+_BWRAP_ARITY = {
+    **dict.fromkeys(
+        ("--args", "--uid", "--gid", "--hostname", "--chdir", "--unsetenv", "--lock-file",
+         "--sync-fd", "--exec-label", "--file-label", "--seccomp", "--add-seccomp-fd",
+         "--block-fd", "--userns-block-fd", "--info-fd", "--json-status-fd", "--userns",
+         "--userns2", "--pidns", "--cap-add", "--cap-drop", "--remount-ro", "--proc", "--dev",
+         "--tmpfs", "--mqueue", "--dir", "--perms", "--size", "--argv0", "--level-prefix"),
+        1,
+    ),
+    **dict.fromkeys(
+        ("--setenv", "--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--ro-bind",
+         "--ro-bind-try", "--symlink", "--file", "--bind-data", "--ro-bind-data", "--chmod",
+         "--overlay-src", "--tmp-overlay", "--ro-overlay", "--bind-fd", "--ro-bind-fd"),
+        2,
+    ),
+    "--overlay": 3,
+}  # fmt: skip
+
+
+def _bwrap(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
+    """``bwrap [options] COMMAND``: the command sees the file system bubblewrap builds."""
+
+    i = 1
+    while i < len(argv):
+        value = argv[i].value
+        if value is None or not value.startswith("--"):
+            break
+        if value == "--":
+            i += 1
+            break
+        arity = _BWRAP_ARITY.get(value, 0)
+        if value == "--clearenv":
+            checker.clear_env("bwrap --clearenv")
+        elif (value == "--setenv" and i + 1 < len(argv)) or (
+            value == "--unsetenv" and i + 1 < len(argv)
+        ):
+            checker.set_var(argv[i + 1].value or "?")
+        i += 1 + arity
+    checker.fs_view("bwrap")
+    return argv[i:]
+
+
+def _sub_command(subs: tuple[str, ...], with_value: frozenset[str] = frozenset()) -> Unwrap:
+    """``TOOL SUB [options] [--] COMMAND`` (``pyenv exec``, ``asdf exec``, ``mise exec``,
+    ``devbox run``, ``flatpak-spawn``...): the command a sub-command runs. ``subs`` empty: the
+    command follows the tool's own options."""
+
+    def unwrap(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
+        i = 1
+        if subs:
+            if len(argv) < 2 or argv[1].value not in subs:
+                return []
+            i = 2
+        words = [a.value for a in argv[i:]]
+        if "--" in words:
+            return argv[i + words.index("--") + 1 :]
+        return argv[_skip(argv, i, with_value, False) :]
+
+    return unwrap
+
+
+def _runcon(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
+    """``runcon CONTEXT COMMAND`` or ``runcon [-c] [-u U] [-r R] [-t T] [-l L] COMMAND``."""
+
+    if len(argv) > 1 and not (argv[1].value or "-").startswith("-"):
+        return argv[2:]
+    return argv[_skip(argv, 1, frozenset({"-u", "-r", "-t", "-l"}), False) :]
+
+
+def _nix(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
+    """``nix develop|shell ... -c|--command CMD ARGS``; ``nix run PKG -- ARGS`` runs a package."""
+
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg.value in ("-c", "--command"):
+            return argv[i + 1 :]
+    return []
+
+
 def _direnv(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
     """``direnv exec DIR COMMAND``: the command runs with the variables DIR's ``.envrc`` sets
     (unknown to the hook)."""
@@ -2114,6 +2220,26 @@ _WRAPPERS: dict[str, Unwrap] = {
     "gdb": _generic("x"),
     "firejail": _fixed(frozenset()),
     "direnv": _direnv,
+    "bwrap": _bwrap,
+    "flatpak-spawn": _generic("", ("--env", "--directory", "--forward-fd")),
+    "runcon": _runcon,
+    "daemonize": _generic("ceoplu E"),
+    "trickle": _generic("udtlsnwLM"),
+    "caffeinate": _generic("tw"),
+    "sandbox-exec": _generic("fpD"),
+    "mpirun": _generic("nNcHx", ("-np", "--np", "--host", "--hostfile", "-machinefile")),
+    "mpiexec": _generic("nNcHx", ("-np", "--np", "--host", "--hostfile", "-machinefile")),
+    "pyenv": _sub_command(("exec",)),
+    "asdf": _sub_command(("exec",)),
+    "mise": _sub_command(("exec", "x")),
+    "rtx": _sub_command(("exec", "x")),
+    "devbox": _sub_command(("run",)),
+    "flox": _sub_command(("activate",)),
+    "toolbox": _sub_command(
+        ("run",), frozenset({"-c", "--container", "-d", "--distro", "-r", "--release"})
+    ),
+    "distrobox-enter": _sub_command(()),
+    "nix": _nix,
 }
 
 
