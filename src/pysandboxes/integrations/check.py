@@ -89,6 +89,11 @@ _WRITERS_ANY = frozenset(
         "emacs", "editor", "mcedit",
     }
 )  # fmt: skip
+#: Coding agents' command lines, and the options that start one without its hooks.
+_AGENT_CLIS = {
+    "claude": ("--bare",),
+    "codex": ("--dangerously-bypass-hook-trust",),
+}
 #: Commands that apply a patch (the files it changes are read from the patch).
 _PATCHERS = frozenset({"apply_patch", "applypatch", "patch"})
 #: Commands that modify only their last argument (``cp SRC DEST``, ``ln TARGET NAME``...).
@@ -595,6 +600,8 @@ class Checker:
             self.patch(name, argv, heredoc)
         elif name == "git" and len(argv) > 1 and argv[1].value in ("apply", "am"):
             self.patch("git", argv, heredoc)
+        elif name in _AGENT_CLIS:
+            self.agent_cli(name, argv)
         elif name == "eval":
             self.shell_string(argv[1:], env, depth, joined=True)
         elif name == "trap" and len(argv) > 2 and not (argv[1].value or "-").startswith("-"):
@@ -681,6 +688,21 @@ class Checker:
             self.wrap_env[CWD] = [
                 os.path.normpath(os.path.join(here, os.path.expanduser(directory)))
             ]
+
+    def agent_cli(self, name: str, argv: list[_Arg]) -> None:
+        """A coding agent started from the shell runs its own tools under its own hooks: refuse
+        the options that start it without them (``claude --bare``, Codex's
+        ``--dangerously-bypass-*``)."""
+
+        for arg in argv[1:]:
+            value = arg.value or ""
+            if value in _AGENT_CLIS[name] or value.startswith(_AGENT_CLIS[name]):
+                self.add(
+                    "hook-config",
+                    f"`{value}` starts {name} without the hooks that check its commands",
+                    f"{name} without {value}",
+                )
+                return
 
     def patch(self, name: str, argv: list[_Arg], heredoc: str | None) -> None:
         """``apply_patch`` (Codex's patch command, typed into a shell), ``patch`` and ``git
@@ -820,13 +842,15 @@ class Checker:
             targets = values[1:]
         elif name == "find" and "-delete" in values:
             targets = [v for v in values if "py-sandboxes" in v]
-        recursive = name in ("rm", "git", "mv") and any(
+        if name == "rsync" and any(v.startswith("--del") for v in values):
+            targets = values[-1:]
+        recursive = name in ("rm", "git", "mv", "rsync") and any(
             (v.startswith("-") and not v.startswith("--") and ("r" in v or "R" in v))
             or v == "--recursive"
             for v in values
         )
-        if name == "mv":
-            recursive = True  # moving a directory moves the rule files in it
+        if name == "mv" or (name == "rsync" and any(v.startswith("--del") for v in values)):
+            recursive = True  # moving a directory moves the rule files in it; --delete removes
         for target in targets:
             if target.startswith("-"):
                 continue

@@ -319,6 +319,10 @@ def extract(agent: str, payload: dict[str, object]) -> tuple[str, object, object
             command = " ".join(quote(w) for w in command)
         directory = tool_input.get("workdir") or tool_input.get("dir_path")
         directory = directory or tool_input.get("directory") or tool_input.get("cwd")
+        directory = directory or tool_input.get("working_directory")
+        roots = payload.get("workspace_roots")
+        if agent == "cursor" and not isinstance(cwd, str) and isinstance(roots, list) and roots:
+            cwd = roots[0]  # preToolUse: the workspace, where Cursor's shell starts
         if isinstance(directory, str) and directory and isinstance(cwd, str):
             cwd = os.path.join(cwd, directory)
         elif agent == "codex":
