@@ -61,6 +61,9 @@ CLEARED = "\0cleared"
 #: Set when a wrapper runs the command in another file-system view (``chroot``, ``nsenter
 #: -m``, ``bwrap``, ``unshare --root``): the files the hook reads are not the command's.
 FS_VIEW = "\0fs"
+#: The value of a variable the command unsets (``unset X``, ``env -u X``): a change only when
+#: the variable is set where the command starts.
+UNSET = "\0unset"
 #: Variables taken from the hook's own environment when the command does not set them: those
 #: that name places (a command name made of another variable is refused as unknown).
 SAFE_ENVIRON = frozenset(
@@ -439,7 +442,7 @@ class Checker:
             for unset in node.words[1:]:
                 unset_name = unset.literal()
                 if unset_name and _is_plain_name(unset_name):
-                    env[unset_name] = None  # an unset variable takes its rule's default
+                    env[unset_name] = [UNSET]  # an unset variable takes its rule's default
         if first is not None and first[0] == "let":
             for word in node.words[1:]:
                 for name in _arith_assigned(word.literal() or word.raw):
@@ -543,6 +546,8 @@ class Checker:
                 name = str(part[1])
                 if name in env:
                     options = env[name]
+                    if options == [UNSET]:
+                        options = [""]
                 elif name in SAFE_ENVIRON and name in os.environ:
                     options = [os.environ[name]]
                 else:
@@ -662,7 +667,8 @@ class Checker:
     # -- what a wrapper changes for the command it runs (called by the unwrap functions) ----------
 
     def set_var(self, name: str, value: str | None = None) -> None:
-        """The wrapper sets (or unsets: ``value`` None) the variable ``name``."""
+        """The wrapper sets the variable ``name`` (to ``value``; None: a value unknown to the
+        hook; :data:`UNSET`: unsets it)."""
 
         self.wrap_env[name] = None if value is None else [value]
 
@@ -1136,17 +1142,29 @@ class Checker:
         if not read:
             return
         shown = _display(rule_file, self.cwd)
-        if cleared:
-            name, origin = sorted(read.items())[0]
+
+        def is_set_here(variable: str) -> bool:
+            """Set in the environment the command starts with (the hook's own, which the agent
+            gives its shell): clearing or unsetting it changes what the rules read."""
+
+            if "*" in variable:
+                return any(v and _glob_match(variable, n) for n, v in os.environ.items())
+            return bool(os.environ.get(variable))
+
+        set_here = [name for name in sorted(read) if is_set_here(name)]
+        if cleared and set_here:
+            name, origin = set_here[0], read[set_here[0]]
             self.add(
                 "sb-variable",
                 f"python-sb runs with an environment replaced by {_first(env[CLEARED])}, and "
-                f"the rule file {shown} reads {', '.join(sorted(read))} ({name} at {origin}): "
-                "its rules would change",
+                f"the rule file {shown} reads {', '.join(set_here)}, set here ({name} at "
+                f"{origin}): its rules would change",
                 f"{base} (in the environment as it is)",
             )
             return
         for name in sorted(names):
+            if env.get(name) == [UNSET] and not is_set_here(name):
+                continue  # unsetting what is not set changes nothing
             found = read.get(name) or next(
                 (o for pattern, o in read.items() if "*" in pattern and _glob_match(pattern, name)),
                 None,
@@ -1580,7 +1598,7 @@ def _env(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
         elif value in ("-u", "--unset", "-C", "--chdir"):
             target = argv[i + 1].value if i + 1 < len(argv) else None
             if value in ("-u", "--unset"):
-                checker.set_var(target or "?")
+                checker.set_var(target or "?", UNSET)
             else:
                 checker.chdir(target)
             i += 2
@@ -1589,7 +1607,7 @@ def _env(checker: Checker, argv: list[_Arg]) -> list[_Arg]:
         ):
             target = value.split("=", 1)[1] if value.startswith("--") else value[2:]
             if value.startswith(("--unset", "-u")):
-                checker.set_var(target)
+                checker.set_var(target, UNSET)
             else:
                 checker.chdir(target)
             i += 1

@@ -11,6 +11,8 @@ Verdicts as in ``test_command_table.py``: ``ok`` or the kind of the first refusa
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -262,7 +264,21 @@ TABLE: list[tuple[str, str]] = [
 
 
 @pytest.fixture(scope="module")
-def checker(tmp_path_factory: pytest.TempPathFactory) -> Checker:
+def chosen_provider() -> Iterator[None]:
+    """The user chose a provider for the agent's shell (``OS_SANDBOX=bwrap`` in its
+    environment): clearing or unsetting it (``env -i``, ``sudo``, ``unset``) changes the rules."""
+
+    before = os.environ.get("OS_SANDBOX")
+    os.environ["OS_SANDBOX"] = "bwrap"
+    yield
+    if before is None:
+        del os.environ["OS_SANDBOX"]
+    else:
+        os.environ["OS_SANDBOX"] = before
+
+
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory: pytest.TempPathFactory, chosen_provider: None) -> Checker:
     root = tmp_path_factory.mktemp("around")
     (root / "scripts").mkdir()
     (root / "scripts" / ".py-sandboxes").write_text(
@@ -310,3 +326,23 @@ def test_a_variable_the_rule_file_does_not_read_passes(tmp_path: Path) -> None:
     checker = Checker(Settings(), str(tmp_path))
     assert checker.check("OS_SANDBOX=none python-sb x.py") == []
     assert checker.check("env -i python-sb x.py") == []
+
+
+def test_clearing_a_variable_that_is_not_set_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``OS_SANDBOX`` unset where the agent's shell starts, ``sudo`` or ``env -i`` leave
+    the rule's default as it is: only an assignment is refused."""
+
+    monkeypatch.delenv("OS_SANDBOX", raising=False)
+    (tmp_path / ".py-sandboxes").write_text("learn=false\nos-sandbox=${OS_SANDBOX:-landlock}\n")
+    (tmp_path / "x.py").write_text("print(1)\n")
+    checker = Checker(Settings(), str(tmp_path))
+    for command in (
+        "sudo python-sb x.py",
+        "env -i python-sb x.py",
+        "unset OS_SANDBOX; python-sb x.py",
+        "env -u OS_SANDBOX python-sb x.py",
+    ):
+        assert checker.check(command) == [], command
+    assert [f.kind for f in checker.check("OS_SANDBOX=landlock python-sb x.py")] == ["sb-variable"]
