@@ -819,15 +819,19 @@ class Checker:
             targets = values[-1:]
             last = os.path.join(self.here or self.cwd, os.path.expanduser(values[-1]))
             into_directory = values[-1].endswith("/") or os.path.isdir(last)
+            directory = values[-1]
             for i, value in enumerate(values[:-1]):
-                if values[i - 1] in ("-t", "--target-directory") and i > 0:
-                    targets.append(os.path.join(value, "x"))
+                if i > 0 and values[i - 1] in ("-t", "--target-directory"):
+                    directory, into_directory = value, True
                 elif value.startswith("--target-directory="):
-                    into_directory = True
-                if is_protected(value) and (name == "ln" or into_directory or "-t" in values):
-                    # a hard link is a second name to write the rule file through; a copy into
-                    # a directory writes a rule file there
-                    targets.append(value)
+                    directory, into_directory = value.split("=", 1)[1], True
+            for value in values[:-1]:
+                if not is_protected(value) or value.startswith("-"):
+                    continue
+                if name == "ln":
+                    targets.append(value)  # a second name to write the rule file through
+                elif into_directory and self.writes_rules_in(directory, value):
+                    targets.append(os.path.join(directory, os.path.basename(value)))
         elif (
             (name in ("sed", "perl", "ruby") and any(_in_place(v) for v in values))
             or (
@@ -864,6 +868,17 @@ class Checker:
             if found:
                 self.rule_write(found)
                 return
+
+    def writes_rules_in(self, directory: str, source: str) -> bool:
+        """A copy of the rule file ``source`` into ``directory`` changes rules: it replaces one
+        there, or lands in the project (a backup elsewhere, ``cp .py-sandboxes /tmp/``,
+        passes)."""
+
+        here = self.here or self.cwd
+        full = os.path.realpath(os.path.join(here, os.path.expanduser(directory)))
+        if os.path.exists(os.path.join(full, os.path.basename(source))):
+            return True
+        return full == os.path.realpath(here) or full.startswith(os.path.realpath(here) + os.sep)
 
     def rule_files_in(self, target: str, *, recursive: bool) -> str:
         """The rule file ``target`` names (or one its glob matches, or, for ``rm -r``, one
@@ -1365,7 +1380,7 @@ def _rule_file_under(directory: str, budget: int = 5000) -> str:
         return ""
     for root, dirs, files in os.walk(directory):
         for name in files:
-            if is_rule_file(name):
+            if is_protected(os.path.join(root, name)):
                 return os.path.join(root, name)
         budget -= len(files) + len(dirs)
         if budget <= 0:

@@ -46,6 +46,8 @@ TABLE: list[tuple[str, str]] = [
     ("git apply ok.diff", "ok"),
     ("cat .claude/settings.json", "ok"),
     ("cp scripts/.py-sandboxes /tmp/backup", "ok"),
+    ("cp scripts/.py-sandboxes ~/no-such-backups-dir/", "ok"),
+    ("rm -rf .claude", "rules-write"),
     ("sudo apt-get install -y bubblewrap", "ok"),
     ("chrt -p 1234", "ok"),
     # -- an assignment of a variable the rule file reads ------------------------------------------
@@ -292,6 +294,8 @@ def checker(tmp_path_factory: pytest.TempPathFactory, chosen_provider: None) -> 
     (root / "ok.diff").write_text("--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+b\n")
     (root / "bad.patch").write_text("*** Begin Patch\n*** Update File: .py-sandboxes\n")
     (root / "rules-link").symlink_to(root / "scripts" / ".py-sandboxes")
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
     return Checker(Settings(), str(root))
 
 
