@@ -37,8 +37,6 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (star
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pysandboxes.launch.argv import CommandLine
-
     Unwrap = Callable[["Checker", list["_Arg"]], list["_Arg"]]
 
 __all__ = ["Checker", "Finding", "Settings"]
@@ -1018,7 +1016,7 @@ class Checker:
         (:mod:`pysandboxes.launch.argv`) and find the rule file as the launcher does
         (:mod:`pysandboxes.policy.locate`); refuse what widens or replaces the rules."""
 
-        from pysandboxes.launch.argv import UsageError, parse, subcommand
+        from pysandboxes.launch.argv import UsageError, parse, subcommand_of, widening
 
         words: list[str] = []
         for arg in argv[1:]:
@@ -1026,7 +1024,7 @@ class Checker:
                 break
             words.append(arg.value)
         known = len(words) + 1 == len(argv)
-        sub = subcommand(words)
+        sub = subcommand_of(words)
         if sub is not None:
             if sub in ("--install-hook", "--uninstall-hook"):
                 self.add(
@@ -1056,7 +1054,7 @@ class Checker:
             return  # --explain, --help, --version: run nothing
         script = cmd.program if cmd.kind == "script" else None
         base = "python-sb" + (f" {quote(script)}" if script else "")
-        for option in self.widening(cmd):
+        for option in widening(cmd):
             if option == "--learn" or option.startswith(("--learn=", "--audit")):
                 message = (
                     f"`{option}` makes python-sb allow and record every access instead of "
@@ -1112,19 +1110,6 @@ class Checker:
             )
             return
         self.rule_variables(env, rule_file, base)
-
-    @staticmethod
-    def widening(cmd: CommandLine) -> list[str]:
-        """The options of ``cmd`` that replace what the rule file grants: learning, audit and
-        every rule line given on the command line (``--KEY=VALUE``)."""
-
-        found = []
-        if cmd.learn is not None:
-            found.append("--learn" + (f"={cmd.learn}" if cmd.learn else ""))
-        if cmd.audit:
-            found.append("--audit")
-        found.extend(f"--{key}={value}" if value else f"--{key}" for key, value in cmd.rules)
-        return found
 
     def launcher_environment(self, env: dict[str, list[str] | None], base: str) -> None:
         """Variables that load code into python-sb's own interpreter (a sitecustomize.py, a

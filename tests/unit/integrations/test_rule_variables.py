@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysandboxes.launch.argv import TOOLS, subcommand
+from pysandboxes.launch.argv import SUBCOMMANDS, subcommand_of
 from pysandboxes.policy.loader import variables_read
 
 
@@ -44,9 +44,11 @@ def test_a_file_without_variables_reads_none(tmp_path: Path) -> None:
 
 
 def test_the_parser_names_the_sub_commands() -> None:
-    assert subcommand(["--review", "a", "b"]) == "--review"
-    assert subcommand(["--hook=claude-code"]) == "--hook"
-    assert subcommand(["--explain", "x.py"]) is None  # a run's arguments
-    assert subcommand(["x.py", "--review"]) is None
-    assert subcommand([]) is None
-    assert "--install-hook" in TOOLS
+    """The hook reads sub-commands with the launcher's own function (launch/argv.py)."""
+
+    assert subcommand_of(["--review", "a", "b"]) == "--review"
+    assert subcommand_of(["--hook=claude-code"]) == "--hook"
+    assert subcommand_of(["--explain", "x.py"]) is None  # a run's arguments
+    assert subcommand_of(["x.py", "--review"]) is None
+    assert subcommand_of([]) is None
+    assert "--install-hook" in SUBCOMMANDS
