@@ -91,13 +91,13 @@ RIGHTS_RW: Final = (
 
 #: Capabilities kept by a privileged caller (root): file ownership and permission overrides,
 #: still bounded by the Landlock file rules, and binding ports below 1024, still bounded by the
-#: port rules. Every other capability (admin, network admin, raw sockets, kill, setuid...) goes.
+#: port rules. Every other capability (admin, network admin, raw sockets, kill, setuid...) goes,
+#: CAP_FSETID too: with it a write into a set-user-ID file keeps the bit (issue 23, class 6).
 KEPT_CAPABILITIES: Final = (
     (1 << 0)  # CAP_CHOWN
     | (1 << 1)  # CAP_DAC_OVERRIDE
     | (1 << 2)  # CAP_DAC_READ_SEARCH
     | (1 << 3)  # CAP_FOWNER
-    | (1 << 4)  # CAP_FSETID
     | (1 << 10)  # CAP_NET_BIND_SERVICE
 )
 
@@ -905,10 +905,25 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
     finally:
         os.close(ruleset)
     if seccomp_filter is None:
-        seccomp_filter = seccomp.filter_program(
-            allow_udp=plan.allow_udp, allow_unix=plan.allow_unix
-        )
+        seccomp_filter = filter_for(plan)
     seccomp.install(seccomp_filter)
+
+
+def filter_for(plan: Plan) -> bytes:
+    """The seccomp filter of a Landlock run (``docs/seccomp.md``): UDP and ``AF_UNIX`` sockets
+    as the plan says; sends with ``MSG_FASTOPEN`` refused while Landlock restricts connect (the
+    connection such a send makes never meets Landlock's connect rule); and, the host's
+    processes being in reach (no PID namespace), changes to other processes' scheduling,
+    priority and resource limits refused."""
+
+    from pysandboxes.providers import seccomp
+
+    return seccomp.filter_program(
+        allow_udp=plan.allow_udp,
+        allow_unix=plan.allow_unix,
+        fastopen=plan.connect is None or not plan.rights.net,
+        foreign_processes=True,
+    )
 
 
 def _describe(plan: Plan) -> list[str]:
@@ -1020,9 +1035,7 @@ class LandlockProvider:
         # Everything that imports or allocates is done here, in the parent: when the launcher
         # spawns (learning, audit), pre_exec runs between fork and exec, where taking the import
         # lock of a multi-threaded parent could deadlock. The probe above bound ``syscall``.
-        from pysandboxes.providers import seccomp
-
-        program = seccomp.filter_program(allow_udp=plan.allow_udp, allow_unix=plan.allow_unix)
+        program = filter_for(plan)
         steps: list[Callable[[], None]] = [lambda: _apply_step(plan, program)]
         return Prepared(
             argv=list(launch.child_argv),

@@ -89,6 +89,25 @@ def test_chmod_outside_exposures(
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("how", ["chmod", "setgid", "fchmod", "chmodat", "create", "mknod"])
+def test_leave_set_id_file_in_writable_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, how: str
+) -> None:
+    """Issue 23, class 6: the sandbox's mounts are nosuid, but the host's are not: a
+    set-user-ID file left in a writable exposure runs with its owner's rights afterwards."""
+
+    expect_refusal(request, kernel_provider, "setuid_" + how)
+    planted = scene.work / "escalate"
+    verdict = scene.sandboxed(kernel_provider, "setuid_file.py", how, str(scene.work))
+    left = planted.stat().st_mode if planted.exists() else 0
+    planted.unlink(missing_ok=True)
+    assert not left & 0o6000, f"{kernel_provider}: {planted} left with mode {left:o}"
+    assert_refused(verdict, ["EPERM", "EACCES"], provider=kernel_provider)
+    assert_reached(scene.control("setuid_file.py", how, str(scene.work)))
+    planted.unlink(missing_ok=True)
+
+
+@pytest.mark.kernel
 def test_legitimate_file_work_keeps_working(kernel_provider: str, scene: Scene) -> None:
     failed = scene.legit(
         kernel_provider, "legit_files.py", str(scene.ro / "public.txt"), str(scene.work)

@@ -103,3 +103,20 @@ def test_legitimate_network_and_process_use_keeps_working(
         str(scene.bind_granted),
     )
     assert not failed, f"{kernel_provider}: legitimate steps failed: {failed}"
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("how", ["sendto", "sendmsg", "sendmmsg", "connectopt"])
+def test_tcp_fast_open_to_port_no_rule_grants(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, how: str
+) -> None:
+    """Issue 23, class 1: a send with MSG_FASTOPEN connects inside the call, where Landlock's
+    connect hook never runs; TCP_FASTOPEN_CONNECT defers the connection to the first write."""
+
+    expect_refusal(request, kernel_provider, "tcp_fastopen_" + how)
+    args = (how, str(scene.forbidden.port), scene.forbidden.banner)
+    assert_reached(scene.control("tcp_fastopen.py", *args))
+    verdict = scene.sandboxed(kernel_provider, "tcp_fastopen.py", *args)
+    # EOPNOTSUPP (errno's name for it: ENOTSUP): the seccomp filter's answer, the kernel's own
+    # when Fast Open is off; TCP_FASTOPEN_CONNECT's connect() meets Landlock's rule (EACCES).
+    assert_refused(verdict, [*NET_REFUSALS, "ENOTSUP"], provider=kernel_provider)
