@@ -98,6 +98,31 @@ def test_inject_into_controlling_terminal(
     assert b"echo pwned" in typed
 
 
+@pytest.mark.kernel
+@pytest.mark.parametrize("network", [False, True], ids=["no-net", "net"])
+def test_no_capability_left_to_the_program(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, network: bool
+) -> None:
+    """Issue 23: under bwrap run as root the program kept every capability of its user
+    namespace (and bwrap runs as the network holder's root whenever net= rules exist)."""
+
+    require(os.geteuid() == 0, "capabilities are held by a root caller only")
+    expect_refusal(request, kernel_provider, "capabilities")
+    kept = 0
+    if kernel_provider == "landlock":
+        from pysandboxes.providers.landlock import KEPT_CAPABILITIES
+
+        kept = KEPT_CAPABILITIES  # file access and low ports, bounded by the Landlock rules
+    if not network:  # the scene's rules hold net= rules: drop them
+        text = scene.rules_file.read_text()
+        scene.rules_file.write_text(
+            "\n".join(line for line in text.splitlines() if not line.startswith("net=")) + "\n"
+        )
+    verdict = scene.sandboxed(kernel_provider, "capabilities.py", f"{kept:x}")
+    assert_refused(verdict, [None], provider=kernel_provider)
+    assert_reached(scene.control("capabilities.py", f"{kept:x}"))
+
+
 def _host_view(pid: int, how: str) -> object:
     """What the host sees of the setting ``process_setter.py HOW`` changes."""
 
