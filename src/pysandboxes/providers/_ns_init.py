@@ -444,11 +444,27 @@ def end_like(status: int) -> None:
     """Leave exactly as the program did."""
 
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        _signal.signal(signum, _signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-        os._exit(128 + signum)  # a signal that cannot kill (it was blocked): report it
+        die_by(os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def die_by(signum: int) -> None:
+    """End this process by signal ``signum``, the one that ended the program (also the qemu
+    relay's end). SIGKILL's disposition cannot be changed nor the signal blocked: it is sent
+    as it is (asking for its default raised EINVAL, and the run was misreported). No core file
+    of this process: the program's own is the one that matters."""
+
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    if signum != _signal.SIGKILL:
+        _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # a signal that does not end a process by default: report it
 
 
 def drop_bounding_set() -> None:
