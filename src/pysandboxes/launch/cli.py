@@ -594,9 +594,12 @@ def _launch(
     # Until execve succeeds nothing has run: a failure here is reported as a refusal.
     sys.stdout.flush()
     sys.stderr.flush()
+    channel.before_exec()
+    from pysandboxes.providers.descriptors import close_inherited
+
+    close_inherited(prepared.pass_fds)  # what python-sb inherited stays out of the sandbox
     for step in prepared.pre_exec:
         step()
-    channel.before_exec()
     os.execve(prepared.argv[0], prepared.argv, prepared.env)
     raise AssertionError("unreachable")
 

@@ -23,6 +23,7 @@ import os
 import sys
 
 from pysandboxes.providers.base import Prepared
+from pysandboxes.providers.descriptors import close_inherited
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
     # would have started the program.)
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        close_inherited(prepared.pass_fds)  # what python-sb inherited stays out of the sandbox
         for step in prepared.pre_exec:
             step()
         os.execve(prepared.argv[0], prepared.argv, prepared.env)

@@ -368,6 +368,8 @@ def _fork_exec(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
     import _socket  # noqa: F401  (used by unshare's step)
     import fcntl  # noqa: F401
 
+    from pysandboxes.providers.descriptors import close_inherited
+
     keep_fds = sorted({fd for fd in keep if fd > 2})
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -381,11 +383,7 @@ def _fork_exec(prepared: Prepared, keep: tuple[int, ...]) -> _Process:
         try:
             os.dup2(devnull, 0)
             os.dup2(2, 1)  # never the caller's stdout (a stdio MCP server's protocol channel)
-            low = 3
-            for fd in keep_fds:
-                os.closerange(low, fd)
-                low = fd + 1
-            os.closerange(low, 1 << 16)
+            close_inherited(keep_fds)
             for step in prepared.pre_exec:
                 step()
             os.execve(prepared.argv[0], prepared.argv, prepared.env)

@@ -242,10 +242,19 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         ],
         "rule_files": list(policy.rule_files),
         "environment": environment,
+        "descriptors": _descriptors(plan.mode),
         "provider": provider,
         "warnings": warnings_for(plan, provider, environment),
         "eval": _eval_data(policy),
     }
+
+
+def _descriptors(mode: str) -> list[dict[str, str]]:
+    """The descriptors the program starts with (``providers/descriptors.py`` closes the rest)."""
+
+    from pysandboxes.providers.descriptors import passed
+
+    return [{"fd": fd, "what": what} for fd, what in passed(mode)]
 
 
 def _eval_data(policy: Policy) -> list[dict[str, Any]]:
@@ -302,6 +311,9 @@ def render_text(data: dict[str, Any]) -> str:
     else:
         names = ", ".join(env) if env else "(none)"
         out.append(f"environment passed to the program (values not shown): {names}; and TMPDIR")
+    out.append("descriptors passed to the program (every other one python-sb inherited is closed):")
+    for item in data["descriptors"]:
+        out.append(f"  {item['fd']}: {item['what']}")
     provider = data["provider"]
     out.append("")
     state = "available here" if provider["available"] else "NOT available here"
