@@ -384,6 +384,9 @@ def build_plan(
     if placeholder:
         plan.add("remount-ro", cwd)
 
+    # 5b. the host's Unix sockets in read-only parts of the tree: covered by an empty file
+    _cover_read_only_sockets(plan)
+
     # 6. rule files read-only over themselves, where a writable exposure holds them (below a
     # read-only one they are read-only already, and bind-mounting onto a read-only tree fails)
     protected = [*policy.rule_files]
@@ -406,6 +409,54 @@ def build_plan(
         ):
             plan.add("ro-bind", path, path)
     return plan
+
+
+def host_socket_paths(table: str = "/proc/net/unix") -> list[str]:
+    """The paths of the Unix sockets bound on this host (its network namespace), from the
+    kernel's table: the live ones a sandbox could connect to. Abstract names and relative
+    paths (a server that bound one from its own directory) are not paths to look at."""
+
+    try:
+        with open(table, "rb") as handle:
+            lines = handle.read().splitlines()[1:]
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith(b"/"):
+            found.append(os.fsdecode(fields[7]))
+    return found
+
+
+def _cover_read_only_sockets(plan: TreePlan) -> None:
+    """Issue 23, class 5: a read-only bind mount refuses writes to files, not ``connect()`` or
+    ``sendto()`` on a socket inode, and connecting is a write of the socket's path (SPEC 2.4:
+    judged by the file rules). Each socket bound on this host that the tree shows read-only
+    (the last bind holding it is read-only) is covered by an empty read-only file: connecting
+    then fails (``ECONNREFUSED``). A socket bound later, or by a process of another network
+    namespace, is not in the table: said at start (``files.special-read-only``)."""
+
+    binds = [m for m in plan.mounts if m.kind in ("ro-bind", "bind")]
+    if not binds:
+        return
+    for bound in dict.fromkeys(host_socket_paths()):
+        # The tree's destinations are resolved paths; the table shows the path as bound.
+        path = os.path.join(os.path.realpath(os.path.dirname(bound)), os.path.basename(bound))
+        holder = None
+        for mount in binds:
+            if _under(path, mount.dest):
+                holder = mount
+        if holder is None or holder.kind != "ro-bind" or path in plan.hidden:
+            continue
+        if any(_under(path, hidden) for hidden in plan.hidden):
+            continue
+        try:
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        plan.add("file", path, data=b"", mode=0o444)
 
 
 def _generated_over_exposures(

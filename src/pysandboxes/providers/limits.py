@@ -202,6 +202,19 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "let its metadata (existence, size, times) be seen",
     ),
     Limit(
+        "files.special-read-only",
+        "expose-ro (named pipes, Unix sockets)",
+        NAMESPACE,
+        LIMIT,
+        "a read-only mount refuses writes to files and directories, not to a named pipe (FIFO) "
+        "or a socket: a FIFO inside a read-only exposure can be opened for writing, and a Unix "
+        "socket bound there after the start (or by a process of another network namespace) "
+        "can be connected to; the sockets bound on this host when the sandbox starts are "
+        "covered ({where})",
+        python_layer=False,
+        where=("the Python layer refuses them as writes", "NOT refused"),
+    ),
+    Limit(
         "files.skeleton-directories",
         "expose-* (the directories above an exposure)",
         TREE,
@@ -555,6 +568,8 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
     ]
     if policy.expose_rw:
         found.append(symlink_notice(policy))
+    if policy.expose_ro and provider in NAMESPACE:
+        found.append(notice("files.special-read-only", python_layer))
     for rule in policy.ignore:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
+from tests.helpers import require
 from tests.redteam.hostile.harness import (
     Scene,
     assert_reached,
@@ -105,6 +109,64 @@ def test_leave_set_id_file_in_writable_exposure(
     assert_refused(verdict, ["EPERM", "EACCES"], provider=kernel_provider)
     assert_reached(scene.control("setuid_file.py", how, str(scene.work)))
     planted.unlink(missing_ok=True)
+
+
+@pytest.mark.kernel
+def test_write_into_host_fifo_in_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    """Issue 23, class 5's sibling: a read-only mount refuses writes to files and directories,
+    not to a FIFO (nor a socket, a device): a host process reading it gets what is written."""
+
+    expect_refusal(request, kernel_provider, "fifo_write")
+    fifo = scene.ro / "commands.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the host's reader: held open
+    try:
+        verdict = scene.sandboxed(kernel_provider, "fifo_write.py", str(fifo))
+        try:
+            got = os.read(reader, 100)
+        except BlockingIOError:
+            got = b""
+        assert got == b"", f"{kernel_provider}: the host's reader got {got!r}"
+        refusals = ["EACCES", "EROFS", "EPERM", "ENOENT", "ENXIO"]
+        assert_refused(verdict, refusals, provider=kernel_provider)
+        assert_reached(scene.control("fifo_write.py", str(fifo)))
+        assert os.read(reader, 100) == b"injected from the sandbox\n"
+    finally:
+        os.close(reader)
+        fifo.unlink()
+
+
+@pytest.mark.kernel
+def test_write_to_device_node_in_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    """A device node in an exposure (here a copy of /dev/null's: harmless to write) is
+    reached through a read-only mount; the sandbox's binds are ``nodev``."""
+
+    require(os.geteuid() == 0, "making a device node needs root")
+    expect_refusal(request, kernel_provider, "device_write")
+    node = scene.ro / "device"
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    try:
+        verdict = scene.sandboxed(kernel_provider, "device_write.py", str(node))
+        assert_refused(verdict, ["EACCES", "EPERM", "EROFS"], provider=kernel_provider)
+        assert_reached(scene.control("device_write.py", str(node)))
+    finally:
+        node.unlink()
+
+
+@pytest.mark.kernel
+def test_special_files_in_read_only_exposures_are_announced(
+    kernel_provider: str, scene: Scene
+) -> None:
+    """Where the kernel layer cannot refuse a FIFO (or a socket bound later) in a read-only
+    exposure, the run says so at start (bwrap, unshare)."""
+
+    verdict = scene.sandboxed(kernel_provider, "read_open.py", str(scene.secret), "x")
+    announced = "named pipe (FIFO)" in verdict["_stderr"]
+    assert announced == (kernel_provider in ("bwrap", "unshare")), verdict["_stderr"]
 
 
 @pytest.mark.kernel

@@ -6,9 +6,13 @@ cover what every kernel provider must hold with the rules of ``harness.Scene``.
 
 from __future__ import annotations
 
+import os
+import socket
+
 import pytest
 
 from tests.redteam.hostile.harness import (
+    Listener,
     Scene,
     assert_reached,
     assert_refused,
@@ -41,6 +45,51 @@ def test_connect_host_unix_socket_by_path(
     verdict = scene.sandboxed(kernel_provider, "unix_path.py", *args)
     # ENOENT: a provider whose file tree holds only the exposures.
     assert_refused(verdict, [*NET_REFUSALS, "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_connect_host_unix_socket_in_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    """Issue 23, class 5: a read-only bind mount does not stop connect() on a socket inode;
+    connecting is a write of the socket's path (SPEC 2.4: judged by the file rules)."""
+
+    expect_refusal(request, kernel_provider, "unix_path_read_only")
+    service = Listener(socket.AF_UNIX, str(scene.ro / "service.sock"), "read-only-service")
+    try:
+        args = (service.address, service.banner)
+        assert_reached(scene.control("unix_path.py", *args))
+        verdict = scene.sandboxed(kernel_provider, "unix_path.py", *args)
+    finally:
+        service.close()
+        os.unlink(service.address)
+    assert_refused(verdict, [*NET_REFUSALS, "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_send_to_host_unix_datagram_socket_in_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    """The same for a datagram socket reached by sendto() (a logging service's /dev/log)."""
+
+    expect_refusal(request, kernel_provider, "unix_send_read_only")
+    path = str(scene.ro / "log.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(path)
+    server.settimeout(0.5)
+    try:
+        verdict = scene.sandboxed(kernel_provider, "unix_send.py", path)
+        try:
+            got = server.recv(100)
+        except TimeoutError:
+            got = b""
+        assert got == b"", f"{kernel_provider}: the host's socket received {got!r}"
+        assert_refused(verdict, [*NET_REFUSALS, "ENOENT"], provider=kernel_provider)
+        assert_reached(scene.control("unix_send.py", path))
+        assert server.recv(100) == b"injected from the sandbox"
+    finally:
+        server.close()
+        os.unlink(path)
 
 
 @pytest.mark.kernel
