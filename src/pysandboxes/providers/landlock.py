@@ -669,6 +669,8 @@ def build_plan(
     allow_unix = _unix_sockets_allowed(policy, problems)
     if not allow_unix and (not python_layer or _may_import(policy, "socket")):
         announced.append(limits.notice("net.unix-sockets", python_layer))
+    elif allow_unix:
+        say("net.unix-sockets-allowed")
     if not rights.scoped:
         say("signals.no-scopes", abi=abi)
     if problems:

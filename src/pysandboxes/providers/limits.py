@@ -280,6 +280,18 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "(Landlock cannot restrict a socket's path); socketpair() works",
     ),
     Limit(
+        "net.unix-sockets-allowed",
+        "landlock.unix-sockets=true",
+        ("landlock",),
+        LIMIT,
+        "landlock.unix-sockets=true: Landlock cannot restrict a socket's path, so a Unix socket "
+        "is connected to wherever it lies, outside the exposures and in read-only ones too (a "
+        "host service's: an agent, a container runtime), and a Unix server the program starts "
+        "can be reached by the host's processes ({where})",
+        python_layer=False,
+        where=("the Python layer judges the path as a write", "NOT refused"),
+    ),
+    Limit(
         "net.tcp-host-part",
         "net (TCP, a host)",
         ("landlock",),

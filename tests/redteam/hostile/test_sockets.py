@@ -11,6 +11,7 @@ import socket
 
 import pytest
 
+from tests.helpers import require
 from tests.redteam.hostile.harness import (
     Listener,
     Scene,
@@ -64,6 +65,22 @@ def test_connect_host_unix_socket_in_read_only_exposure(
         service.close()
         os.unlink(service.address)
     assert_refused(verdict, [*NET_REFUSALS, "ENOENT"], provider=kernel_provider)
+
+
+@pytest.mark.kernel
+def test_unix_sockets_allowed_under_landlock_is_announced(scene: Scene) -> None:
+    """With landlock.unix-sockets=true nothing judges a socket's path (Landlock ABI <= 7):
+    the host's socket outside every exposure is reached, and the run says so at start."""
+
+    from pysandboxes.providers import get_provider
+
+    available = get_provider("landlock").availability()
+    require(available.ok, f"os-sandbox=landlock cannot run here: {available.reason}")
+    scene.rules_file.write_text(scene.rules_file.read_text() + "landlock.unix-sockets=true\n")
+    args = (scene.unix_path.address, scene.unix_path.banner)
+    verdict = scene.sandboxed("landlock", "unix_path.py", *args)
+    assert verdict["reached"], verdict  # the limit: if this fails, Landlock learnt paths
+    assert "landlock.unix-sockets=true: Landlock cannot restrict" in verdict["_stderr"]
 
 
 @pytest.mark.kernel
