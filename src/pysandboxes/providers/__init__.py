@@ -11,6 +11,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: ``typing`` costs start-up time
 if TYPE_CHECKING:
     from pysandboxes.policy.model import Policy
     from pysandboxes.providers.base import Availability, Launch, Prepared, ProviderImpl
+    from pysandboxes.providers.limits import Notice
 
 #: ``os-sandbox`` value -> module of this package that implements it.
 MODULES: dict[str, str] = {
@@ -37,6 +38,7 @@ class UnavailableProvider:
     (``availability()`` is false, so the launcher refuses the run with the reason)."""
 
     kernel = True
+    in_process = False
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
@@ -55,6 +57,11 @@ class UnavailableProvider:
             "no kernel boundary can be set up on this platform: the Python layer is the only "
             "enforcement here (os-sandbox=subprocess or none)",
         ]
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """Nothing runs under it here: its refusal is :meth:`availability`'s."""
+
+        return []
 
 
 def get_provider(name: str) -> ProviderImpl:

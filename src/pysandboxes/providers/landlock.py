@@ -27,7 +27,7 @@ from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy, display_path
 from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, is_wildcard_bind
 from pysandboxes.providers import _linux, limits
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -966,10 +966,6 @@ def _describe(plan: Plan) -> list[str]:
     if plan.rights.scoped:
         lines.append("  scopes: abstract Unix sockets and signals limited to the sandbox")
     lines.append("  no_new_privs; seccomp filter (docs/seccomp.md)")
-    for note in plan.announced:
-        lines.append(f"  limit: {note}")
-    for note in plan.unenforced:
-        lines.append(f"  not by Landlock: {note}")
     return lines
 
 
@@ -999,7 +995,7 @@ def _existing_denials_file(path: str | None) -> str | None:
     return path
 
 
-class LandlockProvider:
+class LandlockProvider(Provider):
     """The ``landlock`` provider (see the module docstring)."""
 
     name = "landlock"
@@ -1046,6 +1042,24 @@ class LandlockProvider:
             pre_exec=steps,
             warnings=warnings,
         )
+
+    def announcements(self, policy: Policy, mode: str) -> list[limits.Notice]:
+        """The plan's announced limits (said at every start) and what it leaves to the Python
+        layer (said at start when that is off), as records; a policy Landlock refuses is one
+        refused record."""
+
+        python_layer = _python_layer(policy)
+        try:
+            plan = build_plan(policy, abi=landlock_abi() or 7, prefixes=(sys.prefix,))
+        except ConfigError as exc:
+            return [limits.Notice(None, limits.REFUSED, str(exc), True)]
+        keys = {item.text: item.key for item in plan.notices}
+        found = [limits.Notice(keys.get(text), limits.LIMIT, text, True) for text in plan.announced]
+        found += [
+            limits.Notice(keys.get(text), limits.LIMIT, text, not python_layer)
+            for text in plan.unenforced
+        ]
+        return found
 
     def explain(self, policy: Policy) -> Sequence[str]:
         available = self.availability()
