@@ -130,6 +130,7 @@ _JSET_K: Final = 0x45
 _RET_K: Final = 0x06
 
 _RET_KILL_PROCESS: Final = 0x80000000
+_RET_USER_NOTIF: Final = 0x7FC00000
 _RET_ERRNO: Final = 0x00050000
 _RET_ALLOW: Final = 0x7FFF0000
 
@@ -328,6 +329,7 @@ def filter_program(
     allow_unix: bool = False,
     fastopen: bool = True,
     foreign_processes: bool = False,
+    listen: str = "allow",
     arch: str | None = None,
 ) -> bytes:
     """The filter as ``struct sock_filter`` bytes, for ``arch`` (the running one by default).
@@ -336,9 +338,15 @@ def filter_program(
     where Landlock's connect rules never look (a provider whose TCP rules are Landlock's);
     ``foreign_processes=True`` refuses changing the scheduling, priorities and resource limits
     of other processes (a provider without its own PID namespace, where the host's processes
-    are in reach). Raises ``ValueError`` for an architecture whose numbers this module does
-    not know.
+    are in reach). ``listen``: ``allow``; ``refuse`` (``EACCES``: nothing may listen, and
+    Landlock cannot see the bind ``listen`` makes on a socket never bound); ``notify`` (the
+    call goes to python-sb's :mod:`~pysandboxes.providers.listen_guard`; install the filter
+    with a listener). Raises ``ValueError`` for an architecture whose numbers this module does
+    not know, or another ``listen`` value.
     """
+
+    if listen not in ("allow", "refuse", "notify"):
+        raise ValueError(f"seccomp filter: listen={listen!r}")
 
     arch = arch or _linux.machine()
     if not _linux.supported(arch):
@@ -373,6 +381,13 @@ def filter_program(
         for name, one_process in PRIORITY_CALLS.items():
             items += _priority_block(name, calls[name], one_process)
         items += _prlimit_block(calls["prlimit64"])
+    if listen != "allow":
+        answer = _RET_USER_NOTIF if listen == "notify" else _errno("EACCES")
+        items += [
+            ("jump", _JEQ_K, calls["listen"], None, "listen_after"),
+            _ret(answer),
+            ("label", "listen_after"),
+        ]
     items += [
         ("jump", _JEQ_K, calls["clone3"], "enosys", None),
         ("jump", _JEQ_K, calls["openat2"], "enosys", None),
@@ -439,11 +454,15 @@ def _errno(name: str) -> int:
 _SECCOMP_SET_MODE_FILTER: Final = 1
 
 
-def install(program: bytes | None = None) -> None:
+_FILTER_FLAG_NEW_LISTENER: Final = 1 << 3
+
+
+def install(program: bytes | None = None, *, listener: bool = False) -> int:
     """Load ``program`` (default: :func:`filter_program`) into the calling thread, for good.
 
     Sets ``no_new_privs`` first (the kernel requires it of an unprivileged caller, and the filter
-    must survive exec). Raises ``OSError`` if the kernel refuses.
+    must survive exec). With ``listener`` (a program with ``SECCOMP_RET_USER_NOTIF``), returns
+    the listener descriptor (close-on-exec), else -1. Raises ``OSError`` if the kernel refuses.
     """
 
     if program is None:
@@ -455,8 +474,10 @@ def install(program: bytes | None = None) -> None:
     # struct sock_fprog { unsigned short len; struct sock_filter *filter; } (pointer aligned).
     fprog = (len(program) // 8).to_bytes(2, sys.byteorder) + bytes(6)
     fprog += address.to_bytes(8, sys.byteorder)
-    _linux.syscall("seccomp", _SECCOMP_SET_MODE_FILTER, 0, fprog)
+    flags = _FILTER_FLAG_NEW_LISTENER if listener else 0
+    fd = _linux.syscall("seccomp", _SECCOMP_SET_MODE_FILTER, flags, fprog)
     del keep
+    return fd if listener else -1
 
 
 def filter_fd(program: bytes | None = None) -> int:

@@ -6,8 +6,10 @@ cover what every kernel provider must hold with the rules of ``harness.Scene``.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+from typing import Any
 
 import pytest
 
@@ -19,6 +21,7 @@ from tests.redteam.hostile.harness import (
     assert_refused,
     expect_refusal,
     serve_attempt,
+    verdict_of,
 )
 
 # ECONNREFUSED / ENETUNREACH: a provider with its own network namespace, where nothing listens.
@@ -137,6 +140,64 @@ def test_serve_tcp_port_no_rule_grants(
     control, control_connected = serve_attempt(scene.spawn(None, "tcp_bind.py", str(port)), port)
     assert_reached(control)
     assert control_connected
+
+
+def _serve_unbound(scene: Scene, provider: str | None, family: str) -> tuple[dict[str, Any], bool]:
+    """Drive ``attacks/tcp_listen_unbound.py``: connect from the host to the port it got."""
+
+    proc = scene.spawn(provider, "tcp_listen_unbound.py", family)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    host_connected = False
+    if first.startswith('{"listening"'):
+        port = json.loads(first)["listening"]
+        host = "::1" if family == "inet6" else "127.0.0.1"
+        try:
+            with socket.create_connection((host, port), timeout=3) as client:
+                host_connected = client.recv(10) == b"served"
+        except OSError:
+            host_connected = False
+        rest, err = proc.communicate(timeout=60)
+    else:
+        rest, err = proc.communicate(timeout=60)
+        rest = first + rest
+    return verdict_of(rest, err, proc.returncode, "tcp_listen_unbound"), host_connected
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("family", ["inet", "inet6"])
+def test_listen_on_a_socket_never_bound(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, family: str
+) -> None:
+    """Issue 23, class 2: the kernel binds a socket that listens unbound to a port it picks, on
+    every address; Landlock's bind rule is never consulted. The scene's rules grant one IN
+    port, so a legitimate server must still be able to listen (legit_net.py checks it)."""
+
+    expect_refusal(request, kernel_provider, "tcp_listen_unbound")
+    verdict, host_connected = _serve_unbound(scene, kernel_provider, family)
+    assert not host_connected, f"{kernel_provider}: the host reached an unbound listener"
+    if verdict["errno"] is not None or verdict["reached"]:
+        assert_refused(verdict, ["EACCES", "EPERM"], provider=kernel_provider)
+    control, control_connected = _serve_unbound(scene, None, family)
+    assert_reached(control)
+    assert control_connected
+
+
+@pytest.mark.kernel
+def test_listen_without_any_in_rule(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
+) -> None:
+    """The same with no IN rule at all: nothing may listen (the filter refuses listen)."""
+
+    expect_refusal(request, kernel_provider, "tcp_listen_unbound")
+    text = scene.rules_file.read_text()
+    scene.rules_file.write_text(
+        "\n".join(line for line in text.splitlines() if not line.endswith("|IN")) + "\n"
+    )
+    verdict, host_connected = _serve_unbound(scene, kernel_provider, "inet")
+    assert not host_connected, f"{kernel_provider}: the host reached an unbound listener"
+    if verdict["errno"] is not None or verdict["reached"]:
+        assert_refused(verdict, ["EACCES", "EPERM"], provider=kernel_provider)
 
 
 @pytest.mark.kernel

@@ -45,6 +45,8 @@ def run_bpf(program: bytes, *, arch: int, nr: int, args: tuple[int, ...] = ()) -
                 return ALLOW
             if k == 0x80000000:
                 return KILL
+            if k == 0x7FC00000:
+                return "NOTIFY"
             assert k & 0xFFFF0000 == 0x00050000, hex(k)
             return errno.errorcode[k & 0xFFFF]
         else:
@@ -172,6 +174,17 @@ def test_set_id_bits_refused_in_every_mode_argument() -> None:
             assert decide(name, *args) == "EPERM", name
     assert decide("fchmodat2", 2**64 - 100, 0, 0o6755, 0) == "EPERM"  # AT_FDCWD
     assert decide("openat2") == "ENOSYS"  # its mode is in memory: the C library falls back
+
+
+def test_listen_allowed_refused_or_handed_to_python_sb() -> None:
+    """Issue 23, class 2: listen() on a socket never bound binds where Landlock never looks."""
+
+    assert decide("listen", 3, 128) == ALLOW
+    assert decide("listen", 3, 128, listen="refuse") == "EACCES"
+    program = seccomp.filter_program(arch="x86_64", listen="notify")
+    assert run_bpf(program, arch=X86, nr=NR["listen"], args=(3, 128)) == "NOTIFY"
+    with pytest.raises(ValueError, match="listen"):
+        seccomp.filter_program(arch="x86_64", listen="maybe")
 
 
 def test_aarch64_program_uses_its_own_numbers() -> None:
