@@ -79,11 +79,18 @@ class ListenGuard:
             self._theirs.close()
 
     def start(self) -> None:
-        """Serve in a thread of python-sb (``_thread``: ``threading`` costs start-up time)."""
+        """Serve in a thread of python-sb (``_thread``: ``threading`` costs start-up time),
+        which blocks every signal: python-sb's supervisor takes them in its main thread
+        (``sigwaitinfo``), and one delivered here would escape it."""
 
+        import _signal  # type: ignore[import-not-found,unused-ignore]
         import _thread
 
-        _thread.start_new_thread(self._serve, ())
+        previous = _signal.pthread_sigmask(_signal.SIG_BLOCK, _signal.valid_signals())
+        try:
+            _thread.start_new_thread(self._serve, ())
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, previous)
 
     def close(self) -> None:
         """The run is over (``Prepared.cleanup``)."""
