@@ -153,6 +153,13 @@ class IgnoreMatcher:
         name = os.path.basename(path)
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names):
             return True
+        return self.hides_by_path(path)
+
+    def hides_by_path(self, path: str) -> bool:
+        """Whether a pattern with ``/`` (a path) matches ``path``: the patterns applied to the
+        system entries bound one by one. A name pattern (``*.pem``) is not: it would take the
+        certificate bundle away from OpenSSL, whose reads the Python layer does not judge."""
+
         parts = path.split("/")
         return any(_full_match(parts, pattern.split("/")) for pattern in self.paths)
 
@@ -283,9 +290,15 @@ def build_plan(
         if item.at_start:
             plan.warnings.append(f"{launch.context.provider}{layer}: {item.text}")
 
-    # 1. system
+    # 1. system. An entry bound one by one that an ignore= path pattern hides is left out
+    # (issue 24, item 7: the file was read, and the start said it was absent); the trees bound
+    # whole are not searched, nor are name patterns applied here (files.ignore-system-trees).
+    matcher = IgnoreMatcher(policy.ignore, launch.cwd)
     for top in SYSTEM_TOP:
         host = "/" + top
+        if matcher.paths and matcher.hides_by_path(host):
+            plan.hidden.append(host)
+            continue
         if os.path.islink(host):
             plan.add("symlink", host, os.readlink(host))
         elif os.path.isdir(host):
@@ -296,7 +309,9 @@ def build_plan(
     plan.add("dir", "/etc")
     for name in SYSTEM_ETC:
         host = "/etc/" + name
-        if os.path.exists(host):  # a dangling link is left out
+        if matcher.paths and matcher.hides_by_path(host):
+            plan.hidden.append(host)
+        elif os.path.exists(host):  # a dangling link is left out
             plan.add("ro-bind", host, host)
     generated = etc_files(hosts=hosts_file(hostname, pinned), resolver=resolver, hostname=hostname)
     kept = _generated_over_exposures(plan, policy, generated)

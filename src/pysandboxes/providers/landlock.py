@@ -648,6 +648,10 @@ def build_plan(
                     )
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes, own)
         bind_ports = _tcp_ports(policy, "IN", python_layer, problems, notes)
+        for net in policy.net:
+            wildcard = net.action == "ALLOW" and limits.is_wildcard_bind_rule(net)
+            if wildcard and _covers(net, "TCP", "IN"):
+                notes.append(limits.wildcard_bind_notice(net, python_layer))
         if own:
             out_only = _tcp_ports(policy, "OUT", python_layer, [], [])
             added = _subtract(_intersect(own, connect_ports), out_only)

@@ -44,6 +44,14 @@ CANNOT_EXPRESS: dict[tuple[str, str], str] = {
         "attributes work on any path the process can name; seccomp cannot see the path. The "
         "Python layer judges it when on; python-sb says so at start when it is off."
     ),
+    **{
+        ("landlock", "metadata_ro_" + how): (
+            "Landlock (ABI <= 7) has no metadata rights, in read-only exposures either; seccomp "
+            "cannot see the path. The Python layer judges it; python-sb says so at start "
+            "(files.metadata), and refuses the set-id bits (seccomp)."
+        )
+        for how in ("chmod", "utime", "xattr")
+    },
     ("bwrap", "fifo_write"): _FIFO,
     ("unshare", "fifo_write"): _FIFO,
 }

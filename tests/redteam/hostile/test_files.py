@@ -112,6 +112,41 @@ def test_leave_set_id_file_in_writable_exposure(
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("how", ["chmod", "utime", "xattr"])
+def test_metadata_of_read_only_exposure(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, how: str
+) -> None:
+    """Issue 23, class 7: chmod 0666 of a rule file in a read-only exposure, utime of a
+    read-only file: a read-only bind refuses them; Landlock has no metadata right."""
+
+    expect_refusal(request, kernel_provider, "metadata_ro_" + how)
+    target = scene.ro / "rules.py-sandboxes"
+    target.write_text("expose-ro=.\n")
+    target.chmod(0o644)
+    before = target.stat()
+    verdict = scene.sandboxed(kernel_provider, "metadata_ro.py", how, str(target))
+    after = target.stat()
+    assert (after.st_mode, int(after.st_mtime)) == (before.st_mode, int(before.st_mtime))
+    assert_refused(verdict, ["EROFS", "EACCES", "EPERM", "ENOENT"], provider=kernel_provider)
+    control = scene.control("metadata_ro.py", how, str(target))
+    if how == "xattr" and control["errno"] == "EOPNOTSUPP":
+        pytest.skip("this file system has no user extended attributes")
+    assert_reached(control)
+
+
+@pytest.mark.kernel
+def test_metadata_limit_is_announced_with_read_only_exposures(
+    kernel_provider: str, scene: Scene
+) -> None:
+    """Where the kernel layer leaves metadata alone (landlock), the start says so, naming
+    read-only exposures (the announcement spoke of metadata outside the exposures only)."""
+
+    verdict = scene.sandboxed(kernel_provider, "read_open.py", str(scene.secret), "x")
+    announced = "in read-only exposures too" in verdict["_stderr"]
+    assert announced == (kernel_provider == "landlock"), verdict["_stderr"]
+
+
+@pytest.mark.kernel
 def test_write_into_host_fifo_in_read_only_exposure(
     request: pytest.FixtureRequest, kernel_provider: str, scene: Scene
 ) -> None:
