@@ -52,7 +52,7 @@ _X86_64: Final[dict[str, int]] = {
     "mknodat": 259, "fchmodat": 268, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
     "listen": 50, "prlimit64": 302, "setpriority": 141, "sched_setparam": 142,
     "sched_setscheduler": 144, "sched_setaffinity": 203, "ioprio_set": 251,
-    "sched_setattr": 314,
+    "sched_setattr": 314, "get_robust_list": 274,
 }  # fmt: skip
 _AARCH64: Final[dict[str, int]] = {
     "lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
@@ -70,6 +70,7 @@ _AARCH64: Final[dict[str, int]] = {
     "fchmod": 52, "fchmodat": 53, "openat": 56, "mknodat": 33, "sendto": 206, "sendmsg": 211,
     "sendmmsg": 269, "listen": 201, "prlimit64": 261, "setpriority": 140, "sched_setparam": 118,
     "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "sched_setattr": 274,
+    "get_robust_list": 100,
 }  # fmt: skip
 _COMMON: Final[dict[str, int]] = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,

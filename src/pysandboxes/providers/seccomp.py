@@ -212,12 +212,14 @@ MODE_CALLS: Final[dict[str, tuple[int, int | None]]] = {
 }
 #: Sends whose flags can hold ``MSG_FASTOPEN``: name -> the flags argument.
 SEND_CALLS: Final[dict[str, int]] = {"sendto": 3, "sendmsg": 2, "sendmmsg": 3}
-#: Calls that change another process named by their first argument (0: the caller itself).
+#: Calls that change (or, ``get_robust_list``, read the memory layout of) another process
+#: named by their first argument (0: the caller itself).
 PROCESS_CALLS: Final[tuple[str, ...]] = (
     "sched_setaffinity",
     "sched_setscheduler",
     "sched_setparam",
     "sched_setattr",
+    "get_robust_list",
 )
 #: Calls whose first argument says whose priority changes, and the value meaning "one process"
 #: (``PRIO_PROCESS``, ``IOPRIO_WHO_PROCESS``): a group or a user's every process is refused.
