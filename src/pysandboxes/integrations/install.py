@@ -255,6 +255,7 @@ def uninstall(agent: str, base: str, *, user: bool) -> list[str]:
                     del data["hooks"]
                 if not data or (set(data) == {"version"} and agent in ("cursor", "copilot")):
                     os.remove(path)
+                    _prune(os.path.dirname(path), base)
                 else:
                     save(path, data)
                 changed.append(path)
@@ -267,11 +268,24 @@ def uninstall(agent: str, base: str, *, user: bool) -> list[str]:
             ours = False
         if ours:
             os.remove(skill)
-            for directory in (os.path.dirname(skill), os.path.dirname(os.path.dirname(skill))):
-                if os.path.isdir(directory) and not os.listdir(directory):
-                    os.rmdir(directory)  # what install created, when nothing else is in it
+            _prune(os.path.dirname(skill), base)
             changed.append(skill)
     return changed
+
+
+def _prune(directory: str, base: str) -> None:
+    """Remove ``directory`` and its parents while they are empty, up to ``base`` (excluded):
+    the folders install created (``.claude/skills/python-sb``, ``.github/hooks``), once
+    nothing else is in them. A folder holding anything else is left as it is."""
+
+    base = os.path.abspath(base)
+    directory = os.path.abspath(directory)
+    while directory.startswith(base + os.sep) and directory != base:
+        try:
+            os.rmdir(directory)  # fails, harmlessly, on a folder that is not empty
+        except OSError:
+            return
+        directory = os.path.dirname(directory)
 
 
 def skill_text() -> str:

@@ -226,7 +226,7 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
                 "value": policy.os_sandbox.value,
                 "origin": _origin(policy.os_sandbox.origin),
             },
-            "learn": {"value": policy.learn.value, "origin": _origin(policy.learn.origin)},
+            "learn": _learn_setting(policy),
         },
         "rules": [
             {"key": line.key, "value": line.value, "origin": str(line.origin)}
@@ -256,6 +256,15 @@ def _descriptors(mode: str) -> list[dict[str, str]]:
     from pysandboxes.providers.descriptors import passed
 
     return [{"fd": fd, "what": what} for fd, what in passed(mode)]
+
+
+def _learn_setting(policy: Policy) -> dict[str, Any]:
+    """``learn=``'s effective value: the learning output, ``false`` under the lock (with the
+    lock line as its origin), or unset (``None``, the default)."""
+
+    if policy.learn.value is None and policy.lock is not None:
+        return {"value": False, "origin": _origin(policy.lock)}
+    return {"value": policy.learn.value, "origin": _origin(policy.learn.origin)}
 
 
 def _eval_data(policy: Policy) -> list[dict[str, Any]]:
