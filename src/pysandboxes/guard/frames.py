@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from pysandboxes.guard.kit import Kit, make_busy
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 #: Deputies of the import system (their caller is the importer).
 IMPORT_DEPUTIES = (

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sys
 
-import pysandboxes
 from pysandboxes.guard import calls as calls_module
 from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
@@ -40,7 +39,7 @@ from pysandboxes.runtime import RunContext
 #: The code file of the import system's path finder (frozen in CPython 3.11).
 _IMPORT_SYSTEM_FILE = "<frozen importlib._bootstrap_external>"
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -102,13 +101,18 @@ def _roots(
     return lib_t, tuple(dict.fromkeys(path_roots)), tuple(dict.fromkeys(program))
 
 
-def install(policy: Policy, context: RunContext) -> None:
-    """Arm the Python layer for ``policy`` (see the module docstring)."""
+#: The ``pysandboxes`` package's directory (this file is ``pysandboxes/guard/hook.py``).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> None:
+    """Arm the Python layer for ``policy`` (see the module docstring); ``eval_extension``:
+    what the eval-* rules and learning's evaluations need (``guard.arm``)."""
     # Captured at arm time: the program can reach this module's namespace.
     captured_import_system_file = _IMPORT_SYSTEM_FILE
 
     kit = capture()
-    guard_dir = os.path.dirname(os.path.abspath(pysandboxes.__file__))
+    guard_dir = _PACKAGE_DIR
     stdlib_dir = os.path.dirname(os.path.abspath(os.__file__))
     lib_roots, path_roots, program_roots = _roots(context, guard_dir, stdlib_dir)
     home = os.path.expanduser("~")
@@ -212,14 +216,17 @@ def install(policy: Policy, context: RunContext) -> None:
     # The eval builtins are replaced after the guard's own compile of its import check, which
     # must neither be recorded as the program's evaluation nor go through the replacements.
     if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
-        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+        if eval_extension is not None:
+            evalbuiltins.install_learning(eval_extension, frames.caller_is_program, reporter.record)
     elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
         evalbuiltins.install(
             policy,
+            eval_extension,
             frames.caller_is_program,
             make_busy(kit, busy),
             kit,
-            str(context.program_kind) == "worker",  # partial mode's worker: a process of its own
+            # partial mode's worker (guarded evaluation's too): a process of its own
+            str(context.program_kind) in ("worker", "eval-worker"),
         )
     import_handlers = imports.make_import_handlers(
         everything,

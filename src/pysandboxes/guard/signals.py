@@ -45,7 +45,7 @@ left alone: the ``KeyboardInterrupt`` they raise passes through the guard like a
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

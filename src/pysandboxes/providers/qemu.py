@@ -31,7 +31,7 @@ import sys
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -364,7 +364,7 @@ def _param(policy: Policy, name: str, default: str) -> str:
 # -- the provider ---------------------------------------------------------------------------------
 
 
-class QemuProvider:
+class QemuProvider(Provider):
     name = "qemu"
     kernel = True
 
@@ -443,7 +443,7 @@ class QemuProvider:
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
-        workdir = _work_directory()
+        workdir = _work_directory(launch.context.tmpdir)
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -525,17 +525,12 @@ class QemuProvider:
             _remove(workdir)
             raise
         warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
-        python_layer = bool(policy.py_sandbox.value)
-        from pysandboxes.providers import limits
-
         notices = qemu_notices(
             policy,
             kvm_reason=kvm_reason if accel == "tcg" else "",
             terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
         )
-        warnings += [
-            f"qemu: {item.text}" for item in notices if limits.said_at_start(item.key, python_layer)
-        ]
+        warnings += [f"qemu: {item.text}" for item in notices if item.at_start]
         if learning:
             warnings.append(
                 f"qemu: {launch.context.mode} mode runs in the VM: it holds the rules' exposures "
@@ -558,9 +553,22 @@ class QemuProvider:
             relay=SignalForward(),
         )
 
-    def explain(self, policy: Policy) -> Sequence[str]:
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """The namespace providers' notices (the VM's tree is their mount plan) and the VM's
+        own (no KVM, a terminal, the network relays)."""
+
         from pysandboxes.providers import limits
 
+        return [
+            *limits.namespace_notices(policy, self.name),
+            *qemu_notices(
+                policy,
+                kvm_reason=tcg_reason(policy),
+                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
+            ),
+        ]
+
+    def explain(self, policy: Policy) -> Sequence[str]:
         lines = [
             "os-sandbox=qemu: the program runs in a disposable VM under its own kernel; its root "
             "is one 9p share of the namespace providers' tree (only the interpreter, system "
@@ -569,13 +577,6 @@ class QemuProvider:
             f"  read-only: {len(policy.expose_ro)} exposure(s); read-write: "
             f"{len(policy.expose_rw)}; rule files read-only inside exposures",
         ]
-        python_layer = bool(policy.py_sandbox.value)
-        for item in (
-            *limits.namespace_notices(policy, self.name),
-            *qemu_notices(policy, kvm_reason=tcg_reason(policy)),
-        ):
-            when = " (said at start)" if limits.said_at_start(item.key, python_layer) else ""
-            lines.append(f"  {item.status}: {item.text}{when}")
         if policy.net:
             lines.append(
                 "  network: qemu's user-mode network inside the nftables + pasta network "
@@ -587,22 +588,23 @@ class QemuProvider:
         return lines
 
 
-def _work_directory() -> str:
-    """The run's directory on the host (the export's mount point, the console log), named as
-    the private temporary directories (``pysb-<pid>-qemu-<hex>``): when python-sb is killed
-    and cannot remove it, the next run of python-sb sweeps it (``launch/tmpdir.sweep``)."""
+def _work_directory(tmpdir: str | None) -> str:
+    """The run's directory on the host (the export's mount point, the console log), beside the
+    run's private temporary directory ``tmpdir`` and named after it (``pysb-<pid>-<hex>-qemu-
+    <hex>``): when python-sb is killed and cannot remove it, the next run's sweep of
+    finished runs' directories removes it too (``launch/tmpdir.sweep`` goes by the prefix and
+    the pid). Not inside ``tmpdir``, which the program can write."""
 
-    from pysandboxes.launch import tmpdir
-
-    base = tmpdir.base_directory(os.environ)
+    if not tmpdir:
+        raise OSError("the qemu provider needs the run's private temporary directory")
     for _ in range(100):
-        path = os.path.join(base, f"{tmpdir.PREFIX}{os.getpid()}-qemu-{os.urandom(5).hex()}")
+        path = f"{tmpdir.rstrip(os.sep)}-qemu-{os.urandom(5).hex()}"
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             continue
         return path
-    raise FileExistsError(f"could not create a directory for the VM in {base}")
+    raise FileExistsError(f"could not create a directory for the VM beside {tmpdir}")
 
 
 def _window_size(terminals: list[int]) -> list[int]:
