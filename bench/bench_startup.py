@@ -127,7 +127,10 @@ def _timed_run(argv: list[str], workdir: Path) -> tuple[float, float]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=workdir, stdout=subprocess.DEVNULL, check=True)
+    # stderr too: the py-sandbox=false step says at every start what it does not enforce.
+    subprocess.run(
+        argv, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
