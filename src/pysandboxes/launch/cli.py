@@ -22,6 +22,7 @@ from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from pysandboxes.policy.model import Policy
@@ -108,6 +109,11 @@ TOOLS = {
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
+    # The sandboxed Jupyter kernel (docs/kernel.md)
+    "--kernel": "pysandboxes.integrations.kernel",
+    "--install-kernel": "pysandboxes.integrations.kernel_install",
+    "--uninstall-kernel": "pysandboxes.integrations.kernel_uninstall",
+    "--notebook": "pysandboxes.integrations.kernel_notebook",
 }
 
 
@@ -146,6 +152,9 @@ def help_text() -> str:
         f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
         "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
         "                 docs/agents.md)\n"
+        f"       {PROG} --install-kernel --rules FILE [--name NAME] [--user] | --uninstall-kernel\n"
+        f"       {PROG} --notebook NB.ipynb [--learn[=FILE]] [--pysandboxes-config=FILE]\n"
+        "                 (the sandboxed Jupyter kernel; docs/kernel.md)\n"
         "\n"
         "Runs a Python program with the rights stated in a .py-sandboxes rule file.\n"
         "\n"
@@ -329,13 +338,19 @@ def _use_ipython(plan: RunPlan) -> bool:
     return import_allowed(plan.policy, "IPython")
 
 
-def run(cmd: CommandLine) -> int:
-    """Run the program of ``cmd`` under its rules; the exit status (or never, after exec)."""
+def run(cmd: CommandLine, adjust: Callable[[RunPlan], RunPlan] | None = None) -> int:
+    """Run the program of ``cmd`` under its rules; the exit status (or never, after exec).
+
+    ``adjust``: an entry point's own step on the plan before anything is prepared (the Jupyter
+    kernel adds the rules of its connection file, with their own origin: integrations/kernel.py).
+    """
 
     cwd = current_directory()
     if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
         cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
     plan = plan_run(cmd, cwd)
+    if adjust is not None:
+        plan = adjust(plan)
     session_class = None
     if plan.mode != "enforce":
         session_class = learning_session_class()
