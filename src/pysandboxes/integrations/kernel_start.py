@@ -88,17 +88,33 @@ def main() -> None:
     for name, folder in (("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "matplotlib")):
         os.environ[name] = os.path.join(private, folder)
     sys.modules["debugpy"] = None  # type: ignore[assignment]  # see the module docstring
+    import warnings
 
+    # jupyter_client lists the host's interfaces when imported (netlink: refused by the kernel
+    # layer's seccomp filter); the kernel uses the address of its connection file only.
+    warnings.filterwarnings("ignore", "Unexpected error discovering local network interfaces")
     from ipykernel.ipkernel import IPythonKernel
     from ipykernel.kernelapp import IPKernelApp
     from IPython.core.compilerop import CachingCompiler
     from traitlets import Type
     from traitlets.config import Config
 
+    from pysandboxes.errors import SandBoxError
+
     class SandboxedKernel(IPythonKernel):  # type: ignore[misc]
         """ipykernel's kernel with IPython's cell names (see the module docstring)."""
 
         compiler_class = Type(CachingCompiler)  # type: ignore[assignment]
+
+        def _process_children(self) -> list[Any]:
+            # ipykernel lists its children at shutdown through /proc (psutil), which the rules
+            # need not grant: a refusal means no child it may see (a provider with its own PID
+            # namespace ends them with the sandbox).
+            try:
+                found: list[Any] = super()._process_children()
+            except SandBoxError:
+                return []
+            return found
 
     config = Config()
     config.InteractiveShell.banner2 = banner_line(info) + "\n"

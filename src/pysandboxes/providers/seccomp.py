@@ -20,7 +20,10 @@ What the filter does, in order (``docs/seccomp.md`` gives the reasons):
    allowed (Landlock filters them by port); UDP only when ``allow_udp``; ``AF_UNIX`` only when
    ``allow_unix`` (Landlock up to ABI 7 cannot restrict connecting to a Unix socket by path);
    other IP sockets (raw, ICMP, SCTP, MPTCP, which Landlock's TCP rules do not see) fail with
-   ``EACCES``; other address families with ``EAFNOSUPPORT``. ``socketpair`` stays allowed.
+   ``EACCES``; ``AF_NETLINK`` with ``EOPNOTSUPP`` (so that ``getifaddrs`` fails the way it
+   does where netlink is missing, which libzmq takes for "no interface list" and then binds
+   the address itself: with ``EAFNOSUPPORT`` it aborts every bind, and no Jupyter kernel
+   starts); other address families with ``EAFNOSUPPORT``. ``socketpair`` stays allowed.
 """
 
 from __future__ import annotations
@@ -140,7 +143,7 @@ _X32_SYSCALL_BIT: Final = 0x40000000
 _CLONE_NAMESPACES: Final = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 _TIOCSTI: Final = 0x5412
 _TIOCLINUX: Final = 0x541C
-_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
 _SOCK_STREAM, _SOCK_DGRAM, _SOCK_TYPE_MASK = 1, 2, 0xF
 _IPPROTO_TCP, _IPPROTO_UDP = 6, 17
 
@@ -223,7 +226,8 @@ def filter_program(
         ("stmt", _LD_W_ABS, _arg_low(0)),
         ("jump", _JEQ_K, _AF_UNIX, "unix", None),
         ("jump", _JEQ_K, _AF_INET, "inet", None),
-        ("jump", _JEQ_K, _AF_INET6, "inet", "eafnosupport"),
+        ("jump", _JEQ_K, _AF_INET6, "inet", None),
+        ("jump", _JEQ_K, _AF_NETLINK, "eopnotsupp", "eafnosupport"),
         ("label", "unix"),
         _ret(_RET_ALLOW if allow_unix else _errno("EACCES")),
         ("label", "inet"),
@@ -263,6 +267,8 @@ def filter_program(
         _ret(_errno("EACCES")),
         ("label", "eafnosupport"),
         _ret(_errno("EAFNOSUPPORT")),
+        ("label", "eopnotsupp"),
+        _ret(_errno("EOPNOTSUPP")),
         ("label", "enosys"),
         _ret(_errno("ENOSYS")),
         ("label", "kill"),
