@@ -8,12 +8,17 @@ in the sandbox), under the rule file and three more sources of rules, each with 
 in ``--explain`` and none a silent widening:
 
 - the rule file itself (``--pysandboxes-config``, located as for any ``-c`` run otherwise);
-- ``kernel.py-sandboxes`` next to this module: what ipykernel needs whatever the notebook does
-  (its threads; ctypes, which it imports), each line commented;
+- ``kernel.py-sandboxes`` next to this module, origin ``<.../kernel.py-sandboxes>``: what
+  ipykernel needs whatever the notebook does (its threads; ctypes, which it imports), each line
+  commented;
 - the connection file's own rules, origin ``<kernel CONNECTION_FILE>``: ``expose-ro`` of that one
   file (nothing else of the front-end's runtime directory, which holds the other kernels' keys),
-  and one ``net=ALLOW|TCP|IP|PORT|IN`` per ZMQ port on the loopback address it names. Under
-  bwrap, unshare and qemu those IN rules forward the host's loopback ports into the sandbox.
+  one ``net=ALLOW|TCP|IP|PORT|IN`` per ZMQ port on the loopback address it names (under bwrap,
+  unshare and qemu those IN rules forward the host's loopback ports into the sandbox), and the
+  two variables Jupyter gives every kernel (``JPY_PARENT_PID``, ``JPY_SESSION_NAME``).
+
+The last two have an origin that is no file (``<...>``): learning mode never writes them into the
+rule file it learns (they are the launcher's, not the notebook's).
 
 The connection file is checked before anything runs: a JSON object of at most 64 KiB with the
 ``tcp`` transport, a loopback ``ip`` and the five ports (anything else is refused, exit 2): the
@@ -29,12 +34,13 @@ import ipaddress
 import json
 import os
 import sys
+from typing import Any
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.launch.argv import PROG, UsageError, parse
 from pysandboxes.launch.cli import RunPlan, current_directory, run, say_refused
-from pysandboxes.policy import load_policy, parse_text
-from pysandboxes.policy.model import Policy, display_path
+from pysandboxes.policy import parse_text
+from pysandboxes.policy.model import Origin, Policy, display_path
 
 __all__ = [
     "BASE_PROFILE",
@@ -133,6 +139,9 @@ def kernel_rules_text(connection: Connection) -> str:
     """The rule lines of the connection file (origin ``<kernel FILE>``, one line each)."""
 
     lines = [f"expose-ro={connection.path}"]
+    # What a Jupyter front-end tells every kernel: the parent's PID (a number; ipykernel's
+    # parent poller is off: parent_handle=1) and the notebook's path (ipykernel's __session__).
+    lines += ["env=JPY_PARENT_PID=${JPY_PARENT_PID}", "env=JPY_SESSION_NAME=${JPY_SESSION_NAME}"]
     lines += [f"net=ALLOW|TCP|{connection.ip}|{port}|IN" for port in connection.ports.values()]
     return "\n".join(lines) + "\n"
 
@@ -152,8 +161,18 @@ _RULE_FIELDS = (
 )
 
 
-def _merged(policy: Policy, extra: Policy) -> Policy:
-    changes = {name: (*getattr(policy, name), *getattr(extra, name)) for name in _RULE_FIELDS}
+def _merged(policy: Policy, extra: Policy, label: str) -> Policy:
+    """``policy`` with the rules of ``extra``, whose origin becomes ``label`` (same lines)."""
+
+    def relabel(rule: Any) -> Any:
+        if isinstance(rule, str):  # a warning
+            return rule
+        return rule.replace(origin=Origin(label, rule.origin.line, rule.origin.learned))
+
+    changes = {
+        name: (*getattr(policy, name), *(relabel(rule) for rule in getattr(extra, name)))
+        for name in _RULE_FIELDS
+    }
     return policy.replace(**changes)
 
 
@@ -161,10 +180,14 @@ def add_kernel_rules(plan: RunPlan, connection: Connection) -> RunPlan:
     """``plan`` with the kernel's rules added: :data:`BASE_PROFILE` and the connection file's."""
 
     environ = os.environ
-    base = load_policy(BASE_PROFILE, environ=environ, cwd=plan.cwd)
-    origin = f"<kernel {display_path(connection.path)}>"
-    own = parse_text(kernel_rules_text(connection), origin, environ=environ, cwd=plan.cwd)
-    plan.policy = _merged(_merged(plan.policy, base), own)
+    # Both with an origin that is no file ("<...>"): rules the launcher supplies, shown as such
+    # by --explain, and never learned into the rule file (learn/session.py).
+    with open(BASE_PROFILE, encoding="utf-8") as handle:
+        text = handle.read()
+    base = parse_text(text, BASE_PROFILE, environ=environ, cwd=plan.cwd)
+    own = parse_text(kernel_rules_text(connection), connection.path, environ=environ, cwd=plan.cwd)
+    merged = _merged(plan.policy, base, f"<{display_path(BASE_PROFILE)}>")
+    plan.policy = _merged(merged, own, f"<kernel {display_path(connection.path)}>")
     # What the banner and %sandbox say (pysandboxes.integrations.kernel_start).
     layer = "on" if plan.policy.py_sandbox.value else "off"
     rules = display_path(plan.rule_file) if plan.rule_file_exists else "(no rule file)"
