@@ -30,7 +30,7 @@ import sys
 
 from pysandboxes.guard.kit import Kit, bad_request, valid_request
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Mapping
     from typing import Any
