@@ -38,7 +38,7 @@ from typing import Any
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.launch.argv import PROG, UsageError, parse
-from pysandboxes.launch.cli import RunPlan, current_directory, run, say_refused
+from pysandboxes.launch.cli import RunPlan, run_command, say_refused
 from pysandboxes.policy import parse_text
 from pysandboxes.policy.model import Origin, Policy, display_path
 
@@ -229,17 +229,7 @@ def main(words: list[str]) -> int:
     except ConfigError as exc:
         say_refused(exc)
         return 2
-    try:
-        if cmd.action == "explain":
-            from pysandboxes.launch.cli import plan_run
-            from pysandboxes.tools.explain import explain
-
-            plan = add_kernel_rules(plan_run(cmd, current_directory()), connection)
-            return explain(plan, as_json=cmd.json)
-        if cmd.action != "run":
-            sys.stderr.write(f"{PROG}: --kernel runs the kernel\n{_USAGE}\n")
-            return 2
-        return run(cmd, adjust=lambda plan: add_kernel_rules(plan, connection))
-    except ConfigError as exc:
-        say_refused(exc)
+    if cmd.action not in ("run", "explain"):
+        sys.stderr.write(f"{PROG}: --kernel runs the kernel\n{_USAGE}\n")
         return 2
+    return run_command(cmd, adjust=lambda plan: add_kernel_rules(plan, connection))

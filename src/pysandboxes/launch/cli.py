@@ -68,14 +68,22 @@ def main(argv: list[str] | None = None) -> int:
     if cmd.action in ("help-env", "help-xoptions", "help-all"):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
+    return run_command(cmd)
+
+
+def run_command(cmd: CommandLine, adjust: Callable[[RunPlan], RunPlan] | None = None) -> int:
+    """Run (or ``--explain``) the parsed command line ``cmd``, a refused configuration reported
+    (exit status 2); ``adjust`` as for :func:`run`."""
+
     from pysandboxes.errors import ConfigError
 
     try:
         if cmd.action == "explain":
             tool = __import__(EXPLAIN, fromlist=("explain",))  # a layer above: by name
-            status: int = tool.explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            plan = plan_run(cmd, current_directory())
+            status: int = tool.explain(plan if adjust is None else adjust(plan), as_json=cmd.json)
             return status
-        return run(cmd)
+        return run(cmd, adjust)
     except ConfigError as exc:
         say_refused(exc)
         return 2
