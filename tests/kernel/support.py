@@ -127,3 +127,11 @@ def text(outputs: list[Any]) -> str:
         elif kind in ("execute_result", "display_data"):
             parts.append(content["data"].get("text/plain", ""))
     return "".join(parts)
+
+
+def plain(shown: str) -> str:
+    """``shown`` without terminal colour sequences (IPython colours tracebacks)."""
+
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", shown)

@@ -14,6 +14,8 @@ with these differences, each for a reason:
 - cells are compiled under IPython's own names (``<ipython-input-N-...>``, shown as
   ``Cell In[N]``) rather than ipykernel's file names in the temporary directory, which the
   Python layer would take for code written at run time (``dynamic-code``);
+- ``!cmd`` and ``%pip`` start their shell with ``subprocess`` (IPython's ``system_raw``), not on
+  a new terminal: the refusal is then python-sb's, naming ``process-exec``;
 - the banner (``kernel_info``) and a ``%sandbox`` magic say which rule file, provider and mode
   are in force; a refusal in a cell is shown as the cell's error with python-sb's message (the
   rule, and the line that would allow it) and the cell's line, without the library frames.
@@ -133,6 +135,11 @@ def _decorate(shell: Any, info: dict[str, str]) -> None:
         print(sandbox_report(info))
 
     shell.register_magic_function(sandbox, "line", "sandbox")
+    # `!cmd` and %pip run through subprocess (IPython's system_raw) rather than ipykernel's
+    # pexpect on a new terminal: the Python layer judges the start of the process
+    # (process-exec) before the kernel layer refuses the terminal device (landlock: /dev/ptmx),
+    # so the cell's error names the rule either way.
+    shell.system = shell.system_raw
 
     def refused(self: Any, etype: Any, value: BaseException, tb: Any, tb_offset: Any = None) -> Any:
         # The cell's frames only: the library frames between the cell and the refusal (IPython's
