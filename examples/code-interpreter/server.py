@@ -266,6 +266,7 @@ def _end_all() -> None:
     """At exit (the client closed the transport): every kernel ends with the server."""
 
     for session in SESSIONS.values():
+        session.client.stop_channels()
         process = getattr(session.manager.provisioner, "process", None)
         if process is not None and process.poll() is None:
             process.terminate()  # python-sb passes SIGTERM on to the kernel
