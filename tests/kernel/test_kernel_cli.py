@@ -154,3 +154,12 @@ def test_explain_shows_the_kernel_rules_with_their_origin(
     # Under the lock the kernel still starts: its rules are not command-line rules.
     assert data["locked_by"] == "r.py-sandboxes(2)"
     assert not [w for w in data["warnings"] if "command-line rules" in w]
+
+
+def test_qemu_is_refused_with_the_reason(tmp_path: Path, env: dict[str, str]) -> None:
+    rules = tmp_path / "r.py-sandboxes"
+    rules.write_text("os-sandbox=qemu\n")
+    connection = _connection(tmp_path / "kernel-q.json")
+    out = run_sb([f"--kernel={connection}", f"--pysandboxes-config={rules}"], cwd=tmp_path, env=env)
+    assert out.returncode == 2
+    assert "r.py-sandboxes(1): os-sandbox=qemu cannot run a Jupyter kernel" in out.stderr

@@ -179,6 +179,18 @@ def _merged(policy: Policy, extra: Policy, label: str) -> Policy:
 def add_kernel_rules(plan: RunPlan, connection: Connection) -> RunPlan:
     """``plan`` with the kernel's rules added: :data:`BASE_PROFILE` and the connection file's."""
 
+    if plan.provider_name == "qemu":
+        # qemu forwards an IN rule's host port to the VM's network address, not to its
+        # loopback, where ipykernel binds the connection file's address; a wildcard bind would
+        # make the host listen on every interface. Refused rather than a kernel that never
+        # answers (docs/kernel.md, Providers).
+        where = str(plan.policy.os_sandbox.origin or "<default>")
+        raise _refusal(
+            where,
+            "os-sandbox=qemu cannot run a Jupyter kernel: the front-end reaches the kernel's "
+            "ports on the host's loopback, and qemu forwards host ports to the VM's network "
+            "address, not its loopback (use landlock, bwrap or unshare)",
+        )
     environ = os.environ
     # Both with an origin that is no file ("<...>"): rules the launcher supplies, shown as such
     # by --explain, and never learned into the rule file (learn/session.py).
