@@ -418,6 +418,20 @@ def make_file_handlers(
             return lexical
         return resolved
 
+    def writable_named(given: str, base: str | None, resolved: str) -> str:
+        """The path an ``expose-rw`` line must name to allow this write: :func:`named_path`,
+        or, when that does not exist yet (a file or directory the program creates), the
+        nearest directory above it that does. A rule naming a missing path is refused (SPEC
+        §2.2), and creating an entry changes the directory that holds it (issue 26)."""
+
+        named = named_path(given, base, resolved)
+        while absent(named):
+            cut = named.rfind(sep)
+            if cut <= 0:
+                return named[: cut + 1] or named
+            named = named[:cut]
+        return named
+
     def absent(path: str) -> bool:
         """Whether opening ``path`` for reading fails with ENOENT: it (or the target of a
         symbolic link) does not exist. A path that cannot be looked up for another reason
@@ -503,7 +517,11 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            named = named_path(given, base, resolved)
+            named = (
+                writable_named(given, base, resolved)
+                if write
+                else named_path(given, base, resolved)
+            )
             message += f" (add '{key}={named}')"
             refuse(
                 "file",
@@ -536,7 +554,7 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
-        named = named_path(given, base, resolved)
+        named = writable_named(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
