@@ -174,6 +174,11 @@ def test_learn_a_notebooks_rules_then_run_it_under_them(jupyter: Jupyter) -> Non
     assert "python-import=matplotlib, pandas" in text
     # The kernel's own rules are the launcher's: never learned into the notebook's file.
     assert "|IN" not in text and ".json" not in text and "Thread.start" not in text
+    rules_only = [line for line in text.splitlines() if not line.startswith(("#", "include"))]
+    assert not [line for line in rules_only if "JPY_" in line or line == "expose-ro=/proc"]
+    # IPython's profile and matplotlib's config and font cache live in the private temporary
+    # directory: nothing of the home directory is learned.
+    assert not [line for line in rules_only if "=~" in line or str(jupyter.home) in line]
 
     replayed = jupyter.work / "replayed.ipynb"
     env = {**jupyter.env, "OS_SANDBOX": "landlock"}
