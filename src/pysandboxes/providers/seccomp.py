@@ -219,7 +219,6 @@ SEND_CALLS: Final[dict[str, int]] = {"sendto": 3, "sendmsg": 2, "sendmmsg": 3}
 #: named by their first argument (0: the caller itself).
 PROCESS_CALLS: Final[tuple[str, ...]] = (
     "sched_setaffinity",
-    "sched_setscheduler",
     "sched_setparam",
     "sched_setattr",
     "get_robust_list",
@@ -283,6 +282,33 @@ def _own_process_block(name: str, nr: int) -> list[_Item]:
         ("jump", _JEQ_K, nr, None, after),
         ("stmt", _LD_W_ABS, _arg_low(0)),
         ("jump", _JEQ_K, 0, allow, None),
+        _ret(_errno("EPERM")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+
+
+_SCHED_OTHER, _SCHED_RESET_ON_FORK = 0, 0x40000000
+
+
+def _scheduler_block(nr: int) -> list[_Item]:
+    """``sched_setscheduler(pid, policy, param)`` on another process than the caller: ``EPERM``
+    unless the policy is ``SCHED_OTHER`` (the default one, priority 0 only).
+
+    glibc's ``pthread_setschedparam`` names a thread by its thread id, never 0, and libzmq
+    sets every thread it starts to the policy it already has (``SCHED_OTHER``), aborting on
+    failure: refused, no ZMQ program (a Jupyter kernel) could start under landlock. Setting
+    another process back to the default policy lowers nothing of it."""
+
+    allow, after = "sched_setscheduler_allow", "sched_setscheduler_after"
+    return [
+        ("jump", _JEQ_K, nr, None, after),
+        ("stmt", _LD_W_ABS, _arg_low(0)),
+        ("jump", _JEQ_K, 0, allow, None),
+        ("stmt", _LD_W_ABS, _arg_low(1)),
+        ("stmt", _ALU_AND_K, 0xFFFFFFFF ^ _SCHED_RESET_ON_FORK),
+        ("jump", _JEQ_K, _SCHED_OTHER, allow, None),
         _ret(_errno("EPERM")),
         ("label", allow),
         _ret(_RET_ALLOW),
@@ -383,6 +409,7 @@ def filter_program(
     if foreign_processes:
         for name in PROCESS_CALLS:
             items += _own_process_block(name, calls[name])
+        items += _scheduler_block(calls["sched_setscheduler"])
         for name, one_process in PRIORITY_CALLS.items():
             items += _priority_block(name, calls[name], one_process)
         items += _prlimit_block(calls["prlimit64"])
