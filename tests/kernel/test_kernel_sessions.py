@@ -99,7 +99,10 @@ def test_an_interrupt_stops_the_running_cell_and_a_restart_is_a_fresh_sandbox(
         assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
         reply, outputs = execute(client, "kept")
         assert text(outputs) == "1"  # the kernel lives on after the interrupt
-        manager.restart_kernel(now=False)
+        # New ports (the connection file rewritten, so the new sandbox is granted the new
+        # ones): with the same ports, a kernel another test worker starts meanwhile may take a
+        # port in the moment between the old kernel's end and the new one's bind.
+        manager.restart_kernel(now=False, newports=True)
         client.wait_for_ready(timeout=120)
         reply, _ = execute(client, "kept")
         assert reply["ename"] == "NameError"  # a new interpreter, a new sandbox
