@@ -102,6 +102,9 @@ if [ "$dev" = 1 ]; then
   [ -x .venv/mcp1/bin/python ] || examples/mcp-server/make-mcp1-venv.sh .venv/mcp1 >/dev/null
   # The agent frameworks of the samples in examples/agents/ (their tests skip without them).
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[agents]'
+  # The sandboxed Jupyter kernel's tests (docs/kernel.md): ipykernel, jupyter_client, nbclient,
+  # jupyter_server, matplotlib, pandas.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[kernel]'
   # CrewAI pins openai 2.x (the OpenAI Agents SDK needs 3.x): its sample has its own venv.
   [ -x .venv/crewai/bin/python ] || examples/agents/crewai/make-venv.sh .venv/crewai >/dev/null
 else

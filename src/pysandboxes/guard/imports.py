@@ -719,6 +719,10 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
     }
     exec(compile(_IMPORT_SOURCE, "<frozen importlib._bootstrap>", "exec"), namespace)
     checked = namespace["__import__"]
+    # C code run by the original (a compiled extension's init: matplotlib's ft2font) imports
+    # through the builtins of the current frame, this function's: it must find __import__
+    # there (PyImport_Import), or `import matplotlib.pyplot` fails with KeyError '__import__'.
+    namespace["__builtins__"]["__import__"] = checked
     checked.__doc__ = original.__doc__
     builtins.__import__ = checked
 

@@ -37,10 +37,10 @@ SB_FLAGS = frozenset({"explain", "json", "audit"})
 #: python-sb's own options that take a value, as ``--opt=VALUE`` or ``--opt VALUE``.
 SB_VALUED = frozenset({"pysandboxes-config", "denials"})
 
-#: Sub-commands that run no program: ``python-sb --VERB ...`` as the *first* word hands the
-#: rest to the verb (``launch/cli.TOOLS`` names the module of each); ``--VERB=VALUE`` passes
-#: VALUE as the verb's first word. (``--explain`` takes the arguments of a run: it is parsed
-#: with them, ``CommandLine.action == "explain"``.)
+#: Sub-commands (all but :data:`RUNNING_SUBCOMMANDS` run no program): ``python-sb --VERB ...``
+#: as the *first* word hands the rest to the verb (``launch/cli.TOOLS`` names the module of
+#: each); ``--VERB=VALUE`` passes VALUE as the verb's first word. (``--explain`` takes the
+#: arguments of a run: it is parsed with them, ``CommandLine.action == "explain"``.)
 SUBCOMMANDS = (
     "--review",
     "--check",
@@ -49,7 +49,15 @@ SUBCOMMANDS = (
     "--uninstall-hook",
     "--providers",
     "--export",
+    "--install-kernel",
+    "--uninstall-kernel",
+    *("--kernel", "--notebook"),  # RUNNING_SUBCOMMANDS
 )
+#: The sub-commands that *do* run a program, under the rules of the words that follow them (a
+#: run's python-sb options, widening ones included: a reader must judge those as a run's): the
+#: Jupyter kernel, ``--kernel=CONNECTION_FILE [run options]`` and ``--notebook NB [run
+#: options]`` (docs/kernel.md).
+RUNNING_SUBCOMMANDS = ("--kernel", "--notebook")
 
 #: The kinds of :attr:`CommandLine.sb_options` that widen the rules python-sb enforces: a
 #: rule line (``--key=value``), learning (``--learn[=FILE]``: allow and record everything),

@@ -29,6 +29,8 @@ from pysandboxes.launch.argv import (
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pysandboxes.policy.model import Policy
 
 __all__ = ["main"]
@@ -66,14 +68,22 @@ def main(argv: list[str] | None = None) -> int:
     if cmd.action in ("help-env", "help-xoptions", "help-all"):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
+    return run_command(cmd)
+
+
+def run_command(cmd: CommandLine, adjust: Callable[[RunPlan], RunPlan] | None = None) -> int:
+    """Run (or ``--explain``) the parsed command line ``cmd``, a refused configuration reported
+    (exit status 2); ``adjust`` as for :func:`run`."""
+
     from pysandboxes.errors import ConfigError
 
     try:
         if cmd.action == "explain":
             tool = __import__(EXPLAIN, fromlist=("explain",))  # a layer above: by name
-            status: int = tool.explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            plan = plan_run(cmd, current_directory())
+            status: int = tool.explain(plan if adjust is None else adjust(plan), as_json=cmd.json)
             return status
-        return run(cmd)
+        return run(cmd, adjust)
     except ConfigError as exc:
         if _state.program_started and _in_process_program_running():
             raise  # the program's own (os-sandbox=none), already reported as CPython does
@@ -123,6 +133,11 @@ TOOLS = {
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
     "--providers": "providers",
     "--export": "export",
+    # The sandboxed Jupyter kernel (docs/kernel.md)
+    "--kernel": "pysandboxes.integrations.kernel",
+    "--install-kernel": "pysandboxes.integrations.kernel_install",
+    "--uninstall-kernel": "pysandboxes.integrations.kernel_uninstall",
+    "--notebook": "pysandboxes.integrations.kernel_notebook",
 }
 
 
@@ -168,6 +183,9 @@ def help_text() -> str:
         f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
         "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
         "                 docs/agents.md)\n"
+        f"       {PROG} --install-kernel --rules FILE [--name NAME] [--user] | --uninstall-kernel\n"
+        f"       {PROG} --notebook NB.ipynb [--learn[=FILE]] [--pysandboxes-config=FILE]\n"
+        "                 (the sandboxed Jupyter kernel; docs/kernel.md)\n"
         "\n"
         "Runs a Python program with the rights stated in a .py-sandboxes rule file.\n"
         "\n"
@@ -305,8 +323,11 @@ def _use_ipython(plan: RunPlan) -> bool:
     return import_allowed(plan.policy, "IPython")
 
 
-def run(cmd: CommandLine) -> int:
+def run(cmd: CommandLine, adjust: Callable[[RunPlan], RunPlan] | None = None) -> int:
     """Run the program of ``cmd`` under its rules; the exit status (or never, after exec).
+
+    ``adjust``: an entry point's own step on the plan before anything starts (the Jupyter
+    kernel adds the rules of its connection file, with their own origin: integrations/kernel.py).
 
     The start itself is ``launch/start.py``'s, the one start path of every entry point; what
     is the command line's own here: the kind of a program-less run, the REPL's fields, and
@@ -318,6 +339,8 @@ def run(cmd: CommandLine) -> int:
     if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
         cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
     plan = plan_run(cmd, cwd)
+    if adjust is not None:
+        plan = adjust(plan)
     if plan.mode != "enforce":
         status = _no_program(cmd, cwd)
         if status:  # a run that runs nothing learns nothing (no rule file written)

@@ -54,6 +54,13 @@ _RULE_FIELDS = (
 _READ_SIZE = 1 << 16
 
 
+def _supplied(origin: object) -> bool:
+    """Whether a rule comes from the launcher rather than a file (origin ``<...>``)."""
+
+    file = getattr(origin, "file", None)
+    return isinstance(file, str) and file.startswith("<")
+
+
 class LearningSession:
     """Records what the sandboxed program does; writes rules or an audit report at the end.
 
@@ -229,8 +236,15 @@ class LearningSession:
     def _existing_rules(self, path: str) -> Policy | None:
         """The rules the output file itself holds (its includes excluded), or ``None``."""
 
+        # Rules the launcher adds for its own use, whose origin is no file ("<kernel FILE>": the
+        # connection file of a Jupyter kernel, integrations/kernel.py) count as granted: what
+        # they grant is the launcher's business, never learned into the rule file.
+        supplied = {
+            name: tuple(rule for rule in getattr(self.policy, name) if _supplied(rule.origin))
+            for name in _RULE_FIELDS
+        }
         if not os.path.exists(path):
-            return None
+            return self.policy.replace(**supplied) if any(supplied.values()) else None
         from pysandboxes.policy import load_policy
 
         loaded = load_policy(path, environ=self.environ, cwd=self.cwd, learned_ok=True)
@@ -241,7 +255,7 @@ class LearningSession:
             return file is not None and os.path.realpath(file) == real
 
         kept = {
-            name: tuple(rule for rule in getattr(loaded, name) if own(rule.origin))
+            name: (*(rule for rule in getattr(loaded, name) if own(rule.origin)), *supplied[name])
             for name in _RULE_FIELDS
         }
         return loaded.replace(**kept)

@@ -20,7 +20,10 @@ What the filter does, in order (``docs/seccomp.md`` gives the reasons):
    allowed (Landlock filters them by port); UDP only when ``allow_udp``; ``AF_UNIX`` only when
    ``allow_unix`` (Landlock up to ABI 7 cannot restrict connecting to a Unix socket by path);
    other IP sockets (raw, ICMP, SCTP, MPTCP, which Landlock's TCP rules do not see) fail with
-   ``EACCES``; other address families with ``EAFNOSUPPORT``. ``socketpair`` stays allowed.
+   ``EACCES``; ``AF_NETLINK`` with ``EOPNOTSUPP`` (so that ``getifaddrs`` fails the way it
+   does where netlink is missing, which libzmq takes for "no interface list" and then binds
+   the address itself: with ``EAFNOSUPPORT`` it aborts every bind, and no Jupyter kernel
+   starts); other address families with ``EAFNOSUPPORT``. ``socketpair`` stays allowed.
 6. The set-user-ID and set-group-ID bits in the mode of the ``chmod`` family, of ``open``,
    ``openat`` and ``creat`` creating a file, and of ``mknod``: ``EPERM`` (a file left with them
    in a writable exposure is a privilege escalation on the host). ``openat2`` (its mode is in
@@ -149,7 +152,7 @@ _X32_SYSCALL_BIT: Final = 0x40000000
 _CLONE_NAMESPACES: Final = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 _TIOCSTI: Final = 0x5412
 _TIOCLINUX: Final = 0x541C
-_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
 _SOCK_STREAM, _SOCK_DGRAM, _SOCK_TYPE_MASK = 1, 2, 0xF
 _IPPROTO_TCP, _IPPROTO_UDP = 6, 17
 
@@ -216,7 +219,6 @@ SEND_CALLS: Final[dict[str, int]] = {"sendto": 3, "sendmsg": 2, "sendmmsg": 3}
 #: named by their first argument (0: the caller itself).
 PROCESS_CALLS: Final[tuple[str, ...]] = (
     "sched_setaffinity",
-    "sched_setscheduler",
     "sched_setparam",
     "sched_setattr",
     "get_robust_list",
@@ -280,6 +282,33 @@ def _own_process_block(name: str, nr: int) -> list[_Item]:
         ("jump", _JEQ_K, nr, None, after),
         ("stmt", _LD_W_ABS, _arg_low(0)),
         ("jump", _JEQ_K, 0, allow, None),
+        _ret(_errno("EPERM")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+
+
+_SCHED_OTHER, _SCHED_RESET_ON_FORK = 0, 0x40000000
+
+
+def _scheduler_block(nr: int) -> list[_Item]:
+    """``sched_setscheduler(pid, policy, param)`` on another process than the caller: ``EPERM``
+    unless the policy is ``SCHED_OTHER`` (the default one, priority 0 only).
+
+    glibc's ``pthread_setschedparam`` names a thread by its thread id, never 0, and libzmq
+    sets every thread it starts to the policy it already has (``SCHED_OTHER``), aborting on
+    failure: refused, no ZMQ program (a Jupyter kernel) could start under landlock. Setting
+    another process back to the default policy lowers nothing of it."""
+
+    allow, after = "sched_setscheduler_allow", "sched_setscheduler_after"
+    return [
+        ("jump", _JEQ_K, nr, None, after),
+        ("stmt", _LD_W_ABS, _arg_low(0)),
+        ("jump", _JEQ_K, 0, allow, None),
+        ("stmt", _LD_W_ABS, _arg_low(1)),
+        ("stmt", _ALU_AND_K, 0xFFFFFFFF ^ _SCHED_RESET_ON_FORK),
+        ("jump", _JEQ_K, _SCHED_OTHER, allow, None),
         _ret(_errno("EPERM")),
         ("label", allow),
         _ret(_RET_ALLOW),
@@ -380,6 +409,7 @@ def filter_program(
     if foreign_processes:
         for name in PROCESS_CALLS:
             items += _own_process_block(name, calls[name])
+        items += _scheduler_block(calls["sched_setscheduler"])
         for name, one_process in PRIORITY_CALLS.items():
             items += _priority_block(name, calls[name], one_process)
         items += _prlimit_block(calls["prlimit64"])
@@ -402,7 +432,8 @@ def filter_program(
         ("stmt", _LD_W_ABS, _arg_low(0)),
         ("jump", _JEQ_K, _AF_UNIX, "unix", None),
         ("jump", _JEQ_K, _AF_INET, "inet", None),
-        ("jump", _JEQ_K, _AF_INET6, "inet", "eafnosupport"),
+        ("jump", _JEQ_K, _AF_INET6, "inet", None),
+        ("jump", _JEQ_K, _AF_NETLINK, "eopnotsupp", "eafnosupport"),
         ("label", "unix"),
         _ret(_RET_ALLOW if allow_unix else _errno("EACCES")),
         ("label", "inet"),
@@ -442,6 +473,8 @@ def filter_program(
         _ret(_errno("EACCES")),
         ("label", "eafnosupport"),
         _ret(_errno("EAFNOSUPPORT")),
+        ("label", "eopnotsupp"),
+        _ret(_errno("EOPNOTSUPP")),
         ("label", "enosys"),
         _ret(_errno("ENOSYS")),
     ]
