@@ -1016,7 +1016,14 @@ class Checker:
         (:mod:`pysandboxes.launch.argv`) and find the rule file as the launcher does
         (:mod:`pysandboxes.policy.locate`); refuse what widens or replaces the rules."""
 
-        from pysandboxes.launch.argv import UsageError, parse, subcommand_of, widening
+        from pysandboxes.launch.argv import (
+            RUNNING_SUBCOMMANDS,
+            UsageError,
+            parse,
+            split_running,
+            subcommand_of,
+            widening,
+        )
 
         words: list[str] = []
         for arg in argv[1:]:
@@ -1025,6 +1032,13 @@ class Checker:
             words.append(arg.value)
         known = len(words) + 1 == len(argv)
         sub = subcommand_of(words)
+        if sub in RUNNING_SUBCOMMANDS:
+            # --kernel / --notebook run a program (the kernel) under the rules: their run
+            # options are judged as a run's (--learn, --audit, a rule option widen there too).
+            _own, run_words = split_running(words)
+            words = [*run_words, "-c", "pass"]
+            sub = None
+            known = known and all(not w.startswith("-") or w.startswith("--") for w in run_words)
         if sub is not None:
             if sub in ("--install-hook", "--uninstall-hook"):
                 self.add(

@@ -44,25 +44,38 @@ class _Usage(Exception):
 def _options(words: list[str]) -> tuple[str, str | None, float, list[str]]:
     if not words or words[0].startswith("-"):
         raise _Usage("--notebook needs the notebook file")
-    notebook, output, timeout = words[0], None, 600.0
-    passed: list[str] = []
+    from pysandboxes.launch.argv import split_running
+
+    # The one reading of a --notebook command line (the coding-agent hook uses it too).
+    own, runs = split_running(["--notebook", *words])
+    notebook, output, timeout = own[0], None, 600.0
     i = 1
-    while i < len(words):
-        word = words[i]
-        option, eq, value = word.partition("=")
-        if option in ("--output", "--timeout", "--pysandboxes-config", "--denials") and not eq:
-            if i + 1 >= len(words):
+    while i < len(own):
+        option, eq, value = own[i].partition("=")
+        if not eq:
+            if i + 1 >= len(own):
                 raise _Usage(f"{option} needs a value")
             i += 1
-            value = words[i]
+            value = own[i]
         if option == "--output":
             output = value
-        elif option == "--timeout":
+        else:
             try:
                 timeout = float(value)
             except ValueError:
                 raise _Usage(f"--timeout {value!r} is not a number of seconds") from None
-        elif option in ("--pysandboxes-config", "--denials", "--learn") and value:
+        i += 1
+    passed: list[str] = []
+    i = 0
+    while i < len(runs):
+        word = runs[i]
+        option, eq, value = word.partition("=")
+        if option in ("--pysandboxes-config", "--denials") and not eq:
+            if i + 1 >= len(runs):
+                raise _Usage(f"{option} needs a value")
+            i += 1
+            value = runs[i]
+        if option in ("--pysandboxes-config", "--denials", "--learn") and value:
             # Files named on the command line are the caller's: absolute, since the kernel runs
             # in the notebook's directory.
             passed.append(f"{option}={os.path.abspath(os.path.expanduser(value))}")

@@ -66,6 +66,40 @@ RUNNING_SUBCOMMANDS = ("--kernel", "--notebook")
 WIDENING_KINDS = frozenset({"rule", "learn", "audit"})
 
 
+#: The options of a running sub-command that are its own, not a run's (they take a value).
+RUNNING_OWN_VALUED = {"--notebook": ("--output", "--timeout"), "--kernel": ()}
+
+
+def split_running(words: list[str]) -> tuple[list[str], list[str]]:
+    """For ``words`` that start with a :data:`RUNNING_SUBCOMMANDS` verb: (the verb's own words,
+    the run options that follow). ``--kernel=FILE OPTIONS`` -> (["FILE"], OPTIONS);
+    ``--notebook NB [--output OUT] [--timeout S] OPTIONS`` -> (["NB", "--output", "OUT", ...],
+    OPTIONS). The one reading of these command lines, for the verbs themselves and for the
+    coding-agent hook, which must judge the run options as a run's (``--learn`` widens there
+    too)."""
+
+    verb, eq, value = words[0].partition("=")
+    own_valued = RUNNING_OWN_VALUED.get(verb)
+    if own_valued is None:
+        raise ValueError(f"{words[0]} is not a running sub-command")
+    rest = ([value] if eq else []) + list(words[1:])
+    own: list[str] = rest[:1]
+    runs: list[str] = []
+    i = 1
+    while i < len(rest):
+        word = rest[i]
+        option, has_value, _value = word.partition("=")
+        if option in own_valued:
+            own.append(word)
+            if not has_value and i + 1 < len(rest):
+                own.append(rest[i + 1])
+                i += 1
+        else:
+            runs.append(word)
+        i += 1
+    return own, runs
+
+
 def subcommand_of(words: list[str]) -> str | None:
     """The sub-command ``words`` (``sys.argv[1:]``) start with (``"--review"``...), or
     ``None`` for a run (or ``--explain``): see :data:`SUBCOMMANDS`."""

@@ -142,6 +142,8 @@ def parse_options(words: list[str]) -> tuple[Options, list[str]]:
         else:
             setattr(opts, name.replace("-", "_"), value)
         i += 1
+    if opts.output and opts.output.endswith((".py-sandboxes", "py-sandboxes.profile")):
+        raise ExportError(f"--output={opts.output}: python-sb does not write over a rule file")
     if not opts.image:
         raise ExportError(
             "--export needs --image=IMAGE: the container image that holds python-sb and the "

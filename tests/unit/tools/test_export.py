@@ -198,6 +198,10 @@ def test_every_rule_key_is_rendered_or_refused() -> None:
         (["--export=kubernetes", "--image=i", "--mount=.=nfs", "main.py"], "unknown source"),
         (["--export=kubernetes", "--image=i", "--uid=0", "main.py"], "runAsNonRoot"),
         (["--export=kubernetes", "--image=i", "--name=Bad_Name", "main.py"], "Kubernetes name"),
+        (
+            ["--export=kubernetes", "--image=i", "--output=.py-sandboxes", "main.py"],
+            "does not write over a rule file",
+        ),
     ],
 )
 def test_bad_export_arguments_are_refused(
