@@ -70,6 +70,7 @@ TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
 DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
 DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
 
+_FS_ENCODING = sys.getfilesystemencoding()
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -382,6 +383,13 @@ def make_file_handlers(
     any_ = any
     tuple_ = tuple
     bytearray_ = bytearray
+    memoryview_ = memoryview
+    type_error_, value_error_ = TypeError, ValueError
+    single_thread = use_cache  # no threads nor child processes granted (hook.py)
+    from _thread import _count as count_threads  # Python threads other than the main one
+
+    decode = bytes.decode
+    encoding = _FS_ENCODING
     hexdigits = frozenset(b"0123456789abcdefABCDEF")
     bytes_ = bytes
 
@@ -605,8 +613,40 @@ def make_file_handlers(
             quiet,
         )
 
+    def buffer_text(obj: Any) -> str | None:
+        """The path of a ``bytearray`` or ``memoryview`` argument, which CPython 3.11 still
+        takes (with a ``DeprecationWarning``; 3.12 refuses it before any event): judged on a
+        copy when no other thread runs -- the C function copied the buffer before raising the
+        event, and another thread could change it while the hook runs, so that the path
+        judged would not be the one used. ``None`` otherwise (refused, as an unknown type)."""
+
+        kind = type_(obj)
+        if kind is not bytearray_ and kind is not memoryview_:
+            return None
+        if not single_thread and count_threads() != 0:
+            return None
+        try:
+            data = bytes_(obj)
+        except (type_error_, value_error_):
+            return None
+        return decode(data, encoding, "surrogateescape")  # type: ignore[no-any-return]
+
     def unsupported(obj: Any) -> None:
         name = qualname_of(type_(obj))  # not through a metaclass of the program's
+        if type_(obj) is bytearray_ or type_(obj) is memoryview_:
+            refuse(
+                "file",
+                "<" + str_.__str__(name) + ">",
+                None,
+                None,
+                None,
+                "path type",
+                f"Path argument of type '{name}' refused while other threads run: one could "
+                "change the buffer while the Python layer judges it; pass bytes (CPython 3.12 "
+                "refuses a bytearray path too)",
+                permission,
+            )
+            return
         refuse(
             "file",
             "<" + str_.__str__(name) + ">",
@@ -643,6 +683,8 @@ def make_file_handlers(
 
     def judge(obj: Any, write: bool, dir_fd: Any, missing: int = NO_CHECK) -> str | None:
         text = text_of(obj)
+        if text is None:
+            text = buffer_text(obj)
         if text is None:
             unsupported(obj)
             return None
@@ -683,6 +725,8 @@ def make_file_handlers(
             text = text_of(obj)
             if text is fd_mark:
                 return
+            if text is None:
+                text = buffer_text(obj)
             if text is None:
                 unsupported(obj)
                 return

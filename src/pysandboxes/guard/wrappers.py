@@ -262,20 +262,31 @@ def _announce(function: str, audit: Callable[..., None]) -> Before:
 
 
 _PLAIN = (str, bytes, int, bool, float, type(None), tuple, list, dict)  # no __fspath__
+_warn = __import__("_warnings").warn  # C, always loaded (the warnings module may not be)
 
 
 def _wrapper(
     call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    path_of: str | None = None,
     _fspath: Any = os.fspath,
     _type: Any = type,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
     _dict_of: Any = type.__dict__["__dict__"].__get__,
     _tuple: Any = tuple,
     _plain: Any = _PLAIN,
+    _buffers: tuple[type, ...] = (bytearray, memoryview),
+    _bytes: Any = bytes,
+    _warn: Any = _warn,
+    _deprecated: bool = sys.version_info < (3, 12),
 ) -> Callable[..., Any]:
     """The wrapper put in place of a function: path-like arguments are converted here, once,
     so that no code of the program runs inside the hidden generator (where a frame it kept
-    could walk ``f_back`` to the generator's frame and its ``f_locals``)."""
+    could walk ``f_back`` to the generator's frame and its ``f_locals``).
+
+    ``path_of``: the function's name when its first argument (or ``path=``) is a path. A
+    ``bytearray`` or ``memoryview`` path is then what CPython makes of it (issue 27, cause 4):
+    3.11 warns (``DeprecationWarning``, CPython's text) and uses a ``bytes`` copy -- made
+    here, once, so the path judged is the path used -- and 3.12 raises its ``TypeError``."""
 
     def convert(value: Any) -> Any:
         kind = _type(value)
@@ -287,12 +298,27 @@ def _wrapper(
         return value
 
     tuple_ = _tuple  # bound at import: _wrapper also runs after arming
+    buffers, bytes_, warn, deprecated = _buffers, _bytes, _warn, _deprecated
+    type_error, deprecation = TypeError, DeprecationWarning
+
+    def buffer_path(value: Any) -> Any:
+        text = (
+            f"{path_of}: path should be string, bytes or os.PathLike, not {_type(value).__name__}"
+        )
+        if not deprecated:
+            raise type_error(text)
+        warn(text, deprecation, 3)  # the program's line, as CPython's own warning
+        return bytes_(value)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if args:
             args = tuple_([convert(value) for value in args])
+            if path_of is not None and _type(args[0]) in buffers:
+                args = (buffer_path(args[0]), *args[1:])
         if kwargs:
             kwargs = {key: convert(value) for key, value in kwargs.items()}
+            if path_of is not None and _type(kwargs.get("path")) in buffers:
+                kwargs["path"] = buffer_path(kwargs["path"])
         return call(args, kwargs)
 
     return wrapper
@@ -308,6 +334,31 @@ def _replace_everywhere(replacements: dict[int, Any], modules: list[Any]) -> Non
         found = [(key, value) for key, value in namespace.items() if id(value) in replacements]
         for key, value in found:
             namespace[key] = replacements[id(value)][1]
+    _update_support_sets(replacements.values())
+
+
+#: The sets ``os`` keeps of the functions that take ``dir_fd``, a descriptor, or
+#: ``follow_symlinks``/``effective_ids``: ``shutil`` chooses its symlink-attack-safe
+#: ``rmtree`` by them, so a wrapper must stand where its original stood (issue 27, cause 2).
+_SUPPORT_SETS = (
+    "supports_dir_fd",
+    "supports_fd",
+    "supports_follow_symlinks",
+    "supports_effective_ids",
+)
+
+
+def _update_support_sets(pairs: Any) -> None:
+    """Put each wrapper in ``os.supports_*`` where its original is a member."""
+
+    for name in _SUPPORT_SETS:
+        members = getattr(os, name, None)
+        if type(members) is not set:
+            continue
+        for original, wrapper in pairs:
+            if any(member is original for member in members):
+                members.discard(original)
+                members.add(wrapper)
 
 
 def install(kit: Kit, *, with_ignore: bool) -> None:
@@ -550,7 +601,7 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
         original = getattr(posix, name, None)
         if original is not None:
             call = hide(original, kit, before)
-            replacements[id(original)] = (original, _named(_wrapper(call), original))
+            replacements[id(original)] = (original, _named(_wrapper(call, name), original))
 
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``open(path, flags, dir_fd=N)`` with a relative path becomes
@@ -582,7 +633,8 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
 
     original_open = posix.open
     call_open = hide(original_open, kit, rewrite_dir_fd)
-    replacements[id(original_open)] = (original_open, _named(_wrapper(call_open), original_open))
+    wrapped_open = _named(_wrapper(call_open, "open"), original_open)
+    replacements[id(original_open)] = (original_open, wrapped_open)
 
 
 def exact_text(
@@ -780,3 +832,12 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     posix: Any = sys.modules[os.name]  # the C module: posix, or nt on Windows
     os.listdir = posix.listdir = _named(listdir_, listdir)
     os.scandir = posix.scandir = _named(scandir_, scandir)
+    _update_support_sets(
+        (
+            (stat, os.stat),
+            (lstat, os.lstat),
+            (access, os.access),
+            (listdir, os.listdir),
+            (scandir, os.scandir),
+        )
+    )

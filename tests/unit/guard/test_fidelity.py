@@ -91,3 +91,54 @@ except PermissionError as exc:
 """
     armed = run_armed(code, f"expose-ro={tmp_path}\npython-import=*\n", tmp_path)
     assert armed.lines == [f"RulePermissionError expose-rw={ro}"], armed.stdout + armed.stderr
+
+
+SUPPORTS = """
+import os, shutil
+print("open", os.open in os.supports_dir_fd, "mkfifo", os.mkfifo in os.supports_dir_fd)
+print("stat", os.stat in os.supports_dir_fd, os.stat in os.supports_fd,
+      os.stat in os.supports_follow_symlinks, "scandir", os.scandir in os.supports_fd)
+print("rmtree", shutil._use_fd_functions, shutil.rmtree.avoids_symlink_attacks)
+"""
+
+
+def test_wrapped_functions_keep_their_place_in_os_supports_sets(tmp_path: Path) -> None:
+    """Cause 2: a wrapper stands where its original stood in ``os.supports_dir_fd`` and the
+    other sets, so ``shutil.rmtree`` keeps its symlink-attack-safe descriptor version (with
+    ``ignore=`` rules too, where ``os.stat``/``os.scandir`` are wrapped)."""
+
+    plain, armed = _both(SUPPORTS, tmp_path)
+    assert armed == plain
+    assert "rmtree True True" in armed
+    rules = PERMISSIVE.format(rw=tmp_path / "rw") + "ignore=*.secret\n"
+    plain, armed = _both(SUPPORTS, tmp_path, rules)
+    assert armed == plain
+
+
+BUFFERS = """
+import os, sys, warnings
+warnings.simplefilter("always")
+path = bytearray(os.fsencode({path!r}))
+with warnings.catch_warnings(record=True) as seen:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+        os.close(fd)
+        print("os.open ok", [str(w.message) for w in seen])
+    except TypeError as exc:
+        print("os.open TypeError", exc)
+    try:
+        os.unlink(bytearray(os.fsencode({path!r})))
+        print("unlink ok")
+    except TypeError as exc:
+        print("unlink TypeError", exc)
+"""
+
+
+def test_bytearray_paths_are_taken_as_cpython_takes_them(tmp_path: Path) -> None:
+    """Cause 4: CPython 3.11 takes a ``bytearray`` path with a ``DeprecationWarning`` (3.12
+    raises ``TypeError``): the ``os.open`` wrapper does the same, with CPython's texts, and
+    the hook judges the path of an unwrapped function (``os.unlink``) on a copy."""
+
+    code = BUFFERS.format(path=str(tmp_path / "rw" / "made"))
+    plain, armed = _both(code, tmp_path)
+    assert armed == plain
