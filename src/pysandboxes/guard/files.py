@@ -999,7 +999,7 @@ def make_file_handlers(
             return
         module = modules.get("_sqlite3")
         error: Any = getattr_(module, "OperationalError", None) if module is not None else None
-        if type_(error) is not type or not issubclass_(error, exception_):
+        if type_(error) is not type_type or not issubclass_(error, exception_):
             return
         exc = error("unable to open database file")
         exc.sqlite_errorcode = 14  # SQLITE_CANTOPEN
@@ -1120,7 +1120,7 @@ def make_file_handlers(
     dict_ = dict
     dict_items = dict.items
     modules = sys.modules  # the dict itself: the program may replace entries, not it
-    getattr_, issubclass_, exception_ = getattr, issubclass, Exception
+    getattr_, issubclass_, exception_, type_type = getattr, issubclass, Exception, type
     str_eq = str.__eq__
 
     def inner_code(code: Any, name: str) -> Any:

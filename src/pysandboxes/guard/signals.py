@@ -61,6 +61,8 @@ def install(
     window_state: Callable[[], Any] = lambda: None,
     recheck: Callable[[Any], None] = lambda state: None,
     handler_depth: list[int] | None = None,
+    plumbing: frozenset[Any] = frozenset(),
+    one_shot: Any = None,
 ) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
     """Put the trampolines in place. Returns the queue of signals that came while guard code
     ran; ``safe()``, true when the hook that calls it was raised by the program's own code (no
@@ -73,7 +75,15 @@ def install(
     (``native_files.OUTSIDE_SCOPE``): not guard frames for ``sys._getframe``, but frames a
     handler must not run above either. The originals are kept by
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
-    to anyone reading ``__closure__``)."""
+    to anyone reading ``__closure__``).
+
+    ``plumbing``: the code objects of the wrappers' own frames that hold nothing the program
+    cannot already reach (the exposed wrappers, the socket pre-checks, the hidden call's
+    driver, and ``one_shot`` -- the one-shot generator of a hidden original -- once it has
+    popped the original to call it). A signal that interrupts only such frames (a blocking
+    ``recvfrom``, ``setitimer`` returning) runs its handler at once, as CPython would, with
+    the program's frame as its ``frame``: a handler run late (at the next audit event) missed
+    the sleep or the receive it was meant to interrupt (issue 27, cause 3)."""
 
     import _signal  # type: ignore[import-not-found]  # the C module (signal imports enum)
 
@@ -109,13 +119,38 @@ def install(
             frame = frame.f_back
         return given
 
+    def only_plumbing(frame: Any) -> bool:
+        """Whether every guard frame in ``frame``'s chain is a wrapper's plumbing (see the
+        docstring): then the handler may run now. ``f_code`` raises an audit event: read
+        with the busy mark, as the guard's own work."""
+
+        if not plumbing:
+            return False
+        state = enter()
+        try:
+            while frame is not None:
+                if id_(frame.f_globals) in guarded:
+                    code = frame.f_code
+                    if code not in plumbing:
+                        return False
+                    if code is one_shot and frame.f_locals.get("box"):
+                        return False  # the original (or before/after) still in its box
+                frame = frame.f_back
+            return True
+        finally:
+            frame = None
+            leave(state)
+
     def make_trampoline(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
         def trampoline(signum: int, frame: Any) -> Any:
-            if placement(frame) is not frame:
-                # Guard code was interrupted: the handler must not run with it on the stack.
-                frame = None
-                pending.append((handler, signum))
-                return None
+            given = placement(frame)
+            if given is not frame:
+                if get_ident() in busy or not only_plumbing(frame):
+                    # Guard code was interrupted: the handler must not run with it on the stack.
+                    frame = given = None
+                    pending.append((handler, signum))
+                    return None
+                frame = given  # the program's frame, as CPython would pass
             # The handler may run inside open()'s EINTR retry loop, between the judgment of
             # the path and the retried system call: that path is judged again after it.
             state = window_state()
@@ -240,3 +275,40 @@ def _exposed(
     getsignal.__doc__ = c_getsignal.__doc__
     signal.__module__ = getsignal.__module__ = "_signal"
     return signal, getsignal
+
+
+def wrapper_plumbing() -> tuple[frozenset[Any], Any]:
+    """The code objects :func:`install` takes as ``plumbing`` and ``one_shot``: the frames a
+    handler may run above (their locals and closure cells are the program's arguments and
+    what the exposed wrappers' ``__closure__`` already shows -- the C methods of sockets, the
+    driver of a hidden call, which goes through its ``before`` check whoever calls it)."""
+
+    from pysandboxes.guard import native_files, network, wrappers
+
+    def inner(code: Any, *names: str, _getattr: Any = getattr) -> list[Any]:
+        return [c for c in code.co_consts if _getattr(c, "co_name", None) in names]
+
+    one_shot = inner(native_files.hide_reentrant.__code__, "one")[0]
+    codes = [
+        one_shot,
+        *inner(native_files.hide_reentrant.__code__, "call"),
+        *inner(wrappers._wrapper.__code__, "wrapper"),
+        *inner(_exposed.__code__, "signal", "getsignal"),
+        *inner(
+            network.make_receive_methods.__code__,
+            "recvfrom",
+            "recvfrom_into",
+            "recvmsg",
+            "recvmsg_into",
+        ),
+        *inner(
+            network.make_precheck_installer.__code__,
+            "connect",
+            "connect_ex",
+            "bind",
+            "sendto",
+            "listen",
+            "sendmsg",
+        ),
+    ]
+    return frozenset(codes), one_shot

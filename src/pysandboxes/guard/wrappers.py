@@ -278,6 +278,7 @@ def _wrapper(
     _bytes: Any = bytes,
     _warn: Any = _warn,
     _deprecated: bool = sys.version_info < (3, 12),
+    _errors: tuple[type[Exception], type[Warning]] = (TypeError, DeprecationWarning),
 ) -> Callable[..., Any]:
     """The wrapper put in place of a function: path-like arguments are converted here, once,
     so that no code of the program runs inside the hidden generator (where a frame it kept
@@ -299,9 +300,9 @@ def _wrapper(
 
     tuple_ = _tuple  # bound at import: _wrapper also runs after arming
     buffers, bytes_, warn, deprecated = _buffers, _bytes, _warn, _deprecated
-    type_error, deprecation = TypeError, DeprecationWarning
+    type_error, deprecation = _errors
 
-    def buffer_path(value: Any) -> Any:
+    def use_buffer(value: Any) -> Any:
         text = (
             f"{path_of}: path should be string, bytes or os.PathLike, not {_type(value).__name__}"
         )
@@ -314,11 +315,11 @@ def _wrapper(
         if args:
             args = tuple_([convert(value) for value in args])
             if path_of is not None and _type(args[0]) in buffers:
-                args = (buffer_path(args[0]), *args[1:])
+                args = (use_buffer(args[0]), *args[1:])
         if kwargs:
             kwargs = {key: convert(value) for key, value in kwargs.items()}
             if path_of is not None and _type(kwargs.get("path")) in buffers:
-                kwargs["path"] = buffer_path(kwargs["path"])
+                kwargs["path"] = use_buffer(kwargs["path"])
         return call(args, kwargs)
 
     return wrapper

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.unit.guard.harness import run_armed
 
-PERMISSIVE = "python-import=*\npython-api=ALLOW:*\nexpose-ro=/\nexpose-rw={rw}\n"
+PERMISSIVE = "python-import=*\npython-api=ALLOW:*\nexpose-ro=/\nexpose-rw={rw}\nnet=ALLOW|*|*|*|*\n"
 
 
 def _plain(code: str, cwd: Path) -> list[str]:
@@ -141,4 +141,79 @@ def test_bytearray_paths_are_taken_as_cpython_takes_them(tmp_path: Path) -> None
 
     code = BUFFERS.format(path=str(tmp_path / "rw" / "made"))
     plain, armed = _both(code, tmp_path)
+    assert armed == plain
+
+
+SIGNALS = """
+import os, signal, socket, time, _thread
+hits = []
+signal.signal(signal.SIGALRM, lambda *a: hits.append("alarm"))
+signal.setitimer(signal.ITIMER_REAL, 1e-6)
+time.sleep(0.5)
+print("setitimer then sleep", hits)
+
+class Stop(Exception):
+    pass
+
+def stop(signum, frame):
+    raise Stop
+
+signal.signal(signal.SIGALRM, stop)
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.bind(("127.0.0.1", 0))
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+try:
+    sock.recvfrom(16)
+except Stop:
+    print("recvfrom interrupted")
+fifo = os.path.join(os.getcwd(), "rw", "fifo-%d" % os.getpid())
+os.mkfifo(fifo)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+try:
+    os.open(fifo, os.O_RDONLY)
+except Stop:
+    print("os.open interrupted")
+signal.signal(signal.SIGINT, stop)
+try:
+    _thread.interrupt_main()
+    for _ in range(10):
+        pass
+    print("interrupt_main: no exception")
+except Stop:
+    print("interrupt_main caught")
+"""
+
+
+def test_signal_handlers_run_on_time_while_a_wrapper_runs(tmp_path: Path) -> None:
+    """Cause 3: a signal that arrives while a wrapped function runs (``setitimer``, a
+    blocking ``recvfrom`` or ``os.open``, ``interrupt_main``) has its handler run then, as in
+    CPython, not at the next audit event: the handler interrupts the call it was meant to."""
+
+    plain, armed = _both(SIGNALS, tmp_path)
+    assert armed == plain
+    assert "setitimer then sleep ['alarm']" in armed
+
+
+LOOKS = """
+import signal, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for name in ("sendto", "recvfrom", "connect", "sendmsg"):
+    method = getattr(socket.socket, name)
+    print(name, method.__name__, method.__qualname__)
+for call in (lambda: s.sendto(), lambda: s.connect(), lambda: s.recvfrom(),
+             lambda: socket.socket.sendto()):
+    try:
+        call()
+    except TypeError as exc:
+        print("TypeError", exc)
+print(signal.setitimer.__module__, signal.setitimer.__qualname__)
+s.close()
+"""
+
+
+def test_wrappers_look_like_the_originals(tmp_path: Path) -> None:
+    """Cause 8: the socket pre-checks and the wrappers show the C function's name, qualified
+    name and module, and a wrong call gets the C function's own ``TypeError``."""
+
+    plain, armed = _both(LOOKS, tmp_path)
     assert armed == plain
