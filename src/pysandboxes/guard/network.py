@@ -72,6 +72,7 @@ alone serves nothing (urllib3's IPv6 check binds ``::1`` port 0 and closes), so 
 from __future__ import annotations
 
 import _socket
+import os
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
@@ -233,7 +234,12 @@ def make_net_handlers(
     sock_seqpacket = _socket.SOCK_SEQPACKET
     type_flags = getattr(_socket, "SOCK_NONBLOCK", 0) | getattr(_socket, "SOCK_CLOEXEC", 0)
     tcp_protos = (-1, 0, _socket.IPPROTO_TCP)
-    udp_protos = (-1, 0, _socket.IPPROTO_UDP)
+    # UDP-Lite (IPPROTO_UDPLITE) is an IP datagram socket like UDP: judged by the UDP rules
+    # (issue 27, cause 9); the kernel providers' rulesets let none of its packets out.
+    udp_protos = (-1, 0, _socket.IPPROTO_UDP, getattr(_socket, "IPPROTO_UDPLITE", 0))
+    socket_py = os.path.join(os.path.dirname(os.__file__), "socket.py")
+    str_eq = str.__eq__
+    eight = (0,) * 8  # the frames looked at, at most (no range() lookup at run time)
     unix_types = (sock_stream, sock_dgram, sock_seqpacket)
     ai_numerichost = _socket.AI_NUMERICHOST
     str_, int_, tuple_, bytes_, bytearray_ = str, int, tuple, bytes, bytearray
@@ -1030,7 +1036,7 @@ def make_net_handlers(
             allowed = kind in unix_types
         else:
             allowed = False
-        if allowed:
+        if allowed or wraps_descriptor():
             return
         refuse(
             "net",
@@ -1048,6 +1054,36 @@ def make_net_handlers(
             "IPv4, IPv6 and Unix sockets only",
             connection_error,
         )
+
+    def wraps_descriptor() -> bool:
+        """Whether the socket being made wraps a descriptor that exists already: the caller
+        of the C ``__init__`` is ``socket.socket.__init__`` of the standard library with a
+        ``fileno`` (``socket.socket(family, type, proto, fileno=fd)``: the family given only
+        labels the object, no socket is created; the address operations on it are judged by
+        their own events, with that label). Read from the frames, with the busy mark."""
+
+        state = enter()
+        try:
+            frame: Any = getframe(1)
+            for _ in eight:
+                frame = frame.f_back
+                if frame is None:
+                    return False
+                code = frame.f_code
+                name, where = code.co_name, code.co_filename
+                # exact str compared in C: a str subclass's __eq__ never runs here
+                if (
+                    type_(where) is str_
+                    and type_(name) is str_
+                    and str_eq(where, socket_py)
+                    and str_eq(name, "__init__")
+                ):
+                    found = frame.f_locals.get("fileno")
+                    return found is not None and found is not False
+            return False
+        finally:
+            frame = None
+            leave(state)
 
     def lookup_text(obj: Any) -> str | None:
         """The text of a host given to a lookup function (str, bytes or a subclass)."""

@@ -26,7 +26,12 @@ import sys
 
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
-from pysandboxes.guard.native_files import SUBINTERPRETERS, exact_field, hide_reentrant
+from pysandboxes.guard.native_files import (
+    SUBINTERPRETERS,
+    exact_field,
+    foreign_spec,
+    hide_reentrant,
+)
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
@@ -475,11 +480,17 @@ def _wrap_create_builtin(
     # _fresh_spec says why a ModuleSpec is not).
     namespace: Any = type(sys.implementation)  # types.SimpleNamespace
 
+    namespace_dict = namespace.__dict__["__dict__"].__get__
+
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
-        if type_(spec) is not module_spec:  # a subclass's properties would run program code
+        if type_(spec) is module_spec:
+            values = spec_dict(spec)
+        elif type_(spec) is namespace:  # another importlib's spec, read by foreign_spec
+            values = namespace_dict(spec)
+        else:  # a subclass's properties would run program code
             raise type_error("create_builtin() needs a ModuleSpec")
-        name = field(spec_dict(spec), "name")  # no key's __eq__ runs (exact_field)
+        name = field(values, "name")  # no key's __eq__ runs (exact_field)
         for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
@@ -495,7 +506,7 @@ def _wrap_create_builtin(
 
     original = _imp.create_builtin
     call = hide(original, kit, announce, after)
-    replacements[id(original)] = (original, _named(_wrapper(call), original))
+    replacements[id(original)] = (original, _named(foreign_spec(_wrapper(call)), original))
 
 
 def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:

@@ -217,3 +217,51 @@ def test_wrappers_look_like_the_originals(tmp_path: Path) -> None:
 
     plain, armed = _both(LOOKS, tmp_path)
     assert armed == plain
+
+
+SPECS = """
+import _imp, importlib.util
+class Spec:  # what a second, source-loaded importlib's ModuleSpec looks like to _imp
+    def __init__(self, name, origin=None):
+        self.name, self.origin = name, origin
+print("builtin", type(_imp.create_builtin(Spec("_imp"))).__name__)
+json_spec = importlib.util.find_spec("_json")
+module = _imp.create_dynamic(Spec("_json", json_spec.origin)) if json_spec.origin != "built-in" \\
+    else _imp.create_builtin(Spec("_json"))
+print("dynamic", type(module).__name__)
+try:
+    _imp.create_builtin(object())
+except AttributeError as exc:
+    print("no name", type(exc).__name__)
+"""
+
+
+def test_imp_takes_the_spec_of_another_importlib(tmp_path: Path) -> None:
+    """Cause 5: ``_imp.create_builtin``/``create_dynamic`` take any spec with a ``name`` (and
+    ``origin``), as CPython does -- test_importlib's ``Source_*`` tests load a second
+    importlib from source, whose ``ModuleSpec`` is another class."""
+
+    plain, armed = _both(SPECS, tmp_path)
+    assert armed == plain
+    assert "builtin module" in armed
+
+
+SOCKETS = """
+import os, socket
+udplite = getattr(socket, "IPPROTO_UDPLITE", None)
+if udplite is not None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM, udplite) as s:
+        print("udplite", s.proto == udplite)
+a, b = socket.socketpair()
+with socket.socket(family=12345, type=socket.SOCK_STREAM, fileno=os.dup(a.fileno())) as s:
+    print("unknown family label", s.family)
+"""
+
+
+def test_ip_socket_kinds_and_sockets_of_existing_descriptors(tmp_path: Path) -> None:
+    """Cause 9: a UDP-Lite socket is an IP datagram socket (judged by the UDP rules), and a
+    socket made from an existing descriptor with a family CPython does not know (only a
+    label: no socket is created) is not refused as a raw socket."""
+
+    plain, armed = _both(SOCKETS, tmp_path)
+    assert armed == plain
