@@ -254,7 +254,11 @@ def _named(
             _setattr(wrapper, attr, _getattr(original, attr))
         except _errors:
             pass
-    wrapper.__module__ = _getattr(original, "__module__", None) or "os"
+    module = _getattr(original, "__module__", None) or "os"
+    # The signal module's own functions are Python functions named for "signal" (its wrapped
+    # C functions come from _signal): test_signal checks that every Python function there
+    # says "signal", for pydoc (issue 27, cause 8).
+    wrapper.__module__ = "signal" if module == "_signal" else module
     return wrapper
 
 
