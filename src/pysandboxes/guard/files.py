@@ -1129,6 +1129,10 @@ def make_file_handlers(
     one_shot_code = inner_code(hide_reentrant.__code__, "one")
     connect_marker = sqlite_module.connect_before_code()
 
+    function_type = type(inner_code)  # a plain Python function's type
+    function_name = function_type.__dict__["__name__"].__get__
+    function_qualname = function_type.__dict__["__qualname__"].__get__
+
     def c_method(cls: Any, name: str) -> Any:
         for base in mro_of(cls):
             if flags_of(base) & immutable:
@@ -1151,6 +1155,11 @@ def make_file_handlers(
                 return sqlite_ok
             return callback(action, arg1, arg2, database, trigger)  # type: ignore[no-any-return]
 
+        if type_(callback) is function_type:
+            # An authorizer that raises is reported (sys.unraisablehook) under the callable
+            # SQLite holds: the program's name, as without the guard (read by the C getter).
+            authorizer.__name__ = function_name(callback)
+            authorizer.__qualname__ = function_qualname(callback)
         return authorizer
 
     def connect_call(depth: int = 4) -> tuple[Any, Any] | None:
@@ -1200,7 +1209,9 @@ def make_file_handlers(
             f"A sqlite3 connection of class '{name}' made other than by sqlite3.connect "
             "DENIED: python-sb checks the files of ATTACH DATABASE and VACUUM INTO with an "
             "authorizer it sets on the connections sqlite3.connect makes; use sqlite3.connect "
-            "(a factory class may not define __init__)",
+            "(a factory class may not define __init__): the C __init__ marks the connection "
+            "usable only after its last audit event, so no authorizer can be set on one made "
+            "otherwise before the program's code uses it",
             permission,
         )
 

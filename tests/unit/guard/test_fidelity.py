@@ -268,3 +268,35 @@ def test_ip_socket_kinds_and_sockets_of_existing_descriptors(tmp_path: Path) -> 
 
     plain, armed = _both(SOCKETS, tmp_path)
     assert armed == plain
+
+
+SQLITE = """
+import sqlite3, sys
+connection = sqlite3.connect(":memory:")
+try:
+    connection.cursor(None)
+    print("cursor(None) ran")
+except TypeError:
+    print("cursor(None) TypeError")
+seen = []
+sys.unraisablehook = lambda unraisable: seen.append(getattr(unraisable.object, "__name__", "?"))
+sqlite3.enable_callback_tracebacks(True)
+def authorizer_cb(*args):
+    raise ValueError
+connection.set_authorizer(authorizer_cb)
+try:
+    connection.execute("select 1")
+except sqlite3.DatabaseError:
+    pass
+print("reported under", seen[:1])
+"""
+
+
+def test_sqlite_connections_behave_as_cpython_s(tmp_path: Path) -> None:
+    """Cause 6: ``cursor(None)`` raises CPython's ``TypeError`` (the guarded connection took
+    ``None`` for "no factory"), and an authorizer that raises is reported under its own name,
+    not the guard's composition."""
+
+    plain, armed = _both(SQLITE, tmp_path)
+    assert armed == plain
+    assert "reported under ['authorizer_cb']" in armed
