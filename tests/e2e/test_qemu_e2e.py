@@ -230,7 +230,7 @@ def test_sigkill_of_python_sb_leaves_no_vm(home: Path, tmp_path: Path) -> None:
         time.sleep(0.1)
     assert not left, [command_of(pid) for pid in left]
     # What python-sb could not remove (the VM's work directory) goes at the next run's start.
-    assert list(temporary.glob(f"pysb-{proc.pid}-qemu-*"))
+    assert list(temporary.glob(f"pysb-{proc.pid}-*-qemu-*"))
     swept = run_sb(["--os-sandbox=subprocess", "-c", "pass"], cwd=home, env=env, timeout=TIMEOUT)
     assert swept.returncode == 0, swept.stderr
     assert not list(temporary.glob(f"pysb-{proc.pid}-*"))

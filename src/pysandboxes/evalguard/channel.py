@@ -294,7 +294,7 @@ def loads_plain(data: bytes) -> Any:
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
-    from pysandboxes.launch.worker import error_record as record
+    from pysandboxes.partial.worker import error_record as record
 
     return record(exc)
 

@@ -225,7 +225,7 @@ class Spawned:
     def __init__(self, path: str, cwd: str) -> None:
         from pysandboxes.partial.pool import Worker
 
-        self.worker = Worker(path, threads=1, max_restarts=1 << 30, cwd=cwd)
+        self.worker = Worker(path, threads=1, max_restarts=1 << 30, cwd=cwd, kind="eval-worker")
         self.pending: Any = None
         self.reader: channel.Reader | None = None
         self.write_fd = -1
@@ -282,10 +282,10 @@ def _await_ready(process: Forked | Spawned) -> None:
 
 def serve_spawned() -> None:
     """Run in a partial-mode worker: serve evaluations on its socket until the host closes it
-    (see ``launch.worker.take_channel``)."""
+    (see ``partial.worker.take_channel``)."""
 
     from pysandboxes.evalguard import api
-    from pysandboxes.launch.worker import take_channel
+    from pysandboxes.partial.worker import take_channel
 
     fd, ahead = take_channel()
     operations = api.worker_operations()

@@ -22,12 +22,12 @@ from pysandboxes.guard.denials import API, Reporter
 from pysandboxes.guard.frames import CODE_DEPUTIES, Frames
 from pysandboxes.policy.model import API_CATEGORIES, Policy
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 
 class Sensitive(NamedTuple):

@@ -31,12 +31,12 @@ from pysandboxes.errors import (
 from pysandboxes.guard.kit import Kit
 from pysandboxes.runtime import RunContext
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple, NoReturn
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 #: ``exc_kind`` values of ``refuse``.
 PERMISSION, NOT_FOUND, CONNECTION, MODULE, API = range(5)

@@ -28,7 +28,7 @@ event may carry objects of the program's, whose methods must not run inside the 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

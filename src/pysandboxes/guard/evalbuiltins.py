@@ -2,14 +2,15 @@
 
 Installed by :func:`pysandboxes.guard.hook.install` only when the policy has ``eval-*`` lines
 for the default profile. A call whose caller is the program (the first frame outside the
-guard and the code deputies, as for every other decision) is checked and run by
-:mod:`pysandboxes.evalguard.program`; a library's call goes to the original builtin, and its
-``compile`` event is judged by the hook as before (libraries' own code generation keeps
-working). The originals kept here are harmless in the program's hands: a compile of source
-text by the program through them is still refused by the hook (``dynamic-code``).
+guard and the code deputies, as for every other decision) is checked and run by the eval
+extension the guard is handed (``evalguard/extension.py``, loaded by ``launch/child.py``: the
+guard, a layer below the eval guard, never imports it); a library's call goes to the original
+builtin, and its ``compile`` event is judged by the hook as before (libraries' own code
+generation keeps working). The originals kept here are harmless in the program's hands: a
+compile of source text by the program through them is still refused by the hook
+(``dynamic-code``).
 
-This module is a guard module (its frames are skipped when the caller is looked for); it
-imports the eval machinery only when installed.
+This module is a guard module (its frames are skipped when the caller is looked for).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ if TYPE_CHECKING:
 
 def install(
     policy: Policy,
+    extension: Any,
     caller_is_program: Callable[[tuple[str, ...]], bool],
     busy_functions: tuple[Callable[[], Any], Callable[[Any], None]] | None = None,
     kit: Any = None,
     own_process: bool = False,
 ) -> None:
-    """Arm the eval rules and replace the three builtins (see the module docstring).
+    """Arm the eval rules and replace the three builtins (see the module docstring);
+    ``extension``: ``evalguard/extension.py``.
 
     ``busy_functions`` (the guard's ``enter``/``leave``) make the process operations the
     eval worker needs (:func:`worker_operations`); :func:`let_worker_through` lets exactly
@@ -46,16 +49,13 @@ def install(
     caller's.
     """
 
-    from pysandboxes.evalguard import api, program
-    from pysandboxes.evalguard import rules as rules_module
-
     operations = None
     if busy_functions and kit is not None and sys.platform != "win32":  # no fork on Windows
         operations = worker_operations(busy_functions, kit, own_process)
-    api.arm(policy, operations)
-    if None not in rules_module.profiles(policy):
+    extension.arm(policy, operations)
+    if not extension.has_default_profile(policy):
         return  # named profiles only: guarded_eval(profile=...) is the way in
-    program.install(_hidden_caller_check(caller_is_program, kit), CODE_DEPUTIES)
+    extension.install(_hidden_caller_check(caller_is_program, kit), CODE_DEPUTIES)
 
 
 def _hidden_caller_check(
@@ -96,16 +96,14 @@ def _hidden_caller_check(
 
 
 def install_learning(
+    extension: Any,
     caller_is_program: Callable[[tuple[str, ...]], bool],
     record: Callable[[tuple[tuple[str, object], ...]], None],
 ) -> None:
     """Learning and audit mode: record the ``eval-*`` items each source text the program
     evaluates needs, and run it as plain Python does (learning grants everything)."""
 
-    from pysandboxes.evalguard import api, program
-
-    api.LEARNING[:] = [True]  # guarded_eval runs in-process: evaluations are recorded
-    program.install_learning(caller_is_program, CODE_DEPUTIES, record)
+    extension.install_learning(caller_is_program, CODE_DEPUTIES, record)
 
 
 #: The events the eval worker's own operations raise, let through while the guard marks the

@@ -32,12 +32,12 @@ from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sys
 
-import pysandboxes
 from pysandboxes.guard import calls as calls_module
 from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
@@ -40,7 +39,7 @@ from pysandboxes.runtime import RunContext
 #: The code file of the import system's path finder (frozen in CPython 3.11).
 _IMPORT_SYSTEM_FILE = "<frozen importlib._bootstrap_external>"
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -102,13 +101,18 @@ def _roots(
     return lib_t, tuple(dict.fromkeys(path_roots)), tuple(dict.fromkeys(program))
 
 
-def install(policy: Policy, context: RunContext) -> None:
-    """Arm the Python layer for ``policy`` (see the module docstring)."""
+#: The ``pysandboxes`` package's directory (this file is ``pysandboxes/guard/hook.py``).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> None:
+    """Arm the Python layer for ``policy`` (see the module docstring); ``eval_extension``:
+    what the eval-* rules and learning's evaluations need (``guard.arm``)."""
     # Captured at arm time: the program can reach this module's namespace.
     captured_import_system_file = _IMPORT_SYSTEM_FILE
 
     kit = capture()
-    guard_dir = os.path.dirname(os.path.abspath(pysandboxes.__file__))
+    guard_dir = _PACKAGE_DIR
     stdlib_dir = os.path.dirname(os.path.abspath(os.__file__))
     lib_roots, path_roots, program_roots = _roots(context, guard_dir, stdlib_dir)
     home = os.path.expanduser("~")
@@ -139,8 +143,9 @@ def install(policy: Policy, context: RunContext) -> None:
 
         env.install_recorder(reporter.record)
 
+    identity = kit.identity  # keys of the frame walks' sets (guard/kit.py)
     guard_globals = frozenset(
-        id(module.__dict__)
+        identity(module.__dict__)
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
@@ -158,7 +163,7 @@ def install(policy: Policy, context: RunContext) -> None:
         _program_code(context),
         guard_dir,
         graveyard,
-        frozenset({id(OUTSIDE_SCOPE)}),
+        frozenset({identity(OUTSIDE_SCOPE)}),
     )
     call_judge = make_call_judge(policy, reporter, frames)
     launcher_prefix = guard_dir.rstrip("/") + "/launch/"
@@ -195,7 +200,7 @@ def install(policy: Policy, context: RunContext) -> None:
         kit,
         guard_globals,
         busy,
-        frozenset({id(OUTSIDE_SCOPE)}),
+        frozenset({identity(OUTSIDE_SCOPE)}),
         file_handlers.window_state,
         file_handlers.recheck,
         handler_depth,
@@ -214,14 +219,17 @@ def install(policy: Policy, context: RunContext) -> None:
     # The eval builtins are replaced after the guard's own compile of its import check, which
     # must neither be recorded as the program's evaluation nor go through the replacements.
     if reporter.recording:  # learn/audit: record the eval-* items the program's sources need
-        evalbuiltins.install_learning(frames.caller_is_program, reporter.record)
+        if eval_extension is not None:
+            evalbuiltins.install_learning(eval_extension, frames.caller_is_program, reporter.record)
     elif policy.eval_rules:  # eval-*: the three builtins check and rewrite the program's source
         evalbuiltins.install(
             policy,
+            eval_extension,
             frames.caller_is_program,
             make_busy(kit, busy),
             kit,
-            str(context.program_kind) == "worker",  # partial mode's worker: a process of its own
+            # partial mode's worker (guarded evaluation's too): a process of its own
+            str(context.program_kind) in ("worker", "eval-worker"),
         )
     import_handlers = imports.make_import_handlers(
         everything,
@@ -477,7 +485,7 @@ def _special_handlers(
     guard_globals: frozenset[int] = frozenset(),
 ) -> dict[str, Handler]:
     # Captured at arm time: the program can reach this module's namespace.
-    id_ = id
+    id_ = kit.identity
     function_type = type(_special_handlers)
     function_globals = function_type.__dict__["__globals__"].__get__
     captured_code_deputies = CODE_DEPUTIES
@@ -521,9 +529,9 @@ def _special_handlers(
     coroutine_type = type(_coroutine())
     # Keyed by the type's id: hashing the program's class could run its metaclass's __hash__.
     frame_getters = {
-        (id(traceback_type), "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
-        (id(generator_type), "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
-        (id(coroutine_type), "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
+        (id_(traceback_type), "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
+        (id_(generator_type), "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
+        (id_(coroutine_type), "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
     }
     category_of = {entry.function: entry.category for entry in calls_module.REGISTRY}
 

@@ -46,12 +46,12 @@ from pysandboxes.guard.frames import IMPORT_DEPUTIES, Frames
 from pysandboxes.guard.kit import Kit
 from pysandboxes.policy.model import Policy
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 ALWAYS_ALLOWED = frozenset(
     {

@@ -33,7 +33,7 @@ from pysandboxes.guard.kit import Kit, bad_request, valid_request
 
 _NAMESPACE = type(sys.implementation)  # types.SimpleNamespace, without importing types
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Mapping
     from typing import Any

@@ -78,12 +78,12 @@ from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
 from pysandboxes.policy.model import Policy
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 # (is_deny, proto, kind, name, version, network, mask, ports, direction, text, origin)
 if TYPE_CHECKING:

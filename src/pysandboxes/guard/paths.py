@@ -34,12 +34,12 @@ if sys.platform == "win32":  # the C module, as guard/kit.py takes it
 else:
     import posix as native
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 #: ``text_of`` answer for a file descriptor (an ``int``: already opened, already judged).
 FD = 1

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from pysandboxes.guard.kit import Kit
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

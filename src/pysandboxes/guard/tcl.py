@@ -27,7 +27,7 @@ library procedures (``clock`` formats, Tk's file dialogs and message boxes), ``l
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -34,12 +34,12 @@ from pysandboxes.guard.native_files import (
 )
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 
 class Wrapper(NamedTuple):

@@ -11,6 +11,13 @@ python-sb's: sub-commands (``--explain``), run options (``--learn``, ``--audit``
 word after the program belongs to the program, untouched.
 
 Pure: no I/O, so it is cheap and unit-testable.
+
+The public interface, for python-sb itself and for whatever must read a python-sb command
+line the way python-sb will (the coding-agent hook, ``integrations/``): :func:`parse`,
+:class:`CommandLine` (with :attr:`CommandLine.sb_options`, python-sb's own options as
+written), :func:`widening` (the options that widen the rules), :data:`SUBCOMMANDS` and
+:func:`subcommand_of` (a first word that runs no program). They are kept stable: a change is a
+change of this docstring too.
 """
 
 from __future__ import annotations
@@ -29,6 +36,42 @@ HASH_PYCS_MODES = ("default", "always", "never")
 SB_FLAGS = frozenset({"explain", "json", "audit"})
 #: python-sb's own options that take a value, as ``--opt=VALUE`` or ``--opt VALUE``.
 SB_VALUED = frozenset({"pysandboxes-config", "denials"})
+
+#: Sub-commands that run no program: ``python-sb --VERB ...`` as the *first* word hands the
+#: rest to the verb (``launch/cli.TOOLS`` names the module of each); ``--VERB=VALUE`` passes
+#: VALUE as the verb's first word. (``--explain`` takes the arguments of a run: it is parsed
+#: with them, ``CommandLine.action == "explain"``.)
+SUBCOMMANDS = (
+    "--review",
+    "--check",
+    "--hook",
+    "--install-hook",
+    "--uninstall-hook",
+    "--providers",
+    "--export",
+)
+
+#: The kinds of :attr:`CommandLine.sb_options` that widen the rules python-sb enforces: a
+#: rule line (``--key=value``), learning (``--learn[=FILE]``: allow and record everything),
+#: audit (``--audit``: enforce nothing). ``config`` (``--pysandboxes-config``) replaces the
+#: rule file rather than widening it; ``denials``, ``explain`` and ``json`` widen nothing.
+WIDENING_KINDS = frozenset({"rule", "learn", "audit"})
+
+
+def subcommand_of(words: list[str]) -> str | None:
+    """The sub-command ``words`` (``sys.argv[1:]``) start with (``"--review"``...), or
+    ``None`` for a run (or ``--explain``): see :data:`SUBCOMMANDS`."""
+
+    if words and words[0].partition("=")[0] in SUBCOMMANDS:
+        return words[0].partition("=")[0]
+    return None
+
+
+def widening(cmd: CommandLine) -> list[str]:
+    """The python-sb options of ``cmd`` that widen its rules, as written (``--learn``,
+    ``--audit``, ``--os-sandbox=none``...), in order: see :data:`WIDENING_KINDS`."""
+
+    return [text for kind, text in cmd.sb_options if kind in WIDENING_KINDS]
 
 
 class UsageError(Exception):
@@ -49,6 +92,9 @@ class CommandLine:
     - ``action``: ``run``, ``explain``, ``help``, ``version``, or one of CPython's help pages.
     - ``python_words``: the words given for the interpreter (python options and program), for
       ``sys.orig_argv`` in the child.
+    - ``sb_options``: python-sb's own options as written, in order, as ``(kind, text)``:
+      kind ``rule``, ``learn``, ``audit``, ``config``, ``denials``, ``explain`` or ``json``;
+      text the option's words (``--pysandboxes-config FILE`` when given as two words).
 
     A plain class, not a dataclass: ``dataclasses`` imports ``inspect``, which costs more
     start-up time than all of this module (DESIGN decision 7).
@@ -70,6 +116,7 @@ class CommandLine:
         self.version_level = 0
         self.skip_first_line = False
         self.python_words: list[str] = []
+        self.sb_options: list[tuple[str, str]] = []
 
     def flag(self, letter: str) -> int:
         """How many times the one-letter flag ``letter`` was given (``-vv`` counts 2)."""
@@ -211,22 +258,29 @@ def _long_option(cmd: CommandLine, words: list[str], i: int) -> int:
             cmd.json = True
         else:
             cmd.audit = True
+        cmd.sb_options.append((name, word))
         return i + 1
     if name in SB_VALUED:
+        text = word
         if not eq:
             if i + 1 >= len(words):
                 raise UsageError(f"Argument expected for the --{name} option")
             value = words[i + 1]
+            text = f"{word} {value}"
             i += 1
         if not value:
             raise UsageError(f"--{name} needs a file name")
         if name == "denials":
             cmd.denials = value
+            cmd.sb_options.append(("denials", text))
         else:
             cmd.config = value
+            cmd.sb_options.append(("config", text))
         return i + 1
     if name == "learn":
         cmd.learn = value
+        cmd.sb_options.append(("learn", word))
         return i + 1
     cmd.rules.append((name, value))
+    cmd.sb_options.append(("rule", word))
     return i + 1

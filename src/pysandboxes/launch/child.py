@@ -39,6 +39,19 @@ if TYPE_CHECKING:
 FORMAT = "pysb-run-2"
 ARGS_MARK = "--args--"
 
+#: The program kinds of the API (``launch/start.WORKER_KINDS``): a partial-mode worker, and
+#: guarded evaluation's (a partial-mode worker whose channel the eval protocol takes over).
+WORKER_KINDS = ("worker", "eval-worker")
+
+#: Modules of the layers above ``launch`` that the child loads by name (docs/architecture.md,
+#: Layers; ``tests/unit/test_layers.py`` checks each): the call loop of the worker kinds
+#: (``prepare(fields) -> Server``), and the eval-* extension the guard is handed
+#: (``guard.arm(..., eval_extension=)``).
+EXTENSIONS = {
+    "worker": "pysandboxes.partial.worker",
+    "eval": "pysandboxes.evalguard.extension",
+}
+
 #: Files whose frames are the launcher's, stripped from the program's tracebacks.
 _LAUNCHER_FILES = {
     __file__,
@@ -347,7 +360,7 @@ class Program:
             return os.path.dirname(os.path.realpath(self.target))
         if self.kind == "module":
             return os.getcwd()
-        if self.kind == "worker":  # partial mode: the calling program's sys.path[0]
+        if self.kind in WORKER_KINDS:  # partial mode: the calling program's sys.path[0]
             return self.target
         return ""
 
@@ -735,7 +748,18 @@ def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str
         hand_over(str(context_data["tmpdir"]))
     if before_arm is not None:
         before_arm()
-    arm(Policy.from_data(policy_data), RunContext.from_dict(context_data))
+    policy, context = Policy.from_data(policy_data), RunContext.from_dict(context_data)
+    arm(policy, context, eval_extension(policy, context.mode))
+
+
+def eval_extension(policy: "Any", mode: str) -> "Any":
+    """The eval-* extension the guard is handed (``EXTENSIONS["eval"]``, loaded by name: a
+    layer above): when the policy has ``eval-*`` lines, or the run learns or audits (which
+    record evaluations); else ``None`` (nothing of the eval machinery is loaded)."""
+
+    if not policy.eval_rules and mode == "enforce":
+        return None
+    return __import__(EXTENSIONS["eval"], fromlist=("install",))
 
 
 def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
@@ -781,10 +805,9 @@ def main(fd: "int | str", src_dir: str) -> None:
     load_error = load_program(program)
     sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
     server = None
-    if program.kind == "worker":  # partial mode: imports, then threads, before the guard
-        from pysandboxes.launch.worker import prepare  # type: ignore[attr-defined,unused-ignore]
-
-        server = prepare(fields)
+    if program.kind in WORKER_KINDS:  # partial mode: imports, then threads, before the guard
+        # partial/worker.py, a layer above: loaded by its name (EXTENSIONS), never imported.
+        server = __import__(EXTENSIONS["worker"], fromlist=("prepare",)).prepare(fields)
     if fields.get("arm") == "1":
         before = None if server is None else server.start_threads
         arm_guard(guard_data, src_dir, before, fields.get("portable", ""))

@@ -18,15 +18,18 @@ from __future__ import annotations
 import os
 import sys
 
-from pysandboxes.launch.argv import PROG, CommandLine, UsageError, parse, usage_text
+from pysandboxes.launch.argv import (
+    PROG,
+    CommandLine,
+    UsageError,
+    parse,
+    subcommand_of,
+    usage_text,
+)
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
-    from typing import Any
-
     from pysandboxes.policy.model import Policy
-    from pysandboxes.providers.base import Prepared
-    from pysandboxes.runtime import RunContext
 
 __all__ = ["main"]
 
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     """
 
     words = sys.argv[1:] if argv is None else list(argv)
-    if words and words[0].partition("=")[0] in TOOLS:
+    if subcommand_of(words) is not None:
         option, eq, value = words[0].partition("=")
         return run_tool(option, ([value] if eq else []) + words[1:])
     if os.environ.get("PYSANDBOXES_PORTABLE"):  # a test switch (platform_caps.py)
@@ -67,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if cmd.action == "explain":
-            from pysandboxes.tools.explain import explain
-
-            return explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            tool = __import__(EXPLAIN, fromlist=("explain",))  # a layer above: by name
+            status: int = tool.explain(plan_run(cmd, current_directory()), as_json=cmd.json)
+            return status
         return run(cmd)
     except ConfigError as exc:
         say_refused(exc)
@@ -98,17 +101,24 @@ class _State:
 _state = _State()
 
 
-#: Sub-commands that take their own arguments rather than a run's: ``python-sb --VERB ...``
-#: as the first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``.
-#: (``--explain`` takes the arguments of a run, so it is parsed with them.)
-#: A dotted value names the module itself; ``--VERB=VALUE`` passes VALUE as the first word.
+#: The module of each sub-command of ``argv.SUBCOMMANDS``: ``python-sb --VERB ...`` as the
+#: first word hands the rest to ``pysandboxes.tools.VERB.main(words) -> int``; a dotted value
+#: names the module itself. These modules are of the layers above ``launch`` (``tools``,
+#: ``integrations``): loaded by name when asked for, never imported by this package
+#: (docs/architecture.md, Layers; ``tests/unit/test_layers.py`` checks each name).
 TOOLS = {
     "--review": "review",
     "--check": "check",
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
+    "--providers": "providers",
+    "--export": "export",
 }
+
+
+#: ``--explain`` (parsed with the arguments of a run): its module, loaded by name as TOOLS's.
+EXPLAIN = "pysandboxes.tools.explain"
 
 
 def run_tool(option: str, words: list[str]) -> int:
@@ -143,6 +153,9 @@ def help_text() -> str:
         "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
         f"       {PROG} --explain [--json] [same arguments as a run]\n"
         f"       {PROG} --review [GIT-RANGE | OLD NEW] [--json]   (docs/review.md)\n"
+        f"       {PROG} --providers [--json]   (which providers run here; docs/containers.md)\n"
+        f"       {PROG} --export=kubernetes|agent-sandbox --image=IMAGE [...] [same arguments "
+        "as a run]   (docs/kubernetes.md)\n"
         f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
         "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
         "                 docs/agents.md)\n"
@@ -244,54 +257,6 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     return RunPlan(cmd, cwd, policy, rule_file, exists, mode, learn_output)
 
 
-def learning_session_class() -> Any:
-    """``LearningSession``, or ``None`` when this version has no learning mode."""
-
-    try:
-        from pysandboxes.learn.session import LearningSession
-    except ImportError as exc:
-        if exc.name is not None and not exc.name.startswith("pysandboxes.learn"):
-            raise
-        return None
-    return LearningSession
-
-
-def _refuse_without_learning(plan: RunPlan) -> None:
-    from pysandboxes.errors import ConfigError, ConfigProblem
-
-    if not plan.rule_file_exists:
-        problem = ConfigProblem(
-            plan.rule_file,
-            "no rule file here (this is where it was looked for); learning mode, which would "
-            "write it, is not available in this version",
-        )
-    else:
-        problem = ConfigProblem("<arg>", "learning and audit mode are not available here")
-    raise ConfigError([problem])
-
-
-def _prefixes() -> tuple[str, ...]:
-    """The interpreter's installation and site directories (readable by default, SPEC §3.1)."""
-
-    found: list[str] = []
-    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-        if path and path not in found:
-            found.append(path)
-    for entry in sys.path:
-        if entry and ("site-packages" in entry or "dist-packages" in entry) and entry not in found:
-            found.append(entry)
-    src = _src_dir()
-    if src not in found:
-        found.append(src)
-    return tuple(found)
-
-
-def _src_dir() -> str:
-    """The directory that holds the ``pysandboxes`` package."""
-
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
 def _banner(plan: RunPlan, *, quiet: bool) -> str:
     from pysandboxes.policy.model import display_path
 
@@ -330,290 +295,56 @@ def _use_ipython(plan: RunPlan) -> bool:
 
 
 def run(cmd: CommandLine) -> int:
-    """Run the program of ``cmd`` under its rules; the exit status (or never, after exec)."""
+    """Run the program of ``cmd`` under its rules; the exit status (or never, after exec).
+
+    The start itself is ``launch/start.py``'s, the one start path of every entry point; what
+    is the command line's own here: the kind of a program-less run, the REPL's fields, and
+    which of the ways to run it applies."""
+
+    from pysandboxes.launch import start as starting
 
     cwd = current_directory()
     if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
         cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
     plan = plan_run(cmd, cwd)
-    session_class = None
-    if plan.mode != "enforce":
-        session_class = learning_session_class()
-        if session_class is None:
-            _refuse_without_learning(plan)
-
-    from pysandboxes.errors import ConfigError, ConfigProblem, ProviderUnavailableError
-    from pysandboxes.launch import tmpdir as tmp
-    from pysandboxes.policy.decide import build_environment
-    from pysandboxes.providers import get_provider
-    from pysandboxes.runtime import RunContext
-
-    if cmd.denials is not None:
-        _check_denials_file(cmd.denials)
-    name = plan.provider_name
-    where = str(plan.policy.os_sandbox.origin or "<default>") if plan.mode == "enforce" else "<arg>"
-    try:
-        provider = get_provider(name)
-    except ConfigError as exc:
-        messages = [problem.message for problem in exc.problems]
-        raise ProviderUnavailableError([ConfigProblem(where, m) for m in messages]) from None
-    available = provider.availability()
-    if not available:
-        hint = f" ({available.install_hint})" if available.install_hint else ""
-        message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
-        raise ProviderUnavailableError([ConfigProblem(where, message)])
-    if name == "none":
-        from pysandboxes.providers.none import IN_PROCESS_OPTIONS
-
-        refused = [
-            o for o in cmd.python_options if o.startswith("-") and o not in IN_PROCESS_OPTIONS
-        ]
-        if refused:
-            message = (
-                "os-sandbox=none runs the program in python-sb's own interpreter, which has "
-                f"already started: {' '.join(refused)} cannot be applied (use "
-                "os-sandbox=subprocess)"
-            )
-            raise ConfigError([ConfigProblem("<arg>", message)])
-
-    judged = bool(plan.policy.py_sandbox.value) or provider.kernel
-    if plan.mode == "enforce" and cmd.kind == "script" and cmd.program and judged:
-        # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
-        # do not let the sandbox read is refused here, naming the rule to add.
-        from pysandboxes.providers.limits import check_script
-
-        refusal = check_script(plan.policy, cmd.program, _prefixes())
-        if refusal is not None:
-            from pysandboxes.policy.model import display_path
-
-            raise ConfigError([ConfigProblem(display_path(plan.rule_file), refusal.text)])
-    if plan.mode == "enforce":
-        env = build_environment(plan.policy, os.environ)
-    else:
-        # Learning and audit enforce nothing: the program gets python-sb's whole environment,
-        # and the guard records which variables it reads (learned as env= lines, or reported
-        # when the rules would not pass them).
-        env = dict(os.environ)
-        env.pop("TMPDIR", None)
-    base = tmp.base_directory(os.environ)
-    tmp.sweep(base)
-    tmpdir = tmp.create(base)
-    try:
-        env.setdefault("TMPDIR", tmpdir)
-        program = cmd.program
-        if cmd.kind == "script" and program is not None:
-            program = os.path.abspath(program)
-        session = None
-        if session_class is not None:
-            session = session_class(
-                plan.policy,
-                mode=plan.mode,
-                output=plan.learn_output,
-                cwd=cwd,
-                program_kind=cmd.kind,
-                program=program,
-                denials_file=_abs(cmd.denials),
-                tmpdir=tmpdir,
-                prefixes=_prefixes(),
-            )
-        context = RunContext(
-            mode=plan.mode,  # type: ignore[arg-type]
-            provider=name,
-            cwd=cwd,
-            tmpdir=tmpdir,
-            program_kind=cmd.kind,  # type: ignore[arg-type]
-            program=program,
-            python=sys.executable,
-            prefixes=_prefixes(),
-            record_fd=session.child_fd() if session is not None else -1,
-            denials_file=_abs(cmd.denials),
-        )
-        arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
-        fields = _child_fields(plan, cmd, arm=arm, tmpdir=tmpdir, env=env)
-        guard_policy = plan.policy
-        if arm and plan.policy.net:
-            from pysandboxes.policy.netrules import pin_deny_names
-
-            # The Python layer denies the addresses of DENY names too, resolved once, now.
-            guard_policy = pin_deny_names(plan.policy)
-        if name == "none":
-            from pysandboxes.launch.inprocess import run_in_process
-
-            if not plan.policy.py_sandbox.value:  # (the limits table only then: start-up)
-                from pysandboxes.providers.limits import no_enforcer
-
-                for item in no_enforcer(plan.policy, plan.mode):
-                    sys.stderr.write(f"{PROG}: none, py-sandbox=false: {item.text}\n")
-            _state.program_started = True
-            return run_in_process(
-                fields,
-                [*cmd.python_words, *cmd.args],
-                policy=guard_policy,
-                context=context,
-                env=env,
-                options=cmd.python_options,
-            )
-        return _launch(plan, cmd, provider, context, env, fields, session, guard_policy)
+    request = starting.Request(
+        cmd.kind,
+        cmd.program,
+        args=cmd.args,
+        python_options=cmd.python_options,
+        python_words=cmd.python_words,
+        skip_first_line=cmd.skip_first_line,
+        fields=_command_line_fields(plan, cmd),
+        denials=cmd.denials,
+    )
+    start = starting.prepare(plan, request)
+    if start.provider.in_process:
+        _state.program_started = True  # from here on, an exception is the program's own
+        try:
+            return start.run_in_process()
+        except BaseException:
+            start.abandon()
+            raise
+    if start.needs_parent:
+        _state.program_started = True
+        return start.supervise()
+    try:  # until execve succeeds nothing has run: a failure here is reported as a refusal
+        return start.exec()
     except BaseException:
-        tmp.remove_tree_safely(tmpdir)
+        start.abandon()
         raise
 
 
-def _check_denials_file(path: str) -> None:
-    """``--denials=FILE`` must be appendable before anything runs (created empty if absent),
-    rather than refusals being lost silently."""
+def _command_line_fields(plan: RunPlan, cmd: CommandLine) -> dict[str, str]:
+    """The run description's fields of the command line's own kinds (``child.py``)."""
 
-    from pysandboxes.errors import ConfigError, ConfigProblem
-
-    target = _abs(path) or path
-    try:
-        with open(target, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        message = f"--denials={path}: cannot be written: {exc.strerror or exc}"
-        raise ConfigError([ConfigProblem("<arg>", message)]) from None
-
-
-def _abs(path: str | None) -> str | None:
-    return None if path is None else os.path.abspath(os.path.expanduser(path))
-
-
-def _child_fields(
-    plan: RunPlan, cmd: CommandLine, *, arm: bool, tmpdir: str, env: dict[str, str]
-) -> dict[str, str]:
-    """The run description the bootstrap reads (see ``child.py``)."""
-
-    fields = {
-        "kind": cmd.kind,
-        "program": cmd.program or "",
-        "x": "1" if cmd.skip_first_line else "0",
-        "tmpdir": tmpdir,
-        "arm": "1" if arm else "0",
-        "n_words": str(len(cmd.python_words)),
-    }
-    profile = _portable_profile()
-    if profile:  # the test switch reaches the child's guard too (platform_caps.adopt)
-        fields["portable"] = profile
+    fields: dict[str, str] = {}
     if cmd.kind == "stdin" and cmd.no_program:
         fields["argv0"] = ""
     if "-i" in cmd.python_options or cmd.kind == "repl":
         fields["inspect_prompt"] = "1"
     if cmd.kind == "repl":
         fields["banner"] = _banner(plan, quiet="-q" in cmd.python_options)
-        isolated = "-E" in cmd.python_options or "-I" in cmd.python_options
-        startup = env.get("PYTHONSTARTUP", "")
-        if startup and not isolated:
-            fields["startup"] = startup
         if os.isatty(0) and _use_ipython(plan):
             fields["ipython"] = "1"
     return fields
-
-
-def _portable_profile() -> str:
-    """The forced profile of ``PYSANDBOXES_PORTABLE`` (tests only), without importing
-    ``platform_caps`` on the usual path."""
-
-    if not os.environ.get("PYSANDBOXES_PORTABLE"):
-        return ""
-    from pysandboxes.platform_caps import CAPS
-
-    return CAPS.profile
-
-
-def _policy_fd(data: bytes) -> int:
-    """An inheritable descriptor holding ``data`` (a memfd; an unlinked file where there is
-    none), read from offset 0 by the child."""
-
-    try:
-        fd: int = os.memfd_create("pysandboxes-run", os.MFD_CLOEXEC)  # type: ignore[attr-defined,unused-ignore]
-    except (AttributeError, OSError):
-        import tempfile
-
-        fd, path = tempfile.mkstemp(prefix="pysb-run-")
-        os.unlink(path)
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-    os.set_inheritable(fd, True)
-    return fd
-
-
-def _launch(
-    plan: RunPlan,
-    cmd: CommandLine,
-    provider: Any,
-    context: RunContext,
-    env: dict[str, str],
-    fields: dict[str, str],
-    session: Any,
-    guard_policy: Policy,
-) -> int:
-    """Exec the sandboxed interpreter, or supervise it when a parent must stay.
-
-    ``guard_policy``: what the Python layer gets (``plan.policy`` with the addresses of its
-    DENY names, ``policy.netrules.pin_deny_names``); the provider gets ``plan.policy``."""
-
-    from pysandboxes.launch.channel import Channel
-    from pysandboxes.launch.wire import bootstrap_args, encode_run, guard_data
-    from pysandboxes.platform_caps import CAPS
-    from pysandboxes.providers.base import Launch
-
-    words = [*cmd.python_words, *cmd.args]
-    # The policy and the run context are for the guard: a run without it does not encode them.
-    data = guard_data(context, guard_policy) if fields["arm"] == "1" else b""
-    payload = encode_run(fields, words, data)
-    # Where exec does not replace the process (Windows; PYSANDBOXES_PORTABLE=spawn), python-sb
-    # starts the program and stays as its parent (docs/security-model.md, Platforms).
-    spawn = session is not None or not CAPS.exec
-    channel = Channel(payload, spawn=spawn)
-    options = list(cmd.python_options)
-    if cmd.kind == "repl" and fields.get("ipython") != "1" and "-i" not in options:
-        options.append("-i")  # the native REPL starts when the bootstrap returns
-    child_argv = (sys.executable, *options, *bootstrap_args(channel.token))
-    inherited = (channel.fd,) if channel.handle < 0 else ()
-    pass_fds = inherited if context.record_fd < 0 else (*inherited, context.record_fd)
-    launch = Launch(
-        policy=plan.policy,
-        context=context,
-        child_argv=child_argv,
-        env=env,
-        pass_fds=pass_fds,
-        cwd=plan.cwd,
-    )
-    try:
-        prepared: Prepared = provider.prepare(launch)
-    except BaseException:
-        channel.close()
-        raise
-    for warning in prepared.warnings:
-        sys.stderr.write(f"{PROG}: {warning}\n")
-    if spawn or prepared.needs_parent:
-        _state.program_started = True
-        return _supervise(prepared, session, context, channel)
-    # Until execve succeeds nothing has run: a failure here is reported as a refusal.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    for step in prepared.pre_exec:
-        step()
-    channel.before_exec()
-    os.execve(prepared.argv[0], prepared.argv, prepared.env)
-    raise AssertionError("unreachable")
-
-
-def _supervise(prepared: Prepared, session: Any, context: RunContext, channel: Any) -> int:
-    from pysandboxes.launch.supervisor import supervise
-    from pysandboxes.launch.tmpdir import remove_tree_safely
-
-    def remove_tmpdir(_status: int | None) -> None:
-        if context.tmpdir:  # written by the program: walked without following symlinks
-            remove_tree_safely(context.tmpdir)
-
-    on_exit = [session.finish] if session is not None else []
-    on_exit.append(remove_tmpdir)
-    return supervise(
-        prepared,
-        on_start=session.start if session is not None else None,
-        on_exit=on_exit,
-        channel=channel,
-    )

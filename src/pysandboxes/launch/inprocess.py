@@ -15,6 +15,7 @@ import sys
 
 from pysandboxes.launch.child import (
     Program,
+    eval_extension,
     flush_std,
     register_tmpdir_cleanup,
     report_uncaught,
@@ -251,7 +252,7 @@ def run_in_process(
     if fields.get("arm") == "1":
         from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
 
-        arm(policy, context)
+        arm(policy, context, eval_extension(policy, context.mode))
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
     if inspect or program.kind == "repl":

@@ -4,7 +4,8 @@ Most runs ``exec`` the sandboxed interpreter. A parent stays only when something
 after the program ends or beside it: learning and audit output, a provider's network helper or
 VM (``Prepared.needs_parent``). The supervisor then:
 
-- spawns the child (``fork`` + the provider's ``pre_exec`` callables + ``execve``);
+- spawns the child (``launch/spawn.py``: ``fork`` + the provider's ``pre_exec`` callables +
+  ``execve``, or ``subprocess`` where there is no fork);
 - forwards SIGINT, SIGTERM and SIGHUP *sent to python-sb* to the child. A signal the terminal
   sends (Ctrl-C, hang-up) already reaches the whole foreground process group, child included, so
   it is not sent a second time: signals are taken synchronously with ``sigwaitinfo`` and only
@@ -49,28 +50,6 @@ def should_forward(si_code: int, si_pid: int, child: int) -> bool:
     """
 
     return si_code in _SENT_BY_PROCESS and si_pid != child
-
-
-def _spawn(prepared: Prepared, old_mask: set[int | signal.Signals]) -> int:
-    if sys.platform == "win32":  # for type checkers: only called where CAPS.fork
-        raise OSError("fork is missing")
-    pid = os.fork()
-    if pid:
-        return pid
-    # The child: restore the signal mask, apply the provider, exec. (exec itself resets the
-    # signals python-sb handles to their default and keeps the ignored ones ignored, as a shell
-    # would have started the program.)
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        for step in prepared.pre_exec:
-            step()
-        os.execve(prepared.argv[0], prepared.argv, prepared.env)
-    except BaseException as exc:
-        try:
-            os.write(2, f"python-sb: cannot start the sandboxed program: {exc}\n".encode())
-        finally:
-            os._exit(127)
-    raise AssertionError("unreachable")
 
 
 def terminal_sent_it(signum: int) -> bool:
@@ -118,16 +97,6 @@ def _forward_with_handlers(child: list[int], prepared: Prepared) -> dict[int, An
     return {signum: signal.signal(signum, forward) for signum in signals}
 
 
-def _status(wait_status: int) -> int:
-    """``subprocess``-style status: the exit code, or minus the signal number."""
-
-    if sys.platform == "win32":  # for type checkers: only called where CAPS.fork
-        raise OSError("fork is missing")
-    if os.WIFSIGNALED(wait_status):
-        return -os.WTERMSIG(wait_status)
-    return os.waitstatus_to_exitcode(wait_status)
-
-
 def supervise(
     prepared: Prepared,
     *,
@@ -145,16 +114,15 @@ def supervise(
     (:func:`terminal_sent_it`).
 
     ``channel`` (``launch.channel.Channel``): the hand-over, written once the child runs.
-    Without ``fork`` (Windows, ``PYSANDBOXES_PORTABLE=spawn``) the child is started with
-    ``subprocess`` instead (:mod:`pysandboxes.launch.spawn`).
+    The child is started by ``launch/spawn.py`` (fork, or ``subprocess`` where there is no
+    fork: Windows, ``PYSANDBOXES_PORTABLE=spawn``); the end is ``spawn.release``.
     """
 
+    from pysandboxes.launch import spawn
     from pysandboxes.platform_caps import CAPS
 
     if not CAPS.fork or not CAPS.posix_signals:
-        from pysandboxes.launch.spawn import supervise_spawned
-
-        return supervise_spawned(prepared, on_start=on_start, on_exit=on_exit, channel=channel)
+        return _supervise_without_fork(prepared, on_start, on_exit, channel)
     if sys.platform == "win32":  # for type checkers: CAPS.fork is False there
         raise OSError("fork is missing")
     if portable is None:
@@ -167,7 +135,8 @@ def supervise(
     child: list[int] = []
     previous = _forward_with_handlers(child, prepared) if portable else {}
     try:
-        pid = _spawn(prepared, old_mask)
+        process = spawn.start(prepared, sigmask=old_mask)
+        pid = process.pid
         child.append(pid)
         if channel is not None:
             channel.after_spawn()
@@ -176,14 +145,11 @@ def supervise(
         if on_start is not None:
             on_start()
         if portable:
-            _, wait_status = os.waitpid(pid, 0)  # the handlers run while it waits (PEP 475)
-            status = _status(wait_status)
+            status = process.wait()  # the handlers run while it waits (PEP 475)
         while status is None:
             info = signal.sigwaitinfo(watched)  # type: ignore[attr-defined,unused-ignore]
             if info.si_signo == signal.SIGCHLD:
-                done, wait_status = os.waitpid(pid, os.WNOHANG)
-                if done == pid:
-                    status = _status(wait_status)
+                status = process.poll()
             elif relay is not None:
                 try:
                     relay.deliver(info.si_signo, info.si_code not in _SENT_BY_PROCESS)
@@ -195,22 +161,70 @@ def supervise(
                 except ProcessLookupError:
                     pass
     finally:
-        if relay is not None:
-            relay.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        for callback in on_exit:
-            try:
-                callback(status)
-            except Exception as exc:  # the program's status must survive a cleanup problem
-                sys.stderr.write(f"python-sb: during exit: {type(exc).__name__}: {exc}\n")
-        for cleanup in prepared.cleanup:
-            try:
-                cleanup()
-            except Exception as exc:
-                sys.stderr.write(f"python-sb: cleanup: {type(exc).__name__}: {exc}\n")
+        spawn.release(prepared, on_exit, status)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     if status is not None and status < 0:
+        die_by_signal(-status)
+    return status if status is not None else 1
+
+
+def _supervise_without_fork(
+    prepared: Prepared,
+    on_start: Callable[[], None] | None,
+    on_exit: Sequence[Callable[[int | None], None]],
+    channel: Any,
+) -> int:
+    """Where ``fork`` and a replacing ``exec`` are missing (Windows; ``PYSANDBOXES_PORTABLE=
+    spawn`` forces it on Linux, for tests): the program is started with ``subprocess`` and
+    python-sb waits (issue 19).
+
+    - The hand-over's read end crosses as an inherited descriptor (POSIX, ``pass_fds``) or
+      handle (Windows, ``handle_list``: only that handle is inherited); it is written once the
+      child runs.
+    - Signals: SIGINT, SIGTERM and SIGHUP sent to python-sb are passed on where POSIX signals
+      exist, except a SIGINT or SIGHUP while python-sb is in its terminal's foreground process
+      group (the terminal sent it to the program too: :func:`terminal_sent_it`). On Windows a
+      console's Ctrl-C reaches every process of the console: python-sb ignores it and waits.
+    - A provider whose ``pre_exec`` steps must run between ``fork`` and ``exec`` cannot be
+      started this way: only ``subprocess`` (and learning, audit) come here, which have none.
+    """
+
+    import signal as signals  # the module with its handlers' API, on every platform
+
+    from pysandboxes.launch import spawn
+    from pysandboxes.platform_caps import CAPS
+
+    if prepared.pre_exec:
+        raise OSError("this provider needs fork, which this platform does not have")
+    handle = -1 if channel is None else channel.handle
+    status: int | None = None
+    process: list[Any] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if not process or not CAPS.posix_signals or terminal_sent_it(signum):
+            return  # the terminal (Windows: the console) sent it to the program as well
+        try:  # noqa: SIM105
+            process[0].send_signal(signum)
+        except OSError:
+            pass
+
+    previous = {signum: signals.signal(signum, forward) for signum in FORWARDED}
+    try:
+        process.append(spawn.start(prepared, handle=handle))
+        if channel is not None:
+            channel.after_spawn()
+        if on_start is not None:
+            on_start()
+        status = process[0].wait()
+    finally:
+        for signum, handler in previous.items():
+            signals.signal(signum, handler)
+        spawn.release(prepared, on_exit, status)
+        if channel is not None:
+            channel.close()
+    if status is not None and status < 0 and CAPS.posix_signals:
         die_by_signal(-status)
     return status if status is not None else 1
 

@@ -5,7 +5,7 @@
 ``function`` in a worker sandboxed by those rules, with the guarantees below, and
 ``close()`` ends it.
 
-- **Transport**: a socketpair, frames of ``launch.worker`` (length, kind, id).
+- **Transport**: a socketpair, frames of ``partial.worker`` (length, kind, id).
 - **Waiting**: the callers take turns reading the socket (whoever holds the read lock reads
   frames and hands each result to its caller), so a sequential caller reads its own answer with
   no thread hand-off; ``async`` callers are served by a pump thread that runs while they wait.
@@ -27,8 +27,8 @@ import time
 import weakref
 
 from pysandboxes.errors import SandBoxError
-from pysandboxes.launch import worker as _w
 from pysandboxes.partial import results, shipping
+from pysandboxes.partial import worker as _w
 from pysandboxes.partial.errors import (
     CallCancelledError,
     CallTimeoutError,
@@ -77,7 +77,9 @@ class Worker:
     ``learn``: ``True`` or a file, as ``--learn``; ``threads``: how many sync calls run at once;
     ``max_result``: the largest pickled result; ``max_restarts``: how many new workers after
     the first; ``returns``: what results may hold (``results.allowed_globals``);
-    ``init_fn``: a function run in each new worker before its first call.
+    ``init_fn``: a function run in each new worker before its first call; ``kind``: the
+    program kind its workers start as (``worker``; ``eval-worker`` for guarded evaluation's,
+    ``launch/start.py``).
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class Worker:
         caller_file: str | None = None,
         cwd: str | None = None,
         path0: str | None = None,
+        kind: str = "worker",
     ) -> None:
         from pysandboxes.partial.spawn import plan_worker
 
@@ -112,6 +115,7 @@ class Worker:
         self.allowed, self.anything = results.allowed_globals(returns)
         self.init_fn = init_fn
         self.path0 = path0 if path0 is not None else _caller_path0()
+        self.kind = kind
         #: New workers started after the first (deaths, timeouts, cancellations).
         self.restarts = 0
         self.starts = 0
@@ -165,7 +169,11 @@ class Worker:
             self.restarts += 1
         self.starts += 1
         started = start_worker(
-            self.plan, threads=self.threads, max_result=self.max_result, path0=self.path0
+            self.plan,
+            threads=self.threads,
+            max_result=self.max_result,
+            path0=self.path0,
+            kind=self.kind,
         )
         self._await_ready(started)
         with self._lock:

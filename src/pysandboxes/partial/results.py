@@ -12,7 +12,7 @@ pickle can name any global and call it (``os.system``), so results are decoded b
 - or anything already imported in the caller (``returns="objects"``): plain ``pickle``
   semantics, for results from code the caller trusts as much as its own.
 
-Exceptions come back as plain data (a pickle naming no global: ``launch.worker.error_record``),
+Exceptions come back as plain data (a pickle naming no global: ``partial.worker.error_record``),
 decoded here with no global allowed, and are
 rebuilt by :func:`rebuild_error` with their own class when the caller has it loaded, else as
 :class:`~pysandboxes.partial.errors.SandboxedError`; the refusals of the chain are kept

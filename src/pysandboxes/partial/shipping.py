@@ -31,7 +31,7 @@ import pickle
 import sys
 import types
 
-from pysandboxes.launch import worker as _w
+from pysandboxes.partial import worker as _w
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

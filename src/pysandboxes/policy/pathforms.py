@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NamedTuple
 else:
-    from pysandboxes.guard.record import NamedTuple
+    from pysandboxes.record import NamedTuple
 
 POSIX = "posix"
 WINDOWS = "windows"

@@ -11,6 +11,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: ``typing`` costs start-up time
 if TYPE_CHECKING:
     from pysandboxes.policy.model import Policy
     from pysandboxes.providers.base import Availability, Launch, Prepared, ProviderImpl
+    from pysandboxes.providers.limits import Notice
 
 #: ``os-sandbox`` value -> module of this package that implements it.
 MODULES: dict[str, str] = {
@@ -37,6 +38,7 @@ class UnavailableProvider:
     (``availability()`` is false, so the launcher refuses the run with the reason)."""
 
     kernel = True
+    in_process = False
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
@@ -55,6 +57,11 @@ class UnavailableProvider:
             "no kernel boundary can be set up on this platform: the Python layer is the only "
             "enforcement here (os-sandbox=subprocess or none)",
         ]
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """Nothing runs under it here: its refusal is :meth:`availability`'s."""
+
+        return []
 
 
 def get_provider(name: str) -> ProviderImpl:
@@ -81,3 +88,31 @@ def get_provider(name: str) -> ProviderImpl:
         ) from None
     provider: ProviderImpl = module.PROVIDER
     return provider
+
+
+def unavailable_message(name: str, available: Availability) -> str:
+    """The refusal of a run whose provider cannot work here: the reason, what to install or
+    change, and -- inside a container (issue 31) -- which providers do work here, so that the
+    choice is the user's and never a silent fallback."""
+
+    hint = f" ({available.install_hint})" if available.install_hint else ""
+    message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+    from pysandboxes.platform_caps import CAPS
+
+    if not CAPS.linux:
+        return message
+    from pysandboxes.providers import _container
+
+    box = _container.cached()
+    if not box:
+        return message
+    working = [other for other in MODULES if other != name and _works(other)]
+    here = ", ".join(working) if working else "none of the kernel providers"
+    return f"{message}; python-sb runs in {box.describe()}, where these work: {here}"
+
+
+def _works(name: str) -> bool:
+    try:
+        return bool(get_provider(name).availability())
+    except ConfigError:
+        return False

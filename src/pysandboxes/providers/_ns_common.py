@@ -144,12 +144,6 @@ def explain_lines(policy: Policy, provider: str) -> list[str]:
         f"  read-only: {len(policy.expose_ro)} exposure(s); read-write: "
         f"{len(policy.expose_rw)}; rule files read-only inside exposures",
     ]
-    from pysandboxes.providers import limits
-
-    python_layer = bool(policy.py_sandbox.value)
-    for item in limits.namespace_notices(policy, provider):
-        when = " (said at start)" if limits.said_at_start(item.key, python_layer) else ""
-        lines.append(f"  {item.status}: {item.text}{when}")
     if policy.net:
         lines.append(
             "  network: pasta user-mode network + nftables ruleset from net= rules "

@@ -212,15 +212,14 @@ def interpreter_paths(launch: Launch) -> list[str]:
     """Directories that hold the interpreter, its standard library and site packages, and this
     package (the child bootstraps from it), deduplicated, existing only."""
 
-    import pysandboxes
-
     ctx = launch.context
     candidates: list[str] = list(ctx.prefixes)
     for exe in (ctx.python, launch.child_argv[0] if launch.child_argv else ""):
         if exe:
             candidates.append(os.path.dirname(os.path.abspath(exe)))
             candidates.append(os.path.dirname(os.path.realpath(exe)))
-    candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(pysandboxes.__file__))))
+    # The directory that holds ``pysandboxes`` (this file is pysandboxes/providers/_ns_mounts.py).
+    candidates.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
     out: list[str] = []
     for path in candidates:
         path = os.path.normpath(path)
@@ -281,7 +280,7 @@ def build_plan(
     python_layer = bool(policy.py_sandbox.value)
     layer = "" if python_layer else ", py-sandbox=false"
     for item in limits.namespace_notices(policy, launch.context.provider):
-        if limits.said_at_start(item.key, python_layer):
+        if item.at_start:
             plan.warnings.append(f"{launch.context.provider}{layer}: {item.text}")
 
     # 1. system

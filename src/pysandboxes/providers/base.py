@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.limits import Notice
     from pysandboxes.runtime import RunContext
 
 _set = object.__setattr__
@@ -118,8 +119,6 @@ class Prepared:
     - ``needs_parent``: ``python-sb`` must stay as a supervisor (a network helper, a VM).
     - ``cleanup``: run by the supervisor after the child ended, on every exit path.
     - ``warnings``: said on stderr at start (for example what Landlock cannot enforce).
-    - ``in_process``: nothing is exec'd; the launcher runs the program in its own interpreter
-      (``os-sandbox=none``) with ``env`` as ``os.environ``.
     - ``relay``: when the spawned command does not pass signals on to the program (bubblewrap),
       the object the supervisor hands them to instead (see :class:`SignalRelay`); set with
       ``needs_parent``.
@@ -131,7 +130,6 @@ class Prepared:
         "argv",
         "cleanup",
         "env",
-        "in_process",
         "needs_parent",
         "pass_fds",
         "pre_exec",
@@ -146,7 +144,6 @@ class Prepared:
         "needs_parent",
         "cleanup",
         "warnings",
-        "in_process",
         "relay",
     )
 
@@ -159,7 +156,6 @@ class Prepared:
         needs_parent: bool = False,
         cleanup: list[Callable[[], None]] | None = None,
         warnings: list[str] | None = None,
-        in_process: bool = False,
         relay: SignalRelay | None = None,
     ) -> None:
         self.argv = argv
@@ -169,7 +165,6 @@ class Prepared:
         self.needs_parent = needs_parent
         self.cleanup: list[Callable[[], None]] = [] if cleanup is None else cleanup
         self.warnings: list[str] = [] if warnings is None else warnings
-        self.in_process = in_process
         self.relay = relay
 
     def __eq__(self, other: object) -> bool:
@@ -204,11 +199,14 @@ if TYPE_CHECKING:
             """The run is over: release what the relay holds."""
 
     class ProviderImpl(Protocol):
-        """One ``os-sandbox`` value."""
+        """One ``os-sandbox`` value (:class:`Provider` gives the defaults)."""
 
         name: str
         #: True when the provider puts a kernel (or VM) boundary around the program.
         kernel: bool
+        #: True when nothing is exec'd: the launcher runs the program in its own interpreter
+        #: (``none``); a partial-mode worker cannot be started by such a provider.
+        in_process: bool
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -218,12 +216,24 @@ if TYPE_CHECKING:
             be enforced by this provider (never run with less than asked)."""
 
         def explain(self, policy: Policy) -> Sequence[str]:
-            """Lines for ``--explain``: what this provider enforces for ``policy``, what it
-            cannot."""
+            """Lines for ``--explain``: the boundary this provider puts around a program under
+            ``policy`` (its limits are :meth:`announcements`)."""
 
-else:
+        def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+            """What this provider cannot enforce, or enforces with a difference worth knowing,
+            for ``policy`` in ``mode`` (``enforce``, ``learn``, ``audit``): the records
+            ``--explain`` prints as text and JSON, each saying whether a run says it at
+            start (``providers/limits.py``)."""
 
-    class ProviderImpl:
-        """One ``os-sandbox`` value: ``name``, ``kernel``, ``availability()``, ``prepare(launch)``,
-        ``explain(policy)`` (a ``typing.Protocol`` for type checkers; a plain class at run time
-        so that importing this module does not import ``typing``)."""
+
+class Provider:
+    """The defaults every provider class inherits (``ProviderImpl`` is the contract): a kernel
+    boundary, run by exec. ``none`` overrides ``kernel`` and ``in_process``; every provider
+    says its own :meth:`announcements`."""
+
+    name = ""
+    kernel = True
+    in_process = False
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")

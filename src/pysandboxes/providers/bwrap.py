@@ -31,7 +31,7 @@ from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared, memo
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider, memo
 from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
@@ -40,6 +40,8 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from pysandboxes.providers.limits import Notice
 
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
@@ -120,7 +122,7 @@ def _own_process_group() -> None:
     os.setpgid(0, 0)
 
 
-class BwrapProvider:
+class BwrapProvider(Provider):
     name = "bwrap"
     kernel = True
 
@@ -206,6 +208,14 @@ class BwrapProvider:
 
     def explain(self, policy: Policy) -> Sequence[str]:
         return _ns_common.explain_lines(policy, self.name)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """What the rules alone decide of the namespace tree and network (the mount plan and
+        the network add, at start, what depends on the host)."""
+
+        from pysandboxes.providers.limits import namespace_notices
+
+        return namespace_notices(policy, self.name)
 
 
 PROVIDER = BwrapProvider()

@@ -27,7 +27,7 @@ from pysandboxes.policy import defaults as _defaults
 from pysandboxes.policy.model import NetRule, Policy, display_path
 from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, is_wildcard_bind
 from pysandboxes.providers import _linux, limits
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -190,6 +190,17 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
             f"the landlock provider supports x86_64 and aarch64, not {_linux.machine()}",
             "use os-sandbox=bwrap or os-sandbox=qemu on this machine",
         )
+    from pysandboxes.providers import _container
+
+    box = _container.cached()
+    if err == errno.ENOSYS and box and box.seccomp == 2:
+        # Podman's and containerd's profiles answer a system call they do not list with ENOSYS:
+        # inside a container with a filter, "no Landlock" may be the profile speaking.
+        return (
+            "the Landlock system calls fail with ENOSYS: this kernel has no Landlock, or the "
+            "container's seccomp profile does not list them",
+            "upgrade the kernel, or allow the calls: " + _container.runtime_hint("seccomp"),
+        )
     if err == errno.ENOSYS:
         return (
             "this kernel has no Landlock (Linux 5.13 or later built with "
@@ -207,7 +218,8 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
             "the Landlock system calls are blocked by a seccomp filter around this process "
             "(a container runtime's profile?)",
             "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "
-            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)",
+            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)"
+            + (f"; {hint}" if (hint := _container.runtime_hint("seccomp")) else ""),
         )
     return (f"Landlock probe failed: {os.strerror(err)}", "use os-sandbox=bwrap")
 
@@ -949,10 +961,6 @@ def _describe(plan: Plan) -> list[str]:
     if plan.rights.scoped:
         lines.append("  scopes: abstract Unix sockets and signals limited to the sandbox")
     lines.append("  no_new_privs; seccomp filter (docs/seccomp.md)")
-    for note in plan.announced:
-        lines.append(f"  limit: {note}")
-    for note in plan.unenforced:
-        lines.append(f"  not by Landlock: {note}")
     return lines
 
 
@@ -982,7 +990,7 @@ def _existing_denials_file(path: str | None) -> str | None:
     return path
 
 
-class LandlockProvider:
+class LandlockProvider(Provider):
     """The ``landlock`` provider (see the module docstring)."""
 
     name = "landlock"
@@ -1031,6 +1039,24 @@ class LandlockProvider:
             pre_exec=steps,
             warnings=warnings,
         )
+
+    def announcements(self, policy: Policy, mode: str) -> list[limits.Notice]:
+        """The plan's announced limits (said at every start) and what it leaves to the Python
+        layer (said at start when that is off), as records; a policy Landlock refuses is one
+        refused record."""
+
+        python_layer = _python_layer(policy)
+        try:
+            plan = build_plan(policy, abi=landlock_abi() or 7, prefixes=(sys.prefix,))
+        except ConfigError as exc:
+            return [limits.Notice(None, limits.REFUSED, str(exc), True)]
+        keys = {item.text: item.key for item in plan.notices}
+        found = [limits.Notice(keys.get(text), limits.LIMIT, text, True) for text in plan.announced]
+        found += [
+            limits.Notice(keys.get(text), limits.LIMIT, text, not python_layer)
+            for text in plan.unenforced
+        ]
+        return found
 
     def explain(self, policy: Policy) -> Sequence[str]:
         available = self.availability()

@@ -2,10 +2,12 @@
 
 DESIGN decision 1: a rule has one meaning under every provider; what a kernel provider cannot
 enforce is said at start or refused, never silently widened. This module is the one place that
-holds those sentences. The providers build their start warnings (``Prepared.warnings``, printed
-by ``launch/cli.py``) and their ``--explain`` lines (``tools/explain.py``, text and ``--json``)
-from :func:`notice`; ``docs/security-model.md`` lists :data:`LIMITS` (:func:`markdown_table`,
-checked by a unit test).
+holds those sentences. Each provider says which apply to a policy (its ``announcements(policy,
+mode)`` method, a list of :class:`Notice`: ``--explain`` prints those records as text and as
+JSON, ``tools/explain.py``) and builds its start warnings (``Prepared.warnings``, printed by
+``launch/start.py``) from the same :func:`notice` calls; nothing here goes by a provider's
+name. ``docs/security-model.md`` lists :data:`LIMITS` (:func:`markdown_table`, checked by a
+unit test).
 
 Each :class:`Limit` has a key, the rule kind it is about, the providers it concerns, the status
 (``enforced`` with a difference worth knowing, ``limit``: an announced limit, ``refused``:
@@ -501,17 +503,33 @@ _BY_KEY: Final[dict[str, Limit]] = {limit.key: limit for limit in LIMITS}
 
 
 class Notice:
-    """One limit as it applies to a run: its key, status and the sentence (fields filled)."""
+    """One limit as it applies to a run: its key (``None`` for a refusal a provider words
+    itself), status, the sentence (fields filled), and whether a run says it at start.
 
-    __slots__ = ("key", "status", "text")
+    What every provider's ``announcements(policy, mode)`` gives (``providers/base.Provider``):
+    the records ``--explain`` prints as text and as JSON (:meth:`to_dict`), and a run at
+    start."""
 
-    def __init__(self, key: str, status: str, text: str) -> None:
+    __slots__ = ("at_start", "key", "status", "text")
+
+    def __init__(self, key: str | None, status: str, text: str, at_start: bool = False) -> None:
         self.key = key
         self.status = status
         self.text = text
+        self.at_start = at_start
 
     def __repr__(self) -> str:
-        return f"Notice({self.key!r}, {self.status!r}, {self.text!r})"
+        return f"Notice({self.key!r}, {self.status!r}, {self.text!r}, {self.at_start!r})"
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``--explain --json`` form: key, status, text, at_start."""
+
+        return {
+            "key": self.key,
+            "status": self.status,
+            "text": self.text,
+            "at_start": self.at_start,
+        }
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Notice) and (self.key, self.text) == (other.key, other.text)
@@ -525,7 +543,8 @@ def notice(key: str, python_layer: bool, **fields: object) -> Notice:
 
     limit = _BY_KEY[key]
     where = limit.where[0 if python_layer else 1]
-    return Notice(key, limit.status, limit.text.format(where=where, **fields))
+    text = limit.text.format(where=where, **fields)
+    return Notice(key, limit.status, text, said_at_start(key, python_layer))
 
 
 def said_at_start(key: str, python_layer: bool) -> bool:
@@ -643,66 +662,6 @@ def _port_text(ports: tuple[tuple[int, int], ...] | None) -> str:
     if ports is None:
         return "*"
     return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in ports)
-
-
-def for_policy(provider: str, policy: Policy) -> list[dict[str, object]]:
-    """Every notice of ``provider`` for ``policy``, for ``--explain --json``: key (``None``
-    for a network sentence the provider words itself), status, text, and whether a run says it
-    at start."""
-
-    python_layer = bool(policy.py_sandbox.value)
-    out: list[dict[str, object]] = []
-    if provider in ("none", "subprocess"):
-        for item in no_enforcer(policy, "enforce"):
-            out.append(
-                {"key": item.key, "status": item.status, "text": item.text, "at_start": True}
-            )
-    if provider in TREE:
-        items = list(namespace_notices(policy, provider))
-        if provider == "qemu":
-            import os
-
-            from pysandboxes.providers import qemu
-
-            items += qemu.qemu_notices(
-                policy,
-                kvm_reason=qemu.tcg_reason(policy),
-                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
-            )
-        for item in items:
-            out.append(
-                {
-                    "key": item.key,
-                    "status": item.status,
-                    "text": item.text,
-                    "at_start": said_at_start(item.key, python_layer),
-                }
-            )
-    elif provider == "landlock":
-        import sys
-
-        from pysandboxes.errors import ConfigError
-        from pysandboxes.providers import landlock
-
-        try:
-            plan = landlock.build_plan(
-                policy, abi=landlock.landlock_abi() or 7, prefixes=(sys.prefix,)
-            )
-        except ConfigError as exc:
-            return [{"key": None, "status": REFUSED, "text": str(exc), "at_start": True}]
-        keys = {item.text: item.key for item in plan.notices}
-        for text in plan.announced:
-            out.append({"key": keys.get(text), "status": LIMIT, "text": text, "at_start": True})
-        for text in plan.unenforced:
-            out.append(
-                {
-                    "key": keys.get(text),
-                    "status": LIMIT,
-                    "text": text,
-                    "at_start": not python_layer,
-                }
-            )
-    return out
 
 
 def no_enforcer(policy: Policy, mode: str) -> list[Notice]:

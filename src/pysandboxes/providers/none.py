@@ -15,29 +15,47 @@ the command line, which saves the start of a second interpreter. The price, docu
 
 from __future__ import annotations
 
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.limits import Notice
 
 #: Options the in-process run applies itself (see pysandboxes.launch.inprocess.run_in_process).
 IN_PROCESS_OPTIONS = frozenset({"-B", "-W", "-u", "-q", "-i"})
 
 
-class NoneProvider:
-    """Run in-process; ``Prepared.in_process`` tells the launcher not to exec."""
+class NoneProvider(Provider):
+    """Run in-process: ``in_process`` tells the launcher not to exec (``launch/start.py``
+    runs the program in its own interpreter, and refuses a partial-mode worker)."""
 
     name = "none"
     kernel = False
+    in_process = True
 
     def availability(self) -> Availability:
         return Availability(True)
 
     def prepare(self, launch: Launch) -> Prepared:
-        return Prepared(argv=[], env=dict(launch.env), in_process=True)
+        """Nothing to exec: the launcher runs the program in-process with ``env``; the start
+        warnings are :meth:`announcements`'s."""
+
+        notices = self.announcements(launch.policy, launch.context.mode)
+        warnings = [f"none, py-sandbox=false: {item.text}" for item in notices if item.at_start]
+        return Prepared(argv=[], env=dict(launch.env), warnings=warnings)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """Nothing is refused by a kernel: with the Python layer off, that the rules are not
+        enforced at all (``limits.no_enforcer``)."""
+
+        if policy.py_sandbox.value:  # (the limits table only then: start-up time)
+            return []
+        from pysandboxes.providers.limits import no_enforcer
+
+        return no_enforcer(policy, mode)
 
     def explain(self, policy: Policy) -> Sequence[str]:
         python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"

@@ -31,14 +31,15 @@ import sys
 from pysandboxes.errors import ConfigError, ProviderUnavailableError
 from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import TextIO
 
     from pysandboxes.providers._ns_mounts import Mount
     from pysandboxes.providers._qemu_kernel import Artefacts
@@ -280,7 +281,31 @@ def _ports(ranges: Sequence[tuple[int, int]]) -> list[int]:
     return out
 
 
-def compile_ahead(src: str = SRC_DIR) -> list[str]:
+class FirstRunProgress:
+    """What a first run prints while it builds (seconds, where later runs say nothing): one
+    ``python-sb: qemu: ...`` line per step on the standard error, and a last one before the
+    boot once anything was said (issue 29: the first run was 13 s of silence)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.said = False
+
+    def __call__(self, text: str) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        try:
+            stream.write(f"python-sb: qemu: {text}\n")
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # no usable stderr: progress is optional
+            return
+        self.said = True
+
+    def booting(self, accel: str) -> None:
+        if self.said:
+            slow = " (software emulation: seconds)" if accel == "tcg" else ""
+            self(f"booting the VM{slow}; later runs start from the cache")
+
+
+def compile_ahead(src: str = SRC_DIR, progress: Callable[[str], None] | None = None) -> list[str]:
     """Write the package's byte code on the host where it is missing or older than its source;
     the files compiled. The guest reads the package through a read-only share, where its
     interpreter cannot store byte code: each missing file would be compiled again at every run,
@@ -288,7 +313,7 @@ def compile_ahead(src: str = SRC_DIR) -> list[str]:
     init alone). As python-sb's own helper steps (started with ``-I``) already do, this ignores
     ``PYTHONDONTWRITEBYTECODE``: it concerns the package's own files. Nothing is written where
     the package's directories are not writable (an installed package is compiled by its
-    installer)."""
+    installer). ``progress(text)`` is told before anything is compiled."""
 
     tag = sys.implementation.cache_tag
     if tag is None:
@@ -319,6 +344,9 @@ def compile_ahead(src: str = SRC_DIR) -> list[str]:
     if stale and os.access(os.path.dirname(stale[0]), os.W_OK):
         import py_compile
 
+        if progress is not None:
+            progress(f"compiling {len(stale)} of python-sb's modules for the guest (once)")
+
         for path in stale:
             try:
                 py_compile.compile(path, doraise=True)
@@ -336,7 +364,7 @@ def _param(policy: Policy, name: str, default: str) -> str:
 # -- the provider ---------------------------------------------------------------------------------
 
 
-class QemuProvider:
+class QemuProvider(Provider):
     name = "qemu"
     kernel = True
 
@@ -368,8 +396,11 @@ class QemuProvider:
             return Availability(False, str(exc), _qemu_kernel.INSTALL_HINT)
         return Availability(True)
 
-    def artefacts(self, policy: Policy, network: bool) -> Artefacts:
-        """The kernel and initramfs to boot (built into the cache on first use)."""
+    def artefacts(
+        self, policy: Policy, network: bool, progress: Callable[[str], None] | None = None
+    ) -> Artefacts:
+        """The kernel and initramfs to boot (built into the cache on first use, told to
+        ``progress``)."""
 
         from pysandboxes.providers import _qemu_kernel
 
@@ -380,7 +411,7 @@ class QemuProvider:
             )
         explicit = policy.provider_param("qemu", "kernel")
         kernel = _qemu_kernel.find_kernel(explicit.value if explicit else None)
-        built = _qemu_kernel.prepare_artefacts(kernel, busybox, network=network)
+        built = _qemu_kernel.prepare_artefacts(kernel, busybox, network=network, progress=progress)
         initrd = policy.provider_param("qemu", "initrd")
         if initrd is not None:
             if not os.access(initrd.value, os.R_OK):
@@ -403,14 +434,16 @@ class QemuProvider:
         if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
             raise ConfigError("os-sandbox=qemu: the interpreter path must be absolute")
         accel, kvm_reason = choose_accelerator(_param(policy, "accel", "auto"))
-        compile_ahead()
+        progress = FirstRunProgress()
+        compile_ahead(progress=progress)
         hostname = _ns_common.hostname(policy, self.name)
-        artefacts = self.artefacts(policy, network=bool(policy.net))
+        artefacts = self.artefacts(policy, network=bool(policy.net), progress=progress)
+        progress.booting(accel)
         learning = launch.context.mode != "enforce"
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name)
-        workdir = _work_directory()
+        workdir = _work_directory(launch.context.tmpdir)
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -492,17 +525,12 @@ class QemuProvider:
             _remove(workdir)
             raise
         warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
-        python_layer = bool(policy.py_sandbox.value)
-        from pysandboxes.providers import limits
-
         notices = qemu_notices(
             policy,
             kvm_reason=kvm_reason if accel == "tcg" else "",
             terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
         )
-        warnings += [
-            f"qemu: {item.text}" for item in notices if limits.said_at_start(item.key, python_layer)
-        ]
+        warnings += [f"qemu: {item.text}" for item in notices if item.at_start]
         if learning:
             warnings.append(
                 f"qemu: {launch.context.mode} mode runs in the VM: it holds the rules' exposures "
@@ -525,9 +553,22 @@ class QemuProvider:
             relay=SignalForward(),
         )
 
-    def explain(self, policy: Policy) -> Sequence[str]:
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """The namespace providers' notices (the VM's tree is their mount plan) and the VM's
+        own (no KVM, a terminal, the network relays)."""
+
         from pysandboxes.providers import limits
 
+        return [
+            *limits.namespace_notices(policy, self.name),
+            *qemu_notices(
+                policy,
+                kvm_reason=tcg_reason(policy),
+                terminal=any(os.isatty(fd) for fd in (0, 1, 2)),
+            ),
+        ]
+
+    def explain(self, policy: Policy) -> Sequence[str]:
         lines = [
             "os-sandbox=qemu: the program runs in a disposable VM under its own kernel; its root "
             "is one 9p share of the namespace providers' tree (only the interpreter, system "
@@ -536,13 +577,6 @@ class QemuProvider:
             f"  read-only: {len(policy.expose_ro)} exposure(s); read-write: "
             f"{len(policy.expose_rw)}; rule files read-only inside exposures",
         ]
-        python_layer = bool(policy.py_sandbox.value)
-        for item in (
-            *limits.namespace_notices(policy, self.name),
-            *qemu_notices(policy, kvm_reason=tcg_reason(policy)),
-        ):
-            when = " (said at start)" if limits.said_at_start(item.key, python_layer) else ""
-            lines.append(f"  {item.status}: {item.text}{when}")
         if policy.net:
             lines.append(
                 "  network: qemu's user-mode network inside the nftables + pasta network "
@@ -554,22 +588,23 @@ class QemuProvider:
         return lines
 
 
-def _work_directory() -> str:
-    """The run's directory on the host (the export's mount point, the console log), named as
-    the private temporary directories (``pysb-<pid>-qemu-<hex>``): when python-sb is killed
-    and cannot remove it, the next run of python-sb sweeps it (``launch/tmpdir.sweep``)."""
+def _work_directory(tmpdir: str | None) -> str:
+    """The run's directory on the host (the export's mount point, the console log), beside the
+    run's private temporary directory ``tmpdir`` and named after it (``pysb-<pid>-<hex>-qemu-
+    <hex>``): when python-sb is killed and cannot remove it, the next run's sweep of
+    finished runs' directories removes it too (``launch/tmpdir.sweep`` goes by the prefix and
+    the pid). Not inside ``tmpdir``, which the program can write."""
 
-    from pysandboxes.launch import tmpdir
-
-    base = tmpdir.base_directory(os.environ)
+    if not tmpdir:
+        raise OSError("the qemu provider needs the run's private temporary directory")
     for _ in range(100):
-        path = os.path.join(base, f"{tmpdir.PREFIX}{os.getpid()}-qemu-{os.urandom(5).hex()}")
+        path = f"{tmpdir.rstrip(os.sep)}-qemu-{os.urandom(5).hex()}"
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:
             continue
         return path
-    raise FileExistsError(f"could not create a directory for the VM in {base}")
+    raise FileExistsError(f"could not create a directory for the VM beside {tmpdir}")
 
 
 def _window_size(terminals: list[int]) -> list[int]:

@@ -10,16 +10,17 @@ enforcement; hostile code gets around it (SPEC §0).
 
 from __future__ import annotations
 
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pysandboxes.policy.model import Policy
+    from pysandboxes.providers.limits import Notice
 
 
-class SubprocessProvider:
+class SubprocessProvider(Provider):
     """The command built by the launcher, exec'd as is, with the filtered environment."""
 
     name = "subprocess"
@@ -33,8 +34,23 @@ class SubprocessProvider:
             argv=list(launch.child_argv),
             env=dict(launch.env),
             pass_fds=tuple(launch.pass_fds),
-            warnings=[] if launch.policy.py_sandbox.value else _no_enforcer(launch),
+            warnings=[
+                f"subprocess, py-sandbox=false: {item.text}"
+                for item in self.announcements(launch.policy, launch.context.mode)
+                if item.at_start
+            ],
         )
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """No kernel boundary: with the Python layer off, that the rules are not enforced at
+        all (``limits.no_enforcer``; the limits table is imported only then, so that an
+        ordinary run's start-up does not load it)."""
+
+        if policy.py_sandbox.value:
+            return []
+        from pysandboxes.providers.limits import no_enforcer
+
+        return no_enforcer(policy, mode)
 
     def explain(self, policy: Policy) -> Sequence[str]:
         python = "on" if policy.py_sandbox.value else "OFF: nothing is enforced"
@@ -43,18 +59,6 @@ class SubprocessProvider:
             f"no kernel boundary: the Python layer ({python}) is the only enforcement;",
             "  enough against misused legitimate code, not against hostile code",
         ]
-
-
-def _no_enforcer(launch: Launch) -> list[str]:
-    """The start warning of a run with the Python layer off (``limits.no_enforcer``); imported
-    only then, so that an ordinary run's start-up does not load the limits table."""
-
-    from pysandboxes.providers.limits import no_enforcer
-
-    return [
-        f"subprocess, py-sandbox=false: {item.text}"
-        for item in no_enforcer(launch.policy, launch.context.mode)
-    ]
 
 
 PROVIDER = SubprocessProvider()

@@ -22,7 +22,7 @@ from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import SYSCALL_NUMBERS
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared
+from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -30,6 +30,8 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from pysandboxes.providers.limits import Notice
 
 INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ns_init.py")
 MIN_KERNEL = (5, 12)
@@ -88,7 +90,7 @@ def _enter_step(spec: bytes, parent: int) -> Callable[[], None]:
     return lambda: _ns_init.enter_in_process(spec, parent)
 
 
-class UnshareProvider:
+class UnshareProvider(Provider):
     name = "unshare"
     kernel = True
 
@@ -165,6 +167,14 @@ class UnshareProvider:
 
     def explain(self, policy: Policy) -> Sequence[str]:
         return _ns_common.explain_lines(policy, self.name)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        """What the rules alone decide of the namespace tree and network (the mount plan and
+        the network add, at start, what depends on the host)."""
+
+        from pysandboxes.providers.limits import namespace_notices
+
+        return namespace_notices(policy, self.name)
 
 
 PROVIDER = UnshareProvider()

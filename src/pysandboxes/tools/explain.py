@@ -58,7 +58,7 @@ def _raw_line(origin: Origin) -> str | None:
     return None
 
 
-def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
+def _provider_data(name: str, policy: Policy, mode: str) -> dict[str, Any]:
     from pysandboxes.errors import ConfigError
     from pysandboxes.providers import get_provider
 
@@ -67,7 +67,7 @@ def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
     except ConfigError as exc:
         return {
             "name": name,
-            "kernel": name in ("landlock", "bwrap", "unshare", "qemu"),
+            "kernel": False,  # nothing of it is in this version: no boundary it could give
             "available": False,
             "reason": str(exc).partition(": ")[2] or str(exc),
             "install_hint": "",
@@ -79,10 +79,10 @@ def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
         notes = [str(line) for line in provider.explain(policy)]
     except Exception as exc:  # a provider that cannot describe this policy says why
         notes = [f"cannot describe this policy: {type(exc).__name__}: {exc}"]
-    from pysandboxes.providers import limits
-
+    found: list[dict[str, object]] = []
     try:
-        found = limits.for_policy(name, policy) if availability.ok else []
+        if availability.ok:  # (a provider that cannot run here says why instead)
+            found = [item.to_dict() for item in provider.announcements(policy, mode)]
     except Exception as exc:
         found = [{"key": None, "status": "unknown", "text": str(exc), "at_start": False}]
     return {
@@ -92,8 +92,9 @@ def _provider_data(name: str, policy: Policy) -> dict[str, Any]:
         "reason": availability.reason,
         "install_hint": availability.install_hint,
         "notes": notes,
-        # The same sentences as the notes and the start warnings, from providers/limits.py:
-        # enforced (with a difference worth knowing), limit (announced), refused.
+        # The provider's own records (announcements): the text form prints the same; a run
+        # says those marked at_start. Enforced (with a difference worth knowing), limit
+        # (announced), refused: providers/limits.py.
         "limits": found,
     }
 
@@ -197,7 +198,7 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
     """The explanation as plain data (the ``--json`` form)."""
 
     policy = plan.policy
-    provider = _provider_data(plan.provider_name, policy)
+    provider = _provider_data(plan.provider_name, policy, plan.mode)
     environment: list[str] | str
     if plan.mode != "enforce":
         environment = f"all of python-sb's environment ({plan.mode} mode enforces nothing)"
@@ -313,6 +314,9 @@ def render_text(data: dict[str, Any]) -> str:
             out.append(f"  install: {provider['install_hint']}")
     for note in provider["notes"]:
         out.append(f"  {note}")
+    for item in provider["limits"]:
+        when = " (said at start)" if item["at_start"] else ""
+        out.append(f"  {item['status']}: {item['text']}{when}")
     out.append("")
     if data.get("eval"):
         from pysandboxes.evalguard.explain import render

@@ -27,12 +27,13 @@ import json, os, sys
 from pysandboxes.policy import parse_text
 from pysandboxes.runtime import RunContext
 from pysandboxes.guard import arm
+from pysandboxes.launch.child import eval_extension
 import pysandboxes
 spec = json.loads(sys.argv[1])
 policy = parse_text(spec["rules"], spec["rule_file"])
 context = RunContext.from_dict(spec["context"])
 code = compile(spec["code"], spec["filename"], "exec")
-arm(policy, context)
+arm(policy, context, eval_extension(policy, context.mode))  # as launch/child.py arms it
 try:
     exec(code, {"__name__": "__main__"})
 except Exception as exc:

@@ -29,8 +29,11 @@ import types
 
 import pysandboxes.guard
 
+#: The guard's modules, and the record base its tables are made of (``pysandboxes/record.py``,
+#: below every layer that uses it).
 GUARD_MODULES = sorted(
-    "pysandboxes.guard." + info.name for info in pkgutil.iter_modules(pysandboxes.guard.__path__)
+    ["pysandboxes.guard." + info.name for info in pkgutil.iter_modules(pysandboxes.guard.__path__)]
+    + ["pysandboxes.record"]
 )
 
 #: Closures that read globals and never run after arming (or run on the program's side only),
@@ -94,7 +97,7 @@ def test_closures_look_no_global_name_up() -> None:
 #: Module-level functions with keyword defaults or a closure, called only when arming.
 ARM_TIME_FUNCTIONS = {
     "pysandboxes.guard.files.make_file_handlers",
-    "pysandboxes.guard.record._RecordType.__new__",  # super()'s __class__ cell, on import
+    "pysandboxes.record._RecordType.__new__",  # super()'s __class__ cell, on import
 }
 
 

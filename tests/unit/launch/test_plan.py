@@ -8,7 +8,8 @@ import pytest
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.launch.argv import parse
-from pysandboxes.launch.cli import RunPlan, _refuse_without_learning, plan_run
+from pysandboxes.launch.cli import RunPlan, plan_run
+from pysandboxes.launch.start import refuse_without_learning
 from pysandboxes.policy.model import Policy
 
 
@@ -16,7 +17,7 @@ def test_missing_rule_file_without_learning_names_the_file(tmp_path: Path) -> No
     rule_file = str(tmp_path / ".py-sandboxes")
     plan = RunPlan(parse(["-c", "1"]), str(tmp_path), Policy(), rule_file, False, "learn", None)
     with pytest.raises(ConfigError) as info:
-        _refuse_without_learning(plan)
+        refuse_without_learning(plan)
     assert info.value.problems[0].where == rule_file
     assert "no rule file here" in str(info.value)
 

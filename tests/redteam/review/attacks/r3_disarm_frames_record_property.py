@@ -5,7 +5,7 @@
 property getter of python-sb's ``Frames`` record that the import handler reads inside the
 hook. No rule but the file exposure.
 
-``pysandboxes.guard.frames.Frames`` (a record class from ``guard/record.py``) exposes its
+``pysandboxes.guard.frames.Frames`` (a record class from ``pysandboxes/record.py``) exposes its
 fields as ``property`` objects in its class dict. The hook's ``on_statement`` handler (the
 ``pysandboxes.import`` event of an import statement that no rule allows) reads
 ``frames.statement_importer`` at run time. ``Frames.statement_importer = property(...)``

@@ -1,7 +1,8 @@
 """Partial mode's worker: the call loop that runs inside the sandboxed interpreter.
 
-``child.py`` starts it for the program kind ``worker`` (see ``pysandboxes.partial``): the
-bootstrap imports this module and calls :func:`prepare` *before* the Python layer is armed, and
+``launch/child.py`` starts it for the program kinds ``worker`` and ``eval-worker`` (see
+``pysandboxes.partial``): the bootstrap imports this module by name (``child.EXTENSIONS``)
+and calls :func:`prepare` *before* the Python layer is armed, and
 :meth:`Server.start_threads` last before arming (after learning's seccomp hand-over, which the
 threads must inherit) -- every module the loop needs is loaded and every thread it uses is
 started then, since after arming the rules judge thread starts and imports -- then arms the

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-TYPE_CHECKING = False  # typing costs milliseconds of every start-up (guard/record.py)
+TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
     from typing import Any
 

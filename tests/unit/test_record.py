@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pysandboxes.guard.record import NamedTuple
+from pysandboxes.record import NamedTuple
 
 
 class Point(NamedTuple):
