@@ -130,7 +130,7 @@ def install(
         state = enter()
         try:
             while frame is not None:
-                if id_(frame.f_globals) in guarded:
+                if identity(frame.f_globals) in guarded:
                     code = frame.f_code
                     if code not in plumbing:
                         return False
