@@ -14,6 +14,7 @@ JUNIT = """<testsuites><testsuite>
 <testcase name="t.A.test_ok" status="run" result="completed" />
 <testcase name="t.A.test_skip" status="run" result="completed"><skipped>no</skipped></testcase>
 <testcase name="t.A.test_err" status="run" result="completed"><error>bad</error></testcase>
+<testcase />
 </testsuite></testsuites>
 """
 
