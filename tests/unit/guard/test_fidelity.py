@@ -300,3 +300,29 @@ def test_sqlite_connections_behave_as_cpython_s(tmp_path: Path) -> None:
     plain, armed = _both(SQLITE, tmp_path)
     assert armed == plain
     assert "reported under ['authorizer_cb']" in armed
+
+
+def test_a_bytearray_path_is_refused_while_another_thread_runs(tmp_path: Path) -> None:
+    """The hook judges a copy of a ``bytearray`` path; another thread could change the buffer
+    between CPython's copy and the hook's, so while one runs the path is refused with a
+    message that says to pass bytes (3.12 refuses such a path before any event: skipped)."""
+
+    if sys.version_info >= (3, 12):
+        return
+    code = f"""
+import os, threading, time, warnings
+warnings.simplefilter("ignore")
+stop = threading.Event()
+worker = threading.Thread(target=stop.wait)
+worker.start()
+try:
+    os.unlink(bytearray(os.fsencode({str(tmp_path / "rw" / "missing")!r})))
+except PermissionError as exc:
+    print(type(exc).__name__, "pass bytes" in str(exc))
+finally:
+    stop.set()
+    worker.join()
+"""
+    (tmp_path / "rw").mkdir()
+    armed = run_armed(code, PERMISSIVE.format(rw=tmp_path / "rw"), tmp_path)
+    assert armed.lines == ["RulePermissionError True"], armed.stdout + armed.stderr
