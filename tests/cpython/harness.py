@@ -37,6 +37,9 @@ KNOWN = HERE / "known_differences.txt"
 #: 2-core machine; the slowest module of the full list takes about two minutes alone).
 MODULE_TIMEOUT = 1200
 
+#: The PROVIDERS field of a line for a test that neither side runs.
+NOT_RUN = "not-run"
+
 #: The outcome of one test case, as the JUnit XML of ``-m test`` records it.
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -125,12 +128,14 @@ def run_module(
     *,
     provider: str | None,
     match: Sequence[str] = (),
+    ignore: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = MODULE_TIMEOUT,
 ) -> Run:
     """Run ``python -m test MODULE`` plainly (``provider=None``) or under python-sb.
 
-    ``match`` restricts the run to those test names (``--matchfile``). ``work`` must be an
+    ``match`` restricts the run to those test names (``--matchfile``), ``ignore`` leaves those
+    out (``--ignorefile``: the ``not-run`` lines of the reviewed list). ``work`` must be an
     empty directory of its own: it holds the rule file, the JUnit file and regrtest's
     working directories."""
 
@@ -147,6 +152,10 @@ def run_module(
         matchfile = work / "match.txt"
         matchfile.write_text("".join(name + "\n" for name in match))
         tail += ["--matchfile", str(matchfile)]
+    if ignore:
+        ignorefile = work / "ignore.txt"
+        ignorefile.write_text("".join(name + "\n" for name in ignore))
+        tail += ["--ignorefile", str(ignorefile)]
     run_env = dict(os.environ if env is None else env)
     run_env.pop("PYTEST_CURRENT_TEST", None)
     run_env.pop("PYTEST_XDIST_WORKER", None)
@@ -217,15 +226,22 @@ class Known:
     """One line of ``known_differences.txt``: a difference the rules require, and why."""
 
     test: str  # a test name, or a prefix ending in '*'
-    providers: frozenset[str]  # empty: every provider
+    providers: frozenset[str]  # empty: every provider; {"not-run"}: run on neither side
     pythons: frozenset[str]  # "3.12"...; empty: every version
     reason: str
     line: int
 
+    @property
+    def not_run(self) -> bool:
+        """A test left out of both runs: it hangs or fails with plain python on the test
+        machine for a reason of the machine's (the reason says which)."""
+
+        return self.providers == frozenset({NOT_RUN})
+
     def matches(self, test: str, provider: str, python_version: str) -> bool:
         """Whether this line excuses ``test`` under ``provider`` and ``python_version``."""
 
-        if self.providers and provider not in self.providers:
+        if self.not_run or (self.providers and provider not in self.providers):
             return False
         if self.pythons and python_version not in self.pythons:
             return False
@@ -301,8 +317,9 @@ def confirm(
 
     known = list(known)
     version = version_of(python)
-    plain = run_module(python, module, work / "plain", provider=None, env=env)
-    sandboxed = run_module(python, module, work / "sb", provider=provider, env=env)
+    left_out = [k.test for k in known if k.not_run and (not k.pythons or version in k.pythons)]
+    plain = run_module(python, module, work / "plain", provider=None, ignore=left_out, env=env)
+    sandboxed = run_module(python, module, work / "sb", provider=provider, ignore=left_out, env=env)
     differences = compare(plain, sandboxed)
     if differences and plain.outcomes and sandboxed.outcomes:
         names = [d.test for d in differences]

@@ -82,3 +82,11 @@ def test_the_permissive_rules_parse(tmp_path: Path) -> None:
 
     policy = parse_text(harness.permissive_rules("bwrap", tmp_path), str(tmp_path / "r"))
     assert policy.os_sandbox.value == "bwrap"
+
+
+def test_not_run_lines_match_no_difference(tmp_path: Path) -> None:
+    path = tmp_path / "known.txt"
+    path.write_text("t.Hang.* | not-run | * | hangs with plain python here\n")
+    (line,) = harness.load_known(path)
+    assert line.not_run
+    assert not line.matches("t.Hang.test_x", "subprocess", "3.11")
