@@ -436,6 +436,20 @@ def make_file_handlers(
             return lexical
         return resolved
 
+    def writable_named(given: str, base: str | None, resolved: str) -> str:
+        """The path an ``expose-rw`` line must name to allow this write: :func:`named_path`,
+        or, when that does not exist yet (a file or directory the program creates), the
+        nearest directory above it that does. A rule naming a missing path is refused (SPEC
+        §2.2), and creating an entry changes the directory that holds it (issue 26)."""
+
+        named = named_path(given, base, resolved)
+        while absent(named):
+            cut = named.rfind(sep)
+            if cut <= 0:
+                return named[: cut + 1] or named
+            named = named[:cut]
+        return named
+
     def absent(path: str, follow: bool = True) -> bool:
         """Whether looking ``path`` up fails with ENOENT: it (or, with ``follow``, the target
         of a symbolic link) does not exist. A path that cannot be looked up for another reason
@@ -464,15 +478,6 @@ def make_file_handlers(
             parent = resolved[:cut] if cut > 0 else sep
             return parent != resolved and absent(parent)
         return absent(resolved, missing == target_needed)
-
-    def existing_ancestor(path: str) -> str:
-        """``path``, or the nearest directory above it that exists: what a suggested
-        ``expose-*`` line may name (a rule on a path that does not exist is an error)."""
-
-        while path != sep and absent(path, False):
-            cut = path.rfind(sep)
-            path = path[:cut] if cut > 0 else sep
-        return path
 
     def refuse_path(
         given: str,
@@ -551,9 +556,11 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            named = named_path(given, base, resolved)
-            if host_tree:  # a rule must name a path that exists
-                named = existing_ancestor(named)
+            named = (
+                writable_named(given, base, resolved)
+                if write
+                else named_path(given, base, resolved)
+            )
             message += f" (add '{key}={named}')"
             refuse(
                 "file",
@@ -586,9 +593,7 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
-        named = named_path(given, base, resolved)
-        if host_tree or code != none_code:  # a rule must name a path that exists
-            named = existing_ancestor(named)
+        named = writable_named(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "

@@ -399,6 +399,9 @@ def _prepare(start: Start) -> None:
             denials_file=denials,
             tmpdir=tmpdir,
             prefixes=prefixes(),
+            # The REPL on a missing rule file learns but keeps nothing unless asked to
+            # (--learn, a learn= line: the policy's learn value).
+            write=request.kind != "repl" or bool(plan.policy.learn.value),
         )
     context = RunContext(
         mode=plan.mode,  # type: ignore[arg-type]
@@ -411,6 +414,7 @@ def _prepare(start: Start) -> None:
         prefixes=prefixes(),
         record_fd=start.session.child_fd() if start.session is not None else -1,
         denials_file=denials,
+        home=_home(),
     )
     start.context = context
     arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
@@ -485,6 +489,14 @@ def _prepare_provider(start: Start, launch: Launch) -> None:
     start.prepared = prepared
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
+
+
+def _home() -> str:
+    """python-sb's home directory (``RunContext.home``: the ``~`` of messages in the child,
+    whose environment need not hold ``HOME``); ``""`` when there is none to show."""
+
+    home = os.path.expanduser("~")
+    return "" if home in ("~", "/") else home
 
 
 def learning_session_class() -> Any:

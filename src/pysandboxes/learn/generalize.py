@@ -444,10 +444,16 @@ def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
     """The directory (or, inside a broad directory, the file) that grants ``access``."""
 
     path = os.path.normpath(os.path.join(ctx.cwd, access.path))
-    if os.path.isdir(path) and not is_broad(path, ctx):
-        # A directory listed (read), or created by the program (write): the directory itself.
-        return path, access.write
     parent = os.path.dirname(path)
+    if os.path.isdir(path) and not is_broad(path, ctx):
+        if access.write and not is_broad(parent, ctx) and parent != path:
+            # A change of the directory's own entry (os.mkdir, makedirs, rmdir, rename): a
+            # change of the directory that holds it. On a fresh run the directory does not
+            # exist yet, and a rule naming a missing path is refused (issue 26): only the
+            # parent's rule lets the program create it again.
+            return parent, True
+        # A directory listed (read), or created in a broad place (~, /tmp): the directory.
+        return path, access.write
     if is_broad(parent, ctx):
         return path, access.write
     return parent, access.write
