@@ -7,7 +7,7 @@ CPython and one provider, and fails on a test whose outcome differs -- unless
 
 Two lists, to keep CI within its budget:
 
-- :data:`DEFAULT` (every run, about three minutes on the 2-core test machine with ``-n 2``):
+- :data:`DEFAULT` (every run, about 100 s on the 2-core test machine with ``-n 2``):
   a chosen set of quick modules -- each supported CPython under ``os-sandbox=subprocess``,
   and at least one module under each kernel provider with the Python layer on;
 - :data:`FULL` with ``PYSANDBOXES_CPYTHON_TESTS=all``: the modules issue 27 names, for each
