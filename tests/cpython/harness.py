@@ -139,6 +139,7 @@ def run_module(
     empty directory of its own: it holds the rule file, the JUnit file and regrtest's
     working directories."""
 
+    python = os.path.abspath(python)  # the runs' cwd is ``work`` (not resolved: a venv's link)
     work.mkdir(parents=True, exist_ok=True)
     junit = work / "junit.xml"
     junit.unlink(missing_ok=True)
@@ -316,6 +317,7 @@ def confirm(
     more both ways and keep only the differences seen twice."""
 
     known = list(known)
+    python = os.path.abspath(python)
     version = version_of(python)
     left_out = [k.test for k in known if k.not_run and (not k.pythons or version in k.pythons)]
     plain = run_module(python, module, work / "plain", provider=None, ignore=left_out, env=env)
