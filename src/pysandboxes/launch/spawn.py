@@ -39,15 +39,20 @@ if TYPE_CHECKING:
 __all__ = ["Process", "become", "popen_options", "release", "start"]
 
 
-def become(prepared: Prepared, channel: Any = None) -> NoReturn:
-    """Apply ``prepared``'s ``pre_exec`` steps in this process, finish the hand-over
-    (``channel.before_exec``) and exec the sandboxed command. Raises (``OSError``,
+def become(prepared: Prepared, channel: Any = None, keep: Sequence[int] = ()) -> NoReturn:
+    """Finish the hand-over (``channel.before_exec``), close every descriptor above 2 but
+    ``prepared.pass_fds`` and ``keep`` (issue 23: what python-sb inherited from its caller
+    stays out of the sandbox, ``providers/descriptors.py``), apply ``prepared``'s ``pre_exec``
+    steps in this process and exec the sandboxed command. Raises (``OSError``,
     ``ConfigError``) when a step or the exec fails: nothing has run then."""
 
+    from pysandboxes.providers.descriptors import close_inherited
+
+    if channel is not None:
+        channel.before_exec()  # a pipe's writer (no memfd): before its write end is closed
+    close_inherited((*prepared.pass_fds, *keep))
     for step in prepared.pre_exec:
         step()
-    if channel is not None:
-        channel.before_exec()
     os.execve(prepared.argv[0], prepared.argv, prepared.env)
     raise AssertionError("unreachable")  # execve returns only by raising
 
@@ -151,9 +156,8 @@ def start(
 ) -> Process:
     """Start ``prepared`` as a child (see the module docstring).
 
-    ``keep``: when given, every descriptor above 2 but these is closed in the child (a worker:
-    the caller's own descriptors stay out of the sandbox); ``None`` keeps what is inheritable
-    (the command line: what its own caller passed). ``quiet_stdio``: standard input from
+    ``keep``: descriptors above 2 the child keeps besides ``prepared.pass_fds`` (every other
+    one is closed, :func:`become`). ``quiet_stdio``: standard input from
     ``/dev/null`` and standard output to standard error (a worker: never the caller's stdout,
     a stdio MCP server's protocol channel). ``sigmask``: the signal mask the child restores
     (the supervisor blocks the signals it waits for). ``handle``: the Windows handle of the
@@ -167,9 +171,9 @@ def start(
     import _socket  # noqa: F401  (used by unshare's step: imported before the fork)
     import fcntl  # noqa: F401
 
-    keep_fds = (
-        None if keep is None else sorted({fd for fd in (*keep, *prepared.pass_fds) if fd > 2})
-    )
+    from pysandboxes.providers import descriptors  # noqa: F401  (used by become: imported now)
+
+    keep_fds = tuple(keep or ())
     devnull = os.open(os.devnull, os.O_RDONLY) if quiet_stdio else -1
     try:
         pid = os.fork()
@@ -186,13 +190,7 @@ def start(
             if devnull >= 0:
                 os.dup2(devnull, 0)
                 os.dup2(2, 1)
-            if keep_fds is not None:
-                low = 3
-                for fd in keep_fds:
-                    os.closerange(low, fd)
-                    low = fd + 1
-                os.closerange(low, 1 << 16)
-            become(prepared)
+            become(prepared, keep=keep_fds)
         except BaseException as exc:
             try:
                 os.write(2, f"python-sb: cannot start the sandboxed {what}: {exc}\n".encode())

@@ -244,10 +244,19 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         "rule_files": list(policy.rule_files),
         "variables": _variables_data(plan),
         "environment": environment,
+        "descriptors": _descriptors(plan.mode),
         "provider": provider,
         "warnings": warnings_for(plan, provider, environment),
         "eval": _eval_data(policy),
     }
+
+
+def _descriptors(mode: str) -> list[dict[str, str]]:
+    """The descriptors the program starts with (``providers/descriptors.py`` closes the rest)."""
+
+    from pysandboxes.providers.descriptors import passed
+
+    return [{"fd": fd, "what": what} for fd, what in passed(mode)]
 
 
 def _learn_setting(policy: Policy) -> dict[str, Any]:
@@ -331,6 +340,9 @@ def render_text(data: dict[str, Any]) -> str:
     else:
         names = ", ".join(env) if env else "(none)"
         out.append(f"environment passed to the program (values not shown): {names}; and TMPDIR")
+    out.append("descriptors passed to the program (every other one python-sb inherited is closed):")
+    for item in data["descriptors"]:
+        out.append(f"  {item['fd']}: {item['what']}")
     provider = data["provider"]
     out.append("")
     state = "available here" if provider["available"] else "NOT available here"
