@@ -688,7 +688,7 @@ def make_file_handlers(
                 # A name ignore= hides (a symbolic link's own, or a linked directory's on the
                 # way) is absent whatever it points to, as in listings and under bwrap and
                 # unshare (issue 24, item 7: one meaning of ignore= for every enforcer).
-                refuse_path(given, lexical, write, ignored_code, None, base, opening)
+                refuse_path(given, lexical, write, ignored_code, None, base, missing)
                 return resolved
         if (code == rw_code and not (write and is_protected(resolved))) or (
             code == ro_code and not write
