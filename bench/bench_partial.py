@@ -291,7 +291,12 @@ def calls(workdir: Path, runs: int) -> dict[str, Any]:
         last = data["reference_error"].strip().splitlines()[-1:] or ["?"]
         text += f"; reference 0.7.0 failed: {last[0][:120]}"
     text += f"  target >= 20,000: {_verdict(rate >= 20_000)}"
-    return {"name": "partial: trivial sandboxed call (landlock)", "kind": "value", "value": text}
+    return {
+        "name": "partial: trivial sandboxed call (landlock)",
+        "kind": "value",
+        "value": text,
+        "issue29": {"partial": (f"{rate:,.0f} calls/s", ">= 20,000/s at load 4", rate >= 20_000)},
+    }
 
 
 def round_trip(workdir: Path, runs: int) -> dict[str, Any]:
@@ -347,3 +352,4 @@ def mcp_stdio(workdir: Path, runs: int) -> dict[str, Any]:
 
 
 CASES = [calls, round_trip, start_up, memory, mcp_stdio]
+TABLE_CASES = [calls]

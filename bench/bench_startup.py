@@ -4,6 +4,14 @@ Target: at most 30 ms over plain python3 for ``os-sandbox=subprocess`` (python-s
 rules, then execs a second interpreter; ``none`` runs in its own). The rule file turns the Python
 layer on and off so that its cost is visible apart from the launcher's.
 
+Issue 29's row (``startup_table``, the one case ``bench/run.py table`` runs here): hello.py with
+the Python layer on under every provider, all sides run in turn, medians; CPU time over
+python3 for ``none``, ``subprocess`` and ``landlock`` (goal <= +20 ms), wall time for ``bwrap``
+and ``unshare`` (goal <= +40 ms), and the steps of python-sb's own start (its package's import
+alone; ``subprocess`` with the Python layer off). With ``BENCH_REFERENCE_PYTHON`` naming the
+interpreter of a venv holding the reference implementation (``pysandboxes==0.7.0``), its own
+``python-sb`` runs the same script and rule file (goal: ours >= 10x faster).
+
 Wall-clock medians on a shared machine mostly measure the other load; the CPU-time cases (user +
 system of the whole run, python-sb and the interpreter it execs, minus python3's, run after run)
 move much less with it. Read both.
@@ -11,6 +19,7 @@ move much less with it. Read both.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 from collections.abc import Callable
@@ -98,3 +107,121 @@ if _guard_ready():
             "subprocess, py-sandbox=true", lambda w: [PYTHON_SB, str(w / "guarded" / "hello.py")]
         ),
     ]
+
+
+# -- issue 29's start-up row: every provider, the Python layer on, and the steps -----------------
+
+#: The issue's goals: CPU time over python3 for the providers without a namespace, wall time
+#: over python3 for the namespace providers (their processes are reaped inside the namespace).
+CPU_GOAL_MS = 20.0
+WALL_GOAL_MS = 40.0
+CPU_PROVIDERS = ("none", "subprocess", "landlock")
+WALL_PROVIDERS = ("bwrap", "unshare")
+
+
+def _timed_run(argv: list[str], workdir: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms of the run and the processes it waited for)."""
+
+    import resource
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    # stderr too: the py-sandbox=false step says at every start what it does not enforce.
+    subprocess.run(
+        argv, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
+
+
+def _steps(workdir: Path) -> dict[str, list[str]]:
+    """The commands of the start-up row, python3 first; ``guarded/`` holds the rule file that
+    turns the Python layer on (``setup``), the provider comes from the command line."""
+
+    hello = str(workdir / "guarded" / "hello.py")
+    sides = {"python3": [PYTHON3, hello]}
+    # The steps of python-sb's own start: its package's imports alone (what the console script
+    # loads before it reads a rule), then subprocess without and with the Python layer.
+    sides["step: import pysandboxes.launch.cli"] = [PYTHON3, "-c", "import pysandboxes.launch.cli"]
+    sides["step: subprocess, py-sandbox=false"] = [
+        PYTHON_SB,
+        "--os-sandbox=subprocess",
+        "--py-sandbox=false",
+        hello,
+    ]
+    for provider in (*CPU_PROVIDERS, *WALL_PROVIDERS):
+        sides[provider] = [PYTHON_SB, f"--os-sandbox={provider}", hello]
+    reference = os.environ.get("BENCH_REFERENCE_PYTHON")
+    if reference:  # pysandboxes 0.7.0 in a venv of its own (its import name is ours)
+        # Its own python-sb, on the same script and rule file (it reads the same keys).
+        sides["reference 0.7.0"] = [str(Path(reference).with_name("python-sb")), hello]
+    return sides
+
+
+def startup_table(workdir: Path, runs: int) -> dict[str, Any]:
+    """Issue 29's start-up row: every side run in turn, ``runs`` rounds, medians."""
+
+    sides = _steps(workdir)
+    available = {}
+    for name, argv in sides.items():  # warm caches; a provider that cannot start is left out
+        try:
+            _timed_run(argv, workdir)
+        except subprocess.CalledProcessError:
+            continue
+        available[name] = argv
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in available}
+    for _ in range(runs):
+        for name, argv in available.items():
+            samples[name].append(_timed_run(argv, workdir))
+    wall = {n: statistics.median(s[0] for s in xs) for n, xs in samples.items()}
+    cpu = {n: statistics.median(s[1] for s in xs) for n, xs in samples.items()}
+    base_wall, base_cpu = wall["python3"], cpu["python3"]
+    parts = [f"python3 {base_cpu:.0f} ms CPU / {base_wall:.0f} ms wall"]
+    met = True
+    for provider in CPU_PROVIDERS:
+        if provider in cpu:
+            over = cpu[provider] - base_cpu
+            met = met and over <= CPU_GOAL_MS
+            parts.append(f"{provider} +{over:.0f} ms CPU")
+        else:
+            met = False
+            parts.append(f"{provider} unavailable")
+    for provider in WALL_PROVIDERS:
+        if provider in wall:
+            over = wall[provider] - base_wall
+            met = met and over <= WALL_GOAL_MS
+            parts.append(f"{provider} +{over:.0f} ms wall (CPU +{cpu[provider] - base_cpu:.0f})")
+        else:
+            met = False
+            parts.append(f"{provider} unavailable")
+    steps = "; steps (CPU over python3): " + ", ".join(
+        f"{name[6:]} +{cpu[name] - base_cpu:.0f} ms" for name in samples if name.startswith("step:")
+    )
+    figure = ", ".join(parts) + steps
+    goal = f"<= +{CPU_GOAL_MS:g} ms CPU (none/subprocess/landlock), <= +{WALL_GOAL_MS:g} ms wall"
+    rows: dict[str, tuple[str, str, bool]] = {"startup": (figure, goal, met)}
+    if "reference 0.7.0" in wall and "subprocess" in wall:
+        times = wall["reference 0.7.0"] / wall["subprocess"]
+        rows["reference"] = (
+            f"reference 0.7.0 {wall['reference 0.7.0']:.0f} ms wall, x{times:.1f} ours "
+            f"(subprocess, {wall['subprocess']:.0f} ms)",
+            ">= x10",
+            times >= 10,
+        )
+    return {
+        "name": "start-up of hello.py, Python layer on, every provider",
+        "kind": "value",
+        "value": f"{figure}  goal {goal}: {'ok' if met else 'MISSED'}",
+        "unit": "",
+        "issue29": rows,
+        "wall_ms": {n: round(v, 1) for n, v in wall.items()},
+        "cpu_ms": {n: round(v, 1) for n, v in cpu.items()},
+        "runs": runs,
+    }
+
+
+CASES.append(startup_table)
+TABLE_CASES: list[Any] = [startup_table]

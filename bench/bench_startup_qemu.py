@@ -23,24 +23,35 @@ from cases import PYTHON_SB
 OPT_IN = True
 RUNS = 5
 TARGET_S = {"tcg": 4.0, "kvm": 1.0}
+#: Issue 29's goals under TCG: warm start to exit, and a first run that builds the cache.
+ISSUE29_GOALS_S = (3.0, 6.0)
 
 
 def setup(workdir: Path) -> None:
     (workdir / ".py-sandboxes").write_text(f"os-sandbox=qemu\nexpose-ro={workdir}\n")
 
 
-def _to_output(workdir: Path, extra: list[str]) -> float:
+def _to_output(workdir: Path, extra: list[str], first: list[bool] | None = None) -> float:
+    """Seconds to the program's output line; ``first`` gets whether this run built the cache
+    (it said so on stderr: ``qemu.FirstRunProgress``)."""
+
+    import tempfile
+
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [PYTHON_SB, *extra, str(workdir / "hello.py")],
-        cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    elapsed = time.perf_counter() - start
-    proc.wait()
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            [PYTHON_SB, *extra, str(workdir / "hello.py")],
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        elapsed = time.perf_counter() - start
+        proc.wait()
+        errors.seek(0)
+        if first is not None:
+            first.append(b"python-sb: qemu: booting the VM" in errors.read())
     if line != b"hello\n" or proc.returncode != 0:
         raise RuntimeError(f"os-sandbox=qemu run failed (status {proc.returncode}, {line!r})")
     return elapsed
@@ -51,17 +62,33 @@ def _measure(label: str, extra: list[str]) -> Any:
         from pysandboxes.providers.qemu import kvm_problem
 
         accel = "tcg" if kvm_problem() else "kvm"
-        _to_output(workdir, extra)  # builds the kernel cache if needed
+        built: list[bool] = []
+        first = _to_output(workdir, extra, built)  # builds the kernel cache if needed
         times = [_to_output(workdir, extra) for _ in range(RUNS)]
         median = statistics.median(times)
         load = os.getloadavg()[0]
         verdict = "ok" if median <= TARGET_S[accel] else "MISSED"
+        rows = {}
+        if not label:  # issue 29's row: the Python layer on
+            warm_goal, first_goal = ISSUE29_GOALS_S
+            if built[0]:
+                first_text = f"first run {first:.1f} s (it built the cache)"
+                first_ok = first <= first_goal
+            else:
+                first_text = "first run not measured (the cache was built already)"
+                first_ok = True
+            rows["qemu"] = (
+                f"{accel}: warm {median:.2f} s (median of {RUNS}), {first_text}",
+                f"<= {warm_goal:g} s warm, first run <= {first_goal:g} s with progress shown",
+                median <= warm_goal and first_ok,
+            )
         return {
             "name": f"qemu ({accel}{label}): to the program's output, median of {RUNS}",
             "kind": "value",
             "value": round(median, 2),
             "unit": f"s  (runs {', '.join(f'{t:.1f}' for t in times)}; load {load:.1f}; "
             f"target <= {TARGET_S[accel]:g} s: {verdict})",
+            "issue29": rows,
         }
 
     return measure
@@ -71,3 +98,4 @@ CASES: list[Any] = [
     _measure("", []),
     _measure(", py-sandbox=false", ["--py-sandbox=false"]),
 ]
+TABLE_CASES: list[Any] = CASES[:1]

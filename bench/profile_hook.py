@@ -40,9 +40,11 @@ from collections.abc import Callable
 from typing import Any
 
 _TIMED_SOURCE = """
-def timed_hook_body(*args, _counts=None, _original=None, _clock=None, _stack=None):
+def timed_hook_body(
+    *args, _counts=None, _original=None, _clock=None, _stack=None, _type=None, _str=None
+):
     event = args[-2]
-    nested = bool(_stack)
+    nested = _stack != []
     _stack.append(0)
     start = _clock()
     try:
@@ -53,7 +55,7 @@ def timed_hook_body(*args, _counts=None, _original=None, _clock=None, _stack=Non
         if _stack:
             _stack[-1] += spent
         key = ("nested " + event) if nested else event
-        if event == "object.__getattr__" and type(args[-1][1]) is str:
+        if event == "object.__getattr__" and _type(args[-1][1]) is _str:
             key = key + " ." + args[-1][1]
         entry = _counts.get(key)
         if entry is None:
@@ -71,7 +73,9 @@ def _timed_hook_body(
 
     Its code carries ``hook.py``'s file name and runs in that module's globals, so that the
     guard takes its frame for one of its own (``guard/frames.py``): a frame of this file
-    below the hook would be taken for the program's, the caller of every event."""
+    below the hook would be taken for the program's, the caller of every event. The guard
+    installs a copy of it with globals of the hook's own (``hook._private_copy``), where no
+    builtin is found: what it uses comes in keyword defaults."""
 
     namespace = hook_module.__dict__
     exec(compile(_TIMED_SOURCE, hook_module.__file__, "exec"), namespace)
@@ -81,6 +85,8 @@ def _timed_hook_body(
         "_original": original,
         "_clock": time.perf_counter_ns,
         "_stack": [],
+        "_type": type,
+        "_str": str,
     }
     return body  # type: ignore[no-any-return]
 

@@ -13,9 +13,13 @@ Usage::
     .venv/bin/python bench/run.py startup guard   # modules whose name contains a word
     .venv/bin/python bench/run.py --runs 40 --json results.json
     .venv/bin/python bench/run.py qemu            # os-sandbox=qemu (opt-in: seconds per run)
+    .venv/bin/python bench/run.py table --runs 5  # issue 29's table, every row, with its goal
 
 A module that sets ``OPT_IN = True`` (``bench_startup_qemu``: each run boots a VM) runs only
-when a word names it.
+when a word names it. The word ``table`` runs the modules of issue 29's table (their
+``TABLE_CASES`` where they define them, else every case) and ends with the table: each row's
+figures, the goal, whether it is met, and the machine's load average when it was measured.
+Every result carries that load (``load``: ``/proc/loadavg``'s one-minute figure).
 """
 
 from __future__ import annotations
@@ -38,6 +42,18 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from cases import PYTHON3, PYTHON_SB, CommandCase, SnippetCase  # noqa: E402
+
+#: Issue 29's table: row key, what is measured, the module that measures it. A result names its
+#: row in ``result["issue29"] = {key: (figure, goal, met)}``.
+TABLE = (
+    ("realworld", "a real project's test suite (attrs), every provider", "bench_realworld"),
+    ("cpython", "CPython's own test modules (subprocess)", "bench_cpython"),
+    ("startup", "start-up, hello.py, Python layer on", "bench_startup"),
+    ("partial", "partial mode, trivial call (landlock)", "bench_partial"),
+    ("eval", "guarded eval, 1,000-iteration loop (worker)", "bench_eval"),
+    ("qemu", "qemu, start to output of hello.py", "bench_startup_qemu"),
+    ("reference", "the reference implementation's start-up", "bench_startup"),
+)
 
 
 def _snippet_program(case: SnippetCase, repeats: int) -> str:
@@ -128,10 +144,13 @@ def run_snippet_case(case: SnippetCase, workdir: Path, runs: int) -> dict[str, A
 
 def discover(words: Sequence[str]) -> list[ModuleType]:
     modules = []
+    table = {stem for _, _, stem in TABLE} if "table" in words else set()
     for path in sorted(BENCH_DIR.glob("bench_*.py")):
-        if words and not any(word in path.stem for word in words):
+        if path.stem in table:
+            pass
+        elif words and not any(word in path.stem for word in words):
             continue
-        if "qemu" in path.stem and not any("qemu" in word for word in words):
+        elif "qemu" in path.stem and not any("qemu" in word for word in words):
             continue  # OPT_IN: named only (checked before the import, which costs nothing)
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None
@@ -164,6 +183,32 @@ def _format(result: dict[str, Any]) -> str:
             f"{result['baseline_ns_per_op']:8.0f} ns/op  x{result['ratio']}{verdict}"
         )
     return f"{result['name']:<48} {result['value']} {result.get('unit', '')}"
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def print_table(results: Sequence[dict[str, Any]]) -> None:
+    """Issue 29's table from ``results``: every row, its figures (with the load when each was
+    measured), the goal, and whether it is met; a row no module of this run measured says how
+    to measure it."""
+
+    print("\n== issue 29's table (ratios and differences to plain python3 in the same run)")
+    for key, measure, stem in TABLE:
+        found = [
+            (row, result.get("load"))
+            for result in results
+            for name, row in (result.get("issue29") or {}).items()
+            if name == key
+        ]
+        if not found:
+            print(f"- {measure}: not measured in this run (bench/run.py {stem[6:]})")
+            continue
+        goal = found[0][0][1]
+        met = all(row[2] for row, _ in found)
+        figures = "; ".join(f"{row[0]} [load {load}]" for row, load in found)
+        print(f"- {measure}: {figures}  goal {goal}: {'ok' if met else 'MISSED'}")
 
 
 def _realistic_environment() -> None:
@@ -206,15 +251,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             (module_dir / "hello.py").write_text("print('hello')\n")
             if hasattr(module, "setup"):
                 module.setup(module_dir)
-            for case in module.CASES:
+            cases = module.CASES
+            if "table" in args.words and hasattr(module, "TABLE_CASES"):
+                cases = module.TABLE_CASES
+            for case in cases:
                 if isinstance(case, CommandCase):
                     result = run_command_case(case, module_dir, args.runs)
                 elif isinstance(case, SnippetCase):
                     result = run_snippet_case(case, module_dir, args.runs)
                 else:  # a module-specific measurement: a callable returning a result dict
                     result = case(module_dir, args.runs)
+                result.setdefault("load", _load())
                 results.append(result)
                 print(_format(result), flush=True)
+    if "table" in args.words:
+        print_table(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

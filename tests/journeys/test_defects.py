@@ -273,3 +273,76 @@ def test_review_of_an_unknown_revision_says_so(home: Path, project: Path) -> Non
     outside = run_sb(["--review", "main"], cwd=home, env=base_env(home))
     assert outside.returncode == 2
     assert "not in a git repository" in outside.stderr
+
+
+def test_an_empty_path_names_the_variable_that_is_not_set(home: Path, project: Path) -> None:
+    """Friction: ``expose-ro=${NOPE}`` said "expose-ro= needs a path" without naming NOPE."""
+
+    (project / ".py-sandboxes").write_text("expose-ro=${PYSB_TEST_NOPE}\n")
+    done = run_sb(["-c", "pass"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (
+        "python-sb: .py-sandboxes(1): expose-ro= needs a path: its value is ${PYSB_TEST_NOPE}, "
+        "which is not set (or empty) in python-sb's environment"
+    )
+
+
+def test_a_missing_qemu_kernel_is_named_with_its_origin(home: Path, project: Path) -> None:
+    """Friction: ``--qemu.kernel=/nonexistent`` said "cannot tell its version from the name",
+    labelled ``<config>`` instead of the option's ``<arg>``."""
+
+    require(available("qemu"), "os-sandbox=qemu cannot run on this machine")
+    (project / ".py-sandboxes").write_text("os-sandbox=qemu\nexpose-ro=.\n")
+    done = run_sb(
+        ["--qemu.kernel=/nonexistent/vmlinuz", "-c", "pass"], cwd=project, env=base_env(home)
+    )
+    assert done.returncode == 2
+    assert (
+        "python-sb: <arg>: os-sandbox=qemu: qemu.kernel=/nonexistent/vmlinuz: no such file"
+        in done.stderr.splitlines()
+    )
+
+
+def test_landlock_does_not_ask_to_expose_a_program_already_exposed(
+    home: Path, project: Path
+) -> None:
+    """Friction: under Landlock, a run whose rules expose the program it starts (as learning
+    writes them: ``expose-ro=/usr/bin/true``) was still told to "expose their directory"."""
+
+    require(available("landlock"), "os-sandbox=landlock cannot run on this machine")
+    true = "/usr/bin/true"
+    base = (
+        "os-sandbox=landlock\nexpose-ro=.\npython-import=subprocess\nenv=PATH=${PATH}\n"
+        "python-api=ALLOW:subprocess.run\n"
+    )
+    code = f"import subprocess\nsubprocess.run([{true!r}], check=True)\nprint('ran')\n"
+    (project / ".py-sandboxes").write_text(base)
+    told = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert "expose their directory" in told.stderr  # nothing to run is exposed: the notice
+    (project / ".py-sandboxes").write_text(base + f"expose-ro={true}\n")
+    done = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ran\n"
+    assert "expose their directory" not in done.stderr
+
+
+def test_a_script_learned_from_its_own_folder_runs_from_anywhere(
+    home: Path, tmp_path: Path
+) -> None:
+    """Friction: learned from inside a skill's scripts/ (the rule file written beside the
+    script), the script's folder was written ``expose-ro=.``, relative to where learning ran:
+    from another folder the script itself was not readable. Below home it is ``~/...``."""
+
+    scripts = home / "skills" / "s" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "count.py").write_text("import sys\nprint(len(sys.argv[1:]))\n")
+    learn = run_sb(["count.py", "a", "b"], cwd=scripts, env=base_env(home))
+    assert learn.returncode == 0, learn.stderr
+    rules = (scripts / ".py-sandboxes").read_text().splitlines()
+    assert "expose-ro=~/skills/s/scripts" in rules
+    assert "expose-ro=." not in rules
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = run_sb([str(scripts / "count.py"), "a", "b", "c"], cwd=elsewhere, env=base_env(home))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "3\n"

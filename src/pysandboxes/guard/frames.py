@@ -97,13 +97,15 @@ def make_frames(
     guard_dir: str = "",
     graveyard: list[Any] | None = None,
     hidden_globals: frozenset[int] = frozenset(),
+    hook_scope: int = 0,
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
     (to name a module after its file); ``guard_globals``: ``kit.identity`` of the guard
     modules' globals (a frame running guard code has one of them as ``f_globals``);
     ``program_code``: directories and files of the program's own code, which is never library
-    code."""
+    code; ``hook_scope``: ``kit.identity`` of the private globals of the hook's body (also in
+    ``guard_globals``; ``0``: none), which mark where a walk may start (:func:`below_hook`)."""
     # Captured at arm time: the program can reach this module's namespace.
     captured_import_deputies = IMPORT_DEPUTIES
     captured_name_deputies = NAME_DEPUTIES
@@ -220,13 +222,35 @@ def make_frames(
             deputy_cache[key] = found
         return found
 
+    def below_hook(frame: Any) -> Any:
+        """Where a walk from ``frame`` (the guard's own, at the top of the stack) may start
+        checking: below the innermost running hook body, when every frame up to it runs with a
+        guard module's globals -- the handler's own call chain, which runs no program code
+        (the hook pauses the collector and queues signal handlers); their code need not be
+        read (one ``f_code`` event each). The hook body's globals are a dict of its own that
+        no module names, so that no other frame has them. Any other frame met first (a
+        replaced builtin calling the guard outside any hook): ``frame`` itself, checked from
+        the top as every frame below the hook is."""
+
+        if not hook_scope:
+            return frame
+        probe = frame
+        while probe is not None:
+            scope = id_(probe.f_globals)
+            if scope == hook_scope:
+                return probe.f_back
+            if scope not in guard_globals:
+                return frame
+            probe = probe.f_back
+        return frame
+
     def outside_guard(deputies: tuple[str, ...]) -> Any:
         """The first frame that is neither the guard's nor a deputy's (busy must be set).
 
         One ``f_code`` read per frame (each raises an event that re-enters the hook): the
         guard test of :func:`is_guard_frame` and the deputy test share it."""
 
-        frame: Any = getframe(1)
+        frame: Any = below_hook(getframe(1))
         inner = ""  # the file of the previous frame met (innermost first)
         while frame is not None:
             code = frame.f_code
@@ -289,7 +313,7 @@ def make_frames(
         state = enter()
         found: list[tuple[str, str]] = []
         try:
-            frame: Any = getframe(1)
+            frame: Any = below_hook(getframe(1))
             while frame is not None and len_(found) < count:
                 if not is_guard_frame(frame):
                     code = frame.f_code
@@ -309,7 +333,7 @@ def make_frames(
         state = enter()
         names: list[str] = []
         try:
-            frame: Any = getframe(1)
+            frame: Any = below_hook(getframe(1))
             while frame is not None:
                 if is_guard_frame(frame):
                     frame = frame.f_back

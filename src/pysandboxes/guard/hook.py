@@ -144,11 +144,16 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         env.install_recorder(reporter.record)
 
     identity = kit.identity  # keys of the frame walks' sets (guard/kit.py)
+    # The hook's body runs with globals of its own, named by no module (not even builtins):
+    # its frame marks the end of the handler's call chain for the frame walks
+    # (frames.below_hook), which skip that chain without reading each frame's code.
+    hook_globals: dict[str, Any] = {"__builtins__": {}}
+    hook_body = _private_copy(_hook_body, hook_globals)
     guard_globals = frozenset(
         identity(module.__dict__)
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
-    )
+    ) | {identity(hook_globals)}
     from pysandboxes.guard.native_files import OUTSIDE_SCOPE
 
     # What the guard's frame clearing released, kept until the hook has returned (see
@@ -164,6 +169,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         guard_dir,
         graveyard,
         frozenset({identity(OUTSIDE_SCOPE)}),
+        identity(hook_globals),
     )
     call_judge = make_call_judge(policy, reporter, frames)
     launcher_prefix = guard_dir.rstrip("/") + "/launch/"
@@ -281,7 +287,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     # its arguments and the refusal (see _hook_body).
     sys.addaudithook(
         _functools.partial(
-            _hook_body,
+            hook_body,
             get,
             _make_strip(kit, busy, graveyard),
             pending_signals,
@@ -293,6 +299,16 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
             graveyard,
         )
     )
+
+
+def _private_copy(function: Any, scope: dict[str, Any]) -> Any:
+    """``function`` with ``scope`` as its globals (same code, defaults and closure)."""
+
+    copy = type(function)(
+        function.__code__, scope, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    return copy
 
 
 def _make_may_read(table: files.PathTable, tools: Any) -> Callable[[str], bool]:

@@ -312,6 +312,7 @@ class LearningSession:
             prefixes=self.prefixes,
             environ=self.environ,
             existing=existing,
+            output=self.output,
         )
         self.learned = generalize(self.recording, ctx)
         if self.children is not None:

@@ -94,6 +94,9 @@ class Loader:
         #: :func:`variables_read`.
         self.variables: dict[str, str] = {}
         self._seen: set[str] = set()
+        #: (file, line) -> the variables of a value that expanded to nothing, unset or empty
+        #: (named by the error "expose-ro= needs a path").
+        self.empty_vars: dict[tuple[str | None, int], list[str]] = {}
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -221,6 +224,9 @@ class Loader:
         expanded = expand(parts, self.lookup)
         if key in _PATH_KEYS and expanded.startswith("~"):
             self.variables.setdefault("HOME", str(origin))
+        if not expanded and any(not isinstance(part, str) for part in parts):
+            names = [p.name for p in parts if not isinstance(p, str) and not self.lookup(p.name)]
+            self.empty_vars[(origin.file, origin.line)] = names
         self.lines.append(RuleLine(key, expanded, origin))
 
     def note_variables(self, parts: tuple[Part, ...], origin: Origin) -> None:
@@ -459,6 +465,13 @@ class _Builder:
             if origin.learned or self.ld.learned_ok:  # e.g. ${VIRTUAL_ENV} unset on this run
                 self.ld.warnings.append(f"{origin}: skipped: {key}= expands to no path")
                 return
+            names = self.ld.empty_vars.get((origin.file, origin.line))
+            if names:
+                unset = ", ".join(f"${{{name}}}" for name in names)
+                raise ValueError(
+                    f"{key}= needs a path: its value is {unset}, which is not set (or empty) "
+                    "in python-sb's environment"
+                )
             raise ValueError(f"{key}= needs a path")
         path = self.ld.absolute(value)
         real = os.path.realpath(path)

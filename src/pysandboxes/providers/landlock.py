@@ -637,7 +637,7 @@ def build_plan(
                 what=default.why,
                 rw=holders[0].path,
             )
-    if not python_layer or _may_run_programs(policy):
+    if (not python_layer or _may_run_programs(policy)) and not _programs_exposed(policy):
         announced.append(limits.notice("files.executables", python_layer))
 
     if rights.net:
@@ -726,6 +726,20 @@ def _may_run_programs(policy: Policy) -> bool:
         )
         for rule in policy.python_api
     )
+
+
+def _programs_exposed(policy: Policy) -> bool:
+    """Whether the rules already expose programs to run: an executable file (learning writes
+    ``expose-ro=/usr/bin/PROGRAM`` for each program a run started) or a ``bin`` directory.
+    The notice that Landlock runs only exposed programs is then no news (issue 26)."""
+
+    for rule in (*policy.expose_ro, *policy.expose_rw):
+        path = rule.path
+        if os.path.basename(path.rstrip("/")) in ("bin", "sbin"):
+            return True
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return True
+    return False
 
 
 #: Above this many entries to enumerate, a read-only exposure below a writable one is refused
