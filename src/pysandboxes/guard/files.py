@@ -41,6 +41,13 @@ else:
 
 NONE, RO, RW, IGNORED = 0, 1, 2, 3
 
+#: What a refused operation needs to exist, to tell whether CPython would have failed with
+#: ``FileNotFoundError`` before any access check (issue 27, cause 1): nothing to look at; the
+#: target, symbolic links followed (``open`` for reading, ``chmod``, ``truncate``...); the entry
+#: itself, not followed (``remove``, ``rmdir``, ``rename``'s source); the directory that would
+#: hold a new entry (``open`` with ``O_CREAT``, ``mkdir``, the new name of a link or rename).
+NO_CHECK, TARGET, ENTRY, CREATE = 0, 1, 2, 3
+
 #: Providers whose sandbox has a file tree of its own, holding only what is exposed.
 OWN_TREE_PROVIDERS = frozenset({"bwrap", "unshare", "qemu"})
 
@@ -63,6 +70,7 @@ TIMEZONE_DATA = SYSTEM_DATA  # the former name (learn/generalize.py reads it)
 DEVICES_RW = _defaults.python_layer_paths(_defaults.RW)
 DEVICES_RO = tuple(p for p in _defaults.python_layer_paths(_defaults.RO) if p.startswith("/dev/"))
 
+_FS_ENCODING = sys.getfilesystemencoding()
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -363,6 +371,9 @@ def make_file_handlers(
 
     getcwd = native.getcwd  # captured now, as everything the closures below call
     stat = native.stat  # raises no audit event
+    lstat = native.lstat
+    no_check, target_needed, entry_needed, parent_needed = NO_CHECK, TARGET, ENTRY, CREATE
+    o_creat = os.O_CREAT
     oserror = OSError
     file_not_found = FileNotFoundError
     cache: dict[str, int] = {}
@@ -372,6 +383,13 @@ def make_file_handlers(
     any_ = any
     tuple_ = tuple
     bytearray_ = bytearray
+    memoryview_ = memoryview
+    type_error_, value_error_ = TypeError, ValueError
+    single_thread = use_cache  # no threads nor child processes granted (hook.py)
+    from _thread import _count as count_threads  # Python threads other than the main one
+
+    decode = bytes.decode
+    encoding = _FS_ENCODING
     hexdigits = frozenset(b"0123456789abcdefABCDEF")
     bytes_ = bytes
 
@@ -438,18 +456,34 @@ def make_file_handlers(
             named = named[:cut]
         return named
 
-    def absent(path: str) -> bool:
-        """Whether opening ``path`` for reading fails with ENOENT: it (or the target of a
-        symbolic link) does not exist. A path that cannot be looked up for another reason
+    def absent(path: str, follow: bool = True) -> bool:
+        """Whether looking ``path`` up fails with ENOENT: it (or, with ``follow``, the target
+        of a symbolic link) does not exist. A path that cannot be looked up for another reason
         (a directory the process may not search) counts as present."""
 
         try:
-            stat(path)
+            if follow:
+                stat(path)
+            else:
+                lstat(path)
         except file_not_found:
             return True
         except oserror:
             return False
         return False
+
+    def would_be_missing(resolved: str, missing: int) -> bool:
+        """Whether CPython would fail with ``FileNotFoundError`` on ``resolved`` for an
+        operation of kind ``missing`` (``TARGET``, ``ENTRY``, ``CREATE``) whatever the rules:
+        the path, or the directory meant to hold it, does not exist."""
+
+        if missing == no_check:
+            return False
+        if missing == parent_needed:
+            cut = resolved.rfind(sep)
+            parent = resolved[:cut] if cut > 0 else sep
+            return parent != resolved and absent(parent)
+        return absent(resolved, missing == target_needed)
 
     def refuse_path(
         given: str,
@@ -458,7 +492,7 @@ def make_file_handlers(
         code: int,
         row: Info | None,
         base: str | None = None,
-        opening: bool = False,
+        missing: int = NO_CHECK,
     ) -> None:
         op = "write" if write else "read"
         fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
@@ -495,13 +529,18 @@ def make_file_handlers(
             )
             return
         what = "Write" if write else "Read"
-        if opening and host_tree and code == none_code and not write and absent(resolved):
-            # A read of a path that does not exist, which no rule exposes (pdb looking for
-            # ~/.pdbrc): the program gets the FileNotFoundError it would get without the
-            # sandbox, and nothing is reported, learned or written to --denials (learning and
-            # audit agree). Existence is no secret: os.stat raises no audit event. Not inside
-            # a bwrap/unshare tree, where every unexposed path is missing and the guard cannot
-            # tell whether the host has it: the refusal below, with its rule, as before.
+        if (
+            missing != no_check
+            and (host_tree or code != none_code)
+            and would_be_missing(resolved, missing)
+        ):
+            # The operation would fail with ENOENT without the sandbox (pdb looking for
+            # ~/.pdbrc, test.support removing a .pyc that is not there, a file created in a
+            # directory that does not exist): the program gets that FileNotFoundError, and
+            # nothing is reported, learned or written to --denials (learning and audit agree).
+            # Existence is no secret: os.stat raises no audit event. Not for an unexposed path
+            # inside a bwrap/unshare tree, where every such path is missing and the guard
+            # cannot tell whether the host has it: the refusal below, with its rule, as before.
             refuse(
                 "file",
                 resolved,
@@ -509,7 +548,7 @@ def make_file_handlers(
                 None,
                 None,
                 op,
-                f"No such file or directory: '{shown}' (and no expose-ro rule covers it)",
+                f"No such file or directory: '{shown}' (and no rule lets the sandbox {op} it)",
                 not_found,
                 given,
                 fields,
@@ -585,8 +624,40 @@ def make_file_handlers(
             quiet,
         )
 
+    def buffer_text(obj: Any) -> str | None:
+        """The path of a ``bytearray`` or ``memoryview`` argument, which CPython 3.11 still
+        takes (with a ``DeprecationWarning``; 3.12 refuses it before any event): judged on a
+        copy when no other thread runs -- the C function copied the buffer before raising the
+        event, and another thread could change it while the hook runs, so that the path
+        judged would not be the one used. ``None`` otherwise (refused, as an unknown type)."""
+
+        kind = type_(obj)
+        if kind is not bytearray_ and kind is not memoryview_:
+            return None
+        if not single_thread and count_threads() != 0:
+            return None
+        try:
+            data = bytes_(obj)
+        except (type_error_, value_error_):
+            return None
+        return decode(data, encoding, "surrogateescape")  # type: ignore[no-any-return]
+
     def unsupported(obj: Any) -> None:
         name = qualname_of(type_(obj))  # not through a metaclass of the program's
+        if type_(obj) is bytearray_ or type_(obj) is memoryview_:
+            refuse(
+                "file",
+                "<" + str_.__str__(name) + ">",
+                None,
+                None,
+                None,
+                "path type",
+                f"Path argument of type '{name}' refused while other threads run: one could "
+                "change the buffer while the Python layer judges it; pass bytes (CPython 3.12 "
+                "refuses a bytearray path too)",
+                permission,
+            )
+            return
         refuse(
             "file",
             "<" + str_.__str__(name) + ">",
@@ -599,12 +670,15 @@ def make_file_handlers(
             permission,
         )
 
-    def judge_text(given: str, base: str | None, write: bool, opening: bool = False) -> str | None:
+    def judge_text(
+        given: str, base: str | None, write: bool, missing: int = NO_CHECK
+    ) -> str | None:
         """Judge a path text; return the resolved path when allowed (else refuse).
 
-        ``opening``: an ``open`` or a directory listing, which fails with ``FileNotFoundError``
-        when the path does not exist (``refuse_path``); not a database SQLite opens (its
-        error for a missing file is its own), nor a change of the tree."""
+        ``missing``: what the operation needs to exist (``TARGET``, ``ENTRY``, ``CREATE``);
+        a refused one that would fail with ``FileNotFoundError`` anyway gets that error
+        (``refuse_path``). ``NO_CHECK`` for a database SQLite opens (its error for a missing
+        file is its own, see ``judge_database``)."""
 
         resolved = resolve(given, base)
         code, row = access(resolved)
@@ -614,7 +688,7 @@ def make_file_handlers(
                 # A name ignore= hides (a symbolic link's own, or a linked directory's on the
                 # way) is absent whatever it points to, as in listings and under bwrap and
                 # unshare (issue 24, item 7: one meaning of ignore= for every enforcer).
-                refuse_path(given, lexical, write, ignored_code, None, base, opening)
+                refuse_path(given, lexical, write, ignored_code, None, base, missing)
                 return resolved
         if (code == rw_code and not (write and is_protected(resolved))) or (
             code == ro_code and not write
@@ -623,11 +697,13 @@ def make_file_handlers(
                 op = "write" if write else "read"
                 record((("kind", "file"), ("op", op), ("path", resolved)))
             return resolved
-        refuse_path(given, resolved, write, code, row, base, opening)
+        refuse_path(given, resolved, write, code, row, base, missing)
         return resolved
 
-    def judge(obj: Any, write: bool, dir_fd: Any, opening: bool = False) -> str | None:
+    def judge(obj: Any, write: bool, dir_fd: Any, missing: int = NO_CHECK) -> str | None:
         text = text_of(obj)
+        if text is None:
+            text = buffer_text(obj)
         if text is None:
             unsupported(obj)
             return None
@@ -656,7 +732,7 @@ def make_file_handlers(
                 text,
             )
             return None
-        return judge_text(text, base, write, opening)
+        return judge_text(text, base, write, missing)
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
@@ -669,18 +745,23 @@ def make_file_handlers(
             if text is fd_mark:
                 return
             if text is None:
+                text = buffer_text(obj)
+            if text is None:
                 unsupported(obj)
                 return
         flags = args[2]
         write = type_(flags) is int_ and (flags & write_flags) != 0
         window[0] = text  # what a retry after EINTR will open (see recheck)
         window[1] = write
+        missing = parent_needed if write and flags & o_creat else target_needed
         if not write:
             # Some C paths raise the event with the mode as a string and flags 0
             # (_Py_fopen_obj: ssl's keylog_filename appends, "a"): the mode decides then.
             mode = args[1]
             if type_(mode) is str_ and mode != "r" and mode != "rb":
                 write = "w" in mode or "a" in mode or "x" in mode or "+" in mode
+                if write and "r" not in mode:
+                    missing = parent_needed
         if caching:
             code = cache.get(text)
             if code is not None and (code == rw_code or (code == ro_code and not write)):
@@ -693,7 +774,7 @@ def make_file_handlers(
             and (not has_ignore or access(text)[0] != ignored_code)
         ):
             return
-        resolved = judge_text(text, None, write, True)
+        resolved = judge_text(text, None, write, missing)
         if caching and resolved is not None:
             code, _row = access(resolved)
             if is_protected(resolved) and code == rw_code:
@@ -737,27 +818,28 @@ def make_file_handlers(
             obj = "."
         listing[0] = True
         try:
-            judge(obj, False, -1, True)
+            judge(obj, False, -1, target_needed)
         finally:
             listing[0] = False
 
     own_roots = table.own_roots
 
-    def judge_entry(obj: Any, dir_fd: Any) -> str | None:
+    def judge_entry(obj: Any, dir_fd: Any, missing: int = ENTRY) -> str | None:
         """Judge a change of a directory *entry* (remove, rmdir, rename's two names): the entry
         itself must be writable -- named as written, its last component not followed, so
         removing or moving a link in a writable exposure is judged there, not where it points
         -- and so must the directory that holds it: a file exposure grants the file's content,
         not its name in a directory no rule makes writable, and the exposed directory itself
         cannot be removed or moved away (as under every kernel provider). Return the entry's
-        path when allowed."""
+        path when allowed. ``missing``: ``ENTRY`` when the entry must exist (removing it,
+        moving it away), ``CREATE`` when it is made (rename's new name)."""
 
         text = text_of(obj)
         if text is None or text is fd_mark:
-            return judge(obj, True, dir_fd)
+            return judge(obj, True, dir_fd, missing)
         base = base_of(dir_fd)
         if base is None and type_(dir_fd) is int_ and dir_fd >= 0:
-            return judge(obj, True, dir_fd)  # a descriptor this platform cannot name
+            return judge(obj, True, dir_fd, missing)  # a descriptor this platform cannot name
         stripped = text.rstrip("/\\") if table.windows else text.rstrip("/")
         cut = stripped.rfind("/")
         if table.windows:
@@ -766,18 +848,21 @@ def make_file_handlers(
                 cut = back
         name = stripped[cut + 1 :]
         if not name or name in (".", ".."):
-            return judge(obj, True, dir_fd)
+            return judge(obj, True, dir_fd, missing)
         parent_text = stripped[: cut + 1] if cut >= 0 else "."
         parent: str = resolve(parent_text, base)
         entry: str = parent + name if parent.endswith(sep) else parent + sep + name
         code, row = access(entry)
         if not (code == rw_code and not is_protected(entry)):
-            refuse_path(text, entry, True, code, row, base)
+            refuse_path(text, entry, True, code, row, base, missing)
             return entry
         if entry in own_roots:
             return entry
         parent_code, parent_row = access(parent)
         if parent_code != rw_code:
+            if missing != no_check and would_be_missing(entry, missing):
+                # ENOENT for the entry, as CPython says (the parent is exposed: it is there)
+                refuse_path(text, entry, True, parent_code, parent_row, base, missing)
             refuse_path(parent_text, parent, True, parent_code, parent_row, base)
         elif recording and row is not None and row[0] is not None:
             record((("kind", "file"), ("op", "write"), ("path", entry)))
@@ -791,12 +876,14 @@ def make_file_handlers(
 
         return handler
 
-    def writer(path_index: int, fd_index: int, changes_tree: bool) -> Callable[..., None]:
+    def writer(
+        path_index: int, fd_index: int, changes_tree: bool, missing: int
+    ) -> Callable[..., None]:
         def handler(args: tuple[Any, ...]) -> None:
             if changes_tree:
                 invalidate()
             dir_fd = args[fd_index] if fd_index >= 0 and len_(args) > fd_index else -1
-            judge(args[path_index], True, dir_fd)
+            judge(args[path_index], True, dir_fd, missing)
 
         return handler
 
@@ -814,7 +901,7 @@ def make_file_handlers(
                     judge_text(path, None, True)
                 return
             dir_fd = args[fd_index] if fd_index >= 0 and len_(args) > fd_index else -1
-            judge(obj, True, dir_fd)
+            judge(obj, True, dir_fd, target_needed)
 
         return handler
 
@@ -830,7 +917,8 @@ def make_file_handlers(
 
     def on_rename(args: tuple[Any, ...]) -> None:
         invalidate()
-        for resolved in (judge_entry(args[0], args[2]), judge_entry(args[1], args[3])):
+        moved = judge_entry(args[0], args[2], entry_needed)
+        for resolved in (moved, judge_entry(args[1], args[3], parent_needed)):
             # Moving a directory that holds a rule file away, or another one into its place,
             # changes the rules of the next run as surely as writing the file.
             if resolved is not None and holds_protected(resolved):
@@ -851,12 +939,13 @@ def make_file_handlers(
 
     def on_link(args: tuple[Any, ...]) -> None:
         invalidate()
-        judge(args[0], True, args[2])  # a hard link to a file is a second way to write it
-        judge(args[1], True, args[3])
+        # a hard link to a file is a second way to write it
+        judge(args[0], True, args[2], target_needed)
+        judge(args[1], True, args[3], parent_needed)
 
     def on_symlink(args: tuple[Any, ...]) -> None:
         invalidate()
-        link = judge(args[1], True, args[2])
+        link = judge(args[1], True, args[2], parent_needed)
         target = text_of(args[0])
         if target is None or target is fd_mark or link is None:
             if target is None:
@@ -911,7 +1000,30 @@ def make_file_handlers(
                     judge_wal_files(resolved)
             if uri is True:
                 return
+        cannot_open_missing(text)
         judge_text(text, None, True)
+
+    def cannot_open_missing(text: str) -> None:
+        """SQLite fails with ``OperationalError: unable to open database file`` (and creates
+        nothing) when the database's directory does not exist: a refused database there gets
+        that error rather than the refusal (issue 27, cause 1), as ``refuse_path`` does for
+        ``FileNotFoundError``; nothing is reported. Only when SQLite's own module is loaded
+        (this is the event of its ``connect``)."""
+
+        resolved = resolve(text, None)
+        code, _row = access(resolved)
+        if code in (rw_code, ignored_code) or recording:
+            return
+        if not (host_tree or code != none_code) or not would_be_missing(resolved, parent_needed):
+            return
+        module = modules.get("_sqlite3")
+        error: Any = getattr_(module, "OperationalError", None) if module is not None else None
+        if type_(error) is not type_type or not issubclass_(error, exception_):
+            return
+        exc = error("unable to open database file")
+        exc.sqlite_errorcode = 14  # SQLITE_CANTOPEN
+        exc.sqlite_errorname = "SQLITE_CANTOPEN"
+        raise exc
 
     def judge_wal_files(database: str) -> None:
         """A read-only open of a database in WAL mode: SQLite still creates and writes its
@@ -1026,6 +1138,8 @@ def make_file_handlers(
     is_regular = stat_module.S_ISREG
     dict_ = dict
     dict_items = dict.items
+    modules = sys.modules  # the dict itself: the program may replace entries, not it
+    getattr_, issubclass_, exception_, type_type = getattr, issubclass, Exception, type
     str_eq = str.__eq__
 
     def inner_code(code: Any, name: str) -> Any:
@@ -1033,6 +1147,10 @@ def make_file_handlers(
 
     one_shot_code = inner_code(hide_reentrant.__code__, "one")
     connect_marker = sqlite_module.connect_before_code()
+
+    function_type = type(inner_code)  # a plain Python function's type
+    function_name = function_type.__dict__["__name__"].__get__
+    function_qualname = function_type.__dict__["__qualname__"].__get__
 
     def c_method(cls: Any, name: str) -> Any:
         for base in mro_of(cls):
@@ -1056,6 +1174,11 @@ def make_file_handlers(
                 return sqlite_ok
             return callback(action, arg1, arg2, database, trigger)  # type: ignore[no-any-return]
 
+        if type_(callback) is function_type:
+            # An authorizer that raises is reported (sys.unraisablehook) under the callable
+            # SQLite holds: the program's name, as without the guard (read by the C getter).
+            authorizer.__name__ = function_name(callback)
+            authorizer.__qualname__ = function_qualname(callback)
         return authorizer
 
     def connect_call(depth: int = 4) -> tuple[Any, Any] | None:
@@ -1105,7 +1228,9 @@ def make_file_handlers(
             f"A sqlite3 connection of class '{name}' made other than by sqlite3.connect "
             "DENIED: python-sb checks the files of ATTACH DATABASE and VACUUM INTO with an "
             "authorizer it sets on the connections sqlite3.connect makes; use sqlite3.connect "
-            "(a factory class may not define __init__)",
+            "(a factory class may not define __init__): the C __init__ marks the connection "
+            "usable only after its last audit event, so no authorizer can be set on one made "
+            "otherwise before the program's code uses it",
             permission,
         )
 
@@ -1167,13 +1292,13 @@ def make_file_handlers(
         "open": on_open,
         "os.listdir": on_read_dir,
         "os.scandir": on_read_dir,
-        "os.mkdir": writer(0, 2, True),
+        "os.mkdir": writer(0, 2, True, CREATE),
         "os.rmdir": entry_writer(0, 1),
         "os.remove": entry_writer(0, 1),
         "os.rename": on_rename,
         "os.link": on_link,
         "os.symlink": on_symlink,
-        "os.truncate": writer(0, -1, False),
+        "os.truncate": writer(0, -1, False, TARGET),
         "os.utime": metadata_writer(3),
         "os.chmod": metadata_writer(2),
         "os.chown": metadata_writer(3),
@@ -1187,7 +1312,7 @@ def make_file_handlers(
         "pysandboxes.sqlite.authorizer": on_sqlite_authorizer,
         "pysandboxes.sqlite.attach": on_sqlite_attach,
         "pysandboxes.sqlite.refused": on_sqlite_refused,
-        "pysandboxes.mknod": writer(0, 1, True),
+        "pysandboxes.mknod": writer(0, 1, True, CREATE),
     }
     return FileHandlers(
         handlers=handlers,

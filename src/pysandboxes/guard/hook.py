@@ -201,6 +201,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     )
     # The trampolines of the program's signal handlers judge again the file an open() being
     # retried after EINTR will use (guard/signals.py).
+    plumbing, one_shot = signals.wrapper_plumbing()
     pending_signals, safe_point, take_signals = signals.install(
         kit,
         guard_globals,
@@ -209,6 +210,8 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         file_handlers.window_state,
         file_handlers.recheck,
         handler_depth,
+        plumbing,
+        one_shot,
     )
     net_handlers = network.make_net_handlers(net_rows, kit, reporter, file_handlers.judge, busy)
     dynamic_allowed = call_judge.allowed("builtins.compile")

@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import os
 import sys
+from _frozen_importlib import ModuleSpec as _FROZEN_SPEC  # always loaded: the import system
 
 from pysandboxes.guard.kit import Kit, bad_request, valid_request
+
+_NAMESPACE = type(sys.implementation)  # types.SimpleNamespace, without importing types
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
@@ -671,7 +674,8 @@ def install(
     call = hide_reentrant(
         original, kit, _fresh_spec(kit, on_create), after_create, outside_guard=True
     )
-    replacements[id(original)] = (original, named(outside(wrapper(call)), original))
+    exposed = outside(foreign_spec(outside(wrapper(call))))
+    replacements[id(original)] = (original, named(exposed, original))
 
     # _ssl's types exist only once its module is executed (multi-phase initialisation).
     guard_ssl = _ssl_guard(kit, c_env)
@@ -967,6 +971,34 @@ def _track_environment(
     return c_env
 
 
+def foreign_spec(
+    exposed: Callable[..., Any],
+    _module_spec: type = _FROZEN_SPEC,
+    _namespace: type = _NAMESPACE,
+    _type: Callable[[object], Any] = type,
+    _getattr: Callable[..., Any] = getattr,
+) -> Callable[..., Any]:
+    """The exposed ``_imp.create_dynamic``/``create_builtin``: a spec of another class than
+    the frozen importlib's ``ModuleSpec`` -- a second, source-loaded importlib's, as
+    test_importlib's ``Source_*`` tests and tools that vendor importlib use (issue 27, cause
+    5) -- is read here, in the program's call (its properties may run its code: this frame
+    holds nothing of the guard's), into a ``types.SimpleNamespace`` of its ``name`` and
+    ``origin``, all that CPython reads of a spec; the hidden ``before`` then takes that exact
+    type only, and its values as exact ``str``. Positional defaults bound at import; the
+    function reads no global name (``outside`` rebuilds it)."""
+
+    def create(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            spec = args[0]
+            kind = _type(spec)
+            if kind is not _module_spec and kind is not _namespace:
+                fresh = _namespace(name=spec.name, origin=_getattr(spec, "origin", None))
+                args = (fresh, *args[1:])
+        return exposed(*args, **kwargs)
+
+    return create
+
+
 def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
     """``_imp.create_dynamic(spec, file=None)`` gets a fresh spec holding the name and origin
     only, as exact ``str``: a spec whose ``name`` answers twice decides nothing. ``on_create``:
@@ -997,13 +1029,18 @@ def _fresh_spec(kit: Kit, on_create: dict[str, Callable[[], None]]) -> Before:
                 return str_.__str__(value)
         raise type_error("create_dynamic() needs a spec whose name and origin are str")
 
+    namespace_dict = namespace.__dict__["__dict__"].__get__
+
     def before(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not args or kwargs:
             return args, kwargs  # CPython's own TypeError
         spec = args[0]
-        if type_(spec) is not module_spec:  # a subclass's properties would run program code
+        if type_(spec) is module_spec:
+            values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
+        elif type_(spec) is namespace:  # another importlib's spec, read by foreign_spec
+            values = namespace_dict(spec)
+        else:  # a subclass's properties would run program code
             raise type_error("create_dynamic() needs a ModuleSpec")
-        values = spec_dict(spec)  # C: the instance dict, no descriptor of the class
         name = exact(field(values, "name"))  # no key's __eq__ runs (exact_field)
         fresh = namespace(name=name, origin=exact(field(values, "origin")))
         check = on_create.get(str_.rpartition(name, ".")[2]) if name is not None else None

@@ -72,6 +72,7 @@ alone serves nothing (urllib3's IPv6 check binds ``::1`` port 0 and closes), so 
 from __future__ import annotations
 
 import _socket
+import os
 
 from pysandboxes.guard.denials import CONNECTION, PERMISSION, Reporter
 from pysandboxes.guard.kit import Kit, make_busy
@@ -233,7 +234,12 @@ def make_net_handlers(
     sock_seqpacket = _socket.SOCK_SEQPACKET
     type_flags = getattr(_socket, "SOCK_NONBLOCK", 0) | getattr(_socket, "SOCK_CLOEXEC", 0)
     tcp_protos = (-1, 0, _socket.IPPROTO_TCP)
-    udp_protos = (-1, 0, _socket.IPPROTO_UDP)
+    # UDP-Lite (IPPROTO_UDPLITE) is an IP datagram socket like UDP: judged by the UDP rules
+    # (issue 27, cause 9); the kernel providers' rulesets let none of its packets out.
+    udp_protos = (-1, 0, _socket.IPPROTO_UDP, getattr(_socket, "IPPROTO_UDPLITE", 0))
+    socket_py = os.path.join(os.path.dirname(os.__file__), "socket.py")
+    str_eq = str.__eq__
+    eight = (0,) * 8  # the frames looked at, at most (no range() lookup at run time)
     unix_types = (sock_stream, sock_dgram, sock_seqpacket)
     ai_numerichost = _socket.AI_NUMERICHOST
     str_, int_, tuple_, bytes_, bytearray_ = str, int, tuple, bytes, bytearray
@@ -1030,7 +1036,7 @@ def make_net_handlers(
             allowed = kind in unix_types
         else:
             allowed = False
-        if allowed:
+        if allowed or wraps_descriptor():
             return
         refuse(
             "net",
@@ -1048,6 +1054,36 @@ def make_net_handlers(
             "IPv4, IPv6 and Unix sockets only",
             connection_error,
         )
+
+    def wraps_descriptor() -> bool:
+        """Whether the socket being made wraps a descriptor that exists already: the caller
+        of the C ``__init__`` is ``socket.socket.__init__`` of the standard library with a
+        ``fileno`` (``socket.socket(family, type, proto, fileno=fd)``: the family given only
+        labels the object, no socket is created; the address operations on it are judged by
+        their own events, with that label). Read from the frames, with the busy mark."""
+
+        state = enter()
+        try:
+            frame: Any = getframe(1)
+            for _ in eight:
+                frame = frame.f_back
+                if frame is None:
+                    return False
+                code = frame.f_code
+                name, where = code.co_name, code.co_filename
+                # exact str compared in C: a str subclass's __eq__ never runs here
+                if (
+                    type_(where) is str_
+                    and type_(name) is str_
+                    and str_eq(where, socket_py)
+                    and str_eq(name, "__init__")
+                ):
+                    found = frame.f_locals.get("fileno")
+                    return found is not None and found is not False
+            return False
+        finally:
+            frame = None
+            leave(state)
 
     def lookup_text(obj: Any) -> str | None:
         """The text of a host given to a lookup function (str, bytes or a subclass)."""
@@ -1181,28 +1217,29 @@ def make_receive_methods(
     c_recvmsg: Any = getattr(base, "recvmsg", None)
     c_recvmsg_into: Any = getattr(base, "recvmsg_into", None)
 
-    def recvfrom(self: Any, *args: Any) -> Any:
+    # (*args, **kwargs): a wrong call gets the C method's own TypeError (issue 27, cause 8).
+    def recvfrom(*args: Any, **kwargs: Any) -> Any:
         fn = c_recvfrom
-        result = fn(self, *args)
-        audit("pysandboxes.received", self, result)
+        result = fn(*args, **kwargs)
+        audit("pysandboxes.received", args[0], result)
         return result
 
-    def recvfrom_into(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def recvfrom_into(*args: Any, **kwargs: Any) -> Any:
         fn = c_recvfrom_into
-        result = fn(self, *args, **kwargs)
-        audit("pysandboxes.received", self, result)
+        result = fn(*args, **kwargs)
+        audit("pysandboxes.received", args[0], result)
         return result
 
-    def recvmsg(self: Any, *args: Any) -> Any:
+    def recvmsg(*args: Any, **kwargs: Any) -> Any:
         fn = c_recvmsg
-        result = fn(self, *args)
-        audit("pysandboxes.received", self, result)
+        result = fn(*args, **kwargs)
+        audit("pysandboxes.received", args[0], result)
         return result
 
-    def recvmsg_into(self: Any, *args: Any) -> Any:
+    def recvmsg_into(*args: Any, **kwargs: Any) -> Any:
         fn = c_recvmsg_into
-        result = fn(self, *args)
-        audit("pysandboxes.received", self, result)
+        result = fn(*args, **kwargs)
+        audit("pysandboxes.received", args[0], result)
         return result
 
     methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (
@@ -1213,8 +1250,21 @@ def make_receive_methods(
     )
     methods = tuple(row for row in methods if row[2] is not None)
     for _name, method, original in methods:
-        method.__doc__ = original.__doc__
+        _look_like(method, original)
     return methods, {method.__code__: original for _n, method, original in methods}
+
+
+def _look_like(method: Any, original: Any) -> None:
+    """``method`` shows the C method's name, qualified name, module and text (issue 27,
+    cause 8): ``socket.socket.sendto.__qualname__`` is ``socket.sendto``, as in CPython."""
+
+    method.__doc__ = original.__doc__
+    method.__name__ = original.__name__
+    method.__qualname__ = original.__qualname__
+    method.__module__ = "_socket"
+    text_signature = getattr(original, "__text_signature__", None)
+    if text_signature:
+        method.__text_signature__ = text_signature
 
 
 def make_precheck_installer(
@@ -1260,31 +1310,39 @@ def make_precheck_installer(
     c_sendmsg: Any = getattr(base, "sendmsg", None)  # POSIX's (see _receive_wrappers)
     len_ = len
 
-    def connect(self: Any, address: Any) -> Any:
-        audit("pysandboxes.sockaddr", self, address, "OUT")
-        return c_connect(self, address)
+    # (*args): a wrong call gets the C method's own TypeError, not one naming this function
+    # (issue 27, cause 8); the pre-check runs only for a call of the right shape.
+    def connect(*args: Any) -> Any:
+        if len_(args) == 2:
+            audit("pysandboxes.sockaddr", args[0], args[1], "OUT")
+        return c_connect(*args)
 
-    def connect_ex(self: Any, address: Any) -> Any:
-        audit("pysandboxes.sockaddr", self, address, "OUT")
-        return c_connect_ex(self, address)
+    def connect_ex(*args: Any) -> Any:
+        if len_(args) == 2:
+            audit("pysandboxes.sockaddr", args[0], args[1], "OUT")
+        return c_connect_ex(*args)
 
-    def bind(self: Any, address: Any) -> Any:
-        audit("pysandboxes.sockaddr", self, address, "IN")
-        return c_bind(self, address)
+    def bind(*args: Any) -> Any:
+        if len_(args) == 2:
+            audit("pysandboxes.sockaddr", args[0], args[1], "IN")
+        return c_bind(*args)
 
-    def sendto(self: Any, data: Any, flags_or_address: Any, *address: Any) -> Any:
-        audit("pysandboxes.sockaddr", self, address[0] if address else flags_or_address, "OUT")
-        return c_sendto(self, data, flags_or_address, *address)
+    def sendto(*args: Any) -> Any:
+        # sendto(data[, flags], address)
+        if len_(args) in (3, 4):
+            audit("pysandboxes.sockaddr", args[0], args[-1], "OUT")
+        return c_sendto(*args)
 
-    def listen(self: Any, *backlog: Any) -> Any:
-        audit("pysandboxes.listen", self)
-        return c_listen(self, *backlog)
+    def listen(*args: Any) -> Any:
+        if args:
+            audit("pysandboxes.listen", args[0])
+        return c_listen(*args)
 
-    def sendmsg(self: Any, *args: Any) -> Any:
+    def sendmsg(*args: Any) -> Any:
         # sendmsg(buffers[, ancdata[, flags[, address]]])
-        if len_(args) > 3 and args[3] is not None:
-            audit("pysandboxes.sockaddr", self, args[3], "OUT")
-        return c_sendmsg(self, *args)
+        if len_(args) > 4 and args[4] is not None:
+            audit("pysandboxes.sockaddr", args[0], args[4], "OUT")
+        return c_sendmsg(*args)
 
     methods: tuple[tuple[str, Callable[..., Any], Any], ...] = (
         ("listen", listen, c_listen),
@@ -1296,7 +1354,7 @@ def make_precheck_installer(
     )
     methods = tuple(row for row in methods if row[2] is not None)
     for _name, method, original in methods:
-        method.__doc__ = original.__doc__
+        _look_like(method, original)
     methods = (*methods, *receive_methods)
 
     def install(sock: Any) -> None:

@@ -61,6 +61,8 @@ def install(
     window_state: Callable[[], Any] = lambda: None,
     recheck: Callable[[Any], None] = lambda state: None,
     handler_depth: list[int] | None = None,
+    plumbing: frozenset[Any] = frozenset(),
+    one_shot: Any = None,
 ) -> tuple[list[Any], Callable[[], bool], Callable[[], list[Any]]]:
     """Put the trampolines in place. Returns the queue of signals that came while guard code
     ran; ``safe()``, true when the hook that calls it was raised by the program's own code (no
@@ -73,7 +75,15 @@ def install(
     (``native_files.OUTSIDE_SCOPE``): not guard frames for ``sys._getframe``, but frames a
     handler must not run above either. The originals are kept by
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
-    to anyone reading ``__closure__``)."""
+    to anyone reading ``__closure__``).
+
+    ``plumbing``: the code objects of the wrappers' own frames that hold nothing the program
+    cannot already reach (the exposed wrappers, the socket pre-checks, the hidden call's
+    driver, and ``one_shot`` -- the one-shot generator of a hidden original -- once it has
+    popped the original to call it). A signal that interrupts only such frames (a blocking
+    ``recvfrom``, ``setitimer`` returning) runs its handler at once, as CPython would, with
+    the program's frame as its ``frame``: a handler run late (at the next audit event) missed
+    the sleep or the receive it was meant to interrupt (issue 27, cause 3)."""
 
     import _signal  # type: ignore[import-not-found]  # the C module (signal imports enum)
 
@@ -110,13 +120,38 @@ def install(
             frame = frame.f_back
         return given
 
+    def only_plumbing(frame: Any) -> bool:
+        """Whether every guard frame in ``frame``'s chain is a wrapper's plumbing (see the
+        docstring): then the handler may run now. ``f_code`` raises an audit event: read
+        with the busy mark, as the guard's own work."""
+
+        if not plumbing:
+            return False
+        state = enter()
+        try:
+            while frame is not None:
+                if identity(frame.f_globals) in guarded:
+                    code = frame.f_code
+                    if code not in plumbing:
+                        return False
+                    if code is one_shot and frame.f_locals.get("box"):
+                        return False  # the original (or before/after) still in its box
+                frame = frame.f_back
+            return True
+        finally:
+            frame = None
+            leave(state)
+
     def make_trampoline(handler: Callable[[int, Any], Any]) -> Callable[[int, Any], Any]:
         def trampoline(signum: int, frame: Any) -> Any:
-            if placement(frame) is not frame:
-                # Guard code was interrupted: the handler must not run with it on the stack.
-                frame = None
-                pending.append((handler, signum))
-                return None
+            given = placement(frame)
+            if given is not frame:
+                if get_ident() in busy or not only_plumbing(frame):
+                    # Guard code was interrupted: the handler must not run with it on the stack.
+                    frame = given = None
+                    pending.append((handler, signum))
+                    return None
+                frame = given  # the program's frame, as CPython would pass
             # The handler may run inside open()'s EINTR retry loop, between the judgment of
             # the path and the retried system call: that path is judged again after it.
             state = window_state()
@@ -130,6 +165,14 @@ def install(
 
         return trampoline
 
+    # A trampoline that runs a handler at once is below that handler already (its frame is
+    # the handler's caller): a second signal whose handler lands above it -- a handler that
+    # calls setitimer, as test_signal's stress tests do -- may run at once too.
+    code_type = type(make_trampoline.__code__)
+    for code in make_trampoline.__code__.co_consts:  # a loop: install runs once, at arm time
+        if type(code) is code_type and code.co_name == "trampoline":
+            plumbing = plumbing | {code}
+
     def safe() -> bool:
         if get_ident() in busy:
             return False  # the guard's own work (this function's getframe too)
@@ -138,8 +181,12 @@ def install(
             # The hook's body called this; above it, the frame whose operation was judged
             # (none for an event C code raises with no Python frame running).
             below = getframe(1).f_back
-            return placement(below) is below  # no guard frame, no hidden generator below
+            # No guard frame below, or only a wrapper's plumbing (the socket pre-check whose
+            # event this is): a signal queued while the judgment ran is delivered now, not at
+            # some later event (test_socket's interrupted sendto got it after its assertRaises).
+            return placement(below) is below or only_plumbing(below)
         finally:
+            below = None
             leave(state)
 
     def take() -> list[Any]:
@@ -239,5 +286,44 @@ def _exposed(
 
     signal.__doc__ = c_signal.__doc__
     getsignal.__doc__ = c_getsignal.__doc__
-    signal.__module__ = getsignal.__module__ = "_signal"
+    # "signal", not "_signal": Python functions of the signal module (test_signal's
+    # test_functions_module_attr, for pydoc) name it.
+    signal.__module__ = getsignal.__module__ = "signal"
     return signal, getsignal
+
+
+def wrapper_plumbing() -> tuple[frozenset[Any], Any]:
+    """The code objects :func:`install` takes as ``plumbing`` and ``one_shot``: the frames a
+    handler may run above (their locals and closure cells are the program's arguments and
+    what the exposed wrappers' ``__closure__`` already shows -- the C methods of sockets, the
+    driver of a hidden call, which goes through its ``before`` check whoever calls it)."""
+
+    from pysandboxes.guard import native_files, network, wrappers
+
+    def inner(code: Any, *names: str, _getattr: Any = getattr) -> list[Any]:
+        return [c for c in code.co_consts if _getattr(c, "co_name", None) in names]
+
+    one_shot = inner(native_files.hide_reentrant.__code__, "one")[0]
+    codes = [
+        one_shot,
+        *inner(native_files.hide_reentrant.__code__, "call"),
+        *inner(wrappers._wrapper.__code__, "wrapper"),
+        *inner(_exposed.__code__, "signal", "getsignal"),
+        *inner(
+            network.make_receive_methods.__code__,
+            "recvfrom",
+            "recvfrom_into",
+            "recvmsg",
+            "recvmsg_into",
+        ),
+        *inner(
+            network.make_precheck_installer.__code__,
+            "connect",
+            "connect_ex",
+            "bind",
+            "sendto",
+            "listen",
+            "sendmsg",
+        ),
+    ]
+    return frozenset(codes), one_shot

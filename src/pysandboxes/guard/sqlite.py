@@ -8,7 +8,9 @@ on it (``guard/files.py``) before the program holds it. The authorizer judges th
 write by the file rules, and denies it (``SQLITE_DENY``) when refused; the refusal is kept for
 the thread. A connection made any other way (``sqlite3.Connection(...)`` directly, a factory
 class whose ``__init__`` is Python code) is refused at the ``sqlite3.connect/handle`` event:
-the hook checks that the C ``__init__`` was called by the wrapper's own frame.
+the hook checks that the C ``__init__`` was called by the wrapper's own frame. (It cannot get
+the authorizer there instead: the C ``__init__`` marks the connection usable only after that
+event, and ``set_authorizer`` refuses it until then.)
 
 The default factory of the wrapper is a subclass whose statement methods raise the kept
 refusal instead of SQLite's bare ``DatabaseError`` ("not authorized") -- a
@@ -219,8 +221,12 @@ def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:
             call.__doc__ = getattr_(method, "__doc__", None)
             return call
 
-        def cursor(self: Any, factory: Any = None) -> Any:
-            return base_connection.cursor(self, guarded_cursor if factory is None else factory)
+        def cursor(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # No factory given: the guarded cursor; any given one -- None included, which
+            # CPython refuses with TypeError (issue 27, cause 6) -- goes to the C method.
+            if not args and not kwargs:
+                return base_connection.cursor(self, guarded_cursor)
+            return base_connection.cursor(self, *args, **kwargs)
 
         def set_authorizer(self: Any, authorizer_callback: Any) -> None:
             """As ``sqlite3.Connection.set_authorizer``; python-sb's own check of ``ATTACH``

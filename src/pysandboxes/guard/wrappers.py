@@ -26,7 +26,12 @@ import sys
 
 from pysandboxes.guard.calls import REGISTRY
 from pysandboxes.guard.kit import Kit
-from pysandboxes.guard.native_files import SUBINTERPRETERS, exact_field, hide_reentrant
+from pysandboxes.guard.native_files import (
+    SUBINTERPRETERS,
+    exact_field,
+    foreign_spec,
+    hide_reentrant,
+)
 from pysandboxes.guard.native_files import WRAPPED as NATIVE_WRAPPED
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
@@ -249,7 +254,11 @@ def _named(
             _setattr(wrapper, attr, _getattr(original, attr))
         except _errors:
             pass
-    wrapper.__module__ = _getattr(original, "__module__", None) or "os"
+    module = _getattr(original, "__module__", None) or "os"
+    # The signal module's own functions are Python functions named for "signal" (its wrapped
+    # C functions come from _signal): test_signal checks that every Python function there
+    # says "signal", for pydoc (issue 27, cause 8).
+    wrapper.__module__ = "signal" if module == "_signal" else module
     return wrapper
 
 
@@ -262,20 +271,32 @@ def _announce(function: str, audit: Callable[..., None]) -> Before:
 
 
 _PLAIN = (str, bytes, int, bool, float, type(None), tuple, list, dict)  # no __fspath__
+_warn = __import__("_warnings").warn  # C, always loaded (the warnings module may not be)
 
 
 def _wrapper(
     call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    path_of: str | None = None,
     _fspath: Any = os.fspath,
     _type: Any = type,
     _mro_of: Any = type.__dict__["__mro__"].__get__,
     _dict_of: Any = type.__dict__["__dict__"].__get__,
     _tuple: Any = tuple,
     _plain: Any = _PLAIN,
+    _buffers: tuple[type, ...] = (bytearray, memoryview),
+    _bytes: Any = bytes,
+    _warn: Any = _warn,
+    _deprecated: bool = sys.version_info < (3, 12),
+    _errors: tuple[type[Exception], type[Warning]] = (TypeError, DeprecationWarning),
 ) -> Callable[..., Any]:
     """The wrapper put in place of a function: path-like arguments are converted here, once,
     so that no code of the program runs inside the hidden generator (where a frame it kept
-    could walk ``f_back`` to the generator's frame and its ``f_locals``)."""
+    could walk ``f_back`` to the generator's frame and its ``f_locals``).
+
+    ``path_of``: the function's name when its first argument (or ``path=``) is a path. A
+    ``bytearray`` or ``memoryview`` path is then what CPython makes of it (issue 27, cause 4):
+    3.11 warns (``DeprecationWarning``, CPython's text) and uses a ``bytes`` copy -- made
+    here, once, so the path judged is the path used -- and 3.12 raises its ``TypeError``."""
 
     def convert(value: Any) -> Any:
         kind = _type(value)
@@ -287,12 +308,27 @@ def _wrapper(
         return value
 
     tuple_ = _tuple  # bound at import: _wrapper also runs after arming
+    buffers, bytes_, warn, deprecated = _buffers, _bytes, _warn, _deprecated
+    type_error, deprecation = _errors
+
+    def use_buffer(value: Any) -> Any:
+        text = (
+            f"{path_of}: path should be string, bytes or os.PathLike, not {_type(value).__name__}"
+        )
+        if not deprecated:
+            raise type_error(text)
+        warn(text, deprecation, 3)  # the program's line, as CPython's own warning
+        return bytes_(value)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if args:
             args = tuple_([convert(value) for value in args])
+            if path_of is not None and _type(args[0]) in buffers:
+                args = (use_buffer(args[0]), *args[1:])
         if kwargs:
             kwargs = {key: convert(value) for key, value in kwargs.items()}
+            if path_of is not None and _type(kwargs.get("path")) in buffers:
+                kwargs["path"] = use_buffer(kwargs["path"])
         return call(args, kwargs)
 
     return wrapper
@@ -308,6 +344,31 @@ def _replace_everywhere(replacements: dict[int, Any], modules: list[Any]) -> Non
         found = [(key, value) for key, value in namespace.items() if id(value) in replacements]
         for key, value in found:
             namespace[key] = replacements[id(value)][1]
+    _update_support_sets(replacements.values())
+
+
+#: The sets ``os`` keeps of the functions that take ``dir_fd``, a descriptor, or
+#: ``follow_symlinks``/``effective_ids``: ``shutil`` chooses its symlink-attack-safe
+#: ``rmtree`` by them, so a wrapper must stand where its original stood (issue 27, cause 2).
+_SUPPORT_SETS = (
+    "supports_dir_fd",
+    "supports_fd",
+    "supports_follow_symlinks",
+    "supports_effective_ids",
+)
+
+
+def _update_support_sets(pairs: Any) -> None:
+    """Put each wrapper in ``os.supports_*`` where its original is a member."""
+
+    for name in _SUPPORT_SETS:
+        members = getattr(os, name, None)
+        if type(members) is not set:
+            continue
+        for original, wrapper in pairs:
+            if any(member is original for member in members):
+                members.discard(original)
+                members.add(wrapper)
 
 
 def install(kit: Kit, *, with_ignore: bool) -> None:
@@ -423,11 +484,17 @@ def _wrap_create_builtin(
     # _fresh_spec says why a ModuleSpec is not).
     namespace: Any = type(sys.implementation)  # types.SimpleNamespace
 
+    namespace_dict = namespace.__dict__["__dict__"].__get__
+
     def announce(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         spec = args[0] if args else kwargs.get("spec")
-        if type_(spec) is not module_spec:  # a subclass's properties would run program code
+        if type_(spec) is module_spec:
+            values = spec_dict(spec)
+        elif type_(spec) is namespace:  # another importlib's spec, read by foreign_spec
+            values = namespace_dict(spec)
+        else:  # a subclass's properties would run program code
             raise type_error("create_builtin() needs a ModuleSpec")
-        name = field(spec_dict(spec), "name")  # no key's __eq__ runs (exact_field)
+        name = field(values, "name")  # no key's __eq__ runs (exact_field)
         for base in mro_of(type_(name)):
             if base is str_:
                 name = str_.__str__(name)
@@ -443,7 +510,7 @@ def _wrap_create_builtin(
 
     original = _imp.create_builtin
     call = hide(original, kit, announce, after)
-    replacements[id(original)] = (original, _named(_wrapper(call), original))
+    replacements[id(original)] = (original, _named(foreign_spec(_wrapper(call)), original))
 
 
 def _wrap_reload(kit: Kit, replacements: dict[int, Any]) -> None:
@@ -550,7 +617,7 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
         original = getattr(posix, name, None)
         if original is not None:
             call = hide(original, kit, before)
-            replacements[id(original)] = (original, _named(_wrapper(call), original))
+            replacements[id(original)] = (original, _named(_wrapper(call, name), original))
 
     def rewrite_dir_fd(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``open(path, flags, dir_fd=N)`` with a relative path becomes
@@ -582,7 +649,8 @@ def _wrap_file_creation(kit: Kit, replacements: dict[int, Any]) -> None:
 
     original_open = posix.open
     call_open = hide(original_open, kit, rewrite_dir_fd)
-    replacements[id(original_open)] = (original_open, _named(_wrapper(call_open), original_open))
+    wrapped_open = _named(_wrapper(call_open, "open"), original_open)
+    replacements[id(original_open)] = (original_open, wrapped_open)
 
 
 def exact_text(
@@ -780,3 +848,12 @@ def _wrap_ignore_helpers(kit: Kit) -> None:
     posix: Any = sys.modules[os.name]  # the C module: posix, or nt on Windows
     os.listdir = posix.listdir = _named(listdir_, listdir)
     os.scandir = posix.scandir = _named(scandir_, scandir)
+    _update_support_sets(
+        (
+            (stat, os.stat),
+            (lstat, os.lstat),
+            (access, os.access),
+            (listdir, os.listdir),
+            (scandir, os.scandir),
+        )
+    )

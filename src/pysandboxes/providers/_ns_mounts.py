@@ -680,9 +680,24 @@ def _plan_exposures(
             continue
         if not hidden:
             plan.add("bind" if rw else "ro-bind", path, path)
-            continue
-        plan.hidden.extend(hidden)
-        _rebuild(plan, path, rw, hidden, rule)
+        else:
+            plan.hidden.extend(hidden)
+            _rebuild(plan, path, rw, hidden, rule)
+        _own_kernel_trees(plan, path)
+
+
+def _own_kernel_trees(plan: TreePlan, exposed: str) -> None:
+    """An exposure above ``/dev`` or ``/proc`` (``expose-ro=/``) bound the host's over the
+    sandbox's own: the host's ``/dev`` is of no use there (mounted ``nodev`` in the user
+    namespace: ``/dev/null`` cannot be opened, which breaks ``subprocess.DEVNULL``), and the
+    host's ``/proc`` shows every process of the host, which the sandbox's own PID namespace
+    exists to hide. Both are mounted again over it, before any deeper exposure (issue 27,
+    cause 10)."""
+
+    if exposed != "/proc" and _under("/proc", exposed):
+        plan.add("proc", "/proc")
+    if exposed != "/dev" and _under("/dev", exposed):
+        plan.add("dev", "/dev")
 
 
 def _rebuild(plan: TreePlan, directory: str, rw: bool, hidden: list[str], rule: PathRule) -> None:

@@ -307,12 +307,31 @@ def _covers_address(item: _Rule, address: str) -> bool:
     )
 
 
+#: What an IN rule for every port from every host address forwards under bwrap and unshare:
+#: nothing (pasta holds one host socket per forwarded port, and all 65535 of them cannot be):
+#: the sandbox binds any port, none is reachable from the host (issue 27, cause 10).
+EVERY_PORT_NOT_FORWARDED = (
+    "{rule} ({origin}): the sandbox may bind every port, but pasta forwards none of them "
+    "from the host (one host socket per port: all 65535 cannot be); name the ports to reach "
+    "them from the host"
+)
+
+
 def _in_forwards(
-    rules: list[_Rule], proto: str, is_local: Callable[[str], bool], warnings: list[str]
+    rules: list[_Rule],
+    proto: str,
+    is_local: Callable[[str], bool],
+    warnings: list[str],
+    every_port_ok: bool = False,
 ) -> Forwards:
     """The host-to-sandbox forwards of the ALLOW IN rules for ``proto``, minus the ports of the
     DENY IN rules that cover each address; an address covered by a wider one (``""`` covers
-    all, ``0.0.0.0`` the IPv4 ones, ``::`` the IPv6 ones) keeps only its other ports."""
+    all, ``0.0.0.0`` the IPv4 ones, ``::`` the IPv6 ones) keeps only its other ports.
+
+    ``every_port_ok`` (bwrap, unshare): an ALLOW IN rule for every port from every host
+    address forwards nothing, with the warning :data:`EVERY_PORT_NOT_FORWARDED` (the sandbox
+    still binds and serves itself); without it (qemu) such a rule is an error that asks for
+    the ports."""
 
     by_address: dict[str, list[tuple[int, int]]] = {}
     for item in rules:
@@ -320,6 +339,11 @@ def _in_forwards(
         if rule.action != "ALLOW" or "IN" not in _directions(rule) or proto not in _protos(rule):
             continue
         addresses, unreachable = _bind_addresses(item, is_local)
+        if rule.ports is None and addresses == [""] and every_port_ok:
+            message = EVERY_PORT_NOT_FORWARDED.format(rule=rule.text, origin=rule.origin)
+            if message not in warnings:
+                warnings.append(message)
+            continue
         if rule.ports is None and addresses:
             raise rule_error(
                 rule.origin,
@@ -378,12 +402,15 @@ def build_plan(
     policy: Policy,
     resolve: Resolver = system_resolver,
     is_local: Callable[[str], bool] = is_host_address,
+    every_port_ok: bool = False,
 ) -> NetPlan:
-    """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules)."""
+    """The ruleset, forwards and pinned names for ``policy`` (which has ``net=`` rules).
+    ``every_port_ok``: see :func:`_in_forwards`."""
 
     rules, pinned, warnings = _expand(policy, resolve)
-    tcp_in = _in_forwards(rules, "TCP", is_local, warnings)
-    udp_in = _in_forwards(rules, "UDP", is_local, warnings)
+    tcp_in = _in_forwards(rules, "TCP", is_local, warnings, every_port_ok)
+    udp_in = _in_forwards(rules, "UDP", is_local, warnings, every_port_ok)
+    _check_socket_budget(rules, (*tcp_in, *udp_in))
     forwards: dict[str, Ranges] = {}
     loopback_drops: list[tuple[str, int, Ranges]] = []
     for proto in ("TCP", "UDP"):
@@ -444,6 +471,36 @@ def build_plan(
         udp_to_host=forwards["UDP"],
         warnings=tuple(warnings),
     )
+
+
+def _open_file_limit() -> int:
+    """The most descriptors pasta may hold: its soft limit is raised to this (``start``)."""
+
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+def _check_socket_budget(rules: list[_Rule], forwards: Forwards) -> None:
+    """pasta holds one host socket per forwarded port (two for every address: IPv4 and
+    IPv6): more than its open-file limit allows made it fail with "Too many open files"
+    after the sandbox was set up; refused here, before anything runs, naming the rules."""
+
+    needed = sum(
+        (2 if address == "" else 1) * (hi - lo + 1)
+        for address, ranges in forwards
+        for lo, hi in ranges
+    )
+    limit = _open_file_limit() - 64  # pasta's own descriptors
+    if needed > limit:
+        wide = [i.rule for i in rules if i.rule.action == "ALLOW" and "IN" in _directions(i.rule)]
+        first = wide[0]
+        raise rule_error(
+            first.origin,
+            first.text,
+            f"the IN rules forward {needed} ports from the host, more than pasta can hold "
+            f"open (its open-file limit allows {max(limit, 0)}); name fewer ports",
+        )
 
 
 def _any_loop(item: _Rule) -> bool:
@@ -807,6 +864,16 @@ def pasta_argv(plan: NetPlan, holder_pid: int, pidfile: str) -> list[str]:
     return argv
 
 
+def _raise_open_file_limit() -> None:
+    """In pasta's process before exec: its soft open-file limit raised to the hard one
+    (``_check_socket_budget`` refused what would not fit even then)."""
+
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def _clean_stderr(text: str) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip() and "syslog" not in ln]
     return "; ".join(lines[-3:]) or "no message"
@@ -838,7 +905,8 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
             "distributions): chmod 0666 /dev/net/tun, or in a container add the device "
             "(docker: --device /dev/net/tun)"
         )
-    plan = build_plan(policy, resolve)
+    # pasta makes the IN forwards of bwrap and unshare; qemu makes its own (one per port).
+    plan = build_plan(policy, resolve, every_port_ok=provider in ("bwrap", "unshare"))
     workdir = tempfile.mkdtemp(prefix="pysb-net-")
     rules_fd = os.memfd_create("pysb-nft", 0)
     try:
@@ -881,6 +949,7 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            preexec_fn=_raise_open_file_limit,  # one host socket per forwarded port
         )
         ready = holder.stdout.readline() == b"ready\n"
         _, pasta_err = pasta.communicate(timeout=30)

@@ -174,7 +174,7 @@ readline.add_history("one line")
 OUT = OUTSIDE
 attempt("read", lambda: readline.read_history_file(OUT + "/secret"))
 attempt("write", lambda: readline.write_history_file(OUT + "/hist"))
-attempt("append", lambda: readline.append_history_file(1, OUT + "/hist"))
+attempt("append", lambda: readline.append_history_file(1, OUT + "/appended"))
 attempt("init", lambda: readline.read_init_file(OUT + "/secret"))
 attempt("write_here", lambda: readline.write_history_file("here"))
 attempt("write_default", lambda: readline.write_history_file())
@@ -189,6 +189,7 @@ def test_readline_files_are_judged(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret").write_text("the secret\n")
+    (outside / "appended").write_text("kept\n")
     project = tmp_path / "project"
     project.mkdir()
     home = tmp_path / "home"
@@ -200,8 +201,12 @@ def test_readline_files_are_judged(tmp_path: Path) -> None:
     secret, hist = str(outside / "secret"), str(outside / "hist")
     assert out["read"] == out["init"] == f"RulePermissionError file {secret}", out
     assert out["bytes_read"] == f"RulePermissionError file {secret}", out
-    assert out["write"] == out["append"] == f"RulePermissionError file {hist}", out
+    assert out["write"] == f"RulePermissionError file {hist}", out
     assert not (outside / "hist").exists()
+    # append_history_file does not create the file (libreadline opens it without O_CREAT):
+    # an existing one, since for a missing one CPython's FileNotFoundError is the answer.
+    assert out["append"] == f"RulePermissionError file {outside / 'appended'}", out
+    assert (outside / "appended").read_text() == "kept\n"
     for name in ("write_here", "write_default", "read_default", "append_here"):
         assert out[name] == "ran", (name, out, result.stderr)
     assert (project / "here").read_text().strip().endswith("one line")
@@ -543,7 +548,7 @@ SEMAPHORES = (
     + """
 import _multiprocessing, multiprocessing
 mine = "/pysb-mine-" + os.urandom(4).hex()
-other = "/pysb-other-" + os.urandom(4).hex()
+other = OTHER
 attempt("lock", lambda: multiprocessing.Lock().acquire())
 attempt("create_persistent", lambda: _multiprocessing.SemLock(1, 1, 1, mine, False))
 attempt("unlink_mine", lambda: _multiprocessing.sem_unlink(mine))
@@ -562,7 +567,17 @@ def test_named_semaphores_of_others_are_judged(tmp_path: Path) -> None:
     touch another's), removing or opening by name one this process did not create is judged
     (issue 18, class 4)."""
 
-    result = run_armed(SEMAPHORES, "expose-ro=.\npython-import=*\n", tmp_path)
+    import _multiprocessing
+
+    # Another's semaphore exists (for a missing one CPython's FileNotFoundError is the answer).
+    other = "/pysb-other-" + os.urandom(4).hex()
+    made = _multiprocessing.SemLock(1, 1, 1, other, False)
+    try:
+        code = SEMAPHORES.replace("OTHER", repr(other))
+        result = run_armed(code, "expose-ro=.\npython-import=*\n", tmp_path)
+    finally:
+        del made
+        _multiprocessing.sem_unlink(other)
     out = _outcomes(result.lines)
     for name in ("lock", "create_persistent", "unlink_mine"):
         assert out[name] == "ran", (name, result.stdout, result.stderr)
