@@ -17,28 +17,57 @@
 # evaluation (tests/unit/evalguard, tests/redteam/eval: the interpreter's own C code changes
 # between versions -- 3.12 imports _pylong for big-integer division, for one). The kernel
 # providers, learning, partial mode and the conformance matrix run under .venv only.
+#
+# Each phase is timed ("test.sh: [NAME] N s, exit E"), and a failing test phase does not stop
+# the others: every phase runs, a summary closes the output, and the exit status is that of the
+# first failure (the set-up, lint and type checks still stop the run at once: without them the
+# tests mean nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYSANDBOXES_PYTHONS=${PYSANDBOXES_PYTHONS-3.12 3.13}
-scripts/setup.sh
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
-.venv/bin/mypy
+
+SUMMARY=()
+FIRST_FAILURE=0
+LAST_STATUS=0
+timed() {  # NAME COMMAND...: run COMMAND, print and record its wall time and exit status
+  local name=$1 start=$SECONDS
+  shift
+  echo "test.sh: [$name] starts at $(date -u +%H:%M:%S)"
+  LAST_STATUS=0
+  "$@" || LAST_STATUS=$?
+  SUMMARY+=("[$name] $((SECONDS - start)) s, exit $LAST_STATUS")
+  echo "test.sh: ${SUMMARY[-1]}"
+  if [ "$LAST_STATUS" != 0 ] && [ "$FIRST_FAILURE" = 0 ]; then FIRST_FAILURE=$LAST_STATUS; fi
+  return 0
+}
+checked() {  # NAME COMMAND...: like timed, but a failure ends the run at once
+  timed "$@"
+  if [ "$LAST_STATUS" != 0 ]; then
+    printf 'test.sh: %s\n' "${SUMMARY[@]}"
+    exit "$LAST_STATUS"
+  fi
+}
+
+checked setup scripts/setup.sh
+checked ruff-check .venv/bin/ruff check src tests bench
+checked ruff-format .venv/bin/ruff format --check src tests bench
+checked mypy .venv/bin/mypy
 # Issue 19: the whole package type-checks for macOS and for Windows too (platform-specific
 # code is chosen by platform_caps, with sys.platform guards mypy understands).
-.venv/bin/mypy --platform darwin
-.venv/bin/mypy --platform win32
-.venv/bin/python -m pytest -n 2 "$@"
+checked mypy-darwin .venv/bin/mypy --platform darwin
+checked mypy-win32 .venv/bin/mypy --platform win32
+timed pytest .venv/bin/python -m pytest -n 2 "$@"
 # Issue 19: the launcher, rule-language, Python-layer (misuse corpus) and learning suites again
 # with the portable paths forced (no memfd, /proc, sigwaitinfo, pidfd or kernel provider; a
 # switch for tests only, src/pysandboxes/platform_caps.py). Linux-only tests skip under it.
-PYSANDBOXES_PORTABLE=1 .venv/bin/python -m pytest -n 2 -q tests/unit/launch tests/unit/policy \
-  tests/unit/learn tests/unit/guard/test_agreement.py tests/e2e/test_launcher*.py \
-  tests/e2e/test_portable.py tests/e2e/test_explain.py \
+timed portable env PYSANDBOXES_PORTABLE=1 .venv/bin/python -m pytest -n 2 -q tests/unit/launch \
+  tests/unit/policy tests/unit/learn tests/unit/guard/test_agreement.py \
+  tests/e2e/test_launcher*.py tests/e2e/test_portable.py tests/e2e/test_explain.py \
   tests/e2e/test_guard.py tests/e2e/test_learn.py tests/e2e/test_learn_children.py \
   tests/e2e/test_audit.py tests/redteam/misuse
 # Partial mode's worker started without fork (subprocess), as on Windows (about 10 s).
-PYSANDBOXES_PORTABLE=spawn .venv/bin/python -m pytest -q tests/e2e/test_partial.py
+timed portable-spawn env PYSANDBOXES_PORTABLE=spawn .venv/bin/python -m pytest -q \
+  tests/e2e/test_partial.py
 
 PYTHON_LAYER_TESTS=(
   tests/unit/guard
@@ -66,5 +95,8 @@ for version in ${PYSANDBOXES_PYTHONS//,/ }; do
     continue
   fi
   echo "test.sh: the Python-layer suites under $("$venv/bin/python" -V)"
-  "$venv/bin/python" -m pytest -n 2 -p no:cacheprovider -q "${PYTHON_LAYER_TESTS[@]}"
+  timed "python$version" "$venv/bin/python" -m pytest -n 2 -p no:cacheprovider -q \
+    "${PYTHON_LAYER_TESTS[@]}"
 done
+printf 'test.sh: %s\n' "${SUMMARY[@]}"
+exit "$FIRST_FAILURE"

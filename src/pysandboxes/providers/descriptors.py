@@ -17,6 +17,7 @@ parent, between ``fork`` and ``exec``.
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def _highest_open() -> int:
         numbers = [int(name) for name in names if name.isdigit()]
         if numbers:
             return max(numbers)
+    if sys.platform == "win32":  # no resource module, and no descriptor listing either
+        return 65535
     try:
         import resource  # a C module, loaded already wherever the listing above is missing
 
