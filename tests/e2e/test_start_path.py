@@ -117,3 +117,46 @@ def test_a_worker_is_handed_its_policy_through_no_named_file(tmp_path: Path, pro
     report = _host(tmp_path, provider, "no-memfd", env={"TMPDIR": str(tmp_path)})
     assert "error" in report["sandboxed"] or "ok" in report["sandboxed"]  # the worker ran
     assert report["named_files"] == []
+
+
+REFUSED_WORKER = """
+import json, sys
+from pysandboxes import ConfigError, sandbox, sandboxes
+
+@sandbox
+def f():
+    return 1
+
+try:
+    with sandboxes(rules=sys.argv[1]):
+        f()
+except ConfigError as exc:
+    print(json.dumps({"error": "ConfigError", "problems": [p.where for p in exc.problems],
+                      "message": str(exc)}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("provider", "why"),
+    [("none", "runs in the caller's own interpreter"), ("qemu", "does not cross into it")],
+)
+def test_a_provider_that_cannot_hold_a_worker_is_refused(
+    tmp_path: Path, provider: str, why: str
+) -> None:
+    """``none`` runs in the caller's process, qemu's VM takes no descriptor of the host: a
+    worker under either is refused before anything starts, naming the rule (no VM boots)."""
+
+    rules = tmp_path / ".py-sandboxes"
+    rules.write_text(f"learn=false\nos-sandbox={provider}\n")
+    proc = subprocess.run(
+        [PYTHON, "-c", REFUSED_WORKER, str(rules)],
+        cwd=tmp_path,
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["problems"] == [".py-sandboxes(2)"], report  # shown relative to the cwd
+    assert why in report["message"]

@@ -123,6 +123,12 @@ def provider_for(plan: RunPlan, *, worker: bool = False) -> ProviderImpl:
             "separate worker (use os-sandbox=subprocess or a kernel provider)"
         )
         raise ConfigError([ConfigProblem(where, message)])
+    if worker and not provider.passes_descriptors:
+        message = (
+            f"os-sandbox={name} cannot run a partial-mode worker: the socket a worker talks "
+            "to its caller through does not cross into it (use landlock, bwrap or unshare)"
+        )
+        raise ConfigError([ConfigProblem(where, message)])
     available = provider.availability()
     if not available:
         hint = f" ({available.install_hint})" if available.install_hint else ""

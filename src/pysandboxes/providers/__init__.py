@@ -39,6 +39,7 @@ class UnavailableProvider:
 
     kernel = True
     in_process = False
+    passes_descriptors = True
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name

@@ -207,6 +207,8 @@ if TYPE_CHECKING:
         #: True when nothing is exec'd: the launcher runs the program in its own interpreter
         #: (``none``); a partial-mode worker cannot be started by such a provider.
         in_process: bool
+        #: Whether the launcher's descriptors reach the program (a worker needs its socket).
+        passes_descriptors: bool
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -234,6 +236,10 @@ class Provider:
     name = ""
     kernel = True
     in_process = False
+    #: Whether the descriptors the launcher passes (``Launch.pass_fds``) reach the program as
+    #: descriptors: a partial-mode worker talks to its caller through one (qemu's VM has
+    #: its own kernel: a host descriptor does not cross into it).
+    passes_descriptors = True
 
     def announcements(self, policy: Policy, mode: str) -> list[Notice]:
         raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")
