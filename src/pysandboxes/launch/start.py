@@ -156,6 +156,8 @@ class Start:
         self.channel: Channel | None = None
         self.prepared: Prepared | None = None
         self.process: Process | None = None
+        #: How a worker's processes end with it (``launch/spawn.TREES``; ``""``: not a worker).
+        self.tree = ""
         self._finished = False
 
     # -- the ways to run it ------------------------------------------------------------------------
@@ -209,6 +211,7 @@ class Start:
             keep=self._pass_fds(),
             quiet_stdio=True,
             handle=self.channel.handle,
+            tree=self.tree,
         )
         self.process = process
         self.channel.after_spawn()
@@ -236,8 +239,9 @@ class Start:
     # -- the end ------------------------------------------------------------------------------
 
     def kill(self) -> None:
-        """End a spawned worker now (SIGKILL): its process, and with it the sandbox around it
-        (bubblewrap, which runs in a session of its own, through its relay)."""
+        """End a spawned worker now (SIGKILL): its process and every process it started
+        (``self.tree``), and with it the sandbox around it (bubblewrap, which runs in a session
+        of its own, through its relay)."""
 
         prepared, process = self.prepared, self.process
         if process is None or prepared is None:
@@ -262,6 +266,8 @@ class Start:
             return
         from pysandboxes.launch.spawn import release
 
+        if self.process is not None:
+            self.process.sweep()
         release(self.prepared, [self._on_exit], status)
 
     def _on_exit(self, status: int | None) -> None:
@@ -484,12 +490,32 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
 
 
 def _prepare_provider(start: Start, launch: Launch) -> None:
-    """Step 8: the provider's ``prepare`` and its announcements, said on stderr."""
+    """Step 8: the provider's ``prepare`` and its announcements, said on stderr; for a worker,
+    how its processes end with it (issue 25: the mechanism is said at start)."""
 
     prepared: Prepared = start.provider.prepare(launch)
     start.prepared = prepared
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
+    if start.request.is_worker:
+        from pysandboxes.launch.spawn import tree_mechanism
+
+        start.tree = tree_mechanism(start.provider.contains_processes)
+        if start.tree != "provider":
+            sys.stderr.write(f"{PROG}: {start.provider.name}: {_tree_notice(start.tree).text}\n")
+
+
+def _tree_notice(tree: str) -> Any:
+    """The sentence of ``providers/limits.py`` that says how a worker's processes end."""
+
+    from pysandboxes.providers import limits
+
+    reason = ""
+    if tree == "subreaper":
+        from pysandboxes.providers import _ns_probe
+
+        reason = _ns_probe.pid_namespace_problem() or "PYSANDBOXES_PROCESS_TREE=subreaper"
+    return limits.notice(f"processes.{tree}", True, reason=reason)
 
 
 def learning_session_class() -> Any:

@@ -101,6 +101,17 @@ def cached_namespace_problem() -> tuple[str, str]:
     return namespace_problem()
 
 
+@memo
+def pid_namespace_problem() -> str:
+    """``""`` when this process can make a user and a PID namespace (``launch/spawn.py`` keeps
+    a partial-mode worker's processes in one, so that they end with it), else why not."""
+
+    if not (os.path.exists("/proc/self/ns/user") and os.path.exists("/proc/self/ns/pid")):
+        return "this kernel has no user or PID namespaces"
+    code = _try_unshare(CLONE_NEWUSER | CLONE_NEWPID)
+    return "" if code == 0 else f"cannot create a user and a PID namespace: {os.strerror(code)}"
+
+
 def _try_unshare(flags: int) -> int:
     """errno of ``unshare(flags)`` in a short-lived child (0 = it worked)."""
 

@@ -209,6 +209,8 @@ if TYPE_CHECKING:
         in_process: bool
         #: Whether the launcher's descriptors reach the program (a worker needs its socket).
         passes_descriptors: bool
+        #: Whether the program's processes end with it (a PID namespace of its own, a VM).
+        contains_processes: bool
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -240,6 +242,10 @@ class Provider:
     #: descriptors: a partial-mode worker talks to its caller through one (qemu's VM has
     #: its own kernel: a host descriptor does not cross into it).
     passes_descriptors = True
+    #: Whether every process the program starts ends with it because the provider runs it in
+    #: a PID namespace of its own or a VM; otherwise the launcher sees to it for a partial-mode
+    #: worker (``launch/spawn.tree_mechanism``).
+    contains_processes = False
 
     def announcements(self, policy: Policy, mode: str) -> list[Notice]:
         raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")
