@@ -31,6 +31,10 @@ done
 pythons=${pythons//,/ }
 
 PACKAGES=(bubblewrap nftables passt slirp4netns iproute2 util-linux)
+# python-sb inside containers (tests/containers, issue 31): podman with Debian's runc (crun
+# refuses these machines' cgroup v1 hybrid hierarchy), its pause helper, the tools of rootless
+# podman, and mmdebstrap, which builds the image from Debian packages (no registry).
+PACKAGES+=(podman runc catatonit uidmap fuse-overlayfs mmdebstrap)
 if [ "$qemu" = 1 ]; then
   PACKAGES+=(qemu-system-x86 busybox-static)
 fi
@@ -48,6 +52,16 @@ if [ "$system" = 1 ] && command -v apt-get >/dev/null 2>&1; then
       echo "setup: not root; install these for the kernel providers: sudo apt-get install ${missing[*]}" >&2
     fi
   fi
+fi
+
+# The unprivileged user of the rootless podman tests (subordinate ids come with useradd).
+if [ "$system" = 1 ] && [ "$(id -u)" = 0 ] && command -v useradd >/dev/null 2>&1 \
+    && ! id python-sb-rootless >/dev/null 2>&1; then
+  useradd --create-home --shell /usr/sbin/nologin python-sb-rootless
+fi
+if [ "$system" = 1 ] && [ "$(id -u)" = 0 ] && id python-sb-rootless >/dev/null 2>&1 \
+    && ! grep -q '^python-sb-rootless:' /etc/subuid 2>/dev/null; then
+  usermod --add-subuids 200000-265535 --add-subgids 200000-265535 python-sb-rootless
 fi
 
 # The guest kernel of os-sandbox=qemu: the package linux-image-amd64 depends on, downloaded and

@@ -100,17 +100,19 @@ def make_frames(
 ) -> Frames:
     """``lib_roots``: directories of trusted library code (the interpreter's prefixes, the
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
-    (to name a module after its file); ``guard_globals``: ``id()`` of the guard modules'
-    globals (a frame running guard code has one of them as ``f_globals``); ``program_code``:
-    directories and files of the program's own code, which is never library code."""
+    (to name a module after its file); ``guard_globals``: ``kit.identity`` of the guard
+    modules' globals (a frame running guard code has one of them as ``f_globals``);
+    ``program_code``: directories and files of the program's own code, which is never library
+    code."""
     # Captured at arm time: the program can reach this module's namespace.
     captured_import_deputies = IMPORT_DEPUTIES
     captured_name_deputies = NAME_DEPUTIES
+    captured_code_deputies = CODE_DEPUTIES
     captured_runtimeerror = RuntimeError
 
     getframe = kit.getframe
     enter, leave = make_busy(kit, busy)
-    id_ = id
+    id_ = kit.identity  # as the sets were made (hook.py): no builtins.id event per frame
     len_ = kit.len
     any_ = any
     tuple_ = tuple
@@ -195,34 +197,60 @@ def make_frames(
             guard_prefix
         )
 
+    deputy_cache: dict[tuple[str, int], bool] = {}
+    # The deputy lists whose answers are remembered: this module's constants, captured now and
+    # alive for the whole run, so that their identity names them (a tuple made by a caller
+    # could share a dead one's identity: never remembered).
+    cached_lists = frozenset(
+        id_(d) for d in (captured_import_deputies, captured_name_deputies, captured_code_deputies)
+    )
+
+    def is_deputy_file(filename: str, deputies: tuple[str, ...]) -> bool:
+        """:func:`is_deputy`, remembered by file for the module's own deputy lists."""
+
+        which = id_(deputies)
+        if which not in cached_lists:
+            return is_deputy(filename, deputies)
+        key = (filename, which)
+        found = deputy_cache.get(key)
+        if found is None:
+            found = is_deputy(filename, deputies)
+            if len_(deputy_cache) > 4096:
+                deputy_cache.clear()
+            deputy_cache[key] = found
+        return found
+
     def outside_guard(deputies: tuple[str, ...]) -> Any:
-        """The first frame that is neither the guard's nor a deputy's (busy must be set)."""
+        """The first frame that is neither the guard's nor a deputy's (busy must be set).
+
+        One ``f_code`` read per frame (each raises an event that re-enters the hook): the
+        guard test of :func:`is_guard_frame` and the deputy test share it."""
 
         frame: Any = getframe(1)
         inner = ""  # the file of the previous frame met (innermost first)
         while frame is not None:
-            if is_guard_frame(frame):
+            code = frame.f_code
+            filename = file_of(code)
+            if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
                 frame = frame.f_back
                 continue
-            if deputies:
-                code = frame.f_code
-                filename = file_of(code)
-                # A deputy's own module-level code (its imports) is not on anyone's behalf.
-                if (
-                    code.co_name != "<module>"
-                    and is_library_file(filename)
-                    and (
-                        is_deputy(filename, deputies)
-                        or (
-                            deputies is captured_import_deputies
-                            and inner.endswith("/importlib/__init__.py")
-                            and is_deputy(filename, captured_name_deputies)
-                        )
+            # A deputy's own module-level code (its imports) is not on anyone's behalf.
+            if (
+                deputies
+                and code.co_name != "<module>"
+                and is_library_file(filename)
+                and (
+                    is_deputy_file(filename, deputies)
+                    or (
+                        deputies is captured_import_deputies
+                        and inner.endswith("/importlib/__init__.py")
+                        and is_deputy_file(filename, captured_name_deputies)
                     )
-                ):
-                    inner = filename
-                    frame = frame.f_back
-                    continue
+                )
+            ):
+                inner = filename
+                frame = frame.f_back
+                continue
             return frame
         return None
 

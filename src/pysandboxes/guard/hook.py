@@ -143,8 +143,9 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
 
         env.install_recorder(reporter.record)
 
+    identity = kit.identity  # keys of the frame walks' sets (guard/kit.py)
     guard_globals = frozenset(
-        id(module.__dict__)
+        identity(module.__dict__)
         for name, module in sys.modules.items()
         if name.startswith("pysandboxes.guard") and module is not None
     )
@@ -162,7 +163,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         _program_code(context),
         guard_dir,
         graveyard,
-        frozenset({id(OUTSIDE_SCOPE)}),
+        frozenset({identity(OUTSIDE_SCOPE)}),
     )
     call_judge = make_call_judge(policy, reporter, frames)
     launcher_prefix = guard_dir.rstrip("/") + "/launch/"
@@ -198,7 +199,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         kit,
         guard_globals,
         busy,
-        frozenset({id(OUTSIDE_SCOPE)}),
+        frozenset({identity(OUTSIDE_SCOPE)}),
         file_handlers.window_state,
         file_handlers.recheck,
         handler_depth,
@@ -481,7 +482,7 @@ def _special_handlers(
     guard_globals: frozenset[int] = frozenset(),
 ) -> dict[str, Handler]:
     # Captured at arm time: the program can reach this module's namespace.
-    id_ = id
+    id_ = kit.identity
     function_type = type(_special_handlers)
     function_globals = function_type.__dict__["__globals__"].__get__
     captured_code_deputies = CODE_DEPUTIES
@@ -525,9 +526,9 @@ def _special_handlers(
     coroutine_type = type(_coroutine())
     # Keyed by the type's id: hashing the program's class could run its metaclass's __hash__.
     frame_getters = {
-        (id(traceback_type), "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
-        (id(generator_type), "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
-        (id(coroutine_type), "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
+        (id_(traceback_type), "tb_frame"): traceback_type.__dict__["tb_frame"].__get__,
+        (id_(generator_type), "gi_frame"): generator_type.__dict__["gi_frame"].__get__,
+        (id_(coroutine_type), "cr_frame"): coroutine_type.__dict__["cr_frame"].__get__,
     }
     category_of = {entry.function: entry.category for entry in calls_module.REGISTRY}
 

@@ -78,6 +78,11 @@ class Kit(NamedTuple):
     gc_isenabled: Callable[[], bool]
     gc_disable: Callable[[], None]
     gc_enable: Callable[[], None]
+    #: ``object.__hash__``: an identity key like ``id()`` (the address, rotated: distinct for
+    #: distinct live objects), from the base type's C slot whatever the object's type, and
+    #: without the ``builtins.id`` audit event that ``id()`` raises -- the frame walks call it
+    #: once per frame, and each event re-entering the hook cost more than the walk itself.
+    identity: Callable[[object], int]
 
 
 def capture() -> Kit:
@@ -119,6 +124,7 @@ def capture() -> Kit:
         gc_isenabled=gc.isenabled,
         gc_disable=gc.disable,
         gc_enable=gc.enable,
+        identity=object.__hash__,
     )
 
 

@@ -68,8 +68,8 @@ def install(
     and ``take()``, the ``(handler, signum, frame)`` calls due (in the main thread; the queue
     is emptied).
 
-    ``guard_globals``: ``id()`` of the guard modules' globals; ``hidden_globals``: those of the
-    hidden originals' generators rebuilt outside the guard's modules
+    ``guard_globals``: ``kit.identity`` of the guard modules' globals; ``hidden_globals``:
+    those of the hidden originals' generators rebuilt outside the guard's modules
     (``native_files.OUTSIDE_SCOPE``): not guard frames for ``sys._getframe``, but frames a
     handler must not run above either. The originals are kept by
     :func:`pysandboxes.guard.wrappers.hide` (a closure would hand the raw ``_signal.signal``
@@ -83,6 +83,7 @@ def install(
     c_signal = _signal.signal
     c_getsignal = _signal.getsignal
     id_ = id
+    identity = kit.identity  # the key of guard_globals (hook.py)
     len_ = kit.len
     callable_ = callable
     exact_int = int.__index__  # the value of an int (subclass), no program code
@@ -104,7 +105,7 @@ def install(
 
         given = frame
         while frame is not None:
-            if id_(frame.f_globals) in guarded:
+            if identity(frame.f_globals) in guarded:
                 given = frame.f_back
             frame = frame.f_back
         return given

@@ -41,7 +41,15 @@ SB_VALUED = frozenset({"pysandboxes-config", "denials"})
 #: rest to the verb (``launch/cli.TOOLS`` names the module of each); ``--VERB=VALUE`` passes
 #: VALUE as the verb's first word. (``--explain`` takes the arguments of a run: it is parsed
 #: with them, ``CommandLine.action == "explain"``.)
-SUBCOMMANDS = ("--review", "--check", "--hook", "--install-hook", "--uninstall-hook")
+SUBCOMMANDS = (
+    "--review",
+    "--check",
+    "--hook",
+    "--install-hook",
+    "--uninstall-hook",
+    "--providers",
+    "--export",
+)
 
 #: The kinds of :attr:`CommandLine.sb_options` that widen the rules python-sb enforces: a
 #: rule line (``--key=value``), learning (``--learn[=FILE]``: allow and record everything),

@@ -112,6 +112,8 @@ TOOLS = {
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
+    "--providers": "providers",
+    "--export": "export",
 }
 
 
@@ -151,6 +153,9 @@ def help_text() -> str:
         "                 (file | -m mod | -c cmd | - | nothing) [arg] ...\n"
         f"       {PROG} --explain [--json] [same arguments as a run]\n"
         f"       {PROG} --review [GIT-RANGE | OLD NEW] [--json]   (docs/review.md)\n"
+        f"       {PROG} --providers [--json]   (which providers run here; docs/containers.md)\n"
+        f"       {PROG} --export=kubernetes|agent-sandbox --image=IMAGE [...] [same arguments "
+        "as a run]   (docs/kubernetes.md)\n"
         f"       {PROG} --hook=AGENT | --install-hook=AGENT [--user] | --uninstall-hook=AGENT\n"
         "                 (coding-agent hook: claude-code, codex, gemini, cursor, copilot;\n"
         "                 docs/agents.md)\n"

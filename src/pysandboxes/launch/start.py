@@ -131,8 +131,9 @@ def provider_for(plan: RunPlan, *, worker: bool = False) -> ProviderImpl:
         raise ConfigError([ConfigProblem(where, message)])
     available = provider.availability()
     if not available:
-        hint = f" ({available.install_hint})" if available.install_hint else ""
-        message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+        from pysandboxes.providers import unavailable_message
+
+        message = unavailable_message(name, available)
         raise ProviderUnavailableError([ConfigProblem(where, message)])
     return provider
 

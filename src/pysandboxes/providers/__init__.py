@@ -90,3 +90,31 @@ def get_provider(name: str) -> ProviderImpl:
         ) from None
     provider: ProviderImpl = module.PROVIDER
     return provider
+
+
+def unavailable_message(name: str, available: Availability) -> str:
+    """The refusal of a run whose provider cannot work here: the reason, what to install or
+    change, and -- inside a container (issue 31) -- which providers do work here, so that the
+    choice is the user's and never a silent fallback."""
+
+    hint = f" ({available.install_hint})" if available.install_hint else ""
+    message = f"os-sandbox={name} cannot run here: {available.reason}{hint}"
+    from pysandboxes.platform_caps import CAPS
+
+    if not CAPS.linux:
+        return message
+    from pysandboxes.providers import _container
+
+    box = _container.cached()
+    if not box:
+        return message
+    working = [other for other in MODULES if other != name and _works(other)]
+    here = ", ".join(working) if working else "none of the kernel providers"
+    return f"{message}; python-sb runs in {box.describe()}, where these work: {here}"
+
+
+def _works(name: str) -> bool:
+    try:
+        return bool(get_provider(name).availability())
+    except ConfigError:
+        return False

@@ -47,9 +47,30 @@ def namespace_problem() -> tuple[str, str]:
         )
     if _static_ok():
         return "", ""
-    code = _try_unshare(SANDBOX_FLAGS)
+    code, stage = _try_unshare(SANDBOX_FLAGS)
     if code == 0:
         return "", ""
+    from pysandboxes.providers import _container
+
+    if stage == "proc":
+        # The namespaces were made, but a new /proc could not be mounted in them: a container
+        # runtime's masked /proc paths (podman's and docker's defaults) forbid it, and both
+        # bwrap and unshare mount one for their PID namespace.
+        return (
+            f"cannot mount a new /proc in a PID namespace: {os.strerror(code)} (a container "
+            "whose /proc has masked paths?)",
+            _container.runtime_hint("proc")
+            or "run where /proc has no masked paths, or use os-sandbox=landlock",
+        )
+    if stage == "hostname":
+        # Podman's default seccomp profile allows sethostname only with CAP_SYS_ADMIN (in the
+        # container's own user namespace), so a nested UTS namespace cannot be named.
+        return (
+            f"cannot set the host name of a UTS namespace: {os.strerror(code)} (a container's "
+            "seccomp profile that allows sethostname only with CAP_SYS_ADMIN?)",
+            _container.runtime_hint("seccomp-ns")
+            or "allow sethostname in the seccomp profile, or use os-sandbox=landlock",
+        )
     reason = f"cannot create namespaces: {os.strerror(code)}"
     if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
         return (
@@ -70,7 +91,8 @@ def namespace_problem() -> tuple[str, str]:
     if code == errno.EPERM:
         return (
             reason + " (a container's seccomp profile or missing privileges)",
-            "run the container with a seccomp profile that allows unshare/clone of namespaces "
+            _container.runtime_hint("userns")
+            or "run the container with a seccomp profile that allows unshare/clone of namespaces "
             "(docker: --security-opt seccomp=unconfined, or podman's default), or use "
             "os-sandbox=landlock",
         )
@@ -108,12 +130,24 @@ def pid_namespace_problem() -> str:
 
     if not (os.path.exists("/proc/self/ns/user") and os.path.exists("/proc/self/ns/pid")):
         return "this kernel has no user or PID namespaces"
-    code = _try_unshare(CLONE_NEWUSER | CLONE_NEWPID)
+    code, _stage = _try_unshare(CLONE_NEWUSER | CLONE_NEWPID, mount_proc=False)
     return "" if code == 0 else f"cannot create a user and a PID namespace: {os.strerror(code)}"
 
 
-def _try_unshare(flags: int) -> int:
-    """errno of ``unshare(flags)`` in a short-lived child (0 = it worked)."""
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+
+
+def _try_unshare(flags: int, *, mount_proc: bool = True) -> tuple[int, str]:
+    """``(errno, stage)`` of making the sandbox's namespaces in a short-lived child: ``(0, "")``
+    when it worked, else the errno and the step that failed, ``unshare`` or ``proc`` (mounting a
+    new ``/proc`` from inside the new PID namespace, as bwrap and the unshare provider do; a
+    container's masked ``/proc`` refuses it although ``unshare`` itself succeeds). Without
+    ``mount_proc`` only the ``unshare`` is tried (a partial-mode worker's own PID namespace
+    mounts nothing)."""
 
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -122,21 +156,57 @@ def _try_unshare(flags: int) -> int:
             os.close(read_end)
             from pysandboxes.providers import _linux  # binds syscall(2) without ctypes
 
+            result = "0 "
             try:
                 _linux.syscall("unshare", flags)
-                code = 0
             except OSError as exc:
-                code = exc.errno or errno.EINVAL
-            os.write(write_end, str(code).encode())
+                result = f"{exc.errno or errno.EINVAL} unshare"
+            if result == "0 " and flags & CLONE_NEWPID and mount_proc:
+                result = _mount_proc_in_child(_linux)
+            os.write(write_end, result.encode())
         finally:
             os._exit(0)
     os.close(write_end)
     try:
-        data = os.read(read_end, 16)
+        data = os.read(read_end, 32)
     finally:
         os.close(read_end)
         os.waitpid(pid, 0)
+    code, _, stage = data.decode("ascii", "replace").partition(" ")
     try:
-        return int(data or b"1")
+        return int(code or "1"), stage
     except ValueError:
-        return errno.EINVAL
+        return errno.EINVAL, "unshare"
+
+
+def _mount_proc_in_child(linux: object) -> str:  # pragma: no cover - runs in the probe's child
+    """In the probe's child, after ``unshare``: fork the new PID namespace's first process, mount
+    a ``/proc`` there (in the private mount namespace: nothing outside sees it) and name the new
+    UTS namespace, as the providers do; ``"0 "`` or ``"ERRNO STAGE"``."""
+
+    syscall = linux.syscall  # type: ignore[attr-defined]
+    inner_read, inner_write = os.pipe()
+    inner = os.fork()
+    if inner == 0:
+        code = 0
+        try:
+            os.close(inner_read)
+            stage = "proc"
+            try:
+                syscall("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+                syscall("mount", b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+                stage = "hostname"  # both providers name the sandbox's host "python-sb"
+                syscall("sethostname", b"python-sb", 9)
+            except OSError as exc:
+                code = exc.errno or errno.EINVAL
+            os.write(inner_write, f"{code} {stage}".encode())
+        finally:
+            os._exit(0)
+    os.close(inner_write)
+    data = os.read(inner_read, 32)
+    os.close(inner_read)
+    os.waitpid(inner, 0)
+    number, _, stage = data.decode("ascii", "replace").partition(" ")
+    if number == "0":
+        return "0 "
+    return f"{number if number.isdigit() else errno.EINVAL} {stage or 'proc'}"

@@ -32,7 +32,7 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 #: The modules the guest asks for; their dependencies are added from ``.modinfo``. The microvm
 #: machine has virtio-mmio devices only: no virtio-pci (3 modules fewer to load at each boot).
@@ -536,10 +536,16 @@ def _write_atomically(path: str, data: bytes) -> None:
 
 
 def prepare_artefacts(
-    kernel: Kernel, busybox: str, *, network: bool, cache: str | None = None
+    kernel: Kernel,
+    busybox: str,
+    *,
+    network: bool,
+    cache: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Artefacts:
     """The cached vmlinux and initramfs for ``kernel`` (built now if missing). ``network`` adds
-    virtio-net to the modules (a separate initramfs)."""
+    virtio-net to the modules (a separate initramfs). ``progress(text)`` is told of each step
+    that builds something (seconds of decompression on a first run), never of a cache hit."""
 
     index_paths = [kernel.image, kernel.modules, busybox]
     key = _fingerprint(index_paths)
@@ -549,6 +555,8 @@ def prepare_artefacts(
     vmlinux = os.path.join(folder, "vmlinux")
     plain = os.path.join(folder, "image-is-not-extractable")
     if not os.path.exists(initrd):
+        if progress is not None:
+            progress(f"building the guest's initramfs into {folder} (once)")
         wanted = WANTED_MODULES + (NET_MODULES if network else ())
         modules = resolve_modules(kernel.modules, wanted)
         _write_atomically(initrd, build_initrd(busybox, modules))
@@ -556,6 +564,8 @@ def prepare_artefacts(
         return Artefacts(vmlinux, initrd, True)
     if os.path.exists(plain):
         return Artefacts(kernel.image, initrd, False)
+    if progress is not None:
+        progress(f"extracting the guest kernel {kernel.image} into {folder} (once)")
     with open(kernel.image, "rb") as handle:
         image = handle.read()
     elf = extract_vmlinux(image)

@@ -190,6 +190,17 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
             f"the landlock provider supports x86_64 and aarch64, not {_linux.machine()}",
             "use os-sandbox=bwrap or os-sandbox=qemu on this machine",
         )
+    from pysandboxes.providers import _container
+
+    box = _container.cached()
+    if err == errno.ENOSYS and box and box.seccomp == 2:
+        # Podman's and containerd's profiles answer a system call they do not list with ENOSYS:
+        # inside a container with a filter, "no Landlock" may be the profile speaking.
+        return (
+            "the Landlock system calls fail with ENOSYS: this kernel has no Landlock, or the "
+            "container's seccomp profile does not list them",
+            "upgrade the kernel, or allow the calls: " + _container.runtime_hint("seccomp"),
+        )
     if err == errno.ENOSYS:
         return (
             "this kernel has no Landlock (Linux 5.13 or later built with "
@@ -207,7 +218,8 @@ def _unavailable_reason(err: int) -> tuple[str, str]:
             "the Landlock system calls are blocked by a seccomp filter around this process "
             "(a container runtime's profile?)",
             "allow landlock_create_ruleset, landlock_add_rule and landlock_restrict_self in the "
-            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)",
+            "container's seccomp profile (Docker >= 23 and recent runc profiles allow them)"
+            + (f"; {hint}" if (hint := _container.runtime_hint("seccomp")) else ""),
         )
     return (f"Landlock probe failed: {os.strerror(err)}", "use os-sandbox=bwrap")
 

@@ -38,7 +38,8 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import TextIO
 
     from pysandboxes.providers._ns_mounts import Mount
     from pysandboxes.providers._qemu_kernel import Artefacts
@@ -280,7 +281,31 @@ def _ports(ranges: Sequence[tuple[int, int]]) -> list[int]:
     return out
 
 
-def compile_ahead(src: str = SRC_DIR) -> list[str]:
+class FirstRunProgress:
+    """What a first run prints while it builds (seconds, where later runs say nothing): one
+    ``python-sb: qemu: ...`` line per step on the standard error, and a last one before the
+    boot once anything was said (issue 29: the first run was 13 s of silence)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.said = False
+
+    def __call__(self, text: str) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        try:
+            stream.write(f"python-sb: qemu: {text}\n")
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # no usable stderr: progress is optional
+            return
+        self.said = True
+
+    def booting(self, accel: str) -> None:
+        if self.said:
+            slow = " (software emulation: seconds)" if accel == "tcg" else ""
+            self(f"booting the VM{slow}; later runs start from the cache")
+
+
+def compile_ahead(src: str = SRC_DIR, progress: Callable[[str], None] | None = None) -> list[str]:
     """Write the package's byte code on the host where it is missing or older than its source;
     the files compiled. The guest reads the package through a read-only share, where its
     interpreter cannot store byte code: each missing file would be compiled again at every run,
@@ -288,7 +313,7 @@ def compile_ahead(src: str = SRC_DIR) -> list[str]:
     init alone). As python-sb's own helper steps (started with ``-I``) already do, this ignores
     ``PYTHONDONTWRITEBYTECODE``: it concerns the package's own files. Nothing is written where
     the package's directories are not writable (an installed package is compiled by its
-    installer)."""
+    installer). ``progress(text)`` is told before anything is compiled."""
 
     tag = sys.implementation.cache_tag
     if tag is None:
@@ -318,6 +343,9 @@ def compile_ahead(src: str = SRC_DIR) -> list[str]:
     written: list[str] = []
     if stale and os.access(os.path.dirname(stale[0]), os.W_OK):
         import py_compile
+
+        if progress is not None:
+            progress(f"compiling {len(stale)} of python-sb's modules for the guest (once)")
 
         for path in stale:
             try:
@@ -370,8 +398,11 @@ class QemuProvider(Provider):
             return Availability(False, str(exc), _qemu_kernel.INSTALL_HINT)
         return Availability(True)
 
-    def artefacts(self, policy: Policy, network: bool) -> Artefacts:
-        """The kernel and initramfs to boot (built into the cache on first use)."""
+    def artefacts(
+        self, policy: Policy, network: bool, progress: Callable[[str], None] | None = None
+    ) -> Artefacts:
+        """The kernel and initramfs to boot (built into the cache on first use, told to
+        ``progress``)."""
 
         from pysandboxes.providers import _qemu_kernel
 
@@ -382,7 +413,7 @@ class QemuProvider(Provider):
             )
         explicit = policy.provider_param("qemu", "kernel")
         kernel = _qemu_kernel.find_kernel(explicit.value if explicit else None)
-        built = _qemu_kernel.prepare_artefacts(kernel, busybox, network=network)
+        built = _qemu_kernel.prepare_artefacts(kernel, busybox, network=network, progress=progress)
         initrd = policy.provider_param("qemu", "initrd")
         if initrd is not None:
             if not os.access(initrd.value, os.R_OK):
@@ -405,9 +436,11 @@ class QemuProvider(Provider):
         if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
             raise ConfigError("os-sandbox=qemu: the interpreter path must be absolute")
         accel, kvm_reason = choose_accelerator(_param(policy, "accel", "auto"))
-        compile_ahead()
+        progress = FirstRunProgress()
+        compile_ahead(progress=progress)
         hostname = _ns_common.hostname(policy, self.name)
-        artefacts = self.artefacts(policy, network=bool(policy.net))
+        artefacts = self.artefacts(policy, network=bool(policy.net), progress=progress)
+        progress.booting(accel)
         learning = launch.context.mode != "enforce"
         if learning:
             launch = learning_launch(launch)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pysandboxes.policy.model import Origin, Policy
+    from pysandboxes.tools.manifests import Manifest
 
 __all__ = ["Change", "compare", "main"]
 
@@ -29,9 +30,12 @@ PROG = "python-sb"
 USAGE = (
     f"usage: {PROG} --review [GIT-RANGE | OLD NEW] [--json] [--fail-on=high|any|never]\n"
     "  no argument: the working tree against HEAD; REV: the working tree against REV;\n"
-    "  A..B or A...B: the commits; OLD NEW: two rule files (/dev/null for none)\n"
+    "  A..B or A...B: the commits; OLD NEW: two rule files (/dev/null for none), or two\n"
+    "  manifests rendered by --export (.yaml: their rules and their pod's own fields)\n"
 )
 RULE_PATTERNS = ("*.py-sandboxes", "*py-sandboxes.profile")
+#: Files read as manifests rendered by ``--export`` (``OLD NEW`` form; tools/manifests.py).
+MANIFEST_SUFFIXES = (".yaml", ".yml")
 RISK_ORDER = {"high": 0, "review": 1, "low": 2}
 USER_PROFILE = "~/.config/py-sandboxes/user-py-sandboxes.profile"
 NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
@@ -74,8 +78,20 @@ class Version:
         self.text = text
         self.policy: Policy | None = None
         self.error: str | None = None
+        self.manifest: Manifest | None = None
         if text is None:
             return
+        if path.endswith(MANIFEST_SUFFIXES):
+            # A manifest rendered by --export (issue 31): the rules of its ConfigMap are
+            # compared as a rule file, its pod and network fields by tools/manifests.py.
+            from pysandboxes.tools import manifests, yamlsub
+
+            try:
+                self.manifest = manifests.read(yamlsub.load_all(text), path)
+            except ValueError as exc:
+                self.error = str(exc)
+                return
+            text = self.text = self.manifest.rules
         from pysandboxes.errors import ConfigError
         from pysandboxes.policy import parse_text
 
@@ -363,6 +379,11 @@ def compare(old: Version, new: Version) -> list[Change]:
             verb = "no longer applies: " + why if removed != "low" else why
             changes.append(Change(removed, "removed", text, origin, verb))
     changes.extend(setting_changes(old, new))
+    if old.manifest is not None or new.manifest is not None:
+        from pysandboxes.tools.manifests import changes as manifest_changes
+
+        for risk, change, text, why in manifest_changes(old.manifest, new.manifest):
+            changes.append(Change(risk, change, text, new.path, why))
     changes.sort(key=lambda c: (RISK_ORDER[c.risk], c.change != "added", c.text))
     return changes
 

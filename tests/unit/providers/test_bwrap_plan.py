@@ -154,10 +154,10 @@ def test_namespace_probe_makes_a_real_attempt() -> None:
     from pysandboxes.providers import _ns_probe
 
     # The attempt in a forked child, as used when settings alone cannot tell (a seccomp filter).
-    assert _ns_probe._try_unshare(_ns_probe.SANDBOX_FLAGS) == 0
+    assert _ns_probe._try_unshare(_ns_probe.SANDBOX_FLAGS) == (0, "")
     assert _ns_probe.namespace_problem() == ("", "")
     # An invalid request fails with the kernel's errno (a CSIGNAL bit: EINVAL).
-    assert _ns_probe._try_unshare(_ns_probe.CLONE_NEWUSER | 0x1) == errno.EINVAL
+    assert _ns_probe._try_unshare(_ns_probe.CLONE_NEWUSER | 0x1) == (errno.EINVAL, "unshare")
 
 
 def test_missing_include_in_writable_exposure_is_warned(tmp_path: Path) -> None:

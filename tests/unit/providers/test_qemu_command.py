@@ -133,3 +133,29 @@ def test_the_denials_file_is_a_placeholder_in_the_vm() -> None:
         0o755,
     ]
     assert qemu._guest_mount(Mount("bind", denials, denials), "")[0] == "bind"
+
+
+def test_a_first_run_says_what_it_builds_and_a_cached_one_says_nothing(tmp_path: Path) -> None:
+    """Issue 29: the first qemu run spent seconds building its cache in silence. Each step
+    that builds something is told (byte code for the guest, initramfs, kernel), then the boot;
+    a run that finds everything built prints nothing."""
+
+    import io
+
+    package = tmp_path / "src" / "pysandboxes"
+    package.mkdir(parents=True)
+    (package / "mod.py").write_text("X = 1\n")
+    stream = io.StringIO()
+    progress = qemu.FirstRunProgress(stream)
+    qemu.compile_ahead(str(tmp_path / "src"), progress=progress)
+    assert stream.getvalue() == (
+        "python-sb: qemu: compiling 1 of python-sb's modules for the guest (once)\n"
+    )
+    progress.booting("tcg")
+    assert stream.getvalue().splitlines()[-1].startswith("python-sb: qemu: booting the VM")
+
+    quiet = io.StringIO()
+    cached = qemu.FirstRunProgress(quiet)
+    qemu.compile_ahead(str(tmp_path / "src"), progress=cached)  # up to date
+    cached.booting("tcg")
+    assert quiet.getvalue() == ""

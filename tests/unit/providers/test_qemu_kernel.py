@@ -168,3 +168,31 @@ def test_the_real_kernel_has_what_the_guest_needs() -> None:
     for needed in ("virtio_console", "9pnet_virtio", "9p"):
         assert needed in names
     assert names.index("9pnet") < names.index("9pnet_virtio") < names.index("9p")
+
+
+def test_building_the_cache_is_told_and_a_cache_hit_is_not(tmp_path: Path) -> None:
+    """The first run's seconds of decompression are announced step by step (issue 29); the
+    second finds both artefacts and says nothing. The real kernel and busybox, a fresh cache."""
+
+    try:
+        kernel = qk.find_kernel()
+    except ProviderUnavailableError as exc:
+        require(False, f"no guest kernel: {exc} ({qk.INSTALL_HINT})")
+        raise
+    busybox = qk.find_busybox()
+    require(busybox is not None, f"no static busybox ({qk.INSTALL_HINT})")
+    assert busybox is not None
+    told: list[str] = []
+    built = qk.prepare_artefacts(
+        kernel, busybox, network=False, cache=str(tmp_path), progress=told.append
+    )
+    assert len(told) == 2, told
+    assert "initramfs" in told[0] and "kernel" in told[1]
+    again: list[str] = []
+    assert (
+        qk.prepare_artefacts(
+            kernel, busybox, network=False, cache=str(tmp_path), progress=again.append
+        ).initrd
+        == built.initrd
+    )
+    assert again == []
