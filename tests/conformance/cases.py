@@ -42,6 +42,26 @@ CONFIGS: dict[str, tuple[str, bool]] = {
     "qemu": ("qemu", False),
     "qemu-py": ("qemu", True),
 }
+#: The entry-point columns (issue 24 item 8): the case's operation as a ``@sandbox`` function in
+#: a partial-mode worker (``probe.py --worker``), with the Python layer on -> the command line's
+#: configuration it is held to (the same expected outcome, the same limits: a worker cell that
+#: differs from the command line's cell of its provider fails).
+WORKER_CONFIGS: dict[str, str] = {
+    "worker-subprocess": "subprocess-py",
+    "worker-landlock": "landlock-py",
+    "worker-bwrap": "bwrap-py",
+    "worker-unshare": "unshare-py",
+}
+
+
+def runs_in_a_worker(case: Case) -> bool:
+    """Whether a case applies to a worker: not one about the program's own script (a worker
+    has none: the probe's directory unexposed), nor one whose host side talks to the program's
+    standard input (a worker's is ``/dev/null``: its stdio belongs to the caller)."""
+
+    return case.script_exposed and case.host != "create-after-start"
+
+
 #: The configurations whose files are the namespace providers' mount plan and whose net= rules
 #: are the ruleset of netns.py (qemu exports that tree to its guest and runs its network in
 #: that namespace): they share these limits.

@@ -13,7 +13,13 @@ the host side of the test (a client, a file created after start). Only ``os``, `
 case can grant exactly the modules it names (``python-import=``) and the Python layer judges
 nothing else.
 
-The same file runs under plain python3 (the control of every case) and under ``python-sb``.
+The same file runs under plain python3 (the control of every case) and under ``python-sb``,
+and as the host of a partial-mode worker (the entry-point columns, issue 24 item 8):
+``probe.py --worker RULES PROVIDER OP ARGS...`` runs OP as a ``@sandbox`` function in a worker
+started under RULES, with ``os-sandbox=PROVIDER`` and ``py-sandbox=true`` as keyword rules (the
+command line's ``--os-sandbox=``/``--py-sandbox=``), and prints the line the worker's function
+returns (or, when the worker cannot start for its rules, what ``python-sb`` says when it runs
+nothing).
 """
 
 import errno
@@ -418,7 +424,44 @@ def _why(exc: BaseException) -> str:
     return name or type(exc).__name__
 
 
+def outcome_of(op: "object", args: "list[str]") -> str:
+    """The ``OUTCOME`` line of ``op(*args)``."""
+
+    try:
+        refused = op(*args)  # type: ignore[operator]
+    except Exception as exc:
+        refused = _why(exc)
+    return "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+
+
+def in_worker(rules: str, provider: str, name: str, args: "list[str]") -> None:
+    """``--worker``: OP in a partial-mode worker under RULES (the host, this process, is not
+    sandboxed). The operation and what it uses are this module's functions, shipped to the
+    worker by value (``__main__``'s); the modules they name are imported there as the
+    program's, judged by ``python-import`` as under the command line."""
+
+    from pysandboxes import ConfigError, sandbox, sandboxes
+
+    op = globals().get("op_" + name)
+    if op is None:
+        sys.exit(f"probe: unknown operation {name!r}")
+    run = sandbox(outcome_of)
+    try:
+        with sandboxes(rules=rules, os_sandbox=provider, py_sandbox="true"):
+            line = run(op, args)
+    except ConfigError as exc:  # as the command line says it: nothing ran
+        for text in str(exc).splitlines():
+            sys.stderr.write(f"python-sb: {text}\n")
+        sys.stderr.write("python-sb: nothing was run\n")
+        sys.exit(2)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
+    if sys.argv[1] == "--worker":
+        in_worker(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+        return
     op = globals().get("op_" + sys.argv[1])
     if op is None:
         sys.exit(f"probe: unknown operation {sys.argv[1]!r}")
