@@ -30,6 +30,7 @@ from typing import NamedTuple
 from tests.conformance.cases import (
     ALLOWED,
     CONFIGS,
+    EVAL_CONFIGS,
     LIMITS,
     NOT_RUN,
     REFUSED,
@@ -593,6 +594,9 @@ def worker_argv(config: str, rules: Path, op: list[str], tree: Path) -> list[str
     """An entry-point cell (``WORKER_CONFIGS``): the operation as a ``@sandbox`` function in a
     worker under ``rules`` plus the provider and the Python layer of its column."""
 
+    if config in EVAL_CONFIGS:
+        provider = CONFIGS[EVAL_CONFIGS[config]][0]
+        return [PYTHON, str(tree / "prog" / "probe.py"), "--eval", str(rules), provider, *op]
     provider = CONFIGS[WORKER_CONFIGS[config]][0]
     return [PYTHON, str(tree / "prog" / "probe.py"), "--worker", str(rules), provider, *op]
 

@@ -19,7 +19,11 @@ and as the host of a partial-mode worker (the entry-point columns, issue 24 item
 started under RULES, with ``os-sandbox=PROVIDER`` and ``py-sandbox=true`` as keyword rules (the
 command line's ``--os-sandbox=``/``--py-sandbox=``), and prints the line the worker's function
 returns (or, when the worker cannot start for its rules, what ``python-sb`` says when it runs
-nothing).
+nothing); ``probe.py --eval RULES PROVIDER OP ARGS...`` evaluates OP's source with
+``guarded_eval(rules=...)`` in its worker (spawned: the program kind ``eval-worker``) under
+RULES and OP's eval-* lines, for the operations of ``EVAL_OPS`` (imports), and
+``python-sb probe.py --eval-here OP ARGS...`` evaluates the same source in the worker the
+guard forks from the program, the rule file holding the same lines (the reference).
 """
 
 import errno
@@ -458,7 +462,75 @@ def in_worker(rules: str, provider: str, name: str, args: "list[str]") -> None:
     sys.stdout.flush()
 
 
+#: Guarded evaluation's column (issue 24 item 8): the operations evaluated source can perform
+#: -> (source, its eval-* lines). Only imports: the eval-* language refuses to grant evaluated
+#: code what files, the network and the environment are reached through (``open``, ``os``,
+#: ``socket``: "cannot be granted to evaluated code", docs/eval.md), so those cases do not
+#: apply to it.
+EVAL_OPS = {"import": ("import {a0}\n", ("eval-syntax=import", "eval-import={a0}"))}
+
+
+def eval_lines(name: str, args: "list[str]") -> "list[str]":
+    """The eval-* lines of OP's source (``EVAL_OPS``), filled with its arguments."""
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    return ["eval-timeout=20s", *(item.format(**values) for item in EVAL_OPS[name][1])]
+
+
+def in_eval_here(name: str, args: "list[str]") -> None:
+    """``--eval-here`` (under python-sb, whose rule file holds the eval-* lines): OP's source
+    evaluated by ``guarded_eval`` in the worker the guard forks from this program."""
+
+    from pysandboxes import guarded_eval
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    try:
+        guarded_eval(EVAL_OPS[name][0].format(**values), mode="exec")
+        refused = None
+    except Exception as exc:
+        refused = _why(exc)
+    line = "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def in_eval(rules: str, provider: str, name: str, args: "list[str]") -> None:
+    """``--eval``: OP as source evaluated by ``guarded_eval`` in its worker (a partial-mode
+    worker of the kind ``eval-worker``), whose rule file holds RULES' lines, ``os-sandbox=
+    PROVIDER``, ``py-sandbox=true`` and the eval-* lines the source needs."""
+
+    from pysandboxes import ConfigError, guarded_eval
+    from pysandboxes.errors import EvalWorkerError
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    with open(rules, encoding="utf-8") as handle:
+        lines = [ln.strip() for ln in handle if ln.strip() and not ln.startswith("#")]
+    lines += [f"os-sandbox={provider}", "py-sandbox=true", *eval_lines(name, args)]
+    source = EVAL_OPS[name][0]
+    refused: str | None = None
+    try:
+        guarded_eval(source.format(**values), mode="exec", rules=lines)
+    except (ConfigError, EvalWorkerError) as exc:
+        if isinstance(exc, EvalWorkerError) and not isinstance(exc.__cause__, ConfigError):
+            raise
+        for text in str(exc).splitlines():  # as the command line says it: nothing ran
+            sys.stderr.write(f"python-sb: {text}\n")
+        sys.stderr.write("python-sb: nothing was run\n")
+        sys.exit(2)
+    except Exception as exc:
+        refused = _why(exc)
+    line = "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
+    if sys.argv[1] == "--eval-here":
+        in_eval_here(sys.argv[2], sys.argv[3:])
+        return
+    if sys.argv[1] == "--eval":
+        in_eval(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+        return
     if sys.argv[1] == "--worker":
         in_worker(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
         return

@@ -160,3 +160,22 @@ def test_a_provider_that_cannot_hold_a_worker_is_refused(
     report = json.loads(proc.stdout)
     assert report["problems"] == [".py-sandboxes(2)"], report  # shown relative to the cwd
     assert why in report["message"]
+
+
+def test_an_eval_rule_no_profile_may_grant_is_refused_before_the_start(tmp_path: Path) -> None:
+    """Found by the conformance matrix's eval column: ``guarded_eval(rules=...)`` refuses
+    ``eval-import=socket`` in the host, while ``python-sb`` started the program and its guard
+    crashed arming the rule (a traceback, exit status 1). The start path checks the eval-*
+    rules first (through the eval extension), as every other rule: exit status 2, nothing
+    run, the line named."""
+
+    (tmp_path / ".py-sandboxes").write_text(
+        f"learn=false\nexpose-ro={tmp_path}\npython-import=pysandboxes\n"
+        "eval-syntax=import\neval-import=socket\n"
+    )
+    (tmp_path / "prog.py").write_text("print('the program ran')\n")
+    proc = run_sb(["prog.py"], cwd=tmp_path, env=base_env(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "the program ran" not in proc.stdout
+    assert ".py-sandboxes(5): eval-import=socket: module socket cannot be granted" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -10,8 +10,9 @@ does each step once, in this order:
 1. the provider: importable, available here (or a refusal saying why and what to install), and
    whether it runs the program in this very interpreter (``provider.in_process``: ``none``),
    which a worker cannot and a command line only with the CPython options that still apply;
-2. the ``--denials`` file, appendable; the script, readable under its rules
-   (``providers/limits.check_script``);
+2. the ``--denials`` file, appendable; the ``eval-*`` rules, each grantable (through the eval
+   extension the child hands the guard: ``child.EXTENSIONS``); the script, readable under its
+   rules (``providers/limits.check_script``);
 3. the environment from ``env=`` (learning and audit: python-sb's whole environment);
 4. the private temporary directory, after the sweep of the ones finished runs left;
 5. the learning session (learn and audit modes);
@@ -357,6 +358,13 @@ def _check_request(plan: RunPlan, request: Request, provider: ProviderImpl) -> N
         except OSError as exc:
             message = f"--denials={request.denials}: cannot be written: {exc.strerror or exc}"
             raise ConfigError([ConfigProblem("<arg>", message)]) from None
+    if plan.policy.eval_rules and plan.mode == "enforce" and plan.policy.py_sandbox.value:
+        # Every profile built now, as the child's guard will (a rule no profile may grant is
+        # refused before anything starts): through the extension the child hands the guard,
+        # loaded by name (a layer above launch).
+        from pysandboxes.launch.child import EXTENSIONS
+
+        __import__(EXTENSIONS["eval"], fromlist=("check",)).check(plan.policy)
     judged = bool(plan.policy.py_sandbox.value) or provider.kernel
     if plan.mode == "enforce" and request.kind == "script" and request.program and judged:
         # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
