@@ -1,11 +1,12 @@
 """The one routine that turns a provider's :class:`~pysandboxes.providers.base.Prepared` into
 the sandboxed process, and the one end of it (issue 24: there were three copies).
 
-- :func:`become`: *this* process becomes the sandboxed interpreter: the provider's ``pre_exec``
-  steps (Landlock, seccomp, ``no_new_privs``, a namespace), the hand-over channel's last write,
-  ``execve``. The command line's usual path (DESIGN decision 4: nothing stays behind), and the
-  forked child of every other path.
-- :func:`start`: a child process that does :func:`become`: ``fork`` where there is one, else
+- ``launch.start.become``: *this* process becomes the sandboxed interpreter: the provider's
+  ``pre_exec`` steps (Landlock, seccomp, ``no_new_privs``, a namespace), the hand-over
+  channel's last write, ``execve``. The command line's usual path (DESIGN decision 4: nothing
+  stays behind), and the forked child of every other path; it lives in ``start.py`` so that
+  the exec path loads no module more.
+- :func:`start`: a child process that does ``become``: ``fork`` where there is one, else
   ``subprocess`` (Windows; ``PYSANDBOXES_PORTABLE=spawn``), which only a provider without
   ``pre_exec`` steps can use. Not ``subprocess.Popen(preexec_fn=...)`` where there is ``fork``:
   a provider's step may never return in the process it runs in (``unshare`` makes it the
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
     from pysandboxes.providers.base import Prepared
 
-__all__ = ["Process", "become", "popen_options", "release", "start", "tree_mechanism"]
+__all__ = ["Process", "popen_options", "release", "start", "tree_mechanism"]
 
 #: How a worker's processes end with it, strongest first (see the module docstring);
 #: ``provider``: the provider's own PID namespace or VM.
@@ -86,19 +87,6 @@ def tree_mechanism(contains_processes: bool) -> str:
     if forced != "subreaper" and _linux.supported() and not _ns_probe.pid_namespace_problem():
         return "pid-namespace"
     return "subreaper"
-
-
-def become(prepared: Prepared, channel: Any = None) -> NoReturn:
-    """Apply ``prepared``'s ``pre_exec`` steps in this process, finish the hand-over
-    (``channel.before_exec``) and exec the sandboxed command. Raises (``OSError``,
-    ``ConfigError``) when a step or the exec fails: nothing has run then."""
-
-    for step in prepared.pre_exec:
-        step()
-    if channel is not None:
-        channel.before_exec()
-    os.execve(prepared.argv[0], prepared.argv, prepared.env)
-    raise AssertionError("unreachable")  # execve returns only by raising
 
 
 class Process:
@@ -241,6 +229,8 @@ def start(
     import _signal  # type: ignore[import-not-found,unused-ignore]  # (before the fork, as:)
     import _socket  # noqa: F401  (used by unshare's step: imported before the fork)
     import fcntl  # noqa: F401
+
+    from pysandboxes.launch.start import become
 
     syscall: Any = None
     if tree in ("pid-namespace", "subreaper"):

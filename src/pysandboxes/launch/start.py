@@ -40,7 +40,7 @@ import sys
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
     from pysandboxes.launch.channel import Channel
     from pysandboxes.launch.cli import RunPlan
@@ -49,7 +49,15 @@ if TYPE_CHECKING:
     from pysandboxes.providers.base import Launch, Prepared, ProviderImpl
     from pysandboxes.runtime import RunContext
 
-__all__ = ["PROGRAM_KINDS", "WORKER_KINDS", "Request", "Start", "prepare", "provider_for"]
+__all__ = [
+    "PROGRAM_KINDS",
+    "WORKER_KINDS",
+    "Request",
+    "Start",
+    "become",
+    "prepare",
+    "provider_for",
+]
 
 #: The program kinds of the command line (``launch/argv.py``).
 PROGRAM_KINDS = ("script", "module", "code", "stdin", "repl")
@@ -177,8 +185,6 @@ class Start:
     def exec(self) -> int:
         """Become the sandboxed interpreter (never returns; raises when a step or the exec
         fails, before anything ran)."""
-
-        from pysandboxes.launch.spawn import become
 
         assert self.prepared is not None
         sys.stdout.flush()
@@ -525,6 +531,19 @@ def _tree_notice(tree: str) -> Any:
 
         reason = _ns_probe.pid_namespace_problem() or "PYSANDBOXES_PROCESS_TREE=subreaper"
     return limits.notice(f"processes.{tree}", True, reason=reason)
+
+
+def become(prepared: Prepared, channel: Any = None) -> NoReturn:
+    """Apply ``prepared``'s ``pre_exec`` steps in this process, finish the hand-over
+    (``channel.before_exec``) and exec the sandboxed command. Raises (``OSError``,
+    ``ConfigError``) when a step or the exec fails: nothing has run then."""
+
+    for step in prepared.pre_exec:
+        step()
+    if channel is not None:
+        channel.before_exec()
+    os.execve(prepared.argv[0], prepared.argv, prepared.env)
+    raise AssertionError("unreachable")  # execve returns only by raising
 
 
 def learning_session_class() -> Any:
