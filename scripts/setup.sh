@@ -108,6 +108,28 @@ else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
 
+# The coding agents whose own loaders check the hook files --install-hook writes
+# (tests/e2e/test_hook_loaders.py: Claude Code's `claude doctor`, Codex's hook listing, Gemini
+# CLI's settings loader), pinned, from the npm registry into a project-local folder. The tests
+# skip without them, and fail under PYSANDBOXES_REQUIRE_ALL=1.
+AGENTS_NPM=(@anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0)
+if [ "$dev" = 1 ]; then
+  if ! command -v npm >/dev/null 2>&1 && [ "$system" = 1 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q nodejs npm >/dev/null
+  fi
+  if command -v npm >/dev/null 2>&1; then
+    stamp=.venv/agents-npm/installed.txt
+    if [ "$(cat "$stamp" 2>/dev/null)" != "${AGENTS_NPM[*]}" ]; then
+      echo "setup: installing ${AGENTS_NPM[*]} into .venv/agents-npm"
+      mkdir -p .venv/agents-npm
+      npm install -s --prefix .venv/agents-npm --no-audit --no-fund --no-save "${AGENTS_NPM[@]}"
+      echo "${AGENTS_NPM[*]}" > "$stamp"
+    fi
+  else
+    echo "setup: npm not found: the coding agents' loader tests will not run" >&2
+  fi
+fi
+
 # The real-world suite's projects (tests/realworld/sdists.txt): pinned source distributions from
 # the package registry, downloaded once into a cache outside the repository. The tests unpack
 # copies; a missing one is a skip, and a failure under PYSANDBOXES_REQUIRE_ALL=1.

@@ -3,8 +3,8 @@
 - ``fetch(url)``: fetch a web page; its rule file lets it reach only the hosts and ports listed
   in ``net=`` lines, so an injected prompt cannot turn it against the intranet;
 - ``calculate(expression)``: evaluate an arithmetic expression (numbers, + - * / ** and
-  parentheses), with a small parser of its own: no ``eval``; it logs with ``print``, which
-  goes to stderr, never into the stdio protocol stream.
+  parentheses), with a small parser of its own: no ``eval``; it logs with ``print`` to stderr,
+  never into the stdio protocol stream.
 
 The transport stays in this process; only the tools run in the worker, under
 ``.py-sandboxes`` (next to this file). The two tools use the two decorator orders on purpose:
@@ -12,6 +12,10 @@ both are sandboxed. Works with the ``mcp`` SDK 1.x (``FastMCP``) and 2.x (``MCPS
 
     python server.py                          # stdio
     python server.py streamable-http 8000     # or sse
+
+Or the whole server under python-sb (complete mode: the tools are plain calls there), with a
+rule file of its own learned once: ``python-sb --learn=whole.py-sandboxes server.py``, then
+``python-sb --pysandboxes-config=whole.py-sandboxes server.py`` (docs/mcp.md).
 """
 
 import sys
@@ -45,7 +49,9 @@ def fetch(url: str) -> str:
 def calculate(expression: str) -> float:
     """Evaluate an arithmetic expression: numbers, + - * / ** and parentheses."""
 
-    print(f"calculate: {expression!r}")  # to stderr: the protocol stream stays clean
+    # To stderr: the protocol stream stays clean. (In partial mode the worker's stdout is the
+    # server's stderr anyway; under python-sb, complete mode, this is the server's own print.)
+    print(f"calculate: {expression!r}", file=sys.stderr)
     tokens = _tokens(expression)
     value, rest = _sum(tokens)
     if rest:

@@ -33,6 +33,7 @@ _DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("prefixes", ()),
     ("record_fd", -1),
     ("denials_file", None),
+    ("home", ""),
 )
 
 
@@ -49,6 +50,9 @@ class RunContext(_Record):
     - ``program_kind``/``program``: the script path (absolute), module name or ``None``.
     - ``python``: the interpreter path, ``prefixes``: its installation and site directories
       (readable by default, SPEC §3.1), computed by the parent.
+    - ``home``: python-sb's home directory, the ``~`` of the rules, for showing origins as
+      ``~/...`` (SPEC §2.1) in the child, whose environment need not hold ``HOME``; ``""``:
+      none to show.
     """
 
     __slots__ = tuple(sorted(name for name, _ in _DEFAULTS))
@@ -64,6 +68,7 @@ class RunContext(_Record):
     prefixes: tuple[str, ...]
     record_fd: int
     denials_file: str | None
+    home: str
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(self._fields)

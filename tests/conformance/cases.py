@@ -194,7 +194,7 @@ LIMITS: dict[str, Limit] = {
     "landlock-metadata": Limit(
         ("landlock",),
         ALLOWED,
-        ("file metadata", "not restricted by landlock"),
+        ("file metadata", "not restricted by landlock", "read-only exposures"),
         "providers/landlock.md, limits.py files.metadata: chmod, chown, utime are not "
         "restricted by Landlock (said at start with py-sandbox=false)",
     ),
@@ -242,6 +242,30 @@ LIMITS: dict[str, Limit] = {
         "providers/bwrap.md, limits.py net.in-bind-address: with py-sandbox=false a server bound "
         "to another local address than an IN rule's is reached, through the rule's forward "
         "only (said at start)",
+    ),
+    "kernel-in-wildcard-one-address": Limit(
+        ("landlock", "bwrap", "unshare", "qemu"),
+        ALLOWED,
+        ("does not check the address a server binds", "rather than to every one"),
+        "limits.py net.in-wildcard-one-address (issue 24, item 7): with py-sandbox=false a "
+        "server bound to one address under an IN rule of the wildcard bind is allowed (said "
+        "at start)",
+    ),
+    "ns-name-by-address": Limit(
+        ("bwrap", "unshare", "qemu"),
+        ALLOWED,
+        ("reaches them by address too",),
+        "limits.py net.name-by-address (issue 24, item 7): the ruleset allows the addresses a "
+        "name had at start, so with py-sandbox=false they are reached by address too (said "
+        "at start)",
+    ),
+    "ns-ignore-system-trees": Limit(
+        ("bwrap", "unshare", "qemu"),
+        ALLOWED,
+        ("are not searched", "stays readable"),
+        "limits.py files.ignore-system-trees (issue 24, item 7): ignore= is applied to the "
+        "exposed trees and the /etc entries bound one by one, not inside the trees bound whole "
+        "(/usr, the interpreter's installation): said at start with py-sandbox=false",
     ),
     "landlock-loader": Limit(
         ("landlock",),
@@ -600,6 +624,32 @@ CASES: list[Case] = [
         R,
         "an anchored ignore= hides everything below it",
         limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-link-name",
+        f"{RO}; ignore=link_in",
+        "read {T}/ro/link_in",
+        R,
+        "ignore= hides a name, a symbolic link's own included, whatever it points to (issue "
+        "24, item 7: one meaning, as in listings)",
+        limits=("landlock-ignore",),
+    ),
+    _case(
+        "files/ignore-etc-default",
+        "ignore=/etc/mime.types",
+        "read /etc/mime.types",
+        R,
+        "ignore= beats the default grants too (issue 24, item 7)",
+        limits=("landlock-ignore",),
+        needs=("/etc/mime.types",),
+    ),
+    _case(
+        "files/ignore-in-system-tree",
+        "ignore={STDLIB}/antigravity.py",
+        "read {STDLIB}/antigravity.py",
+        R,
+        "ignore= beats the interpreter's installation too (issue 24, item 7)",
+        limits=("landlock-ignore", "ns-ignore-system-trees"),
     ),
     _case(
         "files/ignore-keeps-others",
@@ -1248,6 +1298,15 @@ CASES: list[Case] = [
         "nothing exposes it",
         limits=("landlock-metadata",),
     ),
+    _case(
+        "files/ro-utime",
+        RO,
+        "utime {T}/ro/file.txt",
+        R,
+        "expose-ro grants no change of times (issue 24, item 7)",
+        limits=("landlock-metadata",),
+    ),
+    _case("files/rw-utime", RW, "utime {T}/rw/file.txt", A, "expose-rw grants a change of times"),
     _case(
         "files/symlink-create-in",
         f"{RW}; {RO}",
@@ -2018,6 +2077,26 @@ CASES: list[Case] = [
         "a loopback IN rule grants no wildcard bind",
         limits=("ns-in-bind-address",),
         host="tcp-client",
+    ),
+    _case(
+        "net/in-wildcard-rule-loopback-bind",
+        "net=ALLOW|TCP|0.0.0.0/32|{P}|IN",
+        "serve_tcp 127.0.0.1 {P}",
+        R,
+        "an IN rule of the wildcard bind grants that bind, not one to a single address (SPEC "
+        "2.4: HOST is the address bound; issue 24, item 7)",
+        limits=("kernel-in-wildcard-one-address", "qemu-in-loopback"),
+        host="tcp-client",
+    ),
+    _case(
+        "net/name-rule-by-address",
+        "net=ALLOW|TCP|{NAME}|{P}|OUT",
+        "connect 127.0.0.1 {P}",
+        R,
+        "a rule naming a host matches the name, not its address written directly (issue 24, "
+        "item 7)",
+        limits=(*LL_HOST, "ns-name-by-address"),
+        host="tcp-servers",
     ),
     _case(
         "net/in-udp-rule-tcp-server",

@@ -181,6 +181,12 @@ def op_chmod(path: str) -> None:
     os.chmod(path, 0o640)
 
 
+def op_utime(path: str) -> None:
+    """Change a file's times (metadata): 1 000 000 000, which no file of the tree has."""
+
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+
+
 def op_symlink_create(target: str, link: str) -> None:
     """Plant a symbolic link (its objective: the link exists on the host after the run)."""
 

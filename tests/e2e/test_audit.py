@@ -112,3 +112,33 @@ def test_audit_names_a_deny_of_the_user_profile_and_offers_no_line(
     assert [(r["kind"], r["rule"], r["suggestion"]) for r in records] == [
         ("net", "net=DENY|*|127.0.0.0/8|*|OUT", None)
     ]
+
+
+def test_audit_is_refused_under_the_lock_and_runs_nothing(home: Path, project: Path) -> None:
+    """SPEC §2.6 (issue 26 defect 1): ``--audit`` enforces nothing, so under ``learn=false`` it
+    is refused like ``--learn``: exit 2, the lock line named, the program never started. The
+    control: the same run without the lock does reach the secret it reads."""
+
+    rules = "py-sandbox=true\nos-sandbox=subprocess\nexpose-ro=.\npython-import=os\n"
+    program = project / "p.py"
+    marker = project / "ran"
+    program.write_text(
+        "import os, pathlib\n"
+        f"pathlib.Path({str(marker)!r}).touch()\n"
+        "print(os.environ.get('SECRET_TOKEN'))\n"
+    )
+    env = base_env(home, {"SECRET_TOKEN": "s3cr3t"})
+    (project / ".py-sandboxes").write_text(rules)
+    control = run_sb(["--audit", "p.py"], cwd=project, env=env)
+    assert control.returncode == 0, control.stderr
+    assert control.stdout == "s3cr3t\n"  # audit enforces nothing: this is what the lock stops
+    marker.unlink()
+
+    (project / ".py-sandboxes").write_text(rules + "learn=false\n")
+    refused = run_sb(["--audit", "p.py"], cwd=project, env=env)
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    assert not marker.exists()
+    assert "--audit refused" in refused.stderr
+    assert "locked by learn=false at .py-sandboxes(5)" in refused.stderr
+    assert refused.stderr.rstrip().endswith("python-sb: nothing was run")

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_unshare_e2e import processes_with, provider_ok, start, wait_gone, write_program
+from tests.e2e.test_unshare_e2e import (
+    NET_RULE,
+    processes_with,
+    provider_ok,
+    start,
+    wait_gone,
+    write_program,
+)
 from tests.helpers import PYTHON, PYTHON_SB, base_env, pty_session, run_sb, signalled
 
 
@@ -42,6 +49,21 @@ def test_signal_death_is_128_plus_n(project: Path, home: Path) -> None:
         env=base_env(home),
     )
     assert result.returncode == 128 + signal.SIGSEGV
+
+
+@pytest.mark.parametrize("network", [False, True], ids=["no-net", "net"])
+def test_killed_by_sigkill_is_137(project: Path, home: Path, network: bool) -> None:
+    """Issue 26, defect 2: every provider ends like the program did (bubblewrap: 128+N)."""
+
+    provider_ok("bwrap")
+    write_program(project)
+    more = [NET_RULE] if network else []
+    result = run_sb(
+        ["--os-sandbox=bwrap", "--py-sandbox=false", *more, "prog.py", "kill"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == 128 + signal.SIGKILL, result.stderr
 
 
 def test_sigterm_reaches_the_program(project: Path, home: Path) -> None:

@@ -112,17 +112,25 @@ def test_refusal_in_the_agents_format(agent: str, skill_project: Path) -> None:
     assert "report the refusal" in reason
 
 
+def allowed_for(agent: str, command: str, cwd: Path) -> str:
+    """Codex does not tell the hook the directory a command runs in (its shell tools take a
+    ``workdir`` the payload omits): there, a relative script is found after a literal ``cd``."""
+
+    return f"cd {cwd} && {command}" if agent == "codex" else command
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_allowance_leaves_the_agent_in_charge(agent: str, skill_project: Path) -> None:
-    status, stdout, stderr = hook(agent, payload(agent, ALLOWED, skill_project), skill_project)
+    command = allowed_for(agent, ALLOWED, skill_project)
+    status, stdout, stderr = hook(agent, payload(agent, command, skill_project), skill_project)
     assert status == 0, stderr
     assert stderr == ""
     if agent in ("claude-code", "codex", "copilot"):
         assert stdout == ""  # no decision: the agent's own permission flow applies
-    elif agent == "gemini":
-        assert json.loads(stdout) == {}
     else:
-        assert json.loads(stdout) == {"permission": "allow"}
+        # no "permission": "allow" for Cursor either: that would approve the command on the
+        # user's behalf (skipping Cursor's allow list and approval prompt)
+        assert json.loads(stdout) == {}
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -132,13 +140,32 @@ def test_a_shebang_is_read_in_the_payloads_cwd(agent: str, skill_project: Path) 
     bad.chmod(0o755)
     elsewhere = skill_project.parent / "elsewhere"
     elsewhere.mkdir()
-    data = payload(agent, "./scripts/leak.py", skill_project)
+    data = payload(agent, allowed_for(agent, "./scripts/leak.py", skill_project), skill_project)
     status, stdout, _ = hook(agent, data, elsewhere)
     assert status == 0
     assert "bare python3" in refusal_reason(agent, stdout)
-    data = payload(agent, "./scripts/report.py", skill_project)
+    data = payload(agent, allowed_for(agent, "./scripts/report.py", skill_project), skill_project)
     status, stdout, _ = hook(agent, data, elsewhere)
-    assert stdout in ("", "{}\n", '{"permission": "allow"}\n')
+    assert stdout in ("", "{}\n")
+
+
+def test_codex_without_a_workdir_fails_closed(skill_project: Path) -> None:
+    """Codex runs a command in its ``workdir``, which the payload does not carry: a relative
+    script's file (and its rule file) is unknown, so it is refused, never judged elsewhere."""
+
+    elsewhere = skill_project / "scripts"
+    for command in (
+        "./scripts/report.py",
+        "python-sb scripts/report.py",
+        "cd scripts && ./report.py",
+    ):
+        _, stdout, _ = hook("codex", payload("codex", command, skill_project), elsewhere)
+        assert "workdir" in refusal_reason("codex", stdout), command
+    absolute = f"python-sb {skill_project}/scripts/report.py"
+    assert hook("codex", payload("codex", absolute, skill_project), elsewhere)[1] == ""
+    data = payload("codex", "./scripts/report.py", skill_project)
+    data["tool_input"] = {"command": "./report.py", "workdir": "scripts"}  # a future payload
+    assert hook("codex", data, elsewhere)[1] == ""
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -52,7 +52,7 @@ def test_install_is_idempotent_and_uninstall_removes_it(
     assert result.returncode == 0, result.stderr
     path = project / PROJECT_FILES[agent]
     first = path.read_bytes()
-    [command] = commands_in(json.loads(first))
+    [command] = set(commands_in(json.loads(first)))  # one command, under each event it hooks
     assert command.endswith(f"python-sb --hook={agent}")
     assert Path(command.split()[0]).is_absolute()
     again = run_sb([f"--install-hook={agent}"], cwd=project, env=env)
@@ -160,7 +160,7 @@ def test_the_installed_hook_refuses_a_bare_python(project: Path, home: Path) -> 
     env = base_env(home)
     run_sb(["--install-hook=cursor"], cwd=project, env=env)
     data = json.loads((project / ".cursor" / "hooks.json").read_text())
-    [command] = commands_in(data)
+    [command] = set(commands_in(data))
     import subprocess
 
     payload = {"hook_event_name": "beforeShellExecution", "command": "python3 x.py", "cwd": "."}
@@ -185,3 +185,67 @@ def test_coding_agents_directory_matches_the_installer(
 def test_the_packaged_skill_is_the_shipped_one() -> None:
     packaged = REPO / "src" / "pysandboxes" / "integrations" / "SKILL.md"
     assert packaged.read_text() == (REPO / "coding-agents" / "python-sb" / "SKILL.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("agent", "closed"),
+    [("claude-code", True), ("cursor", True), ("codex", False), ("gemini", False),
+     ("copilot", False)],
+)  # fmt: skip
+def test_fail_closed_where_the_agent_allows_it(
+    agent: str, closed: bool, project: Path, home: Path
+) -> None:
+    result = run_sb([f"--install-hook={agent}"], cwd=project, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    data = json.loads((project / PROJECT_FILES[agent]).read_text())
+    if agent == "claude-code":
+        for event in ("PreToolUse", "PreSkillShellCommand"):
+            [group] = data["hooks"][event]
+            assert [h["onFailure"] for h in group["hooks"]] == ["block"]
+        for tool in ("Bash", "Monitor", "PowerShell", "Write", "Edit", "NotebookEdit"):
+            assert tool in data["hooks"]["PreToolUse"][0]["matcher"].split("|")
+    if agent == "cursor":
+        assert [e["failClosed"] for e in data["hooks"]["beforeShellExecution"]] == [True]
+        assert [e["failClosed"] for e in data["hooks"]["preToolUse"]] == [True]
+    # the installer says whether the agent fails closed, and what is left to do
+    assert ("fails closed: yes" in result.stdout) == closed
+    assert ("fails closed: NO" in result.stdout) == (not closed)
+    assert "to do:" in result.stdout
+
+
+def test_trust_notes(project: Path, home: Path) -> None:
+    codex = run_sb(["--install-hook=codex"], cwd=project, env=base_env(home)).stdout
+    assert "/hooks" in codex and f'[projects."{project}"]' in codex
+    gemini = run_sb(["--install-hook=gemini"], cwd=project, env=base_env(home)).stdout
+    assert "gemini trust" in gemini and "the user's too" in gemini
+
+
+def test_claude_code_user_install_follows_claude_config_dir(project: Path, home: Path) -> None:
+    config = home / "elsewhere"
+    env = {**base_env(home), "CLAUDE_CONFIG_DIR": str(config)}
+    result = run_sb(["--install-hook=claude-code", "--user"], cwd=project, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (config / "settings.json").exists()
+    assert (config / "skills" / "python-sb" / "SKILL.md").exists()
+    assert not (home / ".claude").exists()
+    assert str(config / "settings.json") in result.stdout
+    run_sb(["--uninstall-hook=claude-code", "--user"], cwd=project, env=env)
+    assert not (config / "settings.json").exists()
+    assert not (config / "skills" / "python-sb").exists()
+
+
+def test_copilot_installs_at_the_git_root(project: Path, home: Path) -> None:
+    """Copilot CLI reads ``.github/hooks`` at the root of the repository only: from a
+    sub-directory, the file is written at the root, and the installer says where."""
+
+    (project / ".git").mkdir()
+    sub = project / "src" / "pkg"
+    sub.mkdir(parents=True)
+    result = run_sb(["--install-hook=copilot"], cwd=sub, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    written = project / ".github" / "hooks" / "python-sb.json"
+    assert written.exists()
+    assert not (sub / ".github").exists()
+    assert str(written) in result.stdout
+    run_sb(["--uninstall-hook=copilot"], cwd=sub, env=base_env(home))
+    assert not written.exists()

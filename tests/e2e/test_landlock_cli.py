@@ -74,6 +74,14 @@ def test_death_by_signal_is_native(project: Path, home: Path) -> None:
     assert proc.returncode == -signal.SIGTERM, proc.stderr
 
 
+def test_death_by_sigkill_is_native(project: Path, home: Path) -> None:
+    """Issue 26, defect 2, under landlock: python-sb becomes the program, its death is native."""
+
+    script = write(project, f"expose-ro={project}\n", "import os\nos.kill(os.getpid(), 9)\n")
+    proc = run_sb(sb_args(project, script), cwd=project, env=base_env(home))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
 def test_unenforceable_network_rule_refuses_to_start(project: Path, home: Path) -> None:
     marker = project / "ran"
     script = write(

@@ -21,10 +21,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import PYTHON_SB, base_env, run_python, run_sb
+from pysandboxes.errors import ConfigError
+from pysandboxes.providers import get_provider
+from tests.helpers import PYTHON_SB, base_env, require, run_python, run_sb
 
 PROGRAMS = Path(__file__).resolve().parent / "programs" / "learn"
 SALES = "region,amount\nnorth,120.50\nsouth,80.00\nnorth,42.25\neast,310.00\n"
+
+
+def _available(name: str) -> bool:
+    try:
+        return bool(get_provider(name).availability())
+    except ConfigError:
+        return False
 
 
 def copy_program(name: str, directory: Path) -> Path:
@@ -392,3 +401,95 @@ def test_a_program_read_from_stdin_is_learned_and_replayed(home: Path, project: 
     assert "expose-ro=." in rules and "re" in imports_of(rules)
     replayed = replay(["-"], cwd=project, env=env, tmp=project.parent, input=program)
     assert replayed.stdout == "3\n"
+
+
+# -- issue 26: a run that runs nothing learns nothing -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["nosuch.py"], 2, "python-sb: can't open file '{project}/nosuch.py': [Errno 2] "),
+        (["-m", "nosuchmod"], 1, "python-sb: No module named nosuchmod"),
+        (["--audit", "nosuch.py"], 2, "python-sb: can't open file '{project}/nosuch.py': "),
+        (["--audit", "-m", "nosuchmod"], 1, "python-sb: No module named nosuchmod"),
+    ],
+)
+def test_a_program_that_does_not_exist_writes_no_rule_file(
+    args: list[str], status: int, message: str, home: Path, project: Path
+) -> None:
+    """Defect 4: a missing script started learning and wrote ``expose-ro=.`` for it; a missing
+    module said ``.py-sandboxes unchanged`` of a file that did not exist, naming the venv's
+    python. Now python-sb says what CPython says (its status too), and learns nothing."""
+
+    control = run_python(args[-1:] if args[-1].endswith(".py") else args[-2:], cwd=project)
+    assert control.returncode == status
+    result = run_sb(args, cwd=project, env=base_env(home))
+    assert result.returncode == status
+    assert result.stderr.startswith(message.format(project=project)), result.stderr
+    assert "LEARNING" not in result.stderr and "AUDIT" not in result.stderr
+    assert os.listdir(project) == []
+
+
+def test_a_run_that_learns_nothing_says_no_file_was_written(home: Path, project: Path) -> None:
+    """The message of an empty learning run does not call a file that does not exist
+    "unchanged"."""
+
+    result = run_sb(["-c", "pass"], cwd=project, env=base_env(home))
+    assert result.returncode == 0, result.stderr
+    assert "no rule file written (.py-sandboxes does not exist)" in result.stderr
+    assert "unchanged" not in result.stderr
+    assert os.listdir(project) == []
+
+
+def test_a_missing_module_is_named_by_python_sb(home: Path, project: Path) -> None:
+    """Enforced too: the child's "No module named" names python-sb, not the venv's python."""
+
+    (project / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
+    result = run_sb(["-m", "nosuchmod"], cwd=project, env=base_env(home))
+    assert result.returncode == 1
+    assert result.stderr == "python-sb: No module named nosuchmod\n"
+
+
+MAKES_ITS_OUTPUT = (
+    "import os\n"
+    "os.makedirs('out', exist_ok=True)\n"
+    "with open(os.path.join('out', 'report.txt'), 'w') as f:\n"
+    "    f.write('done')\n"
+    "print(open(os.path.join('out', 'report.txt')).read())\n"
+)
+
+
+@pytest.mark.parametrize("provider", ["subprocess", "landlock", "bwrap"])
+def test_a_program_that_creates_its_output_folder_replays_on_a_fresh_run(
+    provider: str, home: Path, project: Path
+) -> None:
+    """Defect 5: ``os.makedirs("out")`` was learned as ``expose-rw=./out`` alone; after
+    ``rm -rf out`` the replay was refused (a rule naming a missing path is skipped), and the
+    line the refusal suggested was itself refused (no such file or directory)."""
+
+    require(_available(provider), f"os-sandbox={provider} cannot run on this machine")
+    (project / "make.py").write_text(MAKES_ITS_OUTPUT)
+    env = base_env(home, {"OS_SANDBOX": provider})
+    learn = run_sb(["make.py"], cwd=project, env=env)
+    assert learn.returncode == 0, learn.stderr
+    shutil.rmtree(project / "out")
+    result = replay(["make.py"], cwd=project, env=env, tmp=project.parent)
+    assert result.stdout == "done\n"
+
+
+def test_the_line_a_refused_creation_suggests_is_accepted(home: Path, project: Path) -> None:
+    """The refusal of a write to a path that does not exist yet suggests the directory that
+    holds it (a rule may only name what exists), and that line lets the program run."""
+
+    (project / "make.py").write_text(MAKES_ITS_OUTPUT)
+    rules = "os-sandbox=subprocess\nexpose-ro=.\npython-import=os\n"
+    (project / ".py-sandboxes").write_text(rules)
+    refused = run_sb(["make.py"], cwd=project, env=base_env(home))
+    assert refused.returncode == 1
+    last = refused.stderr.strip().splitlines()[-1]
+    suggestion = last.rsplit("(add '", 1)[1].removesuffix("')")
+    assert suggestion == f"expose-rw={project}"
+    (project / ".py-sandboxes").write_text(rules + suggestion + "\n")
+    result = replay(["make.py"], cwd=project, env=base_env(home), tmp=project.parent)
+    assert result.stdout == "done\n"

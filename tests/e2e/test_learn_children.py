@@ -295,4 +295,6 @@ def test_the_interpreters_own_accesses_are_learned_once_by_the_python_layer(
         assert learn.returncode == 0, learn.stderr
         texts.append(rule_lines(rules))
     assert texts[0] == texts[1]
-    assert "expose-ro=./data" in texts[0] and "expose-rw=./made" in texts[0]
+    # os.makedirs('made') grants the folder that holds it (a fresh run creates it again:
+    # issue 26 defect 5), which covers ./data too.
+    assert "expose-rw=." in texts[0]

@@ -88,6 +88,20 @@ def test_stdio_exit_status_environment_and_no_network_device(home: Path, tmp_pat
     assert report["uid"] == os.getuid() and report["cwd"] == str(project)
 
 
+@pytest.mark.parametrize("network", [False, True], ids=["no-net", "net"])
+def test_killed_by_sigkill_ends_with_sigkill(home: Path, tmp_path: Path, network: bool) -> None:
+    """Issue 26, defect 2: the relay tried to reset SIGKILL's disposition (a traceback)."""
+
+    project = tmp_path / "project"
+    project.mkdir()
+    more = ["net=ALLOW|TCP|*|9|OUT"] if network else []
+    rules(project, f"expose-ro={project}", "py-sandbox=false", *more)
+    (project / "prog.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    result = run_sb(["prog.py"], cwd=project, env=base_env(home), timeout=TIMEOUT)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+
+
 FILES_PROGRAM = r"""
 import errno, json, sys
 out = {}

@@ -124,7 +124,7 @@ def test_the_manifest_is_what_the_docs_say() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        "#!/usr/bin/env -S uvx --from pysandboxes --with tabulate python-sb",
+        "#!/usr/bin/env -S uvx --from /opt/python-sb --with tabulate python-sb",
         "#!/usr/bin/env -S uvx --prerelease allow --index-url https://test.pypi.org/simple/"
         " --extra-index-url https://pypi.org/simple/ --from pysandboxes --with tabulate python-sb",
     ],

@@ -27,6 +27,8 @@ if mode == "status":
     sys.exit(int(sys.argv[2]))
 if mode == "segv":
     os.kill(os.getpid(), signal.SIGSEGV)
+if mode == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
 while True:
     time.sleep(1)
 """
@@ -116,6 +118,27 @@ def test_killed_by_a_signal_ends_with_that_signal(project: Path, home: Path) -> 
         env=base_env(home),
     )
     assert result.returncode == -signal.SIGSEGV
+
+
+#: A rule that gives the run a network (pasta and a ruleset: python-sb stays as the parent).
+NET_RULE = "--net=ALLOW|TCP|*|9|OUT"
+
+
+@pytest.mark.parametrize("network", [False, True], ids=["no-net", "net"])
+def test_killed_by_sigkill_ends_with_sigkill(project: Path, home: Path, network: bool) -> None:
+    """Issue 26, defect 2: SIGKILL's disposition cannot be reset; the setup step tried, and
+    python-sb said "[Errno 22] Invalid argument" (no net=) or a traceback (net=)."""
+
+    provider_ok("unshare")
+    write_program(project)
+    more = [NET_RULE] if network else []
+    result = run_sb(
+        ["--os-sandbox=unshare", "--py-sandbox=false", *more, "prog.py", "kill"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert "Error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
 def test_sigterm_reaches_the_program(project: Path, home: Path) -> None:

@@ -45,5 +45,7 @@ def arm(policy: Policy, context: RunContext, eval_extension: Any = None) -> None
             "python-sb: this policy has eval-* rules and the guard was given no eval extension"
         )
     from pysandboxes.guard.hook import install
+    from pysandboxes.policy.model import set_display_home
 
+    set_display_home(context.home)  # origins as ~/... (SPEC §2.1), without reading HOME here
     install(policy, context, eval_extension)

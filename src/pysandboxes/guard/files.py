@@ -389,20 +389,18 @@ def make_file_handlers(
                 return text, origin
         return None, None
 
-    def named_path(given: str, base: str | None, resolved: str) -> str:
-        """The path a rule should name: the one the program wrote (absolute, ``.``/``..``
-        removed) when it reaches ``resolved`` through a symbolic link, so that the suggested
-        rule also makes that name exist under bwrap/unshare (issue 11, point 7); else
-        ``resolved``."""
+    def lexical_of(given: str, base: str | None) -> str | None:
+        """``given`` made absolute, ``.`` and ``..`` removed, its links not followed; None
+        when it is not a text or the current directory cannot be known."""
 
         if type_(given) is not str_:
-            return resolved
+            return None
         if not given.startswith("/"):
             if base is None:
                 try:
                     base = getcwd()
                 except oserror:
-                    return resolved
+                    return None
             given = base + "/" + given
         parts: list[str] = []
         for part in given.split("/"):
@@ -413,10 +411,32 @@ def make_file_handlers(
                     parts.pop()
                 continue
             parts.append(part)
-        lexical = "/" + "/".join(parts)
-        if lexical != resolved and resolve(lexical, None) == resolved:
+        return "/" + "/".join(parts)
+
+    def named_path(given: str, base: str | None, resolved: str) -> str:
+        """The path a rule should name: the one the program wrote (absolute, ``.``/``..``
+        removed) when it reaches ``resolved`` through a symbolic link, so that the suggested
+        rule also makes that name exist under bwrap/unshare (issue 11, point 7); else
+        ``resolved``."""
+
+        lexical = lexical_of(given, base)
+        if lexical is not None and lexical != resolved and resolve(lexical, None) == resolved:
             return lexical
         return resolved
+
+    def writable_named(given: str, base: str | None, resolved: str) -> str:
+        """The path an ``expose-rw`` line must name to allow this write: :func:`named_path`,
+        or, when that does not exist yet (a file or directory the program creates), the
+        nearest directory above it that does. A rule naming a missing path is refused (SPEC
+        §2.2), and creating an entry changes the directory that holds it (issue 26)."""
+
+        named = named_path(given, base, resolved)
+        while absent(named):
+            cut = named.rfind(sep)
+            if cut <= 0:
+                return named[: cut + 1] or named
+            named = named[:cut]
+        return named
 
     def absent(path: str) -> bool:
         """Whether opening ``path`` for reading fails with ENOENT: it (or the target of a
@@ -503,7 +523,11 @@ def make_file_handlers(
                 if not write
                 else f"{what} access to '{shown}' DENIED: no expose-rw rule covers it"
             )
-            named = named_path(given, base, resolved)
+            named = (
+                writable_named(given, base, resolved)
+                if write
+                else named_path(given, base, resolved)
+            )
             message += f" (add '{key}={named}')"
             refuse(
                 "file",
@@ -536,7 +560,7 @@ def make_file_handlers(
             )
             return
         rule, origin = row if row is not None else (None, None)
-        named = named_path(given, base, resolved)
+        named = writable_named(given, base, resolved)
         if rule is None:
             message = (
                 f"Write access to '{shown}' DENIED: it is readable only (a default grant); "
@@ -584,6 +608,14 @@ def make_file_handlers(
 
         resolved = resolve(given, base)
         code, row = access(resolved)
+        if has_ignore and code != ignored_code:
+            lexical = lexical_of(given, base)
+            if lexical is not None and lexical != resolved and access(lexical)[0] == ignored_code:
+                # A name ignore= hides (a symbolic link's own, or a linked directory's on the
+                # way) is absent whatever it points to, as in listings and under bwrap and
+                # unshare (issue 24, item 7: one meaning of ignore= for every enforcer).
+                refuse_path(given, lexical, write, ignored_code, None, base, opening)
+                return resolved
         if (code == rw_code and not (write and is_protected(resolved))) or (
             code == ro_code and not write
         ):

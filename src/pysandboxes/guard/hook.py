@@ -668,7 +668,19 @@ def _special_handlers(
         else:
             path = (base if base is not None else getcwd()) + "/" + text
         if "/." in path or "//" in path:
-            path = resolve(path, None)
+            # The name as written (a link whose own name ignore= hides is absent, issue 24,
+            # item 7), and where it leads.
+            parts: list[str] = []
+            for part in path.split("/"):
+                if part == "" or part == ".":
+                    continue
+                if part == "..":
+                    if parts:
+                        parts.pop()
+                    continue
+                parts.append(part)
+            lexical = "/" + "/".join(parts)
+            path = lexical if is_ignored(lexical) else resolve(path, None)
         if is_ignored(path):
             resolved = path
             refuse(

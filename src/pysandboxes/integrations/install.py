@@ -6,13 +6,19 @@ project in the current directory or (``--user``) for every project of the user:
 =========== ===================================== ==========================================
 agent       project                               user (``--user``)
 =========== ===================================== ==========================================
-claude-code ``.claude/settings.json``             ``~/.claude/settings.json``
-            (+ ``.claude/skills/python-sb/``)     (+ ``~/.claude/skills/python-sb/``)
+claude-code ``.claude/settings.json``             ``$CLAUDE_CONFIG_DIR/settings.json``
+            (+ ``.claude/skills/python-sb/``)     (default ``~/.claude``; + the skill)
 codex       ``.codex/hooks.json``                 ``$CODEX_HOME/hooks.json`` (``~/.codex``)
 gemini      ``.gemini/settings.json``             ``~/.gemini/settings.json``
 cursor      ``.cursor/hooks.json``                ``~/.cursor/hooks.json``
-copilot     ``.github/hooks/python-sb.json``      ``$COPILOT_HOME/hooks/python-sb.json``
+copilot     ``.github/hooks/python-sb.json`` at   ``$COPILOT_HOME/hooks/python-sb.json``
+            the git root (where Copilot reads it)
 =========== ===================================== ==========================================
+
+Every entry fails closed where the agent allows it (Claude Code ``onFailure: "block"``, Cursor
+``failClosed: true``); after writing, the installer prints what the user must still do for the
+hook to be active (:func:`notes`: trusting the project in Codex and Gemini, a new session...)
+and says which agents let a failing hook through.
 
 The other settings of a shared file are kept; the hook's own entry is recognized by its command
 (``--hook=AGENT``), replaced on a second install (so installing twice changes nothing) and
@@ -84,7 +90,61 @@ def main(words: list[str], *, remove: bool = False) -> int:
         return 2
     for path in changed or [target_file(agent, base, user=user)]:
         sys.stdout.write(f"{PROG}: the {agent} hook: {verb} {path}\n")
+    if not remove:
+        for note in notes(agent, target_file(agent, base, user=user), user=user):
+            sys.stdout.write(f"{PROG}: {note}\n")
     return 0
+
+
+def notes(agent: str, path: str, *, user: bool) -> list[str]:
+    """What the user must still do for the hook in ``path`` to be active, and what the agent
+    does when the hook fails (docs/agents.md has the same table)."""
+
+    project = os.path.dirname(os.path.dirname(path)) if not user else ""
+    if agent == "claude-code":
+        where = "this user's sessions" if user else "sessions started in this project"
+        return [
+            f"to do: start a new Claude Code session ({where} read the hooks at start; /hooks "
+            "shows them); `claude doctor` lists the file under 'Invalid settings' if Claude "
+            "Code cannot load it",
+            "fails closed: yes (onFailure: block: a hook that cannot start, times out or "
+            "answers nonsense blocks the tool call)",
+        ]
+    if agent == "codex":
+        trust = (
+            'the project must be trusted (trust_level = "trusted" under '
+            f'[projects."{project}"] in $CODEX_HOME/config.toml, or accept Codex\'s trust '
+            "prompt) and "
+            if not user
+            else ""
+        )
+        return [
+            f"to do: {trust}the hook itself must be trusted: open Codex, run /hooks and trust "
+            "it (until then Codex lists it as untrusted and does not run it)",
+            "fails closed: NO, Codex has no setting for it: a hook that cannot start or times "
+            "out lets the command run (keep the registered python-sb command working)",
+        ]
+    if agent == "gemini":
+        return [
+            "to do: Gemini CLI skips every hook, the user's too, in a folder that is not "
+            "trusted: trust each project folder (`gemini trust` in it, or /permissions trust "
+            "in a session); it may also ask to trust this project's hooks once",
+            "fails closed: NO, Gemini CLI treats a failing hook as non-fatal: the tool runs",
+        ]
+    if agent == "cursor":
+        return [
+            "to do: nothing more; Cursor reads hooks.json when it starts (restart it if it is "
+            "running)",
+            "fails closed: yes (failClosed: true on each entry)",
+        ]
+    return [
+        "to do: Copilot CLI reads the hooks of a folder it trusts: accept its folder trust "
+        "prompt for this repository (--trust-folder for one prompt-mode run)"
+        if not user
+        else "to do: start a new Copilot CLI session",
+        "fails closed: NO, Copilot CLI documents no setting for it: a hook that cannot start "
+        "lets the tool run",
+    ]
 
 
 def default_command() -> str:
@@ -103,11 +163,15 @@ def target_file(agent: str, base: str, *, user: bool) -> str:
 
     if agent == "codex" and user and os.environ.get("CODEX_HOME"):
         return os.path.join(os.environ["CODEX_HOME"], "hooks.json")
+    if agent == "claude-code" and user and os.environ.get("CLAUDE_CONFIG_DIR"):
+        return os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "settings.json")
     if agent == "copilot":
         if user:
             home = os.environ.get("COPILOT_HOME") or os.path.join(base, ".copilot")
             return os.path.join(home, "hooks", "python-sb.json")
-        return os.path.join(base, ".github", "hooks", "python-sb.json")
+        # Copilot CLI reads .github/hooks at the root of the git repository, not in a
+        # sub-directory: the file goes there
+        return os.path.join(git_root(base) or base, ".github", "hooks", "python-sb.json")
     relative = {
         "claude-code": (".claude", "settings.json"),
         "codex": (".codex", "hooks.json"),
@@ -117,7 +181,23 @@ def target_file(agent: str, base: str, *, user: bool) -> str:
     return os.path.join(base, *relative)
 
 
-def skill_file(base: str) -> str:
+def git_root(directory: str) -> str | None:
+    """The root of the git work tree holding ``directory`` (a ``.git`` directory or file), or
+    None outside one."""
+
+    here = os.path.abspath(directory)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def skill_file(base: str, *, user: bool = False) -> str:
+    if user and os.environ.get("CLAUDE_CONFIG_DIR"):
+        return os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "skills", SKILL_NAME, "SKILL.md")
     return os.path.join(base, ".claude", "skills", SKILL_NAME, "SKILL.md")
 
 
@@ -130,29 +210,48 @@ def hook_command(agent: str, command: str, options: list[str]) -> str:
     return " ".join([command, f"--hook={agent}", *(quote(o) for o in options)])
 
 
-def entry(agent: str, command: str) -> tuple[str, dict[str, object]]:
-    """The event name and the registration entry of the hook for ``agent``."""
+#: The tools each agent's matcher names: every tool that runs a command or writes a file (the
+#: hook refuses those it cannot judge, such as PowerShell, rather than letting them through).
+MATCHERS = {
+    "claude-code": "Bash|Monitor|PowerShell|Write|Edit|MultiEdit|NotebookEdit",
+    "claude-code-skill": "Bash|PowerShell",
+    "codex": "Bash|apply_patch|write_stdin|js_repl",
+    "gemini": "run_shell_command|write_file|replace|edit",
+    "cursor": "Shell|Write|StrReplace|Edit|MultiEdit|Delete|EditNotebook",
+}
+
+
+def entry(agent: str, command: str) -> list[tuple[str, dict[str, object]]]:
+    """The registration entries of the hook for ``agent``: (event name, entry)."""
 
     if agent == "claude-code":
-        return "PreToolUse", {
-            "matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit",
-            "hooks": [{"type": "command", "command": command}],
-        }
+        hook = {"type": "command", "command": command, "timeout": 30, "onFailure": "block"}
+        return [
+            ("PreToolUse", {"matcher": MATCHERS["claude-code"], "hooks": [hook]}),
+            # the shell commands of a skill's or slash command's text (``!`cmd` ``), which
+            # run before any tool call
+            ("PreSkillShellCommand", {"matcher": MATCHERS["claude-code-skill"], "hooks": [hook]}),
+        ]
     if agent == "codex":
-        return "PreToolUse", {
-            "matcher": "Bash|apply_patch",
-            "hooks": [{"type": "command", "command": command}],
-        }
+        hook = {"type": "command", "command": command, "timeout": 30}
+        return [("PreToolUse", {"matcher": MATCHERS["codex"], "hooks": [hook]})]
     if agent == "gemini":
-        return "BeforeTool", {
-            "matcher": "run_shell_command|write_file|replace",
-            "hooks": [
-                {"type": "command", "command": command, "name": "python-sb", "timeout": 10000}
-            ],
-        }
+        hook = {"type": "command", "command": command, "name": "python-sb", "timeout": 10000}
+        return [("BeforeTool", {"matcher": MATCHERS["gemini"], "hooks": [hook]})]
     if agent == "cursor":
-        return "beforeShellExecution", {"command": command}
-    return "preToolUse", {"type": "command", "bash": command, "timeoutSec": 10}
+        return [
+            ("beforeShellExecution", {"command": command, "failClosed": True, "timeout": 30}),
+            (
+                "preToolUse",
+                {
+                    "command": command,
+                    "matcher": MATCHERS["cursor"],
+                    "failClosed": True,
+                    "timeout": 30,
+                },
+            ),
+        ]
+    return [("preToolUse", {"type": "command", "bash": command, "timeoutSec": 10})]
 
 
 def _ours(agent: str, item: object) -> bool:
@@ -207,18 +306,18 @@ def install(agent: str, base: str, *, user: bool, command: str, options: list[st
     if agent in ("cursor", "copilot"):
         data.setdefault("version", 1)
     hooks = _hooks_table(data, path)
-    event, item = entry(agent, hook_command(agent, command, options))
-    entries = hooks.setdefault(event, [])
-    if not isinstance(entries, list):
-        raise InstallError(f"{path}: hooks.{event} is not a JSON list")
-    kept = [e for e in entries if not _ours(agent, e)]
-    hooks[event] = [*kept, item]
+    for event, item in entry(agent, hook_command(agent, command, options)):
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise InstallError(f"{path}: hooks.{event} is not a JSON list")
+        kept = [e for e in entries if not _ours(agent, e)]
+        hooks[event] = [*kept, item]
     changed = []
     if json.dumps(data, sort_keys=True) != before:
         save(path, data)
         changed.append(path)
     if agent == "claude-code":
-        skill = skill_file(base)
+        skill = skill_file(base, user=user)
         text = skill_text()
         try:
             with open(skill, encoding="utf-8") as handle:
@@ -255,11 +354,12 @@ def uninstall(agent: str, base: str, *, user: bool) -> list[str]:
                     del data["hooks"]
                 if not data or (set(data) == {"version"} and agent in ("cursor", "copilot")):
                     os.remove(path)
+                    _prune(os.path.dirname(path), base)
                 else:
                     save(path, data)
                 changed.append(path)
     if agent == "claude-code":
-        skill = skill_file(base)
+        skill = skill_file(base, user=user)
         try:
             with open(skill, encoding="utf-8") as handle:
                 ours = handle.read() == skill_text()
@@ -267,11 +367,24 @@ def uninstall(agent: str, base: str, *, user: bool) -> list[str]:
             ours = False
         if ours:
             os.remove(skill)
-            for directory in (os.path.dirname(skill), os.path.dirname(os.path.dirname(skill))):
-                if os.path.isdir(directory) and not os.listdir(directory):
-                    os.rmdir(directory)  # what install created, when nothing else is in it
+            _prune(os.path.dirname(skill), base)
             changed.append(skill)
     return changed
+
+
+def _prune(directory: str, base: str) -> None:
+    """Remove ``directory`` and its parents while they are empty, up to ``base`` (excluded):
+    the folders install created (``.claude/skills/python-sb``, ``.github/hooks``), once
+    nothing else is in them. A folder holding anything else is left as it is."""
+
+    base = os.path.abspath(base)
+    directory = os.path.abspath(directory)
+    while directory.startswith(base + os.sep) and directory != base:
+        try:
+            os.rmdir(directory)  # fails, harmlessly, on a folder that is not empty
+        except OSError:
+            return
+        directory = os.path.dirname(directory)
 
 
 def skill_text() -> str:

@@ -46,7 +46,8 @@ class Word:
     - ``("lit", text, quoted)``: literal text; ``quoted`` when it came from quotes or a
       backslash (so glob characters in it are not special, and ``'if'`` is no keyword);
     - ``("var", name)``: ``$name`` / ``${name}``;
-    - ``("pexp", name)``: any other ``${...}`` form (``${X:-y}``, ``${#X}``...): unknown value;
+    - ``("pexp", name, text)``: any other ``${...}`` form (``${X:-y}``, ``${#X}``...): unknown
+      value; ``text`` is what follows the ``$`` sign and ``#``/``!`` (``X:=y`` assigns X);
     - ``("sub", node)``: ``$(...)``, a backtick command, ``<(...)`` or ``>(...)``;
     - ``("arith", text)``: ``$((...))``;
     - ``("tilde", text)``: a leading unquoted ``~`` or ``~user``.
@@ -453,7 +454,7 @@ class _Parser:
                 k = j
                 while k < len(inner) and (inner[k].isalnum() or inner[k] == "_"):
                     k += 1
-                parts.append(("pexp", inner[j:k] or inner))
+                parts.append(("pexp", inner[j:k] or inner, inner[j:]))
                 self.nested_in(inner, nested)
         elif n == "'" and not quoted:
             end = self.pos + 2
@@ -616,6 +617,7 @@ class _Parser:
             node = Node("arith")
             raw = self.balanced_raw("(", ")")
             node.children = self.arith_commands(raw)
+            node.name = raw  # the expression (its assignments set variables)
         elif c == "(":
             self.pos += 1
             node = Node("subshell", [self.parse_list(frozenset({")"}))])

@@ -432,14 +432,10 @@ class Program:
         """Run the program; exceptions propagate to :func:`run_program`."""
 
         if self.kind == "module":
-            import runpy
-
             sys.argv[0] = "-m"
-            runpy._run_module_as_main(self.target, alter_argv=True)  # type: ignore[attr-defined]
+            _run_module_as_main(self.target, alter_argv=True)
         elif self.kind == "script" and self.container:
-            import runpy
-
-            runpy._run_module_as_main("__main__", alter_argv=False)  # type: ignore[attr-defined]
+            _run_module_as_main("__main__", alter_argv=False)
         elif self.code is not None:
             try:
                 exec(self.code, self.namespace)
@@ -449,6 +445,27 @@ class Program:
                 if self.kind in ("script", "stdin"):
                     self.namespace.pop("__file__", None)
                     self.namespace.pop("__cached__", None)
+
+
+def _run_module_as_main(name: str, *, alter_argv: bool) -> None:
+    """``runpy._run_module_as_main``, whose own errors ("No module named ...", "can't find
+    '__main__' module in ...") name python-sb rather than ``sys.executable``, the interpreter
+    python-sb started (the program's own ``SystemExit`` passes unchanged)."""
+
+    import runpy
+
+    own = sys.executable + ": "
+    try:
+        runpy._run_module_as_main(name, alter_argv=alter_argv)  # type: ignore[attr-defined]
+    except SystemExit as exc:
+        code = exc.code
+        if isinstance(code, str) and code.startswith(own) and exc.__traceback__ is not None:
+            frame = exc.__traceback__
+            while frame.tb_next is not None:
+                frame = frame.tb_next
+            if frame.tb_frame.f_code.co_filename in ("<frozen runpy>", runpy.__file__):
+                raise SystemExit("python-sb: " + code[len(own) :]) from None
+        raise
 
 
 def register_c_source(source: str) -> None:

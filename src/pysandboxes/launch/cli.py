@@ -7,7 +7,7 @@ process stays behind), stay as its supervisor (learning, audit, a provider that 
 or run the program in this very interpreter (``os-sandbox=none``).
 
 Sub-commands are spelled as options before the program, ``python-sb --<verb>``
-(``--explain``; later ``--review``, ``--check``), so no script name can collide with them.
+(``--explain``, ``--review``, ``--hook``...), so no script name can collide with them.
 
 Start-up time matters (DESIGN decision 7): only ``os`` and ``sys`` are imported at module level;
 everything else is imported where it is needed.
@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             return status
         return run(cmd)
     except ConfigError as exc:
+        if _state.program_started and _in_process_program_running():
+            raise  # the program's own (os-sandbox=none), already reported as CPython does
         say_refused(exc)
         return 2
     except KeyboardInterrupt:
@@ -90,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         sys.stderr.write(f"{PROG}: {exc}\n{PROG}: nothing was run\n")
         return 2
+
+
+def _in_process_program_running() -> bool:
+    """Whether the program of an ``os-sandbox=none`` run has started in this interpreter."""
+
+    inprocess = sys.modules.get("pysandboxes.launch.inprocess")
+    return inprocess is not None and bool(inprocess.PROGRAM_RUNNING[0])
 
 
 class _State:
@@ -108,7 +117,7 @@ _state = _State()
 #: (docs/architecture.md, Layers; ``tests/unit/test_layers.py`` checks each name).
 TOOLS = {
     "--review": "review",
-    "--check": "check",
+    "--check": "check",  # not built: `python-sb --check` says so (docs name no --check)
     "--hook": "pysandboxes.integrations.hook",
     "--install-hook": "pysandboxes.integrations.install",
     "--uninstall-hook": "pysandboxes.integrations.uninstall",
@@ -122,7 +131,7 @@ EXPLAIN = "pysandboxes.tools.explain"
 
 
 def run_tool(option: str, words: list[str]) -> int:
-    """Run the sub-command ``option`` (``--review``, ``--check``) with ``words``."""
+    """Run the sub-command ``option`` (``--review``, ``--hook``...) with ``words``."""
 
     import importlib
 
@@ -245,7 +254,9 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     if cmd.learn is not None:
         rules.append(("learn", cmd.learn))
     policy = load_policy(rule_file, cli_rules=rules, environ=os.environ, cwd=cwd)
-    check_lock(policy, learning_requested=False, rule_file_missing=not exists)
+    check_lock(
+        policy, learning_requested=False, rule_file_missing=not exists, audit_requested=cmd.audit
+    )
     learn_output: str | None = None
     if cmd.audit:
         mode = "audit"
@@ -307,6 +318,10 @@ def run(cmd: CommandLine) -> int:
     if cmd.kind == "repl" and "-i" not in cmd.python_options and not os.isatty(0):
         cmd.kind = "stdin"  # `python < file`: stdin is the program, sys.argv == ['']
     plan = plan_run(cmd, cwd)
+    if plan.mode != "enforce":
+        status = _no_program(cmd, cwd)
+        if status:  # a run that runs nothing learns nothing (no rule file written)
+            return status
     request = starting.Request(
         cmd.kind,
         cmd.program,
@@ -333,6 +348,38 @@ def run(cmd: CommandLine) -> int:
     except BaseException:
         start.abandon()
         raise
+
+
+def _no_program(cmd: CommandLine, cwd: str) -> int:
+    """For a learning or audit run: when the script cannot be opened or the ``-m`` module does
+    not exist, say so as CPython does and return its exit status (2, 1); else 0.
+
+    Checked before the learning session starts, so that nothing is learned of a program that
+    never ran (a learned ``expose-ro=.`` for a typo). Not under ``-i``, where CPython reports
+    the error and starts the REPL anyway."""
+
+    if "-i" in cmd.python_options or not cmd.program:
+        return 0
+    if cmd.kind == "script":
+        path = os.path.join(cwd, cmd.program)
+        if os.path.isdir(path):
+            return 0
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            err = f"[Errno {exc.errno}] {exc.strerror}" if exc.errno else str(exc)
+            sys.stderr.write(f"{PROG}: can't open file {os.path.abspath(path)!r}: {err}\n")
+            return 2
+    elif cmd.kind == "module":
+        from pysandboxes.policy.locate import module_not_found
+
+        safe = "-I" in cmd.python_options or "-P" in cmd.python_options
+        search = sys.path[1:] if safe else [cwd, *sys.path[1:]]
+        if module_not_found(cmd.program, search):
+            sys.stderr.write(f"{PROG}: No module named {cmd.program}\n")
+            return 1
+    return 0
 
 
 def _command_line_fields(plan: RunPlan, cmd: CommandLine) -> dict[str, str]:

@@ -184,6 +184,10 @@ def scrub_initial_environment() -> str | None:
 #: python-sb's own ``__main__`` module, kept referenced during an in-process run.
 _LAUNCHER_MAIN: list[Any] = []
 
+#: ``[True]`` once the program's own code may run (the guard armed, the program loaded): from
+#: then on an exception is the program's, never a refused configuration (``launch/cli.py``).
+PROGRAM_RUNNING: list[bool] = [False]
+
 
 def _load_in_process(program: Program, *, inspect: bool) -> BaseException | None:
     """:func:`load_program` for ``none``, where ``-i`` is python-sb's option, not a flag."""
@@ -236,6 +240,7 @@ def run_in_process(
         fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
+    sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
     own_isolated = bool(sys.flags.isolated or getattr(sys.flags, "safe_path", 0))
     saved_path = sys.path[:] if own_isolated else sys.path[1:]  # drop python-sb's own entry
     # The program gets a fresh __main__; python-sb's own (the console script, still running)
@@ -255,6 +260,7 @@ def run_in_process(
         arm(policy, context, eval_extension(policy, context.mode))
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
+    PROGRAM_RUNNING[0] = True
     if inspect or program.kind == "repl":
         sys.ps1 = fields.get("ps1", "[sb] >>> ")
         sys.ps2 = fields.get("ps2", "[sb] ... ")

@@ -212,9 +212,8 @@ def start(
 ) -> Process:
     """Start ``prepared`` as a child (see the module docstring).
 
-    ``keep``: when given, every descriptor above 2 but these is closed in the child (a worker:
-    the caller's own descriptors stay out of the sandbox); ``None`` keeps what is inheritable
-    (the command line: what its own caller passed). ``quiet_stdio``: standard input from
+    ``keep``: descriptors above 2 the child keeps besides ``prepared.pass_fds`` (every other
+    one is closed, :func:`become`). ``quiet_stdio``: standard input from
     ``/dev/null`` and standard output to standard error (a worker: never the caller's stdout,
     a stdio MCP server's protocol channel). ``sigmask``: the signal mask the child restores
     (the supervisor blocks the signals it waits for). ``handle``: the Windows handle of the
@@ -231,14 +230,13 @@ def start(
     import fcntl  # noqa: F401
 
     from pysandboxes.launch.start import become
+    from pysandboxes.providers import descriptors  # noqa: F401  (used by become: imported now)
 
     syscall: Any = None
     if tree in ("pid-namespace", "subreaper"):
         from pysandboxes.providers._linux import syscall
 
-    keep_fds = (
-        None if keep is None else sorted({fd for fd in (*keep, *prepared.pass_fds) if fd > 2})
-    )
+    keep_fds = tuple(keep or ())
     devnull = os.open(os.devnull, os.O_RDONLY) if quiet_stdio else -1
     try:
         pid = os.fork()
@@ -255,17 +253,11 @@ def start(
             if devnull >= 0:
                 os.dup2(devnull, 0)
                 os.dup2(2, 1)
-            if keep_fds is not None:
-                low = 3
-                for fd in keep_fds:
-                    os.closerange(low, fd)
-                    low = fd + 1
-                os.closerange(low, 1 << 16)
             if tree == "process-group":
                 os.setsid()
             elif syscall is not None:
                 _hold_the_tree(tree, syscall, _signal)  # returns in the worker's process only
-            become(prepared)
+            become(prepared, keep=keep_fds)
         except BaseException as exc:
             try:
                 os.write(2, f"python-sb: cannot start the sandboxed {what}: {exc}\n".encode())

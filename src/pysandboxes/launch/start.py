@@ -425,6 +425,9 @@ def _prepare(start: Start) -> None:
             denials_file=denials,
             tmpdir=tmpdir,
             prefixes=prefixes(),
+            # The REPL on a missing rule file learns but keeps nothing unless asked to
+            # (--learn, a learn= line: the policy's learn value).
+            write=request.kind != "repl" or bool(plan.policy.learn.value),
         )
     context = RunContext(
         mode=plan.mode,  # type: ignore[arg-type]
@@ -437,6 +440,7 @@ def _prepare(start: Start) -> None:
         prefixes=prefixes(),
         record_fd=start.session.child_fd() if start.session is not None else -1,
         denials_file=denials,
+        home=_home(),
     )
     start.context = context
     arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
@@ -533,17 +537,32 @@ def _tree_notice(tree: str) -> Any:
     return limits.notice(f"processes.{tree}", True, reason=reason)
 
 
-def become(prepared: Prepared, channel: Any = None) -> NoReturn:
-    """Apply ``prepared``'s ``pre_exec`` steps in this process, finish the hand-over
-    (``channel.before_exec``) and exec the sandboxed command. Raises (``OSError``,
-    ``ConfigError``) when a step or the exec fails: nothing has run then."""
+def become(prepared: Prepared, channel: Any = None, keep: Sequence[int] = ()) -> NoReturn:
+    """Finish the hand-over (``channel.before_exec``), close every descriptor above 2 but
+    ``prepared.pass_fds`` and ``keep`` (issue 23: what python-sb inherited from its caller
+    stays out of the sandbox, ``providers/descriptors.py``), apply ``prepared``'s ``pre_exec``
+    steps in this process and exec the sandboxed command. Raises (``OSError``,
+    ``ConfigError``) when a step or the exec fails: nothing has run then. The one exec of
+    every start: the command line's own process, and the child ``launch/spawn.start`` forks
+    (which imports what this uses before the fork)."""
 
+    from pysandboxes.providers.descriptors import close_inherited
+
+    if channel is not None:
+        channel.before_exec()  # a pipe's writer (no memfd): before its write end is closed
+    close_inherited((*prepared.pass_fds, *keep))
     for step in prepared.pre_exec:
         step()
-    if channel is not None:
-        channel.before_exec()
     os.execve(prepared.argv[0], prepared.argv, prepared.env)
     raise AssertionError("unreachable")  # execve returns only by raising
+
+
+def _home() -> str:
+    """python-sb's home directory (``RunContext.home``: the ``~`` of messages in the child,
+    whose environment need not hold ``HOME``); ``""`` when there is none to show."""
+
+    home = os.path.expanduser("~")
+    return "" if home in ("~", "/") else home
 
 
 def learning_session_class() -> Any:

@@ -55,7 +55,7 @@ import os
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pysandboxes.learn.records import (
     UNGUARDED_KEY,
@@ -167,6 +167,9 @@ class LearnContext:
     existing: Policy | None = None
     host_env: frozenset[str] | None = None  # variable names set when learning; None: unknown
     existing_lines: frozenset[str] = frozenset()  # the output file's lines, stripped
+    #: The learned file sits in the script's own directory, where python-sb finds it whatever
+    #: the current directory: the script's directory is then not written relative to it.
+    output_beside_script: bool = False
 
     @classmethod
     def for_run(
@@ -180,6 +183,7 @@ class LearnContext:
         environ: Mapping[str, str] | None = None,
         existing: Policy | None = None,
         existing_text: str = "",
+        output: str | None = None,
     ) -> LearnContext:
         """The context of a run on this machine, with this interpreter's default grants."""
 
@@ -197,7 +201,16 @@ class LearnContext:
             existing=existing,
             host_env=frozenset(env),
             existing_lines=frozenset(line.strip() for line in existing_text.splitlines()),
+            output_beside_script=_beside_script(output, cwd, program_kind, program),
         )
+
+
+def _beside_script(output: str | None, cwd: str, program_kind: str, program: str | None) -> bool:
+    if not output or program_kind != "script" or not program:
+        return False
+    script = os.path.realpath(os.path.join(cwd, program))
+    folder = script if os.path.isdir(script) else os.path.dirname(script)
+    return os.path.dirname(os.path.realpath(os.path.join(cwd, output))) == folder
 
 
 def default_grants(extra: Iterable[str] = ()) -> list[str]:
@@ -444,10 +457,16 @@ def _grant_for(access: FileAccess, ctx: LearnContext) -> tuple[str, bool]:
     """The directory (or, inside a broad directory, the file) that grants ``access``."""
 
     path = os.path.normpath(os.path.join(ctx.cwd, access.path))
-    if os.path.isdir(path) and not is_broad(path, ctx):
-        # A directory listed (read), or created by the program (write): the directory itself.
-        return path, access.write
     parent = os.path.dirname(path)
+    if os.path.isdir(path) and not is_broad(path, ctx):
+        if access.write and not is_broad(parent, ctx) and parent != path:
+            # A change of the directory's own entry (os.mkdir, makedirs, rmdir, rename): a
+            # change of the directory that holds it. On a fresh run the directory does not
+            # exist yet, and a rule naming a missing path is refused (issue 26): only the
+            # parent's rule lets the program create it again.
+            return parent, True
+        # A directory listed (read), or created in a broad place (~, /tmp): the directory.
+        return path, access.write
     if is_broad(parent, ctx):
         return path, access.write
     return parent, access.write
@@ -538,6 +557,7 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
         wanted[path] = wanted.get(path, False) or write
 
     hidden: set[str] = set()
+    own = set(program_needs(ctx)) if ctx.output_beside_script else set()
     for directory in program_needs(ctx):
         want(directory, False)
     for listing in recording.of_type(ImportListing):
@@ -581,8 +601,18 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
     secrets: list[str] = []
+    # A script's own directory below home, when the learned file sits beside the script
+    # (found there whatever the current directory), is written as ~/..., not relative to the
+    # directory learning ran from (issue 26: a skill learned from inside its scripts/ got
+    # "expose-ro=." and failed when run from elsewhere). Elsewhere the usual forms stay (a
+    # project's ./ keeps the checkout movable).
+    anywhere = replace(ctx, cwd="/", host_tmp="/", virtual_env=None)
     for path, write in kept:
         value, why = render_path(path, ctx)
+        if path in own:
+            home_form, _ = render_path(path, anywhere)
+            if home_form is not None and home_form.startswith("~"):
+                value = home_form
         key = "expose-rw" if write else "expose-ro"
         if value is None:
             learned.warnings.append(f"skipped {key} for {shown(path)}: {why}")

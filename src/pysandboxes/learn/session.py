@@ -77,6 +77,7 @@ class LearningSession:
         prefixes: Sequence[str] = (),
         environ: Mapping[str, str] | None = None,
         stderr: TextIO | None = None,
+        write: bool = True,
     ) -> None:
         if mode not in ("learn", "audit"):
             raise ValueError(f"LearningSession mode must be 'learn' or 'audit', not {mode!r}")
@@ -90,6 +91,9 @@ class LearningSession:
         self.prefixes = tuple(prefixes)
         self.environ = dict(os.environ if environ is None else environ)
         self._stderr = stderr
+        #: ``False``: learn without writing (an interactive session no rule file or --learn
+        #: asked to keep: it is not a program to profile, and a file must not appear silently).
+        self.write = write
         self.output = self._output_path(output) if mode == "learn" else None
         self._denials_offset = _size(denials_file)
         self.recording = Recording()
@@ -255,10 +259,26 @@ class LearningSession:
             self._give_back(learned, "it was not changed; the learned rules are:")
             return
         learned = self._generalize(existing, _read_text(self.output))
+        if not self.write:
+            count = len(learned.rules)
+            self._say(
+                f"{self._label()}: interactive session: {count} rule line"
+                f"{'s' if count != 1 else ''} learned, none written (no rule file was asked "
+                "for: python-sb --learn=FILE keeps them)"
+            )
+            return
         for warning in learned.warnings:
             self._say(f"{self._label()}: {warning}")
         if learned.empty:
-            self._say(f"{self._label()}: nothing new to add; {self._shown(self.output)} unchanged")
+            if existing is None:
+                self._say(
+                    f"{self._label()}: nothing to learn from this run; no rule file written "
+                    f"({self._shown(self.output)} does not exist)"
+                )
+            else:
+                self._say(
+                    f"{self._label()}: nothing new to add; {self._shown(self.output)} unchanged"
+                )
             return
         try:
             self.written, self.backup = write_learned(self.output, learned, source=self._source())
@@ -292,6 +312,7 @@ class LearningSession:
             prefixes=self.prefixes,
             environ=self.environ,
             existing=existing,
+            output=self.output,
         )
         self.learned = generalize(self.recording, ctx)
         if self.children is not None:
@@ -486,10 +507,14 @@ class LearningSession:
                 advice = "The VM, not the rules, keeps the program from the rest of this machine."
             else:
                 where, advice = "no kernel sandbox", "Use it on trusted code only."
+            goes = (
+                f"Rules go to {self._shown(self.output)} at exit."
+                if self.write
+                else "No rule file: nothing is written at exit (--learn=FILE writes one)."
+            )
             self._say(
                 f"{self._label()}: LEARNING MODE: this run grants whatever the program does "
-                f"(the Python layer records instead of refusing, {where}). Rules go to "
-                f"{self._shown(self.output)} at exit. {advice}"
+                f"(the Python layer records instead of refusing, {where}). {goes} {advice}"
             )
         else:
             self._say(

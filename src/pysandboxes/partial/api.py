@@ -243,6 +243,10 @@ class sandboxes:
         )
 
     def __enter__(self) -> sandboxes:
+        if is_in_sandbox():
+            # The whole program runs under python-sb (complete mode), or this is a worker: the
+            # @sandbox functions are plain calls here, so no worker is started (SPEC §6).
+            return self
         with _active_lock:
             active = sandboxes._active
             if active is not None and active is not self:
@@ -272,6 +276,8 @@ class sandboxes:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        if is_in_sandbox():
+            return  # nothing was started (__enter__)
         with _active_lock:
             target = self._shared or self
             target._depth -= 1

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 
 from pysandboxes.errors import SandBoxError, sandbox_denials
-from pysandboxes.partial.api import REGISTRY, Marked, _route, sandboxes
+from pysandboxes.partial.api import REGISTRY, Marked, _route, is_in_sandbox, sandboxes
 from pysandboxes.partial.errors import PartialModeError
 
 TYPE_CHECKING = False
@@ -137,6 +137,9 @@ def run(server: Any, transport: str = "stdio", /, **options: Any) -> None:
     """
 
     sandbox_options = options.pop("sandbox", {}) or {}
+    if is_in_sandbox():  # the whole server under python-sb: its tools are plain calls
+        server.run(transport, **options)
+        return
     with sandboxes(**sandbox_options):
         install(server)
         server.run(transport, **options)

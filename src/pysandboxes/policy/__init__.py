@@ -67,11 +67,18 @@ def parse_text(
     )
 
 
-def check_lock(policy: Policy, *, learning_requested: bool, rule_file_missing: bool) -> None:
+def check_lock(
+    policy: Policy,
+    *,
+    learning_requested: bool,
+    rule_file_missing: bool,
+    audit_requested: bool = False,
+) -> None:
     """Refuse what the lock forbids beyond the rules themselves (SPEC §2.6).
 
     ``learning_requested``: ``--learn`` (or the API's ``learn=``) was given;
-    ``rule_file_missing``: the located rule file does not exist (which would start learning).
+    ``rule_file_missing``: the located rule file does not exist (which would start learning);
+    ``audit_requested``: ``--audit``, a run that enforces nothing.
     Raises :class:`ConfigError` naming the lock line; does nothing on an unlocked policy.
     """
 
@@ -82,6 +89,14 @@ def check_lock(policy: Policy, *, learning_requested: bool, rule_file_missing: b
     if learning_requested:
         problems.append(
             ConfigProblem("<arg>", f"learning mode refused: {reason}", Origin(None).sort_key)
+        )
+    if audit_requested:
+        problems.append(
+            ConfigProblem(
+                "<arg>",
+                f"--audit refused (it runs the program with nothing enforced): {reason}",
+                Origin(None).sort_key,
+            )
         )
     if rule_file_missing:
         where = Origin(policy.main_file, 0) if policy.main_file else Origin(None)

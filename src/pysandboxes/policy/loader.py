@@ -32,6 +32,7 @@ from pysandboxes.policy.model import (
 )
 from pysandboxes.policy.syntax import (
     LineSyntaxError,
+    Var,
     expand,
     is_var_name,
     scan_value,
@@ -44,7 +45,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["Loader", "globs_intersect", "load"]
+    from pysandboxes.policy.syntax import Part
+
+__all__ = ["Loader", "globs_intersect", "load", "variables_read"]
 
 _GLOB_CHARS = frozenset("*?[")
 _END_PREFIX = LEARNED_END.rstrip("- ")
@@ -85,7 +88,15 @@ class Loader:
         self.includes: list[IncludeInfo] = []
         self.rule_files: list[str] = []
         self.warnings: list[str] = []
+        #: every environment variable a loaded line reads (``${NAME}``, defaults included, the
+        #: host side of ``env=`` lines, ``HOME`` for a ``~`` path): name -> the first origin.
+        #: Setting one of them changes the rules (``OS_SANDBOX=none``), see
+        #: :func:`variables_read`.
+        self.variables: dict[str, str] = {}
         self._seen: set[str] = set()
+        #: (file, line) -> the variables of a value that expanded to nothing, unset or empty
+        #: (named by the error "expose-ro= needs a path").
+        self.empty_vars: dict[tuple[str | None, int], list[str]] = {}
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -203,12 +214,30 @@ class Loader:
                     "(and '*' in a pattern such as PAT_*)"
                 )
             check = _env_var_check(name)
-            _parts, end = scan_value(template, comments=comments, var_check=check)
+            parts, end = scan_value(template, comments=comments, var_check=check)
+            self.note_variables(parts, origin)
             written = template[:end].rstrip(" \t")
             self.lines.append(RuleLine("env", f"{name}={written}", origin))
             return
         parts, _end = scan_value(value, comments=comments)
-        self.lines.append(RuleLine(key, expand(parts, self.lookup), origin))
+        self.note_variables(parts, origin)
+        expanded = expand(parts, self.lookup)
+        if key in _PATH_KEYS and expanded.startswith("~"):
+            self.variables.setdefault("HOME", str(origin))
+        if not expanded and any(not isinstance(part, str) for part in parts):
+            names = [p.name for p in parts if not isinstance(p, str) and not self.lookup(p.name)]
+            self.empty_vars[(origin.file, origin.line)] = names
+        self.lines.append(RuleLine(key, expanded, origin))
+
+    def note_variables(self, parts: tuple[Part, ...], origin: Origin) -> None:
+        """Record the variables ``parts`` refer to, those of every default too (a default is
+        read when the variable is emptied)."""
+
+        for part in parts:
+            if isinstance(part, Var):
+                self.variables.setdefault(part.name, str(origin))
+                if part.default is not None:
+                    self.note_variables(part.default, origin)
 
     def _include(self, rest: str, origin: Origin) -> None:
         if not rest.startswith('"'):
@@ -220,8 +249,11 @@ class Loader:
         if after and not after.startswith("#"):
             raise LineSyntaxError(f'unexpected text after include "PATH": {after!r}')
         parts, _end = scan_value(rest[: close + 1], comments=False)
+        self.note_variables(parts, origin)
         written = rest[1:close]
         target = expand(parts, self.lookup)
+        if target.startswith("~"):
+            self.variables.setdefault("HOME", str(origin))
         if not target:
             raise LineSyntaxError("include of an empty path")
         assert origin.file is not None
@@ -275,6 +307,8 @@ class Loader:
 
 
 _KEY_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.:_")
+#: Keys whose value is a path, where ``~`` reads ``HOME``.
+_PATH_KEYS = frozenset({"expose-ro", "expose-rw", "ignore", "learn"})
 
 
 def _env_var_check(name: str) -> Callable[[str], str | None]:
@@ -431,6 +465,13 @@ class _Builder:
             if origin.learned or self.ld.learned_ok:  # e.g. ${VIRTUAL_ENV} unset on this run
                 self.ld.warnings.append(f"{origin}: skipped: {key}= expands to no path")
                 return
+            names = self.ld.empty_vars.get((origin.file, origin.line))
+            if names:
+                unset = ", ".join(f"${{{name}}}" for name in names)
+                raise ValueError(
+                    f"{key}= needs a path: its value is {unset}, which is not set (or empty) "
+                    "in python-sb's environment"
+                )
             raise ValueError(f"{key}= needs a path")
         path = self.ld.absolute(value)
         real = os.path.realpath(path)
@@ -678,6 +719,28 @@ def _resolve_glob_prefix(pattern: str, sep: str = "/") -> str:
             rest = sep.join(parts[index:])
             return (real.rstrip(sep) + sep + rest) if rest else real
     return os.path.realpath(pattern)
+
+
+def variables_read(
+    path: str, *, environ: Mapping[str, str] | None = None, cwd: str | None = None
+) -> dict[str, str]:
+    """The environment variables the rule file ``path`` and its includes read, each with the
+    origin of the first line that reads it (``{"OS_SANDBOX": ".py-sandboxes(3)"}``).
+
+    A run's rules change with these variables: ``OS_SANDBOX=none python-sb x.py`` under
+    ``os-sandbox=${OS_SANDBOX:-landlock}``, ``HOME=/tmp/x`` under a ``~/...`` include. The
+    record is made while the files are read, before the rules are interpreted, so a file whose
+    rules are refused still gives it. ``--explain`` shows it; the coding-agent hook refuses a
+    command that sets one of them. Patterns of ``env=PAT_*=${PAT_*}`` are recorded as written.
+    """
+
+    loader = Loader(os.environ if environ is None else environ, cwd or os.getcwd())
+    try:
+        main_file = loader.absolute(path)
+    except ValueError:
+        return {}
+    loader.read_main(main_file)
+    return dict(loader.variables)
 
 
 def load(

@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DE
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["RULE_FILE_NAME", "find_rule_file", "module_directories"]
+__all__ = ["RULE_FILE_NAME", "find_rule_file", "module_directories", "module_not_found"]
 
 RULE_FILE_NAME = ".py-sandboxes"
 PROGRAM_KINDS = ("script", "module", "code", "stdin", "repl")
@@ -106,3 +106,38 @@ def module_directories(dotted: str, search_path: Sequence[str]) -> list[str]:
             return found[::-1]
         return found[::-1]  # a plain module cannot hold submodules
     return found[::-1]
+
+
+def module_not_found(dotted: str, search_path: Sequence[str]) -> bool:
+    """Whether ``-m dotted`` certainly names no module, found without importing anything.
+
+    True only when a level of the name is found nowhere: not built in, not frozen and not on
+    ``search_path`` (the top level), or not in its package's directories (a lower level, the
+    package found as :func:`module_directories` finds it). A name some other finder might
+    serve (a zip import, a package that is not a plain directory) counts as found: the
+    interpreter decides then. Learning and audit use it so that a run that would run nothing
+    learns nothing (issue 26)."""
+
+    from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
+
+    names = dotted.split(".")
+    if not all(name.isidentifier() for name in names):
+        return False
+    try:
+        if BuiltinImporter.find_spec(names[0]) or FrozenImporter.find_spec(names[0]):
+            return False
+    except (ImportError, ValueError):
+        return False
+    locations: list[str] = list(search_path)
+    for name in names:
+        try:
+            spec = PathFinder.find_spec(name, locations)
+        except (ImportError, OSError, ValueError):
+            return False
+        if spec is None:
+            return True
+        search = list(spec.submodule_search_locations or [])
+        if not search:
+            return name != names[-1]  # a plain module holds no submodule
+        locations = search
+    return False

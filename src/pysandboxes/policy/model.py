@@ -46,6 +46,20 @@ API_CATEGORIES: tuple[str, ...] = (
 )
 
 
+#: The home directory :func:`display_path` shows as ``~`` once :func:`set_display_home` was
+#: called (in the sandboxed child: python-sb's own home, ``RunContext.home``); ``None`` until
+#: then: this process's ``~``.
+_DISPLAY_HOME: list[str | None] = [None]
+
+
+def set_display_home(home: str) -> None:
+    """Show paths below ``home`` as ``~/...`` (``""``: no ``~`` form). Called when the guard is
+    armed: the child's environment need not hold ``HOME`` (looking it up there would also be
+    a read of the variable by the program, in the eyes of learning mode)."""
+
+    _DISPLAY_HOME[0] = home
+
+
 def display_path(path: str) -> str:
     """A path as messages show it: relative to the cwd when below it, ``~/...`` below home.
 
@@ -56,7 +70,9 @@ def display_path(path: str) -> str:
         cwd = os.getcwd()
     except OSError:
         cwd = ""
-    home = os.path.expanduser("~")
+    home = _DISPLAY_HOME[0]
+    if home is None:
+        home = os.path.expanduser("~")
     if cwd and cwd != "/" and (path == cwd or path.startswith(cwd.rstrip("/") + "/")):
         rel = os.path.relpath(path, cwd)
         return rel

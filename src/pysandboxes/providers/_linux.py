@@ -48,6 +48,11 @@ _X86_64: Final[dict[str, int]] = {
     "open_by_handle_at": 304, "clock_adjtime": 305, "setns": 308, "process_vm_readv": 310,
     "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "seccomp": 317,
     "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+    "open": 2, "chmod": 90, "fchmod": 91, "creat": 85, "mknod": 133, "openat": 257,
+    "mknodat": 259, "fchmodat": 268, "sendto": 44, "sendmsg": 46, "sendmmsg": 307,
+    "listen": 50, "prlimit64": 302, "setpriority": 141, "sched_setparam": 142,
+    "sched_setscheduler": 144, "sched_setaffinity": 203, "ioprio_set": 251,
+    "sched_setattr": 314, "get_robust_list": 274,
 }  # fmt: skip
 _AARCH64: Final[dict[str, int]] = {
     "lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
@@ -62,13 +67,18 @@ _AARCH64: Final[dict[str, int]] = {
     "seccomp": 277, "bpf": 280, "userfaultfd": 282, "kexec_file_load": 294, "capget": 90,
     "capset": 91, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
     "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
+    "fchmod": 52, "fchmodat": 53, "openat": 56, "mknodat": 33, "sendto": 206, "sendmsg": 211,
+    "sendmmsg": 269, "listen": 201, "prlimit64": 261, "setpriority": 140, "sched_setparam": 118,
+    "sched_setscheduler": 119, "sched_setaffinity": 122, "ioprio_set": 30, "sched_setattr": 274,
+    "get_robust_list": 100,
 }  # fmt: skip
 _COMMON: Final[dict[str, int]] = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
     "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
     "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
-    "landlock_restrict_self": 446, "open_tree_attr": 467,
+    "landlock_restrict_self": 446, "open_tree_attr": 467, "pidfd_open": 434,
+    "close_range": 436, "openat2": 437, "fchmodat2": 452,
 }  # fmt: skip
 
 SYSCALLS: Final[dict[str, dict[str, int]]] = {

@@ -47,6 +47,8 @@ MNT_DETACH = 2
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 1
+MOUNT_ATTR_NOSUID = 2
+MOUNT_ATTR_NODEV = 4
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -249,14 +251,18 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
 
 
 def set_read_only(target: str, recursive: bool) -> None:
+    set_attributes(target, MOUNT_ATTR_RDONLY, recursive, "read-only")
+
+
+def set_attributes(target: str, attributes: int, recursive: bool, what: str) -> None:
+    """``mount_setattr`` of ``attributes`` (``MOUNT_ATTR_*``) on the mount at ``target``."""
+
     # struct mount_attr { u64 attr_set, attr_clr, propagation, userns_fd; }
-    attr = MOUNT_ATTR_RDONLY.to_bytes(8, "little") + bytes(24)
-    if sys.byteorder != "little":
-        attr = MOUNT_ATTR_RDONLY.to_bytes(8, "big") + bytes(24)
+    attr = attributes.to_bytes(8, sys.byteorder) + bytes(24)
     try:
         sc("mount_setattr", AT_FDCWD, b(target), AT_RECURSIVE if recursive else 0, attr, 32)
     except OSError as exc:
-        die(f"cannot make {target} read-only: {exc.strerror}")
+        die(f"cannot make {target} {what}: {exc.strerror}")
 
 
 def make_parent(path: str) -> None:
@@ -336,8 +342,12 @@ def apply_mounts(
             origin = host + source
             mountpoint(target, os.path.isdir(origin))
             mount(origin, target, None, MS_BIND | MS_REC)
+            # As bubblewrap's binds: no device node of a bound tree opens (a read-only mount
+            # does not stop writes to one), no set-user-ID bit counts.
+            attributes = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID
             if kind == "ro-bind":
-                set_read_only(target, recursive=True)
+                attributes |= MOUNT_ATTR_RDONLY
+            set_attributes(target, attributes, True, "read-only, nodev and nosuid")
         elif kind == "dir":
             os.makedirs(target, mode, exist_ok=True)
         elif kind == "tmpfs":
@@ -444,11 +454,27 @@ def end_like(status: int) -> None:
     """Leave exactly as the program did."""
 
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        _signal.signal(signum, _signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-        os._exit(128 + signum)  # a signal that cannot kill (it was blocked): report it
+        die_by(os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def die_by(signum: int) -> None:
+    """End this process by signal ``signum``, the one that ended the program (also the qemu
+    relay's end). SIGKILL's disposition cannot be changed nor the signal blocked: it is sent
+    as it is (asking for its default raised EINVAL, and the run was misreported). No core file
+    of this process: the program's own is the one that matters."""
+
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    if signum != _signal.SIGKILL:
+        _signal.signal(signum, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # a signal that does not end a process by default: report it
 
 
 def drop_bounding_set() -> None:

@@ -536,12 +536,10 @@ def _end_qemu(relay: HostRelay) -> None:
 
 
 def end_like(status: int) -> None:
+    """End as the program in the VM did (``status``: an exit code, or minus a signal)."""
+
     if status < 0:
-        signum = -status
-        _signal.signal(signum, _signal.SIG_DFL)
-        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [signum])
-        os.kill(os.getpid(), signum)
-        os._exit(128 + signum)
+        _ns_init.die_by(-status)
     os._exit(status & 0xFF)
 
 

@@ -154,7 +154,9 @@ def find_kernel(explicit: str | None = None, home: str | None = None) -> Kernel:
         version = _version_of(explicit)
         kernel = Kernel(explicit, modules_dir_for(explicit, version), version)
         problem = (
-            usable(kernel)
+            f"qemu.kernel={explicit}: no such file"
+            if not os.path.exists(explicit)
+            else usable(kernel)
             if version
             else (
                 f"qemu.kernel={explicit}: cannot tell its version from the name "

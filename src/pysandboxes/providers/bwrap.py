@@ -52,6 +52,7 @@ REQUIRED_OPTIONS = (
     "--new-session",
     "--seccomp",
     "--info-fd",
+    "--cap-drop",
 )
 #: Used when present: ``--disable-userns`` came with 0.8.
 OPTIONAL_OPTIONS = ("--disable-userns",)
@@ -177,6 +178,9 @@ class BwrapProvider(Provider):
             argv += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
         else:
             argv.append("--unshare-net")
+        # No capability for the program, even when bwrap's own user is root (python-sb run as
+        # root, or the network holder's root): bwrap keeps them all for such a caller.
+        argv += ["--cap-drop", "ALL"]
         argv += ["--hostname", hostname, "--die-with-parent", "--new-session"]
         relay = BwrapSignalRelay()
         argv += ["--info-fd", str(relay.info_fd)]

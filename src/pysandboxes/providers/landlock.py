@@ -35,8 +35,10 @@ if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.l
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing costs start-up time (DESIGN 7)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any, Final
+
+    from pysandboxes.providers.listen_guard import ListenGuard
 
 # -- rights (linux/landlock.h) --------------------------------------------------------------------
 
@@ -92,13 +94,13 @@ RIGHTS_RW: Final = (
 
 #: Capabilities kept by a privileged caller (root): file ownership and permission overrides,
 #: still bounded by the Landlock file rules, and binding ports below 1024, still bounded by the
-#: port rules. Every other capability (admin, network admin, raw sockets, kill, setuid...) goes.
+#: port rules. Every other capability (admin, network admin, raw sockets, kill, setuid...) goes,
+#: CAP_FSETID too: with it a write into a set-user-ID file keeps the bit (issue 23, class 6).
 KEPT_CAPABILITIES: Final = (
     (1 << 0)  # CAP_CHOWN
     | (1 << 1)  # CAP_DAC_OVERRIDE
     | (1 << 2)  # CAP_DAC_READ_SEARCH
     | (1 << 3)  # CAP_FOWNER
-    | (1 << 4)  # CAP_FSETID
     | (1 << 10)  # CAP_NET_BIND_SERVICE
 )
 
@@ -612,7 +614,7 @@ def build_plan(
                 what=default.why,
                 rw=holders[0].path,
             )
-    if not python_layer or _may_run_programs(policy):
+    if (not python_layer or _may_run_programs(policy)) and not _programs_exposed(policy):
         announced.append(limits.notice("files.executables", python_layer))
 
     if rights.net:
@@ -635,6 +637,10 @@ def build_plan(
                     )
         connect_ports = _tcp_ports(policy, "OUT", python_layer, problems, notes, own)
         bind_ports = _tcp_ports(policy, "IN", python_layer, problems, notes)
+        for net in policy.net:
+            wildcard = net.action == "ALLOW" and limits.is_wildcard_bind_rule(net)
+            if wildcard and _covers(net, "TCP", "IN"):
+                notes.append(limits.wildcard_bind_notice(net, python_layer))
         if own:
             out_only = _tcp_ports(policy, "OUT", python_layer, [], [])
             added = _subtract(_intersect(own, connect_ports), out_only)
@@ -658,6 +664,8 @@ def build_plan(
     allow_unix = _unix_sockets_allowed(policy, problems)
     if not allow_unix and (not python_layer or _may_import(policy, "socket")):
         announced.append(limits.notice("net.unix-sockets", python_layer))
+    elif allow_unix:
+        say("net.unix-sockets-allowed")
     if not rights.scoped:
         say("signals.no-scopes", abi=abi)
     if problems:
@@ -695,6 +703,20 @@ def _may_run_programs(policy: Policy) -> bool:
         )
         for rule in policy.python_api
     )
+
+
+def _programs_exposed(policy: Policy) -> bool:
+    """Whether the rules already expose programs to run: an executable file (learning writes
+    ``expose-ro=/usr/bin/PROGRAM`` for each program a run started) or a ``bin`` directory.
+    The notice that Landlock runs only exposed programs is then no news (issue 26)."""
+
+    for rule in (*policy.expose_ro, *policy.expose_rw):
+        path = rule.path
+        if os.path.basename(path.rstrip("/")) in ("bin", "sbin"):
+            return True
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return True
+    return False
 
 
 #: Above this many entries to enumerate, a read-only exposure below a writable one is refused
@@ -857,12 +879,15 @@ def _add_path(ruleset: int, grant: PathGrant, handled: int) -> bool:
         os.close(fd)
 
 
-def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
+def apply(
+    plan: Plan, *, seccomp_filter: bytes | None = None, guard: ListenGuard | None = None
+) -> None:
     """Restrict the calling process (and everything it will exec) to ``plan``. Irreversible.
 
     Order: build the ruleset, drop capabilities (beyond :data:`KEPT_CAPABILITIES`), set
     ``no_new_privs``, restrict, then load the seccomp filter. Any failure raises before the
-    program could run unrestricted.
+    program could run unrestricted. ``guard``: the filter answers ``listen`` through it
+    (``seccomp_filter`` built with ``listen="notify"``); the listener goes to python-sb.
     """
 
     from pysandboxes.providers import seccomp
@@ -900,10 +925,49 @@ def apply(plan: Plan, *, seccomp_filter: bytes | None = None) -> None:
     finally:
         os.close(ruleset)
     if seccomp_filter is None:
-        seccomp_filter = seccomp.filter_program(
-            allow_udp=plan.allow_udp, allow_unix=plan.allow_unix
-        )
-    seccomp.install(seccomp_filter)
+        seccomp_filter = filter_for(plan, "notify" if guard is not None else listen_mode(plan))
+    listener = seccomp.install(seccomp_filter, listener=guard is not None)
+    if guard is not None:
+        guard.hand_over(listener)
+
+
+def filter_for(plan: Plan, listen: str = "allow") -> bytes:
+    """The seccomp filter of a Landlock run (``docs/seccomp.md``): UDP and ``AF_UNIX`` sockets
+    as the plan says; sends with ``MSG_FASTOPEN`` refused while Landlock restricts connect (the
+    connection such a send makes never meets Landlock's connect rule); the host's processes
+    being in reach (no PID namespace), changes to other processes' scheduling, priority and
+    resource limits refused; ``listen`` as :func:`listen_mode` says."""
+
+    from pysandboxes.providers import seccomp
+
+    return seccomp.filter_program(
+        allow_udp=plan.allow_udp,
+        allow_unix=plan.allow_unix,
+        fastopen=plan.connect is None or not plan.rights.net,
+        foreign_processes=True,
+        listen=listen,
+    )
+
+
+def listen_mode(plan: Plan, mode: str = "enforce") -> str:
+    """How the filter answers ``listen`` (issue 23, class 2: on a socket never bound, the kernel
+    binds a port of its choice on every address, and Landlock's bind rule is not consulted):
+
+    - ``allow``: Landlock does not restrict binding, or grants port 0 (the kernel's choice: the
+      bind ``listen`` makes is then one ``bind(0)`` gets), or a learning/audit run (it
+      enforces nothing, and its own seccomp listener would collide with this one);
+    - ``refuse``: no port may be bound and no Unix socket made: nothing can listen legitimately;
+    - ``notify``: python-sb answers each call (:mod:`pysandboxes.providers.listen_guard`),
+      refusing a socket never bound.
+    """
+
+    if plan.bind is None or not plan.rights.net or mode != "enforce":
+        return "allow"
+    if any(lo == 0 for lo, _hi in plan.bind):
+        return "allow"
+    if not plan.bind and not plan.allow_unix:
+        return "refuse"
+    return "notify"
 
 
 def _describe(plan: Plan) -> list[str]:
@@ -936,6 +1000,14 @@ def _describe(plan: Plan) -> list[str]:
         if plan.rights.net:
             shown = "any port" if ports is None else f"port(s) {format_ports(ports)}"
             lines.append(f"  TCP {verb}: {shown}")
+    listen = {
+        "allow": "allowed",
+        "refuse": "refused (seccomp: nothing may be bound)",
+        "notify": "answered by python-sb, which stays as the parent: refused on a socket "
+        "never bound (the kernel would pick its port on every address)",
+    }[listen_mode(plan)]
+    if plan.rights.net:
+        lines.append(f"  TCP listen(): {listen}")
     lines.append(f"  UDP sockets: {'allowed' if plan.allow_udp else 'refused (seccomp)'}")
     lines.append(
         f"  Unix sockets (socket(AF_UNIX)): {'allowed' if plan.allow_unix else 'refused (seccomp)'}"
@@ -947,12 +1019,12 @@ def _describe(plan: Plan) -> list[str]:
     return lines
 
 
-def _apply_step(plan: Plan, program: bytes) -> None:
+def _apply_step(plan: Plan, program: bytes, guard: ListenGuard | None = None) -> None:
     """The launcher's ``pre_exec`` step: a kernel refusal becomes a clear error, not a traceback
     (the program does not run: nothing was exec'd)."""
 
     try:
-        apply(plan, seccomp_filter=program)
+        apply(plan, seccomp_filter=program, guard=guard)
     except OSError as exc:
         raise ProviderUnavailableError(
             f"os-sandbox=landlock could not restrict the process: {exc}"
@@ -1011,15 +1083,28 @@ class LandlockProvider(Provider):
         # Everything that imports or allocates is done here, in the parent: when the launcher
         # spawns (learning, audit), pre_exec runs between fork and exec, where taking the import
         # lock of a multi-threaded parent could deadlock. The probe above bound ``syscall``.
-        from pysandboxes.providers import seccomp
+        listen = listen_mode(plan, context.mode)
+        program = filter_for(plan, listen)
+        if listen != "notify":
+            return Prepared(
+                argv=list(launch.child_argv),
+                env=dict(launch.env),
+                pass_fds=launch.pass_fds,
+                pre_exec=[lambda: _apply_step(plan, program)],
+                warnings=warnings,
+            )
+        # python-sb answers the program's listen() calls: it stays as the parent.
+        from pysandboxes.providers.listen_guard import ListenGuard
 
-        program = seccomp.filter_program(allow_udp=plan.allow_udp, allow_unix=plan.allow_unix)
-        steps: list[Callable[[], None]] = [lambda: _apply_step(plan, program)]
+        guard = ListenGuard()
+        guard.start()
         return Prepared(
             argv=list(launch.child_argv),
             env=dict(launch.env),
-            pass_fds=launch.pass_fds,
-            pre_exec=steps,
+            pass_fds=(*launch.pass_fds, guard.child_fd),
+            pre_exec=[lambda: _apply_step(plan, program, guard)],
+            needs_parent=True,
+            cleanup=[guard.close],
             warnings=warnings,
         )
 

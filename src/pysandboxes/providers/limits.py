@@ -25,7 +25,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at ru
 if TYPE_CHECKING:
     from typing import Final
 
-    from pysandboxes.policy.model import Policy
+    from pysandboxes.policy.model import NetRule, Policy
 
 ENFORCED: Final = "enforced"
 LIMIT: Final = "limit"
@@ -155,8 +155,10 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "expose-ro / expose-rw",
         ("landlock",),
         LIMIT,
-        "file metadata outside the exposures (chmod, chown, utime, extended attributes) is not "
-        "restricted by Landlock ({where})",
+        "file metadata (chmod, chown, utime, extended attributes) is not restricted by "
+        "Landlock: outside the exposures, and in read-only exposures too (a rule file's mode, a "
+        "read-only file's times); only the set-user-ID and set-group-ID bits are refused "
+        "(seccomp) ({where})",
         python_layer=False,
         where=("the Python layer judges it", "NOT enforced"),
     ),
@@ -174,8 +176,21 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "ignore",
         TREE,
         LIMIT,
-        "'{rule}' ({origin}): matching entries are made absent when the sandbox starts; a file "
-        "created later that matches is not hidden by the kernel layer ({where})",
+        "'{rule}' ({origin}): matching entries of the exposed trees are made absent when the "
+        "sandbox starts; a file created later that matches is not hidden by the kernel layer "
+        "({where})",
+        python_layer=False,
+        where=("the Python layer hides it", "NOT hidden"),
+    ),
+    Limit(
+        "files.ignore-system-trees",
+        "ignore",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): applied to the exposed trees (a pattern naming a path also to "
+        "the /etc entries python-sb binds one by one); the system trees bound whole (/usr, "
+        "/lib*, the interpreter's installation, the certificate directories) are not searched, "
+        "so a matching file there stays readable ({where})",
         python_layer=False,
         where=("the Python layer hides it", "NOT hidden"),
     ),
@@ -228,6 +243,19 @@ LIMITS: Final[tuple[Limit, ...]] = (
         "a path no rule exposes does not exist in the sandbox (ENOENT, os.stat and "
         "os.path.exists included), where the Python layer and landlock refuse its content but "
         "let its metadata (existence, size, times) be seen",
+    ),
+    Limit(
+        "files.special-read-only",
+        "expose-ro (named pipes, Unix sockets)",
+        NAMESPACE,
+        LIMIT,
+        "a read-only mount refuses writes to files and directories, not to a named pipe (FIFO) "
+        "or a socket: a FIFO inside a read-only exposure can be opened for writing, and a Unix "
+        "socket bound there after the start (or by a process of another network namespace) "
+        "can be connected to; the sockets bound on this host when the sandbox starts are "
+        "covered ({where})",
+        python_layer=False,
+        where=("the Python layer refuses them as writes", "NOT refused"),
     ),
     Limit(
         "files.skeleton-directories",
@@ -293,6 +321,18 @@ LIMITS: Final[tuple[Limit, ...]] = (
         LIMIT,
         "socket(AF_UNIX) is refused by the seccomp filter unless landlock.unix-sockets=true "
         "(Landlock cannot restrict a socket's path); socketpair() works",
+    ),
+    Limit(
+        "net.unix-sockets-allowed",
+        "landlock.unix-sockets=true",
+        ("landlock",),
+        LIMIT,
+        "landlock.unix-sockets=true: Landlock cannot restrict a socket's path, so a Unix socket "
+        "is connected to wherever it lies, outside the exposures and in read-only ones too (a "
+        "host service's: an agent, a container runtime), and a Unix server the program starts "
+        "can be reached by the host's processes ({where})",
+        python_layer=False,
+        where=("the Python layer judges the path as a write", "NOT refused"),
     ),
     Limit(
         "net.tcp-host-part",
@@ -454,6 +494,28 @@ LIMITS: Final[tuple[Limit, ...]] = (
         where=("the Python layer refuses that bind", "NOT refused"),
     ),
     Limit(
+        "net.in-wildcard-one-address",
+        "net (IN, the wildcard bind)",
+        KERNEL,
+        LIMIT,
+        "'{rule}' ({origin}): the kernel does not check the address a server binds, so one "
+        "bound to a single address (127.0.0.1) on port(s) {ports}, rather than to every one as "
+        "the rule says, is allowed too ({where})",
+        python_layer=False,
+        where=("the Python layer refuses that bind", "NOT refused"),
+    ),
+    Limit(
+        "net.name-by-address",
+        "net (ALLOW of a host name)",
+        TREE,
+        LIMIT,
+        "'{rule}' ({origin}): the kernel ruleset allows the addresses the name had when the "
+        "sandbox started, so the program reaches them by address too, without the name "
+        "({where})",
+        python_layer=False,
+        where=("the Python layer allows the name only", "NOT refused"),
+    ),
+    Limit(
         "net.any-host-not-host-loopback",
         "net (OUT to *)",
         TREE,
@@ -600,10 +662,26 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
     ]
     if policy.expose_rw:
         found.append(symlink_notice(policy))
+    if policy.expose_ro and provider in NAMESPACE:
+        found.append(notice("files.special-read-only", python_layer))
     for rule in policy.ignore:
         found.append(
             notice("files.ignore-created-later", python_layer, rule=rule.text, origin=rule.origin)
         )
+        if _may_match_system_trees(rule.path, policy):
+            found.append(
+                notice(
+                    "files.ignore-system-trees", python_layer, rule=rule.text, origin=rule.origin
+                )
+            )
+    for net in policy.net:
+        if net.action == "ALLOW" and net.direction in ("IN", "*") and is_wildcard_bind_rule(net):
+            found.append(wildcard_bind_notice(net, python_layer))
+    for net in policy.net:
+        if net.action == "ALLOW" and net.is_name and net.direction in ("OUT", "*"):
+            found.append(
+                notice("net.name-by-address", python_layer, rule=net.text, origin=net.origin)
+            )
     for net in policy.net:
         if (
             net.action == "ALLOW"
@@ -645,6 +723,55 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             )
             break  # one rule named is enough: the limit is the same for all
     return found
+
+
+def wildcard_bind_notice(net: NetRule, python_layer: bool) -> Notice:
+    """``net.in-wildcard-one-address`` for an ``IN`` rule of the wildcard bind."""
+
+    return notice(
+        "net.in-wildcard-one-address",
+        python_layer,
+        rule=net.text,
+        origin=net.origin,
+        ports=_port_text(net.ports),
+    )
+
+
+def is_wildcard_bind_rule(net: NetRule) -> bool:
+    """An ``IN`` rule for the wildcard bind (``0.0.0.0/32``, ``::/128``, a network around
+    them but not all addresses): the Python layer refuses a bind to one address (127.0.0.1)
+    under it; ``*`` (and ``/0``) grant every local address, another network is
+    ``net.in-bind-address``'s."""
+
+    if net.is_name or net.host == "*":
+        return False
+    import ipaddress
+
+    try:
+        network = ipaddress.ip_network(net.host, strict=False)
+    except ValueError:
+        return False
+    return int(network.network_address) == 0 and network.prefixlen > 0
+
+
+def _may_match_system_trees(pattern: str, policy: Policy) -> bool:
+    """Whether an ``ignore=`` pattern could match inside a tree the namespace providers bind
+    whole (they search the exposures only): a name pattern always; a path pattern whose fixed
+    part lies outside every exposure."""
+
+    if "/" not in pattern.strip().rstrip("/"):
+        return True
+    fixed = pattern
+    for index, char in enumerate(pattern):
+        if char in "*?[":
+            fixed = pattern[:index]
+            break
+    fixed = fixed.rstrip("/") or "/"
+
+    def under(path: str, root: str) -> bool:
+        return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
+
+    return not any(under(fixed, r.path) for r in (*policy.expose_ro, *policy.expose_rw))
 
 
 def symlink_notice(policy: Policy) -> Notice:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pysandboxes.errors import ConfigError, ProviderUnavailableError
+from pysandboxes.errors import ConfigError, ConfigProblem, ProviderUnavailableError
 from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
 from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
@@ -412,7 +412,14 @@ class QemuProvider(Provider):
                 "os-sandbox=qemu: no statically linked busybox; " + _qemu_kernel.INSTALL_HINT
             )
         explicit = policy.provider_param("qemu", "kernel")
-        kernel = _qemu_kernel.find_kernel(explicit.value if explicit else None)
+        try:
+            kernel = _qemu_kernel.find_kernel(explicit.value if explicit else None)
+        except ProviderUnavailableError as exc:
+            if explicit is None:
+                raise
+            # The line that chose this kernel, not "<config>": the command line's is <arg>.
+            problems = [ConfigProblem(str(explicit.origin), p.message) for p in exc.problems]
+            raise ProviderUnavailableError(problems) from None
         built = _qemu_kernel.prepare_artefacts(kernel, busybox, network=network, progress=progress)
         initrd = policy.provider_param("qemu", "initrd")
         if initrd is not None:

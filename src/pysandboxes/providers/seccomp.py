@@ -21,6 +21,14 @@ What the filter does, in order (``docs/seccomp.md`` gives the reasons):
    ``allow_unix`` (Landlock up to ABI 7 cannot restrict connecting to a Unix socket by path);
    other IP sockets (raw, ICMP, SCTP, MPTCP, which Landlock's TCP rules do not see) fail with
    ``EACCES``; other address families with ``EAFNOSUPPORT``. ``socketpair`` stays allowed.
+6. The set-user-ID and set-group-ID bits in the mode of the ``chmod`` family, of ``open``,
+   ``openat`` and ``creat`` creating a file, and of ``mknod``: ``EPERM`` (a file left with them
+   in a writable exposure is a privilege escalation on the host). ``openat2`` (its mode is in
+   memory): ``ENOSYS``.
+7. With ``fastopen=False`` (Landlock judging connect): sends with ``MSG_FASTOPEN``:
+   ``EOPNOTSUPP`` (they connect without ``connect()``).
+8. With ``foreign_processes=True`` (no PID namespace): changing another process's resource
+   limits, scheduling, affinity or priority: ``EPERM``.
 """
 
 from __future__ import annotations
@@ -122,6 +130,7 @@ _JSET_K: Final = 0x45
 _RET_K: Final = 0x06
 
 _RET_KILL_PROCESS: Final = 0x80000000
+_RET_USER_NOTIF: Final = 0x7FC00000
 _RET_ERRNO: Final = 0x00050000
 _RET_ALLOW: Final = 0x7FFF0000
 
@@ -188,32 +197,202 @@ def _ret(action: int) -> _Item:
     return ("stmt", _RET_K, action)
 
 
+#: Calls whose mode argument can carry the set-user-ID and set-group-ID bits: name -> (the mode
+#: argument, the flags argument when the mode counts only for a call that creates a file).
+MODE_CALLS: Final[dict[str, tuple[int, int | None]]] = {
+    "chmod": (1, None),
+    "fchmod": (1, None),
+    "fchmodat": (2, None),
+    "fchmodat2": (2, None),
+    "creat": (1, None),
+    "open": (2, 1),
+    "openat": (3, 2),
+    "mknod": (1, None),
+    "mknodat": (2, None),
+}
+#: Sends whose flags can hold ``MSG_FASTOPEN``: name -> the flags argument.
+SEND_CALLS: Final[dict[str, int]] = {"sendto": 3, "sendmsg": 2, "sendmmsg": 3}
+#: Calls that change (or, ``get_robust_list``, read the memory layout of) another process
+#: named by their first argument (0: the caller itself).
+PROCESS_CALLS: Final[tuple[str, ...]] = (
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "get_robust_list",
+)
+#: Calls whose first argument says whose priority changes, and the value meaning "one process"
+#: (``PRIO_PROCESS``, ``IOPRIO_WHO_PROCESS``): a group or a user's every process is refused.
+PRIORITY_CALLS: Final[dict[str, int]] = {"setpriority": 0, "ioprio_set": 1}
+
+_SETUID_BITS: Final = 0o6000  # S_ISUID | S_ISGID
+_CREATES: Final = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (x86_64 and the generic ABI)
+_MSG_FASTOPEN: Final = 0x20000000
+
+
+def _arg_high(index: int) -> int:
+    """Offset of the high 32 bits of argument ``index`` (a pointer: both words are compared)."""
+
+    return 20 + 8 * index
+
+
+def _mode_block(name: str, nr: int, mode: int, flags: int | None) -> list[_Item]:
+    """``name`` with the set-user-ID or set-group-ID bit in its mode (for a call that creates
+    a file when ``flags`` is given): ``EPERM``, the kernel's answer to a caller that may not
+    set them."""
+
+    allow, after = f"{name}_allow", f"{name}_after"
+    items: list[_Item] = [("jump", _JEQ_K, nr, None, after)]
+    if flags is not None:
+        items += [("stmt", _LD_W_ABS, _arg_low(flags)), ("jump", _JSET_K, _CREATES, None, allow)]
+    items += [
+        ("stmt", _LD_W_ABS, _arg_low(mode)),
+        ("jump", _JSET_K, _SETUID_BITS, None, allow),
+        _ret(_errno("EPERM")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+    return items
+
+
+def _send_block(name: str, nr: int, flags: int) -> list[_Item]:
+    """``name`` with ``MSG_FASTOPEN``: ``EOPNOTSUPP``, what the kernel answers when Fast Open is
+    off (a client then connects with ``connect()``, which Landlock judges)."""
+
+    allow, after = f"{name}_allow", f"{name}_after"
+    return [
+        ("jump", _JEQ_K, nr, None, after),
+        ("stmt", _LD_W_ABS, _arg_low(flags)),
+        ("jump", _JSET_K, _MSG_FASTOPEN, None, allow),
+        _ret(_errno("EOPNOTSUPP")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+
+
+def _own_process_block(name: str, nr: int) -> list[_Item]:
+    """``name`` on another process than the caller (first argument not 0): ``EPERM``."""
+
+    allow, after = f"{name}_allow", f"{name}_after"
+    return [
+        ("jump", _JEQ_K, nr, None, after),
+        ("stmt", _LD_W_ABS, _arg_low(0)),
+        ("jump", _JEQ_K, 0, allow, None),
+        _ret(_errno("EPERM")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+
+
+def _priority_block(name: str, nr: int, one_process: int) -> list[_Item]:
+    """``name(which, who, ...)`` for anything but the caller itself: ``EPERM``."""
+
+    allow, refuse, after = f"{name}_allow", f"{name}_refuse", f"{name}_after"
+    return [
+        ("jump", _JEQ_K, nr, None, after),
+        ("stmt", _LD_W_ABS, _arg_low(0)),
+        ("jump", _JEQ_K, one_process, None, refuse),
+        ("stmt", _LD_W_ABS, _arg_low(1)),
+        ("jump", _JEQ_K, 0, allow, None),
+        ("label", refuse),
+        _ret(_errno("EPERM")),
+        ("label", allow),
+        _ret(_RET_ALLOW),
+        ("label", after),
+    ]
+
+
+def _prlimit_block(nr: int) -> list[_Item]:
+    """``prlimit64(pid, resource, new, old)`` that sets (``new`` not NULL) the limits of another
+    process (``pid`` not 0): ``EPERM``. Reading them stays allowed (as ``/proc/PID/limits``)."""
+
+    return [
+        ("jump", _JEQ_K, nr, None, "prlimit_after"),
+        ("stmt", _LD_W_ABS, _arg_low(0)),
+        ("jump", _JEQ_K, 0, "prlimit_allow", None),
+        ("stmt", _LD_W_ABS, _arg_low(2)),
+        ("jump", _JEQ_K, 0, None, "prlimit_refuse"),
+        ("stmt", _LD_W_ABS, _arg_high(2)),
+        ("jump", _JEQ_K, 0, "prlimit_allow", None),
+        ("label", "prlimit_refuse"),
+        _ret(_errno("EPERM")),
+        ("label", "prlimit_allow"),
+        _ret(_RET_ALLOW),
+        ("label", "prlimit_after"),
+    ]
+
+
 def filter_program(
-    *, allow_udp: bool = False, allow_unix: bool = False, arch: str | None = None
+    *,
+    allow_udp: bool = False,
+    allow_unix: bool = False,
+    fastopen: bool = True,
+    foreign_processes: bool = False,
+    listen: str = "allow",
+    arch: str | None = None,
 ) -> bytes:
     """The filter as ``struct sock_filter`` bytes, for ``arch`` (the running one by default).
 
-    Raises ``ValueError`` for an architecture whose numbers this module does not know.
+    ``fastopen=False`` refuses sends with ``MSG_FASTOPEN``, which connect inside the send
+    where Landlock's connect rules never look (a provider whose TCP rules are Landlock's);
+    ``foreign_processes=True`` refuses changing the scheduling, priorities and resource limits
+    of other processes (a provider without its own PID namespace, where the host's processes
+    are in reach). ``listen``: ``allow``; ``refuse`` (``EACCES``: nothing may listen, and
+    Landlock cannot see the bind ``listen`` makes on a socket never bound); ``notify`` (the
+    call goes to python-sb's :mod:`~pysandboxes.providers.listen_guard`; install the filter
+    with a listener). Raises ``ValueError`` for an architecture whose numbers this module does
+    not know, or another ``listen`` value.
     """
+
+    if listen not in ("allow", "refuse", "notify"):
+        raise ValueError(f"seccomp filter: listen={listen!r}")
 
     arch = arch or _linux.machine()
     if not _linux.supported(arch):
         raise ValueError(f"seccomp filter: unsupported architecture {arch!r}")
     calls = _linux.SYSCALLS[arch]
 
+    # The kills come first, inline: a BPF jump reaches 255 instructions at most.
     items: list[_Item] = [
         ("stmt", _LD_W_ABS, _OFF_ARCH),
-        ("jump", _JEQ_K, _linux.AUDIT_ARCH[arch], None, "kill"),
+        ("jump", _JEQ_K, _linux.AUDIT_ARCH[arch], "native", None),
+        _ret(_RET_KILL_PROCESS),
+        ("label", "native"),
         ("stmt", _LD_W_ABS, _OFF_NR),
     ]
     if arch == "x86_64":
-        items.append(("jump", _JGE_K, _X32_SYSCALL_BIT, "kill", None))
+        items += [("jump", _JGE_K, _X32_SYSCALL_BIT, None, "numbered"), _ret(_RET_KILL_PROCESS)]
+        items.append(("label", "numbered"))
     for name, _reason in DENIED:
         if name in calls:
             items += [("jump", _JEQ_K, calls[name], None, "next_" + name), _ret(_errno("EPERM"))]
             items.append(("label", "next_" + name))
+    # Argument checks: each block returns, or leaves the call number in the accumulator.
+    for name, (mode, flags) in MODE_CALLS.items():
+        if name in calls:
+            items += _mode_block(name, calls[name], mode, flags)
+    if not fastopen:
+        for name, flags in SEND_CALLS.items():
+            items += _send_block(name, calls[name], flags)
+    if foreign_processes:
+        for name in PROCESS_CALLS:
+            items += _own_process_block(name, calls[name])
+        for name, one_process in PRIORITY_CALLS.items():
+            items += _priority_block(name, calls[name], one_process)
+        items += _prlimit_block(calls["prlimit64"])
+    if listen != "allow":
+        answer = _RET_USER_NOTIF if listen == "notify" else _errno("EACCES")
+        items += [
+            ("jump", _JEQ_K, calls["listen"], None, "listen_after"),
+            _ret(answer),
+            ("label", "listen_after"),
+        ]
     items += [
         ("jump", _JEQ_K, calls["clone3"], "enosys", None),
+        ("jump", _JEQ_K, calls["openat2"], "enosys", None),
         ("jump", _JEQ_K, calls["socket"], "socket", None),
         ("jump", _JEQ_K, calls["ioctl"], "ioctl", None),
         ("jump", _JEQ_K, calls["clone"], "clone", None),
@@ -265,8 +444,6 @@ def filter_program(
         _ret(_errno("EAFNOSUPPORT")),
         ("label", "enosys"),
         _ret(_errno("ENOSYS")),
-        ("label", "kill"),
-        _ret(_RET_KILL_PROCESS),
     ]
     return _assemble(items)
 
@@ -279,11 +456,15 @@ def _errno(name: str) -> int:
 _SECCOMP_SET_MODE_FILTER: Final = 1
 
 
-def install(program: bytes | None = None) -> None:
+_FILTER_FLAG_NEW_LISTENER: Final = 1 << 3
+
+
+def install(program: bytes | None = None, *, listener: bool = False) -> int:
     """Load ``program`` (default: :func:`filter_program`) into the calling thread, for good.
 
     Sets ``no_new_privs`` first (the kernel requires it of an unprivileged caller, and the filter
-    must survive exec). Raises ``OSError`` if the kernel refuses.
+    must survive exec). With ``listener`` (a program with ``SECCOMP_RET_USER_NOTIF``), returns
+    the listener descriptor (close-on-exec), else -1. Raises ``OSError`` if the kernel refuses.
     """
 
     if program is None:
@@ -295,8 +476,10 @@ def install(program: bytes | None = None) -> None:
     # struct sock_fprog { unsigned short len; struct sock_filter *filter; } (pointer aligned).
     fprog = (len(program) // 8).to_bytes(2, sys.byteorder) + bytes(6)
     fprog += address.to_bytes(8, sys.byteorder)
-    _linux.syscall("seccomp", _SECCOMP_SET_MODE_FILTER, 0, fprog)
+    flags = _FILTER_FLAG_NEW_LISTENER if listener else 0
+    fd = _linux.syscall("seccomp", _SECCOMP_SET_MODE_FILTER, flags, fprog)
     del keep
+    return fd if listener else -1
 
 
 def filter_fd(program: bytes | None = None) -> int:

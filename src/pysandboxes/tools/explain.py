@@ -226,7 +226,7 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
                 "value": policy.os_sandbox.value,
                 "origin": _origin(policy.os_sandbox.origin),
             },
-            "learn": {"value": policy.learn.value, "origin": _origin(policy.learn.origin)},
+            "learn": _learn_setting(policy),
         },
         "rules": [
             {"key": line.key, "value": line.value, "origin": str(line.origin)}
@@ -242,11 +242,43 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
             for include in policy.includes
         ],
         "rule_files": list(policy.rule_files),
+        "variables": _variables_data(plan),
         "environment": environment,
+        "descriptors": _descriptors(plan.mode),
         "provider": provider,
         "warnings": warnings_for(plan, provider, environment),
         "eval": _eval_data(policy),
     }
+
+
+def _descriptors(mode: str) -> list[dict[str, str]]:
+    """The descriptors the program starts with (``providers/descriptors.py`` closes the rest)."""
+
+    from pysandboxes.providers.descriptors import passed
+
+    return [{"fd": fd, "what": what} for fd, what in passed(mode)]
+
+
+def _learn_setting(policy: Policy) -> dict[str, Any]:
+    """``learn=``'s effective value: the learning output, ``false`` under the lock (with the
+    lock line as its origin), or unset (``None``, the default)."""
+
+    if policy.learn.value is None and policy.lock is not None:
+        return {"value": False, "origin": _origin(policy.lock)}
+    return {"value": policy.learn.value, "origin": _origin(policy.learn.origin)}
+
+
+def _variables_data(plan: RunPlan) -> list[dict[str, str]]:
+    """The environment variables the rule files read (``policy.loader.variables_read``, the
+    record the coding-agent hook checks assignments against): a command that sets one of them
+    changes the rules."""
+
+    if not plan.rule_file_exists:
+        return []
+    from pysandboxes.policy.loader import variables_read
+
+    found = variables_read(plan.rule_file, environ=os.environ, cwd=plan.cwd)
+    return [{"name": name, "origin": origin} for name, origin in sorted(found.items())]
 
 
 def _eval_data(policy: Policy) -> list[dict[str, Any]]:
@@ -296,6 +328,11 @@ def render_text(data: dict[str, Any]) -> str:
                 f'  include "{include["written"]}" -> {display_path(include["resolved"])}'
                 f"  {include['status']}  [{include['origin']}]"
             )
+    if data.get("variables"):
+        out.append("")
+        out.append("variables the rule files read (setting one changes the rules):")
+        for variable in data["variables"]:
+            out.append(f"  {variable['name']}  [{variable['origin']}]")
     out.append("")
     env = data["environment"]
     if isinstance(env, str):
@@ -303,6 +340,9 @@ def render_text(data: dict[str, Any]) -> str:
     else:
         names = ", ".join(env) if env else "(none)"
         out.append(f"environment passed to the program (values not shown): {names}; and TMPDIR")
+    out.append("descriptors passed to the program (every other one python-sb inherited is closed):")
+    for item in data["descriptors"]:
+        out.append(f"  {item['fd']}: {item['what']}")
     provider = data["provider"]
     out.append("")
     state = "available here" if provider["available"] else "NOT available here"

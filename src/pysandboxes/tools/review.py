@@ -192,7 +192,13 @@ def git(args: list[str], cwd: str) -> str:
 
 def git_pairs(spec: str) -> list[tuple[Version, Version]]:
     cwd = os.getcwd()
-    top = git(["rev-parse", "--show-toplevel"], cwd).strip()
+    try:
+        top = git(["rev-parse", "--show-toplevel"], cwd).strip()
+    except ReviewError:
+        raise ReviewError(
+            f"{spec}: not in a git repository ({cwd}); to compare two rule files, give both: "
+            "--review OLD NEW"
+        ) from None
     if "..." in spec:
         a, b = spec.split("...", 1)
         b = b or "HEAD"
@@ -205,7 +211,13 @@ def git_pairs(spec: str) -> list[tuple[Version, Version]]:
         old_rev, new_rev = spec, None  # against the working tree
     for rev in (old_rev, new_rev):
         if rev is not None:
-            git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top)
+            try:
+                git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top)
+            except ReviewError:
+                raise ReviewError(
+                    f"{rev}: no such commit, branch or tag in {top} (a file to compare? "
+                    "give two: --review OLD NEW)"
+                ) from None
     diff = ["diff", "--no-renames", "--name-only", "-z", old_rev]
     if new_rev is not None:
         diff.append(new_rev)
@@ -324,7 +336,7 @@ def rights(version: Version) -> dict[str, tuple[str, str, str, str, str]]:
         if risk == "high":
             removed = "low"  # taking a ./ include away only narrows
         if include.resolved in profile:
-            why = "the user's or the node's restrictions (net=DENY...) apply"
+            why = PROFILE_WHY + " apply"
         brought = [line.text for line in policy.lines if line.origin.file == include.resolved]
         if brought and include.status == "loaded":
             why += ": " + ", ".join(brought[:8]) + (", ..." if len(brought) > 8 else "")
@@ -333,6 +345,10 @@ def rights(version: Version) -> dict[str, tuple[str, str, str, str, str]]:
         text = f'include "{include.written}"'
         found[f"include {include.resolved}"] = (risk, removed, text, _where(include.origin), why)
     return found
+
+
+#: What the include of the user's or the node's profile brings (its removal: "no longer").
+PROFILE_WHY = "the user's or the node's restrictions (net=DENY...)"
 
 
 def settings(version: Version) -> dict[str, tuple[str, str]]:
@@ -376,7 +392,7 @@ def compare(old: Version, new: Version) -> list[Change]:
             changes.append(Change(risk, "added", text, origin, why))
     for key, (_added, removed, text, origin, why) in before.items():
         if key not in after and new.text is not None:
-            verb = "no longer applies: " + why if removed != "low" else why
+            verb = _no_longer(why) if removed != "low" else why
             changes.append(Change(removed, "removed", text, origin, verb))
     changes.extend(setting_changes(old, new))
     if old.manifest is not None or new.manifest is not None:
@@ -386,6 +402,16 @@ def compare(old: Version, new: Version) -> list[Change]:
             changes.append(Change(risk, change, text, new.path, why))
     changes.sort(key=lambda c: (RISK_ORDER[c.risk], c.change != "added", c.text))
     return changes
+
+
+def _no_longer(why: str) -> str:
+    """What a removed right's explanation says: "the ... restrictions (...) no longer apply",
+    not "no longer applies: ... apply", which reads as its opposite (issue 26)."""
+
+    head, sep, tail = why.partition(") apply")
+    if sep and (head + ")").startswith(PROFILE_WHY):
+        return f"{head}) no longer apply{tail}"
+    return "no longer applies: " + why
 
 
 def setting_changes(old: Version, new: Version) -> list[Change]:

@@ -33,12 +33,27 @@ from tests.helpers import PYTHON, PYTHON_SB, base_env, run_python, run_sb
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 
 #: (provider, objective) -> why that provider cannot hold it. Keep reasons precise.
+_FIFO = (
+    "a read-only mount refuses writes to files and directories, not to a named pipe; nothing "
+    "lists the FIFOs of an exposed tree short of walking it at every start. The Python layer "
+    "refuses such an open as a write; python-sb says so at start (files.special-read-only)."
+)
 CANNOT_EXPRESS: dict[tuple[str, str], str] = {
     ("landlock", "chmod_outside"): (
         "Landlock (ABI <= 7) does not restrict file metadata: chmod, chown, utime and extended "
         "attributes work on any path the process can name; seccomp cannot see the path. The "
         "Python layer judges it when on; python-sb says so at start when it is off."
     ),
+    **{
+        ("landlock", "metadata_ro_" + how): (
+            "Landlock (ABI <= 7) has no metadata rights, in read-only exposures either; seccomp "
+            "cannot see the path. The Python layer judges it; python-sb says so at start "
+            "(files.metadata), and refuses the set-id bits (seccomp)."
+        )
+        for how in ("chmod", "utime", "xattr")
+    },
+    ("bwrap", "fifo_write"): _FIFO,
+    ("unshare", "fifo_write"): _FIFO,
 }
 
 #: Name of the host environment variable that holds a secret no rule grants.

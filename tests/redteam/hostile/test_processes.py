@@ -98,6 +98,66 @@ def test_inject_into_controlling_terminal(
     assert b"echo pwned" in typed
 
 
+@pytest.mark.kernel
+@pytest.mark.parametrize("network", [False, True], ids=["no-net", "net"])
+def test_no_capability_left_to_the_program(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, network: bool
+) -> None:
+    """Issue 23: under bwrap run as root the program kept every capability of its user
+    namespace (and bwrap runs as the network holder's root whenever net= rules exist)."""
+
+    require(os.geteuid() == 0, "capabilities are held by a root caller only")
+    expect_refusal(request, kernel_provider, "capabilities")
+    kept = 0
+    if kernel_provider == "landlock":
+        from pysandboxes.providers.landlock import KEPT_CAPABILITIES
+
+        kept = KEPT_CAPABILITIES  # file access and low ports, bounded by the Landlock rules
+    if not network:  # the scene's rules hold net= rules: drop them
+        text = scene.rules_file.read_text()
+        scene.rules_file.write_text(
+            "\n".join(line for line in text.splitlines() if not line.startswith("net=")) + "\n"
+        )
+    verdict = scene.sandboxed(kernel_provider, "capabilities.py", f"{kept:x}")
+    assert_refused(verdict, [None], provider=kernel_provider)
+    assert_reached(scene.control("capabilities.py", f"{kept:x}"))
+
+
+def _host_view(pid: int, how: str) -> object:
+    """What the host sees of the setting ``process_setter.py HOW`` changes."""
+
+    import resource
+
+    if how == "prlimit":
+        return resource.prlimit(pid, resource.RLIMIT_NOFILE)[0]
+    if how == "setpriority":
+        return os.getpriority(os.PRIO_PROCESS, pid)
+    if how == "affinity":
+        return os.sched_getaffinity(pid)
+    if how == "scheduler":
+        return os.sched_getscheduler(pid)
+    return None  # ioprio: no standard-library reader; the attack's own read-back decides
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("how", ["prlimit", "setpriority", "affinity", "scheduler", "ioprio"])
+def test_change_host_process_settings(
+    request: pytest.FixtureRequest, kernel_provider: str, scene: Scene, how: str
+) -> None:
+    """Issue 23, class 3: resource limits (and the other per-process setters) of a host process
+    of the same user, which no signal scope covers."""
+
+    if how == "affinity":
+        require(len(os.sched_getaffinity(0)) > 1, "one CPU: an affinity change cannot be seen")
+    expect_refusal(request, kernel_provider, "process_" + how)
+    before = _host_view(scene.host_pid, how)
+    verdict = scene.sandboxed(kernel_provider, "process_setter.py", how, str(scene.host_pid))
+    assert _host_view(scene.host_pid, how) == before, f"{kernel_provider}: {how} changed"
+    # ESRCH: own PID namespace, where the host's PID names nobody.
+    assert_refused(verdict, ["EPERM", "ESRCH", "EACCES"], provider=kernel_provider)
+    assert_reached(scene.control("process_setter.py", how, str(scene.host_pid)))
+
+
 def _with_terminal(scene: Scene, provider: str | None) -> tuple[dict[str, Any], bytes]:
     """Run tty_inject.py with a fresh pseudo-terminal as stdin and controlling terminal; what
     it printed, and what arrived in the terminal's input queue."""

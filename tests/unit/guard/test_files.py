@@ -55,6 +55,31 @@ except FileNotFoundError as exc:
     assert out["open"] == f"{errno.ENOENT} RuleFileNotFoundError"
 
 
+def test_ignore_hides_a_link_by_its_own_name(tmp_path: Path) -> None:
+    """Issue 24, item 7: one meaning of ignore= -- a name is hidden whatever it is, so a
+    symbolic link whose own name matches is absent (as in listings and under bwrap/unshare),
+    even though its target's name does not; the target stays readable by its own name."""
+
+    project, _ = _world(tmp_path)
+    (project / ".env").unlink()
+    (project / ".env").symlink_to("ok.txt")
+    code = """
+import os
+out = []
+for action in (lambda: open(".env").read(), lambda: os.stat(".env"),
+               lambda: os.stat("./.env"), lambda: open("w/../.env").read()):
+    try:
+        action()
+        out.append("seen")
+    except FileNotFoundError:
+        out.append("absent")
+print(" ".join(out), ".env" in os.listdir("."), open("ok.txt").read().strip())
+"""
+    result = run_armed(code, "expose-ro=.\nignore=.env\npython-import=*\n", project)
+    assert result.returncode == 0, result.stderr
+    assert result.lines[-1] == "absent absent absent absent False ok"
+
+
 def test_symlink_swap_after_a_cached_decision(tmp_path: Path) -> None:
     """The decision cache is dropped when the program changes the tree (rename, symlink)."""
 

@@ -410,10 +410,19 @@ def test_default_grants_cover_this_interpreter() -> None:
     assert "/dev/null" in grants
 
 
-def test_a_created_directory_is_granted_itself(tree: dict[str, Path]) -> None:
+def test_a_created_directory_grants_its_parent(tree: dict[str, Path]) -> None:
+    """A fresh run must be able to create it again (issue 26 defect 5): its parent."""
+
     made = tree["proj"] / "db"
     made.mkdir()
     rec = recording(FileAccess(str(made), True), FileAccess(str(made / "x.sqlite3"), True))
+    assert rules(generalize(rec, context(tree)), "files") == ["expose-rw=."]
+
+
+def test_a_directory_written_into_only_is_granted_itself(tree: dict[str, Path]) -> None:
+    made = tree["proj"] / "db"
+    made.mkdir()
+    rec = recording(FileAccess(str(made / "x.sqlite3"), True))
     assert rules(generalize(rec, context(tree)), "files") == ["expose-rw=./db"]
 
 

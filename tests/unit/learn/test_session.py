@@ -220,7 +220,7 @@ def test_finish_without_start_still_closes_and_reports(tmp_path: Path) -> None:
     learn.finish(None)  # the launcher failed before spawning the child
     assert learn.child_fd() == -1
     assert learn.learned is not None and learn.learned.empty
-    assert "nothing new to add" in err.getvalue()
+    assert "nothing to learn from this run; no rule file written" in err.getvalue()
 
 
 def test_audit_env_reads_not_passed_and_denials_already_appended_by_the_guard(

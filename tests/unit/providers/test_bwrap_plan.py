@@ -102,6 +102,28 @@ def test_plan_rebuilds_directories_holding_ignored_entries(tmp_path: Path) -> No
     assert sorted(plan.hidden) == [str(proj / ".env"), str(proj / "sub" / "k.pem")]
 
 
+def test_ignore_path_pattern_leaves_a_default_etc_entry_out(tmp_path: Path) -> None:
+    """Issue 24, item 7: ignore= of an /etc default bound one by one makes it absent; a name
+    pattern is not applied there (the certificate bundle stays for OpenSSL)."""
+
+    import os
+
+    from pysandboxes.providers._ns_mounts import SYSTEM_ETC
+
+    present = [n for n in SYSTEM_ETC if os.path.exists("/etc/" + n) and "." in n]
+    from tests.helpers import require
+
+    require(bool(present), "no /etc default with a suffix on this host")
+    name = present[0]
+    policy = Policy(ignore=(rule("ignore", "/etc/" + name),))
+    plan = build_plan(launch_for(policy, tmp_path), hostname="h")
+    assert all(m.dest != "/etc/" + name for m in plan.mounts)
+    assert "/etc/" + name in plan.hidden
+    by_name = Policy(ignore=(rule("ignore", "*" + name[name.rindex(".") :]),))
+    plan = build_plan(launch_for(by_name, tmp_path), hostname="h")
+    assert any(m.dest == "/etc/" + name for m in plan.mounts)
+
+
 def test_rw_rebuild_warns(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("s")
     policy = Policy(expose_rw=(rule("expose-rw", str(tmp_path)),), ignore=(rule("ignore", ".env"),))

@@ -146,6 +146,9 @@ def test_static_elf_check(tmp_path: Path) -> None:
 
 
 def test_kernel_search_names_every_reason(tmp_path: Path) -> None:
+    with pytest.raises(ProviderUnavailableError, match="bzImage: no such file"):
+        qk.find_kernel(str(tmp_path / "bzImage"))
+    (tmp_path / "bzImage").write_bytes(b"MZ")
     with pytest.raises(ProviderUnavailableError, match="cannot tell its version"):
         qk.find_kernel(str(tmp_path / "bzImage"))
     image = tmp_path / "boot" / "vmlinuz-6.1.0-test"

@@ -45,6 +45,8 @@ def run_bpf(program: bytes, *, arch: int, nr: int, args: tuple[int, ...] = ()) -
                 return ALLOW
             if k == 0x80000000:
                 return KILL
+            if k == 0x7FC00000:
+                return "NOTIFY"
             assert k & 0xFFFF0000 == 0x00050000, hex(k)
             return errno.errorcode[k & 0xFFFF]
         else:
@@ -55,8 +57,8 @@ X86 = _linux.AUDIT_ARCH["x86_64"]
 NR = _linux.SYSCALLS["x86_64"]
 
 
-def decide(name: str, *args: int, allow_udp: bool = False, allow_unix: bool = False) -> str:
-    program = seccomp.filter_program(allow_udp=allow_udp, allow_unix=allow_unix, arch="x86_64")
+def decide(name: str, *args: int, **options: bool) -> str:
+    program = seccomp.filter_program(arch="x86_64", **options)
     return run_bpf(program, arch=X86, nr=NR[name], args=args)
 
 
@@ -112,6 +114,77 @@ def test_clone_namespaces_clone3_and_terminal_injection() -> None:
     assert decide("ioctl", 1, 0x541C) == "EPERM"  # TIOCLINUX
     assert decide("ioctl", 1, 0x5401) == ALLOW  # TCGETS
     assert decide("ioctl", 1, (1 << 32) | 0x5412) == "EPERM"
+
+
+def test_fast_open_refused_where_landlock_judges_connect() -> None:
+    """Issue 23, class 1: MSG_FASTOPEN connects inside the send, out of Landlock's sight."""
+
+    fastopen, nosignal = 0x20000000, 0x4000
+    for name, flags_at in seccomp.SEND_CALLS.items():
+        args = [3, 0, 0, 0]
+        args[flags_at] = fastopen | nosignal
+        assert decide(name, *args) == ALLOW, name  # the default: a namespace's ruleset sees it
+        assert decide(name, *args, fastopen=False) == errno.errorcode[errno.EOPNOTSUPP], name
+        args[flags_at] = nosignal
+        assert decide(name, *args, fastopen=False) == ALLOW, name
+
+
+def test_other_processes_left_alone_without_a_pid_namespace() -> None:
+    """Issue 23, class 3: under Landlock the host's processes are in reach."""
+
+    host = {"foreign_processes": True}
+    for name in seccomp.PROCESS_CALLS:
+        assert decide(name, 0, **host) == ALLOW, name
+        assert decide(name, 4242, **host) == "EPERM", name
+        assert decide(name, 4242) == ALLOW, name  # a PID namespace holds it
+    new_limits = 0x7FFF_0000_1000
+    assert decide("prlimit64", 0, 7, new_limits, 0, **host) == ALLOW
+    assert decide("prlimit64", 4242, 7, 0, 0x1000, **host) == ALLOW  # reading only
+    assert decide("prlimit64", 4242, 7, new_limits, 0, **host) == "EPERM"
+    assert decide("prlimit64", 4242, 7, 1 << 32, 0, **host) == "EPERM"  # high word counts
+    prio_process, prio_pgrp, prio_user = 0, 1, 2
+    assert decide("setpriority", prio_process, 0, 10, **host) == ALLOW
+    assert decide("setpriority", prio_process, 4242, 10, **host) == "EPERM"
+    assert decide("setpriority", prio_pgrp, 0, 10, **host) == "EPERM"  # the shell's pipeline
+    assert decide("setpriority", prio_user, 0, 10, **host) == "EPERM"  # every process of ours
+    who_process, who_user = 1, 3
+    assert decide("ioprio_set", who_process, 0, 0x4000, **host) == ALLOW
+    assert decide("ioprio_set", who_process, 4242, 0x4000, **host) == "EPERM"
+    assert decide("ioprio_set", who_user, 0, 0x4000, **host) == "EPERM"
+
+
+def test_set_id_bits_refused_in_every_mode_argument() -> None:
+    """Issue 23, class 6: no file leaves the sandbox set-user-ID or set-group-ID."""
+
+    o_creat, o_tmpfile, o_wronly = 0o100, 0o20200000, 0o1
+    for name, (mode_at, flags_at) in seccomp.MODE_CALLS.items():
+        if name not in NR:  # fchmodat2: in the common table, checked below
+            continue
+        for mode, answer in ((0o755, ALLOW), (0o1777, ALLOW), (0o4755, "EPERM"), (0o2755, "EPERM")):
+            args = [3, 0, 0, 0, 0]
+            args[mode_at] = mode | 0o100000  # S_IFREG: mknod's type bits
+            if flags_at is not None:
+                args[flags_at] = o_creat | o_wronly
+            assert decide(name, *args) == answer, (name, oct(mode))
+        if flags_at is not None:
+            args = [3, 0, 0, 0, 0]
+            args[mode_at] = 0o4755
+            assert decide(name, *args) == ALLOW, name  # no file created: the mode is unused
+            args[flags_at] = o_tmpfile | 0o2
+            assert decide(name, *args) == "EPERM", name
+    assert decide("fchmodat2", 2**64 - 100, 0, 0o6755, 0) == "EPERM"  # AT_FDCWD
+    assert decide("openat2") == "ENOSYS"  # its mode is in memory: the C library falls back
+
+
+def test_listen_allowed_refused_or_handed_to_python_sb() -> None:
+    """Issue 23, class 2: listen() on a socket never bound binds where Landlock never looks."""
+
+    assert decide("listen", 3, 128) == ALLOW
+    assert decide("listen", 3, 128, listen="refuse") == "EACCES"
+    program = seccomp.filter_program(arch="x86_64", listen="notify")
+    assert run_bpf(program, arch=X86, nr=NR["listen"], args=(3, 128)) == "NOTIFY"
+    with pytest.raises(ValueError, match="listen"):
+        seccomp.filter_program(arch="x86_64", listen="maybe")
 
 
 def test_aarch64_program_uses_its_own_numbers() -> None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S python-sb
 # Launched by the shebang through python-sb, never by a bare `python`.
-# Needs on the host: python-sb (pip install pysandboxes); no third-party import.
+# Needs on the host: python-sb (from a clone of its repository: pip install /path/to/python-sb;
+# the index's "pysandboxes" is another implementation until it is released); no third-party import.
 # Rules: ./.py-sandboxes, next to this script, the permission manifest of this skill.
 """Total a CSV of sales by region (the example skill's script).
 

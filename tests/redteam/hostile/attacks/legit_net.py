@@ -34,6 +34,35 @@ def serve():
     s.close()
 
 
+def serve_from_thread():
+    import threading
+
+    errors = []
+
+    def run():
+        try:
+            serve()
+        except OSError as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
+
+
+def serve_from_child():
+    pid = os.fork()
+    if pid == 0:
+        try:
+            serve()
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
 def signal_own_child():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     time.sleep(0.1)
@@ -50,6 +79,8 @@ def fork_wait():
 
 step("connect_granted_port", connect)
 step("bind_granted_port", serve)
+step("bind_granted_port_in_a_thread", serve_from_thread)
+step("bind_granted_port_in_a_child", serve_from_child)
 step("signal_own_child", signal_own_child)
 step("signal_self", lambda: os.kill(os.getpid(), 0))
 step("fork_wait", fork_wait)
