@@ -80,8 +80,8 @@ def tree_mechanism(contains_processes: bool) -> str:
     from pysandboxes.platform_caps import CAPS
 
     forced = os.environ.get("PYSANDBOXES_PROCESS_TREE", "")  # a switch for tests only
-    if not CAPS.linux or not CAPS.fork or forced == "process-group":
-        return "process-group"
+    if sys.platform != "linux" or not CAPS.linux or not CAPS.fork or forced == "process-group":
+        return "process-group"  # (sys.platform: for type checkers; CAPS.linux chooses)
     from pysandboxes.providers import _linux, _ns_probe  # bound now: used after the fork
 
     if forced != "subreaper" and _linux.supported() and not _ns_probe.pid_namespace_problem():
@@ -282,6 +282,9 @@ def _hold_the_tree(tree: str, syscall: Any, signals: Any) -> None:
     namespace's PID 1, which would ignore the signals it has no handler for (the eval
     worker's CPU limit, SIGXCPU)."""
 
+    if sys.platform == "win32":  # for type checkers: chosen by tree_mechanism (CAPS.linux)
+        raise OSError("a worker's processes are held this way on Linux only")
+
     # A terminal's Ctrl-C reaches the caller's whole process group: the caller decides (an
     # interrupted call kills the worker), never the holder; the worker inherits it ignored.
     signals.signal(signals.SIGINT, signals.SIG_IGN)
@@ -341,6 +344,9 @@ def _hold_the_tree(tree: str, syscall: Any, signals: Any) -> None:
 def _be_init(status_w: int) -> None:
     """PID 1 of a worker's namespace (see :func:`_hold_the_tree`): returns in the worker."""
 
+    if sys.platform == "win32":  # for type checkers: chosen by tree_mechanism (CAPS.linux)
+        raise OSError("a worker's processes are held this way on Linux only")
+
     worker = os.fork()
     if worker == 0:
         return  # (the caller closes status_w)
@@ -359,6 +365,8 @@ def _be_init(status_w: int) -> None:
 
 
 def _write_proc(name: str, text: str) -> None:
+    if sys.platform == "win32":  # for type checkers: chosen by tree_mechanism (CAPS.linux)
+        raise OSError("a worker's processes are held this way on Linux only")
     fd = os.open(f"/proc/self/{name}", os.O_WRONLY | os.O_CLOEXEC)
     try:
         os.write(fd, text.encode())
@@ -379,6 +387,9 @@ def _reap_as_subreaper(worker: int, watched: set[int], signals: Any) -> None:
     the kernel hands to it); on SIGTERM kill the worker; once the worker has ended, kill and
     reap every process left, round after round (a killed process's own children come to the
     subreaper in turn), then end as the worker ended."""
+
+    if sys.platform == "win32":  # for type checkers: chosen by tree_mechanism (CAPS.linux)
+        raise OSError("a worker's processes are held this way on Linux only")
 
     status: int | None = None
     while status is None:
@@ -451,6 +462,9 @@ def _children(pid: int) -> list[int]:
 
 def _end_like(status: int, signals: Any) -> NoReturn:
     """End the holder as the worker ended: its exit status, or death by its signal."""
+
+    if sys.platform == "win32":  # for type checkers: chosen by tree_mechanism (CAPS.linux)
+        raise OSError("a worker's processes are held this way on Linux only")
 
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)

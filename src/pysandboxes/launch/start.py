@@ -530,7 +530,7 @@ def _tree_notice(tree: str) -> Any:
     from pysandboxes.providers import limits
 
     reason = ""
-    if tree == "subreaper":
+    if tree == "subreaper" and sys.platform == "linux":  # (only there: tree_mechanism)
         from pysandboxes.providers import _ns_probe
 
         reason = _ns_probe.pid_namespace_problem() or "PYSANDBOXES_PROCESS_TREE=subreaper"
