@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import errno
 
+from pysandboxes.record import Record as _Record
+
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:  # annotations only: ``typing`` and ``collections.abc`` cost at start-up
     from collections.abc import Iterator, Sequence
-    from typing import Any, TypeVar
+    from typing import Any
 
-    _R = TypeVar("_R", bound="_Record")
 
 __all__ = [
     "ConfigError",
@@ -47,66 +48,6 @@ __all__ = [
     "SandBoxError",
     "sandbox_denials",
 ]
-
-
-class _Record:
-    """Base of the small immutable rule records: value equality, hash, repr, pickling.
-
-    Written by hand rather than with ``@dataclass``: generating a dataclass costs about a
-    millisecond per class at import (and importing ``dataclasses`` pulls ``inspect``), and
-    these modules are on the start-up path of every run. Shared with ``policy.model``.
-    Subclasses declare ``__slots__`` and ``_fields`` (the field names in constructor order: a
-    formatter may sort ``__slots__``) and a typed ``__init__`` that
-    sets them with ``object.__setattr__``.
-    """
-
-    __slots__: tuple[str, ...] = ()
-    #: The fields in constructor order (``__slots__`` order is not relied on).
-    _fields: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    def __hash__(self) -> int:
-        return hash((self.__class__.__name__, *self._values()))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
-        return f"{type(self).__name__}({args})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), self._values())
-
-    def __copy__(self) -> _Record:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> _Record:
-        return self
-
-    def replace(self: _R, **changes: Any) -> _R:
-        """A copy with some fields changed (as ``dataclasses.replace``)."""
-
-        values = {name: getattr(self, name) for name in self._fields}
-        values.update(changes)
-        return type(self)(**values)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._fields}
 
 
 _set = object.__setattr__

@@ -8,7 +8,7 @@ rules.
 
 from __future__ import annotations
 
-from pysandboxes.errors import _Record
+from pysandboxes.record import Record as _Record
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

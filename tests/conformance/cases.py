@@ -42,6 +42,59 @@ CONFIGS: dict[str, tuple[str, bool]] = {
     "qemu": ("qemu", False),
     "qemu-py": ("qemu", True),
 }
+#: The entry-point columns (issue 24 item 8): the case's operation as a ``@sandbox`` function in
+#: a partial-mode worker (``probe.py --worker``), with the Python layer on -> the command line's
+#: configuration it is held to (the same expected outcome, the same limits: a worker cell that
+#: differs from the command line's cell of its provider fails).
+WORKER_CONFIGS: dict[str, str] = {
+    "worker-subprocess": "subprocess-py",
+    "worker-landlock": "landlock-py",
+    "worker-bwrap": "bwrap-py",
+    "worker-unshare": "unshare-py",
+}
+
+
+#: Guarded evaluation's column: the case's operation as source evaluated by ``guarded_eval`` in
+#: its worker (an ``eval-worker``, ``probe.py --eval``) -> the command line's configuration it is
+#: held to. One provider: the eval worker starts by the same path as every worker (the four
+#: worker columns above), what this column adds is the eval protocol and its rule file.
+EVAL_CONFIGS: dict[str, str] = {"eval-landlock": "landlock-py"}
+#: The operations evaluated source performs (``probe.EVAL_OPS``): imports only, since the eval-*
+#: language grants evaluated code nothing that reaches files, the network or the environment
+#: (``open``, ``os``, ``socket`` cannot be granted to it: docs/eval.md).
+EVAL_OPS = ("import",)
+
+
+def runs_in_eval(case: Case) -> bool:
+    """Whether a case applies to guarded evaluation's worker: one of :data:`EVAL_OPS`, whose
+    rules ``rules=`` can carry as they are (no ``include``, no variable, no ``~`` nor relative
+    path: the worker's rule file is written elsewhere, and ``rules=`` expands nothing), not
+    learned (a learned file includes the profiles), and that applies to a worker at all."""
+
+    def portable(rule: str) -> bool:
+        key, _, value = rule.partition("=")
+        if rule.startswith("include") or "$" in rule or "~" in rule:
+            return False
+        return key not in ("expose-ro", "expose-rw") or value.startswith("{T}")
+
+    return (
+        runs_in_a_worker(case)
+        and case.op[0] in EVAL_OPS
+        and not case.learned
+        and case.cwd == "{T}/work"
+        and all(portable(rule) for rule in case.rules)
+        and all(not w.startswith(("./", "../")) for w in case.op[1:])
+    )
+
+
+def runs_in_a_worker(case: Case) -> bool:
+    """Whether a case applies to a worker: not one about the program's own script (a worker
+    has none: the probe's directory unexposed), nor one whose host side talks to the program's
+    standard input (a worker's is ``/dev/null``: its stdio belongs to the caller)."""
+
+    return case.script_exposed and case.host != "create-after-start"
+
+
 #: The configurations whose files are the namespace providers' mount plan and whose net= rules
 #: are the ruleset of netns.py (qemu exports that tree to its guest and runs its network in
 #: that namespace): they share these limits.

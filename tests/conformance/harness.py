@@ -27,7 +27,16 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import NamedTuple
 
-from tests.conformance.cases import ALLOWED, CONFIGS, LIMITS, NOT_RUN, REFUSED, Case
+from tests.conformance.cases import (
+    ALLOWED,
+    CONFIGS,
+    EVAL_CONFIGS,
+    LIMITS,
+    NOT_RUN,
+    REFUSED,
+    WORKER_CONFIGS,
+    Case,
+)
 from tests.helpers import PYTHON, PYTHON_SB, base_env, loopback_host_name
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -579,6 +588,17 @@ def describe(case: Case, config: str, run: Run, rules_text: str) -> str:
         f"observed: {run.outcome} {run.detail}\n"
         f"output:\n{run.output}"
     )
+
+
+def worker_argv(config: str, rules: Path, op: list[str], tree: Path) -> list[str]:
+    """An entry-point cell (``WORKER_CONFIGS``): the operation as a ``@sandbox`` function in a
+    worker under ``rules`` plus the provider and the Python layer of its column."""
+
+    if config in EVAL_CONFIGS:
+        provider = CONFIGS[EVAL_CONFIGS[config]][0]
+        return [PYTHON, str(tree / "prog" / "probe.py"), "--eval", str(rules), provider, *op]
+    provider = CONFIGS[WORKER_CONFIGS[config]][0]
+    return [PYTHON, str(tree / "prog" / "probe.py"), "--worker", str(rules), provider, *op]
 
 
 def control_argv(tree: Path, op: list[str]) -> list[str]:

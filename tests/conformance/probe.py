@@ -13,7 +13,17 @@ the host side of the test (a client, a file created after start). Only ``os``, `
 case can grant exactly the modules it names (``python-import=``) and the Python layer judges
 nothing else.
 
-The same file runs under plain python3 (the control of every case) and under ``python-sb``.
+The same file runs under plain python3 (the control of every case) and under ``python-sb``,
+and as the host of a partial-mode worker (the entry-point columns, issue 24 item 8):
+``probe.py --worker RULES PROVIDER OP ARGS...`` runs OP as a ``@sandbox`` function in a worker
+started under RULES, with ``os-sandbox=PROVIDER`` and ``py-sandbox=true`` as keyword rules (the
+command line's ``--os-sandbox=``/``--py-sandbox=``), and prints the line the worker's function
+returns (or, when the worker cannot start for its rules, what ``python-sb`` says when it runs
+nothing); ``probe.py --eval RULES PROVIDER OP ARGS...`` evaluates OP's source with
+``guarded_eval(rules=...)`` in its worker (spawned: the program kind ``eval-worker``) under
+RULES and OP's eval-* lines, for the operations of ``EVAL_OPS`` (imports), and
+``python-sb probe.py --eval-here OP ARGS...`` evaluates the same source in the worker the
+guard forks from the program, the rule file holding the same lines (the reference).
 """
 
 import errno
@@ -424,7 +434,112 @@ def _why(exc: BaseException) -> str:
     return name or type(exc).__name__
 
 
+def outcome_of(op: "object", args: "list[str]") -> str:
+    """The ``OUTCOME`` line of ``op(*args)``."""
+
+    try:
+        refused = op(*args)  # type: ignore[operator]
+    except Exception as exc:
+        refused = _why(exc)
+    return "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+
+
+def in_worker(rules: str, provider: str, name: str, args: "list[str]") -> None:
+    """``--worker``: OP in a partial-mode worker under RULES (the host, this process, is not
+    sandboxed). The operation and what it uses are this module's functions, shipped to the
+    worker by value (``__main__``'s); the modules they name are imported there as the
+    program's, judged by ``python-import`` as under the command line."""
+
+    from pysandboxes import ConfigError, sandbox, sandboxes
+
+    op = globals().get("op_" + name)
+    if op is None:
+        sys.exit(f"probe: unknown operation {name!r}")
+    run = sandbox(outcome_of)
+    try:
+        with sandboxes(rules=rules, os_sandbox=provider, py_sandbox="true"):
+            line = run(op, args)
+    except ConfigError as exc:  # as the command line says it: nothing ran
+        for text in str(exc).splitlines():
+            sys.stderr.write(f"python-sb: {text}\n")
+        sys.stderr.write("python-sb: nothing was run\n")
+        sys.exit(2)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+#: Guarded evaluation's column (issue 24 item 8): the operations evaluated source can perform
+#: -> (source, its eval-* lines). Only imports: the eval-* language refuses to grant evaluated
+#: code what files, the network and the environment are reached through (``open``, ``os``,
+#: ``socket``: "cannot be granted to evaluated code", docs/eval.md), so those cases do not
+#: apply to it.
+EVAL_OPS = {"import": ("import {a0}\n", ("eval-syntax=import", "eval-import={a0}"))}
+
+
+def eval_lines(name: str, args: "list[str]") -> "list[str]":
+    """The eval-* lines of OP's source (``EVAL_OPS``), filled with its arguments."""
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    return ["eval-timeout=20s", *(item.format(**values) for item in EVAL_OPS[name][1])]
+
+
+def in_eval_here(name: str, args: "list[str]") -> None:
+    """``--eval-here`` (under python-sb, whose rule file holds the eval-* lines): OP's source
+    evaluated by ``guarded_eval`` in the worker the guard forks from this program."""
+
+    from pysandboxes import guarded_eval
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    try:
+        guarded_eval(EVAL_OPS[name][0].format(**values), mode="exec")
+        refused = None
+    except Exception as exc:
+        refused = _why(exc)
+    line = "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def in_eval(rules: str, provider: str, name: str, args: "list[str]") -> None:
+    """``--eval``: OP as source evaluated by ``guarded_eval`` in its worker (a partial-mode
+    worker of the kind ``eval-worker``), whose rule file holds RULES' lines, ``os-sandbox=
+    PROVIDER``, ``py-sandbox=true`` and the eval-* lines the source needs."""
+
+    from pysandboxes import ConfigError, guarded_eval
+    from pysandboxes.errors import EvalWorkerError
+
+    values = {f"a{i}": arg for i, arg in enumerate(args)}
+    with open(rules, encoding="utf-8") as handle:
+        lines = [ln.strip() for ln in handle if ln.strip() and not ln.startswith("#")]
+    lines += [f"os-sandbox={provider}", "py-sandbox=true", *eval_lines(name, args)]
+    source = EVAL_OPS[name][0]
+    refused: str | None = None
+    try:
+        guarded_eval(source.format(**values), mode="exec", rules=lines)
+    except (ConfigError, EvalWorkerError) as exc:
+        if isinstance(exc, EvalWorkerError) and not isinstance(exc.__cause__, ConfigError):
+            raise
+        for text in str(exc).splitlines():  # as the command line says it: nothing ran
+            sys.stderr.write(f"python-sb: {text}\n")
+        sys.stderr.write("python-sb: nothing was run\n")
+        sys.exit(2)
+    except Exception as exc:
+        refused = _why(exc)
+    line = "OUTCOME allowed" if refused is None else f"OUTCOME refused {refused}"
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
+    if sys.argv[1] == "--eval-here":
+        in_eval_here(sys.argv[2], sys.argv[3:])
+        return
+    if sys.argv[1] == "--eval":
+        in_eval(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+        return
+    if sys.argv[1] == "--worker":
+        in_worker(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+        return
     op = globals().get("op_" + sys.argv[1])
     if op is None:
         sys.exit(f"probe: unknown operation {sys.argv[1]!r}")

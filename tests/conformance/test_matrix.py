@@ -19,7 +19,18 @@ from pathlib import Path
 import pytest
 
 from tests.conformance import harness
-from tests.conformance.cases import ALLOWED, CASES, CONFIGS, LIMITS, REFUSED, Case
+from tests.conformance.cases import (
+    ALLOWED,
+    CASES,
+    CONFIGS,
+    EVAL_CONFIGS,
+    LIMITS,
+    REFUSED,
+    WORKER_CONFIGS,
+    Case,
+    runs_in_a_worker,
+    runs_in_eval,
+)
 from tests.conformance.known import KNOWN_FAILURES
 from tests.helpers import loopback_host_name, require, require_tool
 
@@ -68,6 +79,16 @@ def _param(case_id: str, config: str) -> object:
 
 
 CELLS = [_param(case_id, config) for case_id, config in _cells()]
+#: The entry-point columns (issue 24 item 8): every case that applies to a worker, as a
+#: ``@sandbox`` function, under each provider that runs one.
+WORKER_CELLS = [
+    _param(case.id, config) for case in CASES if runs_in_a_worker(case) for config in WORKER_CONFIGS
+]
+#: Guarded evaluation's column: the cases its language can express, each evaluated through
+#: ``guarded_eval(rules=...)``'s spawned worker and, as the reference, under ``python-sb``.
+EVAL_CELLS = [
+    _param(case.id, config) for case in CASES if runs_in_eval(case) for config in EVAL_CONFIGS
+]
 CONTROLS = [_param(case.id, "python3") for case in CASES]
 
 
@@ -204,11 +225,107 @@ def test_cell(
     )
 
 
+@pytest.mark.parametrize(("case_id", "config"), WORKER_CELLS)
+def test_worker_cell(
+    case_id: str,
+    config: str,
+    tmp_path: Path,
+    learned_cache: dict[str, _Learned],
+    learned_root: Path,
+) -> None:
+    """The case's operation as a ``@sandbox`` function in a worker: held to the command line's
+    cell of the same provider (``WORKER_CONFIGS``: the same expected outcome and limits)."""
+
+    case = BY_ID[case_id]
+    reference = WORKER_CONFIGS[config]
+    _requirements(case, reference)
+    if case.learned:
+        if case_id not in learned_cache:
+            learned_cache[case_id] = _Learned(case, learned_root)
+        state = learned_cache[case_id]
+        assert state.run.outcome == ALLOWED, state.run.output
+        tree, rules, fixed_ports = state.tree, state.rules, state.ports
+    else:
+        tree = tmp_path / "t"
+        harness.build_tree(tree)
+        rules, fixed_ports = None, None
+    with harness.host_side(case, fixed_ports) as ports:
+        values = harness.placeholder_values(tree, ports)
+        if rules is None:
+            rules = harness.write_rules(case, values)
+        op = [harness.substitute(w, values) for w in case.op]
+        argv = harness.worker_argv(config, rules, op, tree)
+        env = harness.cell_env(tree)
+        cwd = harness.substitute(case.cwd, values)
+        try:
+            run = harness.run_program(argv, case, values, cwd, env)
+        finally:
+            harness.remove_host_tmp(tree)
+    warnings = None
+    expect, limit = harness.expected_outcome(case, reference)
+    if (
+        limit is not None
+        and run.outcome == LIMITS[limit].outcome != expect
+        and harness.announced(limit, run.announcements) is None
+    ):  # what the command line's --explain --json says for the same rules and provider
+        warnings = harness.explain_warnings(harness.sb_argv(reference, rules, op, tree), cwd, env)
+    verdict = harness.judge(case, reference, run, warnings)
+    assert verdict.ok, (
+        f"the worker differs from the command line's {reference} cell: {verdict.message}\n\n"
+        + harness.describe(case, config, run, rules.read_text())
+    )
+
+
+@pytest.mark.parametrize(("case_id", "config"), EVAL_CELLS)
+def test_eval_cell(case_id: str, config: str, tmp_path: Path) -> None:
+    """The case's operation as source evaluated by ``guarded_eval(rules=...)`` in its spawned
+    worker (the program kind ``eval-worker``, ``probe.py --eval``), against the same source
+    evaluated under ``python-sb`` by the worker the guard forks from the program, the rule file
+    holding the same lines (``--eval-here``; plus ``python-import=pysandboxes``, which a program
+    needs to call guarded_eval at all): the two entry points must give the same outcome."""
+
+    from tests.conformance import probe
+
+    case = BY_ID[case_id]
+    reference = EVAL_CONFIGS[config]
+    _requirements(case, reference)
+    tree = tmp_path / "t"
+    harness.build_tree(tree)
+    with harness.host_side(case) as ports:
+        values = harness.placeholder_values(tree, ports)
+        rules = harness.write_rules(case, values)
+        op = [harness.substitute(w, values) for w in case.op]
+        env = harness.cell_env(tree)
+        cwd = harness.substitute(case.cwd, values)
+        here_rules = rules.with_name("rules.eval.py-sandboxes")
+        here_rules.write_text(
+            rules.read_text()
+            + "python-import=pysandboxes\n"
+            + "".join(line + "\n" for line in probe.eval_lines(op[0], op[1:]))
+        )
+        here_argv = harness.sb_argv(reference, here_rules, ["--eval-here", *op], tree)
+        try:
+            spawned = harness.run_program(
+                harness.worker_argv(config, rules, op, tree), case, values, cwd, env
+            )
+            here = harness.run_program(here_argv, case, values, cwd, env)
+        finally:
+            harness.remove_host_tmp(tree)
+    assert here.outcome != harness.NO_OUTCOME, harness.describe(case, "python-sb", here, "")
+    assert spawned.outcome == here.outcome, (
+        f"guarded_eval's spawned worker gave {spawned.outcome} ({spawned.detail}), under "
+        f"python-sb the same source and rules gave {here.outcome} ({here.detail})\n\n"
+        + harness.describe(case, config, spawned, rules.read_text())
+    )
+
+
 def test_known_failures_name_existing_cells() -> None:
     """Every entry of known.py names a cell of the matrix (a renamed case leaves none behind)."""
 
     cells = {f"{case_id}@{config}" for case_id, config in _all_cells()}
     cells |= {f"{case.id}@python3" for case in CASES}
+    cells |= {f"{c.id}@{config}" for c in CASES if runs_in_a_worker(c) for config in WORKER_CONFIGS}
+    cells |= {f"{c.id}@{config}" for c in CASES if runs_in_eval(c) for config in EVAL_CONFIGS}
     assert sorted(set(KNOWN_FAILURES) - cells) == []
 
 

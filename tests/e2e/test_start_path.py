@@ -117,3 +117,66 @@ def test_a_worker_is_handed_its_policy_through_no_named_file(tmp_path: Path, pro
     report = _host(tmp_path, provider, "no-memfd", env={"TMPDIR": str(tmp_path)})
     assert "error" in report["sandboxed"] or "ok" in report["sandboxed"]  # the worker ran
     assert report["named_files"] == []
+
+
+REFUSED_WORKER = """
+import json, sys
+from pysandboxes import ConfigError, sandbox, sandboxes
+
+@sandbox
+def f():
+    return 1
+
+try:
+    with sandboxes(rules=sys.argv[1]):
+        f()
+except ConfigError as exc:
+    print(json.dumps({"error": "ConfigError", "problems": [p.where for p in exc.problems],
+                      "message": str(exc)}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("provider", "why"),
+    [("none", "runs in the caller's own interpreter"), ("qemu", "does not cross into it")],
+)
+def test_a_provider_that_cannot_hold_a_worker_is_refused(
+    tmp_path: Path, provider: str, why: str
+) -> None:
+    """``none`` runs in the caller's process, qemu's VM takes no descriptor of the host: a
+    worker under either is refused before anything starts, naming the rule (no VM boots)."""
+
+    rules = tmp_path / ".py-sandboxes"
+    rules.write_text(f"learn=false\nos-sandbox={provider}\n")
+    proc = subprocess.run(
+        [PYTHON, "-c", REFUSED_WORKER, str(rules)],
+        cwd=tmp_path,
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["problems"] == [".py-sandboxes(2)"], report  # shown relative to the cwd
+    # (where the platform has no kernel provider at all, qemu is refused as unavailable first)
+    assert why in report["message"] or "cannot run here" in report["message"], report
+
+
+def test_an_eval_rule_no_profile_may_grant_is_refused_before_the_start(tmp_path: Path) -> None:
+    """Found by the conformance matrix's eval column: ``guarded_eval(rules=...)`` refuses
+    ``eval-import=socket`` in the host, while ``python-sb`` started the program and its guard
+    crashed arming the rule (a traceback, exit status 1). The start path checks the eval-*
+    rules first (through the eval extension), as every other rule: exit status 2, nothing
+    run, the line named."""
+
+    (tmp_path / ".py-sandboxes").write_text(
+        f"learn=false\nexpose-ro={tmp_path}\npython-import=pysandboxes\n"
+        "eval-syntax=import\neval-import=socket\n"
+    )
+    (tmp_path / "prog.py").write_text("print('the program ran')\n")
+    proc = run_sb(["prog.py"], cwd=tmp_path, env=base_env(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "the program ran" not in proc.stdout
+    assert ".py-sandboxes(5): eval-import=socket: module socket cannot be granted" in proc.stderr
+    assert "Traceback" not in proc.stderr

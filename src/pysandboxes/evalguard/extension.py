@@ -4,7 +4,8 @@ The guard sits below the eval guard in the layers (docs/architecture.md, Layers)
 imports ``evalguard``. ``launch/child.py`` (and ``launch/inprocess.py``) load this module by
 name (``child.EXTENSIONS["eval"]``) when the policy has ``eval-*`` lines or the run learns or
 audits, and hand it to ``guard.arm(..., eval_extension=)``; ``guard/evalbuiltins.py`` calls
-these four functions, and nothing else of the eval machinery, while it arms the guard.
+four of these functions, and nothing else of the eval machinery, while it arms the guard.
+``launch/start.py`` calls :func:`check` before a start (the same table names this module).
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ if TYPE_CHECKING:
 
     from pysandboxes.policy.model import Policy
 
-__all__ = ["arm", "has_default_profile", "install", "install_learning"]
+__all__ = ["arm", "check", "has_default_profile", "install", "install_learning"]
+
+
+def check(policy: Policy) -> None:
+    """``ConfigError`` naming every ``eval-*`` rule no profile may grant: called by the start
+    path (``launch/start.py``) before anything starts, so that such a rule file is refused as
+    every other (exit status 2, nothing run) rather than when the child arms its guard."""
+
+    from pysandboxes.evalguard import api, rules
+
+    for profile in rules.profiles(policy):
+        api.rules_for(policy, profile)
 
 
 def arm(policy: Policy, operations: Any) -> None:

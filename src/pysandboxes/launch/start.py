@@ -10,8 +10,9 @@ does each step once, in this order:
 1. the provider: importable, available here (or a refusal saying why and what to install), and
    whether it runs the program in this very interpreter (``provider.in_process``: ``none``),
    which a worker cannot and a command line only with the CPython options that still apply;
-2. the ``--denials`` file, appendable; the script, readable under its rules
-   (``providers/limits.check_script``);
+2. the ``--denials`` file, appendable; the ``eval-*`` rules, each grantable (through the eval
+   extension the child hands the guard: ``child.EXTENSIONS``); the script, readable under its
+   rules (``providers/limits.check_script``);
 3. the environment from ``env=`` (learning and audit: python-sb's whole environment);
 4. the private temporary directory, after the sweep of the ones finished runs left;
 5. the learning session (learn and audit modes);
@@ -39,7 +40,7 @@ import sys
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (start-up time)
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
     from pysandboxes.launch.channel import Channel
     from pysandboxes.launch.cli import RunPlan
@@ -48,7 +49,15 @@ if TYPE_CHECKING:
     from pysandboxes.providers.base import Launch, Prepared, ProviderImpl
     from pysandboxes.runtime import RunContext
 
-__all__ = ["PROGRAM_KINDS", "WORKER_KINDS", "Request", "Start", "prepare", "provider_for"]
+__all__ = [
+    "PROGRAM_KINDS",
+    "WORKER_KINDS",
+    "Request",
+    "Start",
+    "become",
+    "prepare",
+    "provider_for",
+]
 
 #: The program kinds of the command line (``launch/argv.py``).
 PROGRAM_KINDS = ("script", "module", "code", "stdin", "repl")
@@ -123,6 +132,12 @@ def provider_for(plan: RunPlan, *, worker: bool = False) -> ProviderImpl:
             "separate worker (use os-sandbox=subprocess or a kernel provider)"
         )
         raise ConfigError([ConfigProblem(where, message)])
+    if worker and not provider.passes_descriptors:
+        message = (
+            f"os-sandbox={name} cannot run a partial-mode worker: the socket a worker talks "
+            "to its caller through does not cross into it (use landlock, bwrap or unshare)"
+        )
+        raise ConfigError([ConfigProblem(where, message)])
     available = provider.availability()
     if not available:
         from pysandboxes.providers import unavailable_message
@@ -151,6 +166,8 @@ class Start:
         self.channel: Channel | None = None
         self.prepared: Prepared | None = None
         self.process: Process | None = None
+        #: How a worker's processes end with it (``launch/spawn.TREES``; ``""``: not a worker).
+        self.tree = ""
         self._finished = False
 
     # -- the ways to run it ------------------------------------------------------------------------
@@ -168,8 +185,6 @@ class Start:
     def exec(self) -> int:
         """Become the sandboxed interpreter (never returns; raises when a step or the exec
         fails, before anything ran)."""
-
-        from pysandboxes.launch.spawn import become
 
         assert self.prepared is not None
         sys.stdout.flush()
@@ -204,6 +219,7 @@ class Start:
             keep=self._pass_fds(),
             quiet_stdio=True,
             handle=self.channel.handle,
+            tree=self.tree,
         )
         self.process = process
         self.channel.after_spawn()
@@ -231,8 +247,9 @@ class Start:
     # -- the end ------------------------------------------------------------------------------
 
     def kill(self) -> None:
-        """End a spawned worker now (SIGKILL): its process, and with it the sandbox around it
-        (bubblewrap, which runs in a session of its own, through its relay)."""
+        """End a spawned worker now (SIGKILL): its process and every process it started
+        (``self.tree``), and with it the sandbox around it (bubblewrap, which runs in a session
+        of its own, through its relay)."""
 
         prepared, process = self.prepared, self.process
         if process is None or prepared is None:
@@ -257,6 +274,8 @@ class Start:
             return
         from pysandboxes.launch.spawn import release
 
+        if self.process is not None:
+            self.process.sweep()
         release(self.prepared, [self._on_exit], status)
 
     def _on_exit(self, status: int | None) -> None:
@@ -345,6 +364,13 @@ def _check_request(plan: RunPlan, request: Request, provider: ProviderImpl) -> N
         except OSError as exc:
             message = f"--denials={request.denials}: cannot be written: {exc.strerror or exc}"
             raise ConfigError([ConfigProblem("<arg>", message)]) from None
+    if plan.policy.eval_rules and plan.mode == "enforce" and plan.policy.py_sandbox.value:
+        # Every profile built now, as the child's guard will (a rule no profile may grant is
+        # refused before anything starts): through the extension the child hands the guard,
+        # loaded by name (a layer above launch).
+        from pysandboxes.launch.child import EXTENSIONS
+
+        __import__(EXTENSIONS["eval"], fromlist=("check",)).check(plan.policy)
     judged = bool(plan.policy.py_sandbox.value) or provider.kernel
     if plan.mode == "enforce" and request.kind == "script" and request.program and judged:
         # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
@@ -483,12 +509,52 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
 
 
 def _prepare_provider(start: Start, launch: Launch) -> None:
-    """Step 8: the provider's ``prepare`` and its announcements, said on stderr."""
+    """Step 8: the provider's ``prepare`` and its announcements, said on stderr; for a worker,
+    how its processes end with it (issue 25: the mechanism is said at start)."""
 
     prepared: Prepared = start.provider.prepare(launch)
     start.prepared = prepared
     for warning in prepared.warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
+    if start.request.is_worker:
+        from pysandboxes.launch.spawn import tree_mechanism
+
+        start.tree = tree_mechanism(start.provider.contains_processes)
+        if start.tree != "provider":
+            sys.stderr.write(f"{PROG}: {start.provider.name}: {_tree_notice(start.tree).text}\n")
+
+
+def _tree_notice(tree: str) -> Any:
+    """The sentence of ``providers/limits.py`` that says how a worker's processes end."""
+
+    from pysandboxes.providers import limits
+
+    reason = ""
+    if tree == "subreaper" and sys.platform == "linux":  # (only there: tree_mechanism)
+        from pysandboxes.providers import _ns_probe
+
+        reason = _ns_probe.pid_namespace_problem() or "PYSANDBOXES_PROCESS_TREE=subreaper"
+    return limits.notice(f"processes.{tree}", True, reason=reason)
+
+
+def become(prepared: Prepared, channel: Any = None, keep: Sequence[int] = ()) -> NoReturn:
+    """Finish the hand-over (``channel.before_exec``), close every descriptor above 2 but
+    ``prepared.pass_fds`` and ``keep`` (issue 23: what python-sb inherited from its caller
+    stays out of the sandbox, ``providers/descriptors.py``), apply ``prepared``'s ``pre_exec``
+    steps in this process and exec the sandboxed command. Raises (``OSError``,
+    ``ConfigError``) when a step or the exec fails: nothing has run then. The one exec of
+    every start: the command line's own process, and the child ``launch/spawn.start`` forks
+    (which imports what this uses before the fork)."""
+
+    from pysandboxes.providers.descriptors import close_inherited
+
+    if channel is not None:
+        channel.before_exec()  # a pipe's writer (no memfd): before its write end is closed
+    close_inherited((*prepared.pass_fds, *keep))
+    for step in prepared.pre_exec:
+        step()
+    os.execve(prepared.argv[0], prepared.argv, prepared.env)
+    raise AssertionError("unreachable")  # execve returns only by raising
 
 
 def _home() -> str:

@@ -189,15 +189,18 @@ class Worker:
         refused, the guard could not arm) is an error here, at ``start()``, with its status
         (its own message is on stderr), rather than at the first call."""
 
-        timed_out = False
+        timed_out = ended = False
         try:
             frame = self._read_frame(started, START_TIMEOUT)
             timed_out = frame is None
-        except (EOFError, OSError, _Breach):
+        except EOFError:
+            frame, ended = None, True
+        except (OSError, _Breach):
             frame = None
         if frame is not None and frame[0] == _w.READY:
             return
-        started.kill()
+        if not ended:  # a worker that ended on its own is let end: its status says why
+            started.kill()
         status = started.finish()
         late = f"it did not start within {START_TIMEOUT:g} s"
         why = late if timed_out else _status_text(status)

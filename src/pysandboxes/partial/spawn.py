@@ -94,7 +94,10 @@ class Started:
             self.sock.close()
         status = self.process.wait(timeout=5)
         if status is None:
-            self.kill()
+            self.kill()  # (a subreaper is asked first: it sweeps the worker's processes)
+            status = self.process.wait(timeout=5)
+        if status is None:
+            self.process.kill(hard=True)
             status = self.process.wait()
         self.start.finish(status)
         return status

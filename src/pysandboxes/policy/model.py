@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from pysandboxes.errors import _Record
+from pysandboxes.record import Record as _Record
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

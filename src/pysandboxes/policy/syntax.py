@@ -13,7 +13,7 @@ time, or against the host environment when the child's environment is built (``e
 
 from __future__ import annotations
 
-from pysandboxes.errors import _Record
+from pysandboxes.record import Record as _Record
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:

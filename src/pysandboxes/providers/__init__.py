@@ -39,6 +39,8 @@ class UnavailableProvider:
 
     kernel = True
     in_process = False
+    passes_descriptors = True
+    contains_processes = False
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from pysandboxes.errors import _Record
+from pysandboxes.record import Record as _Record
 
 _set = object.__setattr__
 

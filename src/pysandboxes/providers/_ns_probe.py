@@ -123,6 +123,19 @@ def cached_namespace_problem() -> tuple[str, str]:
     return namespace_problem()
 
 
+@memo
+def pid_namespace_problem() -> str:
+    """``""`` when this process can make a user and a PID namespace (``launch/spawn.py`` keeps
+    a partial-mode worker's processes in one, so that they end with it), else why not."""
+
+    if not (os.path.exists("/proc/self/ns/user") and os.path.exists("/proc/self/ns/pid")):
+        return "this kernel has no user or PID namespaces"
+    if _static_ok():  # the settings alone say it works: no fork of the caller to ask
+        return ""
+    code, _stage = _try_unshare(CLONE_NEWUSER | CLONE_NEWPID, mount_proc=False)
+    return "" if code == 0 else f"cannot create a user and a PID namespace: {os.strerror(code)}"
+
+
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
@@ -130,11 +143,13 @@ MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 
 
-def _try_unshare(flags: int) -> tuple[int, str]:
+def _try_unshare(flags: int, *, mount_proc: bool = True) -> tuple[int, str]:
     """``(errno, stage)`` of making the sandbox's namespaces in a short-lived child: ``(0, "")``
     when it worked, else the errno and the step that failed, ``unshare`` or ``proc`` (mounting a
     new ``/proc`` from inside the new PID namespace, as bwrap and the unshare provider do; a
-    container's masked ``/proc`` refuses it although ``unshare`` itself succeeds)."""
+    container's masked ``/proc`` refuses it although ``unshare`` itself succeeds). Without
+    ``mount_proc`` only the ``unshare`` is tried (a partial-mode worker's own PID namespace
+    mounts nothing)."""
 
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -148,7 +163,7 @@ def _try_unshare(flags: int) -> tuple[int, str]:
                 _linux.syscall("unshare", flags)
             except OSError as exc:
                 result = f"{exc.errno or errno.EINVAL} unshare"
-            if result == "0 " and flags & CLONE_NEWPID:
+            if result == "0 " and flags & CLONE_NEWPID and mount_proc:
                 result = _mount_proc_in_child(_linux)
             os.write(write_end, result.encode())
         finally:

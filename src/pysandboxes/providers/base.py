@@ -11,7 +11,7 @@ This module is on the start-up path of every run: hand-written records (as in
 
 from __future__ import annotations
 
-from pysandboxes.errors import _Record
+from pysandboxes.record import Record as _Record
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -207,6 +207,10 @@ if TYPE_CHECKING:
         #: True when nothing is exec'd: the launcher runs the program in its own interpreter
         #: (``none``); a partial-mode worker cannot be started by such a provider.
         in_process: bool
+        #: Whether the launcher's descriptors reach the program (a worker needs its socket).
+        passes_descriptors: bool
+        #: Whether the program's processes end with it (a PID namespace of its own, a VM).
+        contains_processes: bool
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -234,6 +238,14 @@ class Provider:
     name = ""
     kernel = True
     in_process = False
+    #: Whether the descriptors the launcher passes (``Launch.pass_fds``) reach the program as
+    #: descriptors: a partial-mode worker talks to its caller through one (qemu's VM has
+    #: its own kernel: a host descriptor does not cross into it).
+    passes_descriptors = True
+    #: Whether every process the program starts ends with it because the provider runs it in
+    #: a PID namespace of its own or a VM; otherwise the launcher sees to it for a partial-mode
+    #: worker (``launch/spawn.tree_mechanism``).
+    contains_processes = False
 
     def announcements(self, policy: Policy, mode: str) -> list[Notice]:
         raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")

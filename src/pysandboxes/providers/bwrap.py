@@ -126,6 +126,7 @@ def _own_process_group() -> None:
 class BwrapProvider(Provider):
     name = "bwrap"
     kernel = True
+    contains_processes = True  # its own PID namespace
 
     def availability(self) -> Availability:
         path = bwrap_path()

@@ -28,6 +28,7 @@ from pysandboxes.policy.model import NetRule, Policy, display_path
 from pysandboxes.policy.netrules import ephemeral_port_range, is_loopback_bind, is_wildcard_bind
 from pysandboxes.providers import _linux, limits
 from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
+from pysandboxes.record import Record
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
@@ -108,37 +109,11 @@ _RULE_NET_PORT: Final = 2
 _CREATE_RULESET_VERSION: Final = 1 << 0
 
 
-class _Record:
-    """An immutable record with value equality: cheaper to define than a dataclass or a
-    NamedTuple (about 1 ms each at import, on the start-up path of every run)."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def _init(self, **values: object) -> None:
-        for name in self.__slots__:
-            object.__setattr__(self, name, values[name])
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({fields})"
-
-
-class Rights(_Record):
+class Rights(Record):
     """What a ruleset handles (refuses unless a rule grants it) for one ABI version."""
 
     __slots__ = ("fs", "net", "scoped")
+    _fields = __slots__  # (constructor order does not matter: built by keyword)
     fs: int
     net: int
     scoped: int
@@ -249,7 +224,7 @@ PortSet = tuple[tuple[int, int], ...]  # sorted disjoint inclusive ranges; () = 
 ALL_PORTS: Final[PortSet] = ((0, 65535),)
 
 
-class PathGrant(_Record):
+class PathGrant(Record):
     """A path and the rights granted beneath it; ``required`` paths must exist at apply time.
 
     ``follow``: a symbolic link at ``path`` is followed (the rule is put on its target). The
@@ -258,6 +233,7 @@ class PathGrant(_Record):
     """
 
     __slots__ = ("follow", "path", "required", "rights", "why")
+    _fields = __slots__  # (constructor order does not matter: built by keyword)
     path: str
     rights: int
     why: str
@@ -270,7 +246,7 @@ class PathGrant(_Record):
         self._init(path=path, rights=rights, why=why, required=required, follow=follow)
 
 
-class Plan(_Record):
+class Plan(Record):
     """Everything ``pre_exec`` will apply, computed from the policy and the run (no side effect).
 
     ``connect``/``bind`` are ``None`` when that TCP access is left unrestricted (an ``ALLOW`` of
@@ -291,6 +267,7 @@ class Plan(_Record):
         "rights",
         "unenforced",
     )
+    _fields = __slots__  # (constructor order does not matter: built by keyword)
     abi: int
     rights: Rights
     paths: tuple[PathGrant, ...]
@@ -927,7 +904,13 @@ def apply(
         for grant in plan.paths:
             _add_path(ruleset, grant, rights.fs)
         if plan.proc_self:
-            own = PathGrant(f"/proc/{os.getpid()}", FS_READ_FILE | FS_READ_DIR, "own /proc")
+            # /proc/self as the mounted /proc names it: in a partial-mode worker's own PID
+            # namespace (launch/spawn.py) getpid() is the namespace's number, not /proc's.
+            try:
+                own_pid = os.readlink("/proc/self")
+            except OSError:
+                own_pid = str(os.getpid())
+            own = PathGrant(f"/proc/{own_pid}", FS_READ_FILE | FS_READ_DIR, "own /proc")
             _add_path(ruleset, own, rights.fs)
         for access, ports in ((NET_CONNECT_TCP, plan.connect), (NET_BIND_TCP, plan.bind)):
             if ports is None or not handled_net & access:

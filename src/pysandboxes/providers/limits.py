@@ -68,6 +68,32 @@ _PY_ONLY = ("enforced by the Python layer only", "NOT enforced")
 
 LIMITS: Final[tuple[Limit, ...]] = (
     Limit(
+        "processes.pid-namespace",
+        "a partial-mode worker's processes",
+        ("subprocess", "landlock"),
+        ENFORCED,
+        "a worker's processes end with it: it runs in a PID namespace of its own, whose every "
+        "process the kernel kills when the worker ends or is killed (setsid does not leave it)",
+    ),
+    Limit(
+        "processes.subreaper",
+        "a partial-mode worker's processes",
+        ("subprocess", "landlock"),
+        ENFORCED,
+        "a worker's processes end with it: python-sb holds them as their child subreaper "
+        "(PR_SET_CHILD_SUBREAPER; no PID namespace here: {reason}) and kills every one left "
+        "when the worker ends or is stopped",
+    ),
+    Limit(
+        "processes.process-group",
+        "a partial-mode worker's processes",
+        ("subprocess",),
+        LIMIT,
+        "a worker's process group ends with it, but a process that leaves the group (setsid, "
+        "a daemon) can outlive the worker: this platform offers no PID namespace or subreaper "
+        "to python-sb",
+    ),
+    Limit(
         "all.no-enforcer",
         "every rule",
         ("none", "subprocess"),

@@ -367,6 +367,8 @@ def _param(policy: Policy, name: str, default: str) -> str:
 class QemuProvider(Provider):
     name = "qemu"
     kernel = True
+    contains_processes = True  # its own PID namespace (in the VM)
+    passes_descriptors = False  # the VM has its own kernel: only the relay's channel crosses
 
     def availability(self) -> Availability:
         from pysandboxes.providers import _qemu_kernel

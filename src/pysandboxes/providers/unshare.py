@@ -93,6 +93,7 @@ def _enter_step(spec: bytes, parent: int) -> Callable[[], None]:
 class UnshareProvider(Provider):
     name = "unshare"
     kernel = True
+    contains_processes = True  # its own PID namespace
 
     def availability(self) -> Availability:
         if os.uname().machine not in SYSCALL_NUMBERS:

@@ -27,7 +27,8 @@ NODE_PROFILE = "/etc/py-sandboxes/global-py-sandboxes.profile"
 
 def explain(plan: RunPlan, *, as_json: bool = False) -> int:
     """Print the explanation of ``plan`` (built by the launcher from the same arguments as a
-    run); exit status 0. Imports nothing of ``launch`` (imports go launch -> tools)."""
+    run); exit status 0. ``launch/cli.py`` loads this module by name (``cli.EXPLAIN``: tools
+    sit above launch, which imports nothing of them) and hands it the plan."""
 
     data = explain_data(plan)
     if as_json:

@@ -48,6 +48,9 @@ ARM_TIME_ONLY = {
     "native_files.install.<dictcomp>": "the private copy of WRAPPED, made when armed",
     "record._RecordType.*": "record classes are made on import, their instances when the "
     "guard is armed (a __repr__ runs only when the program asks for one: its own call)",
+    "record.Record.*": "the records' own methods (equality, repr, replace, to_dict): the guard "
+    "builds and reads its records through captured slot descriptors and tuple items, and "
+    "calls none of these after arming",
     "wrappers._replace_everywhere.<listcomp>": "the aliases' replacement, when armed",
     "wrappers.FilteredScandir.*": "the program's own iterator (os.scandir's answer): decides "
     "nothing",
