@@ -27,6 +27,18 @@ from tests.helpers import REPO, base_env, run_sb
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow, pytest.mark.timeout(900)]
 
+#: Cases of the hostile corpus that do not apply inside these containers, by test name (a
+#: prefix): the corpus runs there as uid 65532, and these attacks need a root caller to mean
+#: anything, or meet a limit docs/providers/landlock.md announces. Any other skip fails.
+NOT_APPLICABLE_INSIDE = (
+    # A device node can be made by root only: nothing to refuse for any other caller.
+    "test_write_to_device_node_in_read_only_exposure[",
+    # Capabilities are held by a root caller only: an unprivileged one has none to drop.
+    "test_no_capability_left_to_the_program[",
+    # Landlock has no PID namespace: host processes are listed (an announced limit).
+    "test_host_processes_stay_hidden_with_root_exposed[landlock-proc_stat.py-",
+)
+
 #: What python-sb needs from podman for bwrap and unshare, as its own hint says.
 NAMESPACE_OPTIONS = ("--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined")
 
@@ -137,6 +149,7 @@ def run_corpus(
         case.get("name", "") + ": " + (case.find("skipped").get("message") or "")  # type: ignore[union-attr]
         for case in suite.iter("testcase")
         if case.find("skipped") is not None and case.find("skipped").get("type") != "pytest.xfail"  # type: ignore[union-attr]
+        and not case.get("name", "").startswith(NOT_APPLICABLE_INSIDE)
     ]
     assert not failures, "\n".join(failures)
     assert not skipped, "\n".join(skipped)
