@@ -145,12 +145,14 @@ def run_corpus(
         for problem in (case.find("failure"), case.find("error"))
         if problem is not None
     ]
-    skipped = [
-        case.get("name", "") + ": " + (case.find("skipped").get("message") or "")  # type: ignore[union-attr]
-        for case in suite.iter("testcase")
-        if case.find("skipped") is not None and case.find("skipped").get("type") != "pytest.xfail"  # type: ignore[union-attr]
-        and not case.get("name", "").startswith(NOT_APPLICABLE_INSIDE)
-    ]
+    skipped = []
+    for case in suite.iter("testcase"):
+        skip = case.find("skipped")
+        name = case.get("name", "")
+        if skip is None or skip.get("type") == "pytest.xfail":
+            continue
+        if not name.startswith(NOT_APPLICABLE_INSIDE):
+            skipped.append(f"{name}: {skip.get('message') or ''}")
     assert not failures, "\n".join(failures)
     assert not skipped, "\n".join(skipped)
     return suite

@@ -191,7 +191,7 @@ def module_pytest(tree: Path, home: Path) -> Run:
     # between the learning run and a replay changes what the replay does.
     env = base_env(home, {"PYTHONDONTWRITEBYTECODE": "1"})
     args = ["-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
-    warm = run_python(args[1:], cwd=project, env=base_env(home), timeout=120)
+    warm = run_python(args[1:], cwd=project, env=base_env(home), timeout=600)
     assert warm.returncode == 0, warm.stdout + warm.stderr
     shutil.rmtree(project / "tests" / "__pycache__", ignore_errors=True)
     return Run(args, project, env, project / ".py-sandboxes")

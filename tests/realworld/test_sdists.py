@@ -104,8 +104,16 @@ PROJECTS = [
         ("/bin/sh",),  # subprocess.getoutput runs the shell
     ),
     # Its command-line tests run `python -m tabulate` in a child process, whose argparse looks up
-    # message catalogues under /usr/share/locale.
-    Project("tabulate", ["test"], {"tabulate"}, {"subprocess.Popen"}, ("/usr/share/locale",)),
+    # message catalogues under /usr/share/locale. Its tests use numpy and pandas when they are
+    # importable (the kernel extra of setup.sh installs both), and importing ctypes, as numpy
+    # does, opens the interpreter's own library (ctypes.pythonapi = PyDLL(None)): ctypes.CDLL.
+    Project(
+        "tabulate",
+        ["test"],
+        {"tabulate"},
+        {"subprocess.Popen", "ctypes.CDLL"},
+        ("/usr/share/locale",),
+    ),
     Project(
         "toolz",
         ["toolz/tests"],
