@@ -118,6 +118,7 @@ def build_table(
     """
 
     from pysandboxes.platform_caps import CAPS
+    from pysandboxes.policy import precedence
     from pysandboxes.policy.decide import glob_regex
 
     windows = (flavour or CAPS.path_flavour) == "windows"
@@ -128,14 +129,8 @@ def build_table(
     rows: list[Row] = []
 
     def add(path: str, access: int, rule: str | None, origin: str | None) -> None:
-        if windows:
-            path = path.lower()
-            below = path if path.endswith(sep) else path + sep
-            rows.append(Row(path, below, access, rule, origin))
-            return
-        path = os.path.normpath(path) if path != "/" else "/"
-        below = "/" if path == "/" else path + "/"
-        rows.append(Row(path, below, access, rule, origin))
+        prefix, below = precedence.exposure_row(path, windows)
+        rows.append(Row(prefix, below, access, rule, origin))
 
     for rule in policy.expose_ro:
         add(rule.path, RO, rule.text, str(rule.origin))
@@ -160,28 +155,14 @@ def build_table(
     if context.tmpdir:
         for path in _variants(context.tmpdir):
             add(path, RW, None, None)
-    rows.sort(key=lambda row: (-len(row.path), row.access != RW))
+    rows = precedence.order_rows(rows, lambda row: row.path, lambda row: row.access == RW)
 
     def text(path: str) -> str:
         return path.lower() if windows else path
 
     below_re = "(?:/.*)?" if not windows else "(?:\\\\.*)?"
-    named = [r for r in policy.ignore if sep not in r.path]
-    anchored = [r for r in policy.ignore if sep in r.path]
-    ignore_names = (
-        re.compile(
-            "(?:" + "|".join(glob_regex(text(r.path), sep) for r in named) + ")", re.S
-        ).fullmatch
-        if named
-        else None
-    )
-    ignore_anchored = (
-        re.compile(
-            "(?:" + "|".join(glob_regex(text(r.path), sep) for r in anchored) + ")" + below_re,
-            re.S,
-        ).fullmatch
-        if anchored
-        else None
+    ignore_names, ignore_anchored = precedence.ignore_matchers(
+        (r.path for r in policy.ignore), windows
     )
     per_rule = tuple(
         (
@@ -237,65 +218,19 @@ Info = tuple[str | None, str | None]  # (rule text, origin) of the deciding row
 
 
 def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
-    """``access(resolved_path) -> (NONE|RO|RW|IGNORED, (rule, origin))`` over ``table``.
+    """``access(resolved_path) -> (NONE|RO|RW|IGNORED, (rule, origin))`` over ``table``: the
+    one precedence of ``policy/precedence.py`` (``decide.path_access`` builds its matcher
+    there too). On Windows (``table.windows``) the paths, normalised by ``guard/paths.py``'s
+    resolve, are lowered and split on ``\\``; a path ``resolve`` refused (``paths.REFUSED``
+    first) matches nothing. The closure holds plain tuples only (no attribute of a guard class
+    is read at run time)."""
 
-    The closure holds plain tuples only (no attribute of a guard class is read at run time).
-    """
+    from pysandboxes.policy.precedence import make_path_matcher
 
-    # Captured now: module globals could be rebound by the program (import
-    # pysandboxes.guard.files), and the closures below must not read them at run time.
-    none_code, ignored_code = NONE, IGNORED
     rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
-    names = table.ignore_names
-    anchored = table.ignore_anchored
-    if table.windows:
-        return _windows_access(table, rows)
-
-    def access(path: str) -> tuple[int, Info | None]:
-        if path != "/":
-            path = path.rstrip("/")
-        if anchored is not None and anchored(path) is not None:
-            return ignored_code, None
-        if names is not None:
-            for part in path.split("/"):
-                if part and names(part) is not None:
-                    return ignored_code, None
-        for prefix, below, kind, row in rows:
-            if path == prefix or path.startswith(below):
-                return kind, row
-        return none_code, None
-
-    return access
-
-
-def _windows_access(
-    table: PathTable, rows: tuple[tuple[str, str, int, Info], ...]
-) -> Callable[[str], tuple[int, Info | None]]:
-    """``access`` for Windows paths (normalised by ``guard/paths.py``'s resolve): lowered,
-    split on ``\\``; a path ``resolve`` refused (``paths.REFUSED`` first) matches nothing."""
-
-    none_code, ignored_code = NONE, IGNORED
-    names = table.ignore_names
-    anchored = table.ignore_anchored
-    lower = str.lower
-    sep = "\\"
-
-    def access(path: str) -> tuple[int, Info | None]:
-        path = lower(path)
-        if not path.endswith(":\\"):  # a drive's root keeps its separator
-            path = path.rstrip(sep)
-        if anchored is not None and anchored(path) is not None:
-            return ignored_code, None
-        if names is not None:
-            for part in path.split(sep):
-                if part and names(part) is not None:
-                    return ignored_code, None
-        for prefix, below, kind, row in rows:
-            if path == prefix or path.startswith(below):
-                return kind, row
-        return none_code, None
-
-    return access
+    return make_path_matcher(
+        rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
+    )
 
 
 class FileHandlers(NamedTuple):

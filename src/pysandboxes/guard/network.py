@@ -1,9 +1,9 @@
 """Network (SPEC §2.4, §3.2): ``net=`` rules applied to socket events.
 
 :func:`build_rules` compiles the policy's ``net=`` lines at arm time into plain tuples
-(address ranges as integers); :func:`make_matcher` applies them with the precedence of
-:func:`pysandboxes.policy.decide.net_decision` -- a matching DENY wins from any file, then a
-matching ALLOW, else refused -- and the unit tests check that both agree. Addresses are parsed
+(address ranges as integers); :func:`make_matcher` applies them with the one precedence of
+``policy/precedence.py``, which :func:`pysandboxes.policy.decide.net_decision` uses too -- a
+matching DENY wins from any file, then a matching ALLOW, else refused. Addresses are parsed
 with ``_socket.inet_pton`` (an IPv4-mapped IPv6 address is judged as IPv4).
 
 Host names: a name that no ``net=`` line can allow (no rule for that name, no ``*`` host) is
@@ -85,9 +85,8 @@ if TYPE_CHECKING:
 else:
     from pysandboxes.record import NamedTuple
 
-# (is_deny, proto, kind, name, version, network, mask, ports, direction, text, origin)
 if TYPE_CHECKING:
-    NetRow = tuple[bool, str, str, str, int, int, int, Any, str, str, str]
+    from pysandboxes.policy.precedence import NetRow
 
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
@@ -96,42 +95,12 @@ NOT_OWN, OWN, OWN_ELSEWHERE = 0, 1, 2
 
 
 def build_rules(policy: Policy) -> tuple[NetRow, ...]:
-    """The ``net=`` rules as tuples, DENY rules first."""
+    """The ``net=`` rules as tuples, DENY rules first (``policy/precedence.net_rows``, the
+    rows ``policy/decide`` matches too)."""
 
-    rows: list[NetRow] = []
-    for rule in policy.net:
-        version = network = mask = 0
-        if rule.host == "*":
-            kind, name = "any", ""
-        elif rule.is_name:
-            kind, name = "name", rule.host.lower().removesuffix(".")
-        else:
-            import ipaddress  # only for address rules
+    from pysandboxes.policy.precedence import net_rows
 
-            net = ipaddress.ip_network(rule.host, strict=False)
-            if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96:
-                mapped = int(net.network_address)
-                if mapped >> 32 == 0xFFFF:
-                    net = ipaddress.IPv4Network((mapped & 0xFFFFFFFF, net.prefixlen - 96))
-            kind, name = "ip", ""
-            version, network, mask = net.version, int(net.network_address), int(net.netmask)
-        rows.append(
-            (
-                rule.action == "DENY",
-                rule.proto,
-                kind,
-                name,
-                version,
-                network,
-                mask,
-                rule.ports,
-                rule.direction,
-                rule.text,
-                str(rule.origin),
-            )
-        )
-    rows.sort(key=lambda row: not row[0])
-    return tuple(rows)
+    return net_rows(policy.net)
 
 
 if TYPE_CHECKING:
@@ -139,40 +108,18 @@ if TYPE_CHECKING:
 
 
 def make_matcher(rows: tuple[NetRow, ...]) -> Matcher:
-    """``match(proto, names, ip_key, port, direction) -> (allowed, rule_text, origin)``.
+    """``match(proto, names, ip_key, port, direction) -> (allowed, rule_text, origin)``: the
+    one precedence of ``policy/precedence.make_net_matcher``.
 
     ``names``: host names the address stands for (a tuple, maybe empty); ``ip_key``:
     ``(version, int)`` or ``None`` (not known yet); ``port``: ``None`` when not known (any port
     matches); ``proto``: ``"*"`` when not known (any protocol matches).
     """
 
-    def matches(row: NetRow, proto: str, names: Any, key: Any, port: Any, direction: str) -> bool:
-        _deny, rproto, kind, name, version, network, mask, ports, rdir, _t, _o = row
-        if rproto != "*" and proto != "*" and rproto != proto:
-            return False
-        if rdir != "*" and rdir != direction:
-            return False
-        if ports is not None and port is not None:
-            for lo, hi in ports:
-                if lo <= port <= hi:
-                    break
-            else:
-                return False
-        if kind == "any":
-            return True
-        if kind == "name":
-            return name in names
-        return key is not None and key[0] == version and (key[1] & mask) == network
+    from pysandboxes.policy.precedence import make_net_matcher
 
-    def match(
-        proto: str, names: Any, key: Any, port: Any, direction: str
-    ) -> tuple[bool, str | None, str | None]:
-        for row in rows:
-            if matches(row, proto, names, key, port, direction):
-                return (not row[0]), row[9], row[10]
-        return False, None, None
-
-    return match
+    answers = tuple(((not row[0]), row[9], row[10]) for row in rows)
+    return make_net_matcher(rows, answers, (False, None, None))
 
 
 class NetHandlers(NamedTuple):

@@ -78,7 +78,7 @@ class Decider:
     def __init__(self, policy: Policy, flavour: str | None = None) -> None:
         self.policy = policy
         self._flavour = flavour  # of the paths (None: this platform's, pathforms.py)
-        self._net: tuple[list[_NetMatcher], list[_NetMatcher]] | None = None
+        self._net: Callable[[str, Any, Any, Any, str], tuple[bool, NetRule | None]] | None = None
         self._api: dict[str, tuple[ApiRule | None, ApiRule | None]] | None = None
         self._imports: tuple[bool, frozenset[str]] | None = None
         self._paths: _PathTables | None = None
@@ -86,11 +86,16 @@ class Decider:
         self.path_cache: dict[str, PathAccess] = {}
 
     @property
-    def net_tables(self) -> tuple[list[_NetMatcher], list[_NetMatcher]]:
+    def net_match(self) -> Callable[[str, Any, Any, Any, str], tuple[bool, NetRule | None]]:
+        """The ``net=`` rules' matcher (``policy/precedence.py``: the guard's own rows)."""
+
         if self._net is None:
-            deny = [_NetMatcher(r) for r in self.policy.net if r.action == "DENY"]
-            allow = [_NetMatcher(r) for r in self.policy.net if r.action == "ALLOW"]
-            self._net = (deny, allow)
+            from pysandboxes.policy import precedence
+
+            rules = self.policy.net
+            rows = precedence.net_rows(rules)
+            answers = tuple(((not row[0]), rules[row[11]]) for row in rows)
+            self._net = precedence.make_net_matcher(rows, answers, (False, None))
         return self._net
 
     @property
@@ -162,47 +167,6 @@ def _ip_key(ip: str) -> tuple[int, int] | None:
     return addr.version, int(addr)
 
 
-class _NetMatcher:
-    __slots__ = ("direction", "host", "kind", "mask", "network", "proto", "rule", "version")
-
-    def __init__(self, rule: NetRule) -> None:
-        self.rule = rule
-        self.proto = rule.proto
-        self.direction = rule.direction
-        self.host = rule.host
-        self.version = 0
-        self.network = 0
-        self.mask = 0
-        if rule.host == "*":
-            self.kind = "any"
-        elif rule.is_name:
-            self.kind = "name"
-        else:
-            import ipaddress
-
-            net = ipaddress.ip_network(rule.host, strict=False)
-            self.kind = "ip"
-            self.version = net.version
-            self.network = int(net.network_address)
-            self.mask = int(net.netmask)
-
-    def matches(
-        self, proto: str, host: str | None, ip: tuple[int, int] | None, port: int, direction: str
-    ) -> bool:
-        rule = self.rule
-        if self.proto != "*" and self.proto != proto:
-            return False
-        if self.direction != "*" and self.direction != direction:
-            return False
-        if not rule.port_matches(port):
-            return False
-        if self.kind == "any":
-            return True
-        if self.kind == "name":
-            return host is not None and host == self.host
-        return ip is not None and ip[0] == self.version and (ip[1] & self.mask) == self.network
-
-
 def net_decision(
     policy: Policy,
     proto: str,
@@ -268,22 +232,13 @@ def _is_loopback_key(key: tuple[int, int]) -> bool:
 def _net(
     decider: Decider, proto: str, host: str | None, ip: str, port: int, direction: str
 ) -> tuple[bool, NetRule | None]:
-    deny, allow = decider.net_tables
-    proto = proto.upper()
-    direction = direction.upper()
-    name = host.lower().removesuffix(".") if host else None
+    names = (host.lower().removesuffix("."),) if host else ()
     key = None
     if ip:
         key = _ip_key(ip)
         if key is None:
             return False, None
-    for matcher in deny:
-        if matcher.matches(proto, name, key, port, direction):
-            return False, matcher.rule
-    for matcher in allow:
-        if matcher.matches(proto, name, key, port, direction):
-            return True, matcher.rule
-    return False, None
+    return decider.net_match(proto.upper(), names, key, port, direction.upper())
 
 
 # -- python-api and imports ------------------------------------------------------------------------
@@ -400,58 +355,29 @@ def _path_flavour() -> str:
 
 
 class _PathTables:
-    """The path rules of one policy as lookup tables. ``flavour`` ``"windows"``: the paths
-    are Windows paths (``policy/pathforms.py``, normalised by the loader), separated by
-    ``\\`` and compared without regard to case (prefixes and ``ignore=`` globs alike)."""
+    """The path rules of one policy as one matcher (``policy/precedence.py``, the guard's own
+    precedence). ``flavour`` ``"windows"``: the paths are Windows paths
+    (``policy/pathforms.py``, normalised by the loader), separated by ``\\`` and compared
+    without regard to case (prefixes and ``ignore=`` globs alike)."""
 
-    __slots__ = ("anchored", "exposed", "names", "sep", "windows")
+    __slots__ = ("match", "windows")
 
     def __init__(self, policy: Policy, flavour: str | None = None) -> None:
-        import re
+        from pysandboxes.policy import precedence
 
-        self.windows = (flavour or _path_flavour()) == "windows"
-        sep = self.sep = "\\" if self.windows else "/"
-
-        def text(path: str) -> str:
-            return path.lower() if self.windows else path
-
-        named = [glob_regex(text(r.path), sep) for r in policy.ignore if sep not in r.path]
-        anchored = [glob_regex(text(r.path), sep) for r in policy.ignore if sep in r.path]
-        self.names: Callable[[str], Any] | None = (
-            re.compile("(?:" + "|".join(named) + ")", re.S).fullmatch if named else None
-        )
-        below = "(?:/.*)?" if sep == "/" else "(?:\\\\.*)?"
-        self.anchored: Callable[[str], Any] | None = (
-            re.compile("(?:" + "|".join(anchored) + ")" + below, re.S).fullmatch
-            if anchored
-            else None
-        )
-        rows = [(text(r.path), "ro") for r in policy.expose_ro] + [
-            (text(r.path), "rw") for r in policy.expose_rw
+        self.windows = windows = (flavour or _path_flavour()) == "windows"
+        names, anchored = precedence.ignore_matchers((r.path for r in policy.ignore), windows)
+        granted = [(r.path, "ro") for r in policy.expose_ro] + [
+            (r.path, "rw") for r in policy.expose_rw
         ]
-        # Longest prefix first; at equal length read-write first (both were granted).
-        rows.sort(key=lambda row: (-len(row[0]), row[1] != "rw"))
-        self.exposed: list[tuple[str, str, Literal["ro", "rw"]]] = [
-            (p, "/" if p == "/" else p.rstrip(sep) + sep, kind)  # type: ignore[misc]
-            for p, kind in rows
-        ]
+        rows = [(*precedence.exposure_row(path, windows), kind, None) for path, kind in granted]
+        ordered = precedence.order_rows(rows, lambda row: row[0], lambda row: row[2] == "rw")
+        self.match: Callable[[str], tuple[PathAccess, None]] = precedence.make_path_matcher(
+            ordered, names, anchored, windows, None, "ignored"
+        )
 
     def decide(self, path: str) -> PathAccess:
-        sep = self.sep
-        if self.windows:
-            path = path.lower()
-            if not path.endswith(":\\"):  # a drive's root keeps its separator
-                path = path.rstrip(sep)
-        elif path != "/":
-            path = path.rstrip("/")
-        if self.anchored is not None and self.anchored(path):
-            return "ignored"
-        if self.names is not None and any(self.names(part) for part in path.split(sep) if part):
-            return "ignored"
-        for prefix, below, kind in self.exposed:
-            if path == prefix or path.startswith(below):
-                return kind
-        return None
+        return self.match(path)[0]
 
 
 def path_access(policy: Policy, resolved_path: str) -> PathAccess:

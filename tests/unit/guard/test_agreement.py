@@ -1,8 +1,10 @@
 """The guard's arm-time tables agree with ``pysandboxes.policy.decide`` (the one precedence).
 
 The guard compiles the rules into plain tuples at arm time (it may not call program-reachable
-Python code while the program runs); these tests check, over many cases, that the compiled
-forms answer exactly as ``decide`` does. Pure functions: nothing is armed here.
+Python code while the program runs). The path and network matchers of both are made by
+``policy/precedence.py`` (the first test checks that they are that module's closures, so no
+second copy of the precedence can come back unseen); the others check, over many cases, that
+the compiled forms answer exactly as ``decide`` does. Pure functions: nothing is armed here.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 
 from pysandboxes.guard import calls, files, imports, network
 from pysandboxes.guard.kit import capture
-from pysandboxes.policy import decide, parse_text
+from pysandboxes.policy import decide, parse_text, precedence
 from pysandboxes.policy.model import Policy
 from pysandboxes.runtime import RunContext
 
@@ -23,6 +25,21 @@ CODES = {files.NONE: None, files.RO: "ro", files.RW: "rw", files.IGNORED: "ignor
 
 def _policy(tmp_path: Path, text: str) -> Policy:
     return parse_text(text, str(tmp_path / ".py-sandboxes"), cwd=str(tmp_path))
+
+
+def test_the_matchers_are_precedences_own(tmp_path: Path) -> None:
+    policy = _policy(tmp_path, f"expose-ro={tmp_path}\nignore=.env\nnet=ALLOW|TCP|*|443|OUT\n")
+    path_code = precedence.make_path_matcher((), None, None, False, 0, 3).__code__
+    windows_code = precedence.make_path_matcher((), None, None, True, 0, 3).__code__
+    net_code = precedence.make_net_matcher((), (), None).__code__
+    guard_paths = files.make_access(files.build_table(policy, RunContext(), ()))
+    guard_windows = files.make_access(files.build_table(policy, RunContext(), (), "windows"))
+    decider = decide.compile_policy(policy)
+    assert guard_paths.__code__ is path_code
+    assert guard_windows.__code__ is windows_code
+    assert decider.paths.match.__code__ is path_code
+    assert network.make_matcher(network.build_rules(policy)).__code__ is net_code
+    assert decider.net_match.__code__ is net_code
 
 
 def test_paths_agree_with_decide(tmp_path: Path) -> None:

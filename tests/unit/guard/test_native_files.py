@@ -244,10 +244,13 @@ def test_repl_history_refusal_is_quiet(tmp_path: Path) -> None:
     logged = [json.loads(line) for line in denials.read_text().splitlines()]
     # python-sb passes no HOME: site finds the home directory through pwd (own entry).
     history = pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") + "/.python_history"
-    assert {(d["kind"], d["target"], d["detail"]) for d in logged} >= {
-        ("file", history, "read"),
-        ("file", history, "write"),
-    }, logged
+    expected = {("file", history, "write")}
+    # Reading a history file that does not exist fails as in plain Python, FileNotFoundError
+    # (issue 27, cause 1), and is no refusal: the read is refused where there is one to read
+    # (a machine's earlier REPL sessions leave one; a fresh machine has none).
+    if os.path.exists(history):
+        expected.add(("file", history, "read"))
+    assert {(d["kind"], d["target"], d["detail"]) for d in logged} >= expected, logged
 
     # Piped stdin: the same, quietly.
     result = run_sb(

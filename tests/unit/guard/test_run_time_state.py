@@ -29,17 +29,19 @@ import types
 
 import pysandboxes.guard
 
-#: The guard's modules, and the record base its tables are made of (``pysandboxes/record.py``,
-#: below every layer that uses it).
+#: The guard's modules, the record base its tables are made of (``pysandboxes/record.py``,
+#: below every layer that uses it), and the path precedence whose matcher it calls
+#: (``pysandboxes/policy/precedence.py``, shared with ``policy/decide``).
 GUARD_MODULES = sorted(
     ["pysandboxes.guard." + info.name for info in pkgutil.iter_modules(pysandboxes.guard.__path__)]
-    + ["pysandboxes.record"]
+    + ["pysandboxes.record", "pysandboxes.policy.precedence"]
 )
 
 #: Closures that read globals and never run after arming (or run on the program's side only),
 #: by qualified name; a key ending in ".*" covers everything defined inside it.
 ARM_TIME_ONLY = {
     "files.build_table.*": "builds the path table when the guard is armed",
+    "precedence.order_rows.<lambda>": "sorts the path table when the guard is armed",
     "files.make_file_handlers.inner_code": "finds code objects when the guard is armed",
     "files.make_file_handlers.inner_code.<genexpr>": "the same",
     "hook._roots.*": "library roots, computed when the guard is armed",

@@ -1,0 +1,264 @@
+"""The precedence of path rules (SPEC §2.5), written once for every reader of it.
+
+Two readers decide what a resolved path may do: :mod:`pysandboxes.policy.decide` (``--explain``,
+learning, the providers' announcements) and the guard's audit hook (every ``open``), which keeps
+its matcher in a closure no module global reaches (DESIGN decision 2) and adds the default
+grants to the rules. Both build that matcher here, from the same three pieces, so that their
+precedence is one by construction (issue 24, item 5), not two implementations held together by
+a test:
+
+- :func:`exposure_row` -- how an exposed path is written as a prefix and the text below it;
+- :func:`order_rows` -- longest prefix first, read-write first at equal length;
+- :func:`ignore_matchers` -- the ``ignore=`` globs: a glob naming one component hides every
+  path with such a component, a glob with a separator hides the path it names and all below;
+- :func:`make_path_matcher` -- ``ignore=`` beats every exposure, then the first row that holds
+  the path.
+
+And the ``net=`` rules (SPEC §2.4), the same way: :func:`net_rows` compiles them into plain
+tuples, DENY rules first, and :func:`make_net_matcher` answers with the first row that
+matches -- a matching DENY wins from any file, then a matching ALLOW, else refused.
+
+The matcher's closure reads no global after it is made (``tests/unit/guard/test_run_time_state``
+reads this module's code as the guard's): the guard calls it after arming.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, TypeVar
+
+    from pysandboxes.policy.model import NetRule
+
+    Kind = TypeVar("Kind")
+    Info = TypeVar("Info")
+    Answer = TypeVar("Answer")
+    # (is_deny, proto, kind, name, version, network, mask, ports, direction, text, origin,
+    #  index of the rule in the list given to net_rows)
+    NetRow = tuple[bool, str, str, str, int, int, int, Any, str, str, str, int]
+
+__all__ = [
+    "exposure_row",
+    "ignore_matchers",
+    "make_net_matcher",
+    "make_path_matcher",
+    "net_rows",
+    "order_rows",
+]
+
+
+def exposure_row(path: str, windows: bool) -> tuple[str, str]:
+    """``(prefix, below)`` of an exposed ``path``: the text a path equal to the exposure has,
+    and the text every path under it starts with. Windows paths (``policy/pathforms.py``) are
+    compared lowered, ``\\`` separating; a drive's root keeps its separator."""
+
+    if windows:
+        prefix = path.lower()
+        if not prefix.endswith(":\\"):
+            prefix = prefix.rstrip("\\")
+        return prefix, prefix if prefix.endswith("\\") else prefix + "\\"
+    if path == "/":
+        return "/", "/"
+    import posixpath
+
+    prefix = posixpath.normpath(path)
+    if prefix.startswith("//"):  # normpath keeps two leading slashes (POSIX leaves them open)
+        prefix = "/" + prefix.lstrip("/")
+    return prefix, "/" if prefix == "/" else prefix + "/"
+
+
+def order_rows(
+    rows: Iterable[Any], prefix_of: Callable[[Any], str], writable: Callable[[Any], bool]
+) -> list[Any]:
+    """``rows`` in the order a path is matched against them: the longest prefix first (the
+    most specific exposure decides), and at equal length a read-write one first (both were
+    granted: the wider grant of the same path wins)."""
+
+    return sorted(rows, key=lambda row: (-len(prefix_of(row)), not writable(row)))
+
+
+def ignore_matchers(
+    globs: Iterable[str], windows: bool
+) -> tuple[Callable[[str], Any] | None, Callable[[str], Any] | None]:
+    """``(names, anchored)``: ``fullmatch`` functions of the ``ignore=`` globs. ``names`` is
+    matched against each component of a path (the globs with no separator: ``.env``);
+    ``anchored`` against the whole path, and matches below what it names too (the globs with
+    a separator: ``~/.ssh``). ``None`` where there is no glob of the kind."""
+
+    from pysandboxes.policy.decide import glob_regex
+
+    sep = "\\" if windows else "/"
+    named: list[str] = []
+    anchored: list[str] = []
+    for glob in globs:
+        text = glob.lower() if windows else glob
+        (anchored if sep in glob else named).append(glob_regex(text, sep))
+    if not named and not anchored:
+        return None, None
+    import re
+
+    below = "(?:\\\\.*)?" if windows else "(?:/.*)?"
+    names = re.compile("(?:" + "|".join(named) + ")", re.S).fullmatch if named else None
+    whole = (
+        re.compile("(?:" + "|".join(anchored) + ")" + below, re.S).fullmatch if anchored else None
+    )
+    return names, whole
+
+
+def make_path_matcher(
+    rows: Sequence[tuple[str, str, Kind, Info]],
+    names: Callable[[str], Any] | None,
+    anchored: Callable[[str], Any] | None,
+    windows: bool,
+    none: Kind,
+    ignored: Kind,
+) -> Callable[[str], tuple[Kind, Info | None]]:
+    """``match(resolved_path) -> (kind, info)`` over ``rows`` (``(prefix, below, kind, info)``
+    in :func:`order_rows`'s order, prefixes from :func:`exposure_row`): ``(ignored, None)`` when
+    an ``ignore=`` glob hides the path or a parent of it, else the kind and info of the first
+    row holding it, else ``(none, None)``. The kinds are the caller's (the guard's integers,
+    ``decide``'s words). The closure holds tuples and C functions only."""
+
+    table = tuple((prefix, below, kind, info) for prefix, below, kind, info in rows)
+    lower = str.lower
+    if windows:
+
+        def match_windows(path: str) -> tuple[Kind, Info | None]:
+            path = lower(path)
+            if not path.endswith(":\\"):  # a drive's root keeps its separator
+                path = path.rstrip("\\")
+            if anchored is not None and anchored(path) is not None:
+                return ignored, None
+            if names is not None:
+                for part in path.split("\\"):
+                    if part and names(part) is not None:
+                        return ignored, None
+            for prefix, below, kind, info in table:
+                if path == prefix or path.startswith(below):
+                    return kind, info
+            return none, None
+
+        return match_windows
+
+    def match(path: str) -> tuple[Kind, Info | None]:
+        if path != "/":
+            path = path.rstrip("/")
+        if anchored is not None and anchored(path) is not None:
+            return ignored, None
+        if names is not None:
+            for part in path.split("/"):
+                if part and names(part) is not None:
+                    return ignored, None
+        for prefix, below, kind, info in table:
+            if path == prefix or path.startswith(below):
+                return kind, info
+        return none, None
+
+    return match
+
+
+# -- network --------------------------------------------------------------------------------------
+
+
+def net_rows(rules: Sequence[NetRule]) -> tuple[NetRow, ...]:
+    """The ``net=`` rules as plain tuples, DENY rules first (each kind in the rules' order).
+
+    A host name is compared lowered, without a final dot; an address rule is an integer range,
+    and an IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``) is the IPv4 network it maps, as
+    the addresses it is matched against are (an IPv4-mapped address is judged as IPv4)."""
+
+    rows: list[NetRow] = []
+    for index, rule in enumerate(rules):
+        version = network = mask = 0
+        if rule.host == "*":
+            kind, name = "any", ""
+        elif rule.is_name:
+            kind, name = "name", rule.host.lower().removesuffix(".")
+        else:
+            import ipaddress  # only for address rules
+
+            net: Any = ipaddress.ip_network(rule.host, strict=False)
+            if isinstance(net, ipaddress.IPv6Network) and net.prefixlen >= 96:
+                mapped = int(net.network_address)
+                if mapped >> 32 == 0xFFFF:
+                    net = ipaddress.IPv4Network((mapped & 0xFFFFFFFF, net.prefixlen - 96))
+            kind, name = "ip", ""
+            version, network, mask = net.version, int(net.network_address), int(net.netmask)
+        rows.append(
+            (
+                rule.action == "DENY",
+                rule.proto,
+                kind,
+                name,
+                version,
+                network,
+                mask,
+                rule.ports,
+                rule.direction,
+                rule.text,
+                str(rule.origin),
+                index,
+            )
+        )
+    rows.sort(key=_deny_first)
+    return tuple(rows)
+
+
+def _deny_first(row: NetRow) -> bool:
+    return not row[0]
+
+
+def make_net_matcher(
+    rows: Sequence[NetRow], answers: Sequence[Answer], no_match: Answer
+) -> Callable[[str, Any, Any, Any, str], Answer]:
+    """``match(proto, names, ip_key, port, direction)``: ``answers[i]`` of the first of
+    ``rows`` (:func:`net_rows`) that matches, else ``no_match``.
+
+    ``proto`` and ``direction`` upper case (``proto`` ``"*"`` when not known: any protocol
+    matches); ``names``: the host names the address stands for (a tuple, maybe empty), lowered;
+    ``ip_key``: ``(version, integer)`` or ``None`` (not known yet: only ``*`` and host-name
+    rules match); ``port``: ``None`` when not known (any port matches). The closure holds
+    tuples only."""
+
+    table = tuple(
+        (rproto, kind, name, version, network, mask, ports, rdir, answer)
+        for (
+            _d,
+            rproto,
+            kind,
+            name,
+            version,
+            network,
+            mask,
+            ports,
+            rdir,
+            _t,
+            _o,
+            _i,
+        ), answer in zip(rows, answers, strict=True)
+    )
+
+    def match(proto: str, names: Any, key: Any, port: Any, direction: str) -> Answer:
+        for rproto, kind, name, version, network, mask, ports, rdir, answer in table:
+            if rproto != "*" and proto != "*" and rproto != proto:
+                continue
+            if rdir != "*" and rdir != direction:
+                continue
+            if ports is not None and port is not None:
+                for lo, hi in ports:
+                    if lo <= port <= hi:
+                        break
+                else:
+                    continue
+            if kind == "any":
+                return answer
+            if kind == "name":
+                if name in names:
+                    return answer
+                continue
+            if key is not None and key[0] == version and (key[1] & mask) == network:
+                return answer
+        return no_match
+
+    return match
