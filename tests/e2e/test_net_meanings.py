@@ -516,7 +516,10 @@ def test_udp_server_answers_its_peers(
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
             client.settimeout(1)
             answer = ""
-            for _ in range(10):  # the forward may need a moment: UDP is resent
+            # The forward may need a moment (UDP is resent): a minute, however loaded the
+            # machine (ten tries of a second each failed once under bwrap at load 5).
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
                 client.sendto(b"ping", ("127.0.0.1", port))
                 try:
                     answer = client.recvfrom(100)[0].decode()
