@@ -346,3 +346,55 @@ def test_a_script_learned_from_its_own_folder_runs_from_anywhere(
     ran = run_sb([str(scripts / "count.py"), "a", "b", "c"], cwd=elsewhere, env=base_env(home))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "3\n"
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_a_grant_no_rule_may_give_is_one_line_and_exit_2(
+    where: str, home: Path, project: Path
+) -> None:
+    """Defect 9: ``eval-call=__import__`` ended in a ``ConfigError`` traceback, exit 1; it is
+    the one-line message of every configuration error, exit 2, nothing run (a regression test:
+    the one start path of issue 24 already gave this)."""
+
+    (project / "p.py").write_text("print('ran')\n")
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\n" + ("eval-call=__import__\n" if where == "file" else "")
+    )
+    option = ["--eval-call=__import__"] if where == "option" else []
+    done = run_sb([*option, "p.py"], cwd=project, env=base_env(home))
+    origin = ".py-sandboxes(2)" if where == "file" else "<arg>"
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"python-sb: {origin}: eval-call=__import__: __import__ cannot be granted to "
+        "evaluated code (imports any module)",
+        "python-sb: nothing was run",
+    ]
+
+
+def test_eval_budgets_and_groups_as_people_write_them(home: Path, project: Path) -> None:
+    """Defect 9: budgets written as people write them (``500_000``, ``20MB``) and the group
+    ``tuple-methods`` were refused. They are accepted (``--explain`` shows what they mean),
+    and ``tuple-methods`` allows tuple's methods only."""
+
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\npython-import=pysandboxes\neval-attribute=tuple-methods\n"
+        "eval-max-iterations=500_000\neval-max-alloc=20MB\neval-timeout=1_500ms\n"
+    )
+    (project / "p.py").write_text(
+        "from pysandboxes import guarded_eval\n"
+        "print(guarded_eval('t.count(1)', names={'t': (1, 1, 2)}))\n"
+        "try:\n"
+        "    guarded_eval('l.count(1)', names={'l': [1, 1, 2]})\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    done = run_sb(["p.py"], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "2\nEvalAttributeDenied\n"
+    explained = run_sb(["--explain", "p.py"], cwd=project, env=base_env(home))
+    budgets = [line for line in explained.stdout.splitlines() if "budgets:" in line]
+    assert budgets, explained.stdout
+    assert "eval-max-iterations=500000," in budgets[0]
+    assert f"eval-max-alloc={20 * 1024 * 1024}," in budgets[0]
+    assert "eval-timeout=1.5s," in budgets[0]

@@ -382,6 +382,31 @@ def test_eval_keys(tmp_path: Path) -> None:
     assert policy.eval_rules[1].value == "DENY:loop"
 
 
+@pytest.mark.parametrize(
+    ("written", "normal"),
+    [
+        ("eval-max-iterations=500_000", "500000"),
+        ("eval-max-iterations=1M", "1M"),
+        ("eval-max-alloc=20MB", "20M"),
+        ("eval-max-alloc=20 MiB", "20M"),
+        ("eval-max-alloc=64kb", "64K"),
+        ("eval-max-alloc=1G", "1G"),
+        ("eval-max-output=4096B", "4096"),
+        ("eval-timeout=2s", "2s"),
+        ("eval-timeout=2 s", "2s"),
+        ("eval-timeout=1_500ms", "1500ms"),
+        ("eval-timeout=1.5s", "1.5s"),
+        ("eval-timeout=.5s", "0.5s"),
+    ],
+)
+def test_eval_budgets_as_people_write_them(tmp_path: Path, written: str, normal: str) -> None:
+    """Issue 26, defect 9: ``500_000`` and ``20MB`` were refused. The loader keeps the normal
+    form, the one ``evalguard/rules.py`` reads."""
+
+    policy = load(tmp_path, written + "\n")
+    assert [r.value for r in policy.eval_rules] == [normal]
+
+
 def test_eval_single_key_command_line_override(tmp_path: Path) -> None:
     policy = load(tmp_path, "eval-timeout=2s\n", cli=[("eval-timeout", "5s")])
     assert [(r.value, r.origin.is_arg) for r in policy.eval_rules] == [("5s", True)]
@@ -402,7 +427,15 @@ def test_eval_single_key_command_line_override(tmp_path: Path) -> None:
         ("eval-call=a b", "bad eval-call item 'a b': a name or a dotted name"),
         ("eval-import=os..path", "bad eval-import item 'os..path'"),
         ("eval-namespace=open", "bad eval-namespace 'open': expected closed, adaptive, caller"),
-        ("eval-timeout=2", "bad eval-timeout '2': write a duration such as 2s or 500ms"),
+        ("eval-timeout=2", "bad eval-timeout '2': write a duration in s or ms, such as 2s"),
+        ("eval-timeout=1__0s", "bad eval-timeout '1__0s'"),
+        ("eval-max-alloc=20XB", "bad budget '20XB': a positive integer, '_' allowed between"),
+        ("eval-max-iterations=_5", "bad budget '_5'"),
+        ("eval-max-output=5_", "bad budget '5_'"),
+        (
+            "eval-attribute=float-methods",
+            "unknown eval-attribute group 'float-methods': the methods of float are in num-methods",
+        ),
         ("eval-timeout=fast", "bad eval-timeout 'fast'"),
         ("eval-timeout=0s", "bad eval-timeout '0s': between 1ms and 86400s"),
         ("eval-max-nodes=-1", "bad budget '-1': a positive integer"),
