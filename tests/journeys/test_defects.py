@@ -398,3 +398,25 @@ def test_eval_budgets_and_groups_as_people_write_them(home: Path, project: Path)
     assert "eval-max-iterations=500000," in budgets[0]
     assert f"eval-max-alloc={20 * 1024 * 1024}," in budgets[0]
     assert "eval-timeout=1.5s," in budgets[0]
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_a_provider_refusal_names_the_line_that_chose_the_provider(
+    where: str, home: Path, project: Path
+) -> None:
+    """Friction: a provider's refusal was labelled ``<config>`` whatever chose the provider;
+    it is the ``os-sandbox=`` line that did (``<arg>`` for the command-line option)."""
+
+    require(available("landlock"), "os-sandbox=landlock cannot run on this machine")
+    chosen = "os-sandbox=landlock\n" if where == "file" else ""
+    (project / ".py-sandboxes").write_text(
+        chosen + "py-sandbox=false\nexpose-ro=.\nnet=ALLOW|TCP|127.0.0.1|443|OUT\n"
+        "net=DENY|TCP|127.0.0.2|443|OUT\n"
+    )
+    option = ["--os-sandbox=landlock"] if where == "option" else []
+    done = run_sb([*option, "-c", "pass"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    label = ".py-sandboxes(1)" if where == "file" else "<arg>"
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"python-sb: {label}: os-sandbox=landlock cannot "), done.stderr
+    assert "<config>" not in done.stderr
