@@ -537,13 +537,20 @@ def _prepare_provider(start: Start, launch: Launch) -> None:
         ]
         raise type(exc)(problems) from None
     start.prepared = prepared
-    for warning in prepared.warnings:
+    warnings = prepared.warnings
+    if start.plan.policy.acknowledge:  # the limits the rules say are known: not said again
+        from pysandboxes.providers.limits import unacknowledged
+
+        known = tuple(rule.name for rule in start.plan.policy.acknowledge)
+        warnings = unacknowledged(warnings, known)
+    for warning in warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
     if start.request.is_worker:
         from pysandboxes.launch.spawn import tree_mechanism
 
         start.tree = tree_mechanism(start.provider.contains_processes)
-        if start.tree != "provider":
+        acknowledged = {rule.name for rule in start.plan.policy.acknowledge}
+        if start.tree != "provider" and f"processes.{start.tree}" not in acknowledged:
             sys.stderr.write(f"{PROG}: {start.provider.name}: {_tree_notice(start.tree).text}\n")
 
 

@@ -36,6 +36,7 @@ LIST_KEYS: tuple[str, ...] = (
     "python-import",
     "python-api",
     "net",
+    "acknowledge",
 )
 
 EVAL_LIST_KEYS: tuple[str, ...] = (
@@ -126,6 +127,31 @@ def check_api_target(target: str) -> str | None:
     return (
         f"unknown python-api target {target!r}{hint}: a target is *, a category "
         f"({', '.join(API_CATEGORIES)}) or a dotted function name such as os.system"
+    )
+
+
+# -- acknowledge ------------------------------------------------------------------------------
+
+
+def check_limit_id(item: str) -> str | None:
+    """``None`` if ``item`` is written as the id of an announced limit (``files.system-trees``,
+    ``all.no-enforcer``: a kind, a dot, a name), else a message. Which ids exist is the
+    providers' table (``providers/limits.py``): the command line checks them against it, as
+    this layer does not import the providers."""
+
+    def word(part: str) -> bool:
+        return (
+            bool(part)
+            and part.isascii()
+            and all(c.islower() or c.isdigit() or c == "-" for c in part)
+        )
+
+    kind, dot, name = item.partition(".")
+    if dot and word(kind) and word(name):
+        return None
+    return (
+        f"bad acknowledge item {item!r}: the id of an announced limit, such as "
+        "all.no-enforcer or files.system-trees (python-sb --explain names each limit's id)"
     )
 
 

@@ -405,6 +405,7 @@ class _Builder:
         self.api: list[ApiRule] = []
         self.net: list[NetRule] = []
         self.eval_lines: list[RuleLine] = []
+        self.acknowledge: list[NameRule] = []
         self.provider_lines: list[RuleLine] = []
 
     def error(self, origin: Origin, message: str) -> None:
@@ -442,6 +443,16 @@ class _Builder:
                 from pysandboxes.policy.netrules import parse_net
 
                 self.net.append(parse_net(value, origin))
+            elif key == "acknowledge":
+                problems = []
+                for name in _items(value, key):
+                    message = keys.check_limit_id(name)
+                    if message:
+                        problems.append(message)
+                    else:
+                        self.acknowledge.append(NameRule("acknowledge", name, origin))
+                if problems:
+                    raise ValueError("; ".join(problems))
             elif keys.is_eval_key(key):
                 _base, _profile, normal = keys.check_eval(key, value)
                 self.eval_lines.append(RuleLine(key, normal, origin))
@@ -685,6 +696,7 @@ class _Builder:
             python_api=tuple(self.api),
             net=tuple(self.net),
             eval_rules=tuple(evals),
+            acknowledge=tuple(self.acknowledge),
             provider_params=tuple(params),
             rule_files=tuple(self.ld.rule_files),
             main_file=self.main_file,

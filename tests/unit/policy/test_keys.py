@@ -619,3 +619,23 @@ def test_rule_file_path_no_file_can_have() -> None:
 
     with pytest.raises(ConfigError, match="bad rule file path: a path cannot contain a NUL"):
         load_policy("/tmp/a\0b", environ={}, cwd="/")
+
+
+def test_acknowledge_items(tmp_path: Path) -> None:
+    policy = load(
+        tmp_path,
+        "acknowledge=all.no-enforcer, files.system-trees\n",
+        cli=[("acknowledge", "net.name-by-address")],
+    )
+    assert [(r.name, r.origin.is_arg) for r in policy.acknowledge] == [
+        ("all.no-enforcer", False),
+        ("files.system-trees", False),
+        ("net.name-by-address", True),
+    ]
+    assert Policy.from_data(policy.to_data()).acknowledge == policy.acknowledge
+
+
+@pytest.mark.parametrize("value", ["NoEnforcer", "all.", ".x", "all no-enforcer", "a.b.c"])
+def test_acknowledge_errors(tmp_path: Path, value: str) -> None:
+    found = one_problem(tmp_path, f"acknowledge={value}\n")
+    assert "bad acknowledge item" in found or "empty item" in found, found
