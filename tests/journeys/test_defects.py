@@ -420,3 +420,18 @@ def test_a_provider_refusal_names_the_line_that_chose_the_provider(
     first = done.stderr.splitlines()[0]
     assert first.startswith(f"python-sb: {label}: os-sandbox=landlock cannot "), done.stderr
     assert "<config>" not in done.stderr
+
+
+def test_a_variable_unset_inside_a_path_is_named(home: Path, project: Path) -> None:
+    """Friction, the same as ``expose-ro=${NOPE}``: inside a longer path the unset variable was
+    not named (``expose-ro=${NOPE}/data``: "/data: no such file"), or the rule silently
+    widened (``expose-ro=~/${NOPE}`` exposed the whole home)."""
+
+    (project / ".py-sandboxes").write_text("expose-ro=~/${PYSB_TEST_NOPE}\n")
+    done = run_sb(["-c", "pass"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (
+        "python-sb: .py-sandboxes(1): expose-ro= is ~/ because ${PYSB_TEST_NOPE} is not set "
+        "(or empty) in python-sb's environment (write ${PYSB_TEST_NOPE:-} where an empty value "
+        "is meant)"
+    )

@@ -97,6 +97,9 @@ class Loader:
         #: (file, line) -> the variables of a value that expanded to nothing, unset or empty
         #: (named by the error "expose-ro= needs a path").
         self.empty_vars: dict[tuple[str | None, int], list[str]] = {}
+        #: (file, line) -> the variables (without a default) that expanded to nothing in a path
+        #: that is not empty for all that (``~/${NOPE}``).
+        self.unset_in_path: dict[tuple[str | None, int], list[str]] = {}
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -227,6 +230,16 @@ class Loader:
         if not expanded and any(not isinstance(part, str) for part in parts):
             names = [p.name for p in parts if not isinstance(p, str) and not self.lookup(p.name)]
             self.empty_vars[(origin.file, origin.line)] = names
+        elif expanded and key in _PATH_KEYS:
+            # A path with a part that expanded to nothing (``~/${NOPE}`` is ``~/``): named by
+            # the expose- error rather than widened silently; ``${NOPE:-}`` says empty is meant.
+            names = [
+                p.name
+                for p in parts
+                if not isinstance(p, str) and p.default is None and not self.lookup(p.name)
+            ]
+            if names:
+                self.unset_in_path[(origin.file, origin.line)] = names
         self.lines.append(RuleLine(key, expanded, origin))
 
     def note_variables(self, parts: tuple[Part, ...], origin: Origin) -> None:
@@ -484,6 +497,18 @@ class _Builder:
                     "in python-sb's environment"
                 )
             raise ValueError(f"{key}= needs a path")
+        unset = self.ld.unset_in_path.get((origin.file, origin.line))
+        if unset:
+            names = ", ".join(f"${{{name}}}" for name in unset)
+            verb = "is" if len(unset) == 1 else "are"
+            message = (
+                f"{key}= is {value} because {names} {verb} not set (or empty) in python-sb's "
+                f"environment (write ${{{unset[0]}:-}} where an empty value is meant)"
+            )
+            if origin.learned or self.ld.learned_ok:
+                self.ld.warnings.append(f"{origin}: skipped: {message}")
+                return
+            raise ValueError(message)
         path = self.ld.absolute(value)
         real = os.path.realpath(path)
         if not os.path.exists(real):

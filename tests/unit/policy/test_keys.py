@@ -190,6 +190,32 @@ def test_path_errors(tmp_path: Path, text: str, message: str) -> None:
     assert message in found, found
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "expose-ro=~/${PYSB_NOPE}",
+            "expose-ro= is ~/ because ${PYSB_NOPE} is not set (or empty) in python-sb's "
+            "environment (write ${PYSB_NOPE:-} where an empty value is meant)",
+        ),
+        ("expose-rw=${PYSB_A}${PYSB_B}/x", "expose-rw= is /x because ${PYSB_A}, ${PYSB_B} are"),
+    ],
+)
+def test_a_path_with_an_unset_variable_names_it(tmp_path: Path, text: str, message: str) -> None:
+    """Issue 26 friction: ``expose-ro=~/${NOPE}`` exposed the whole home, silently, and
+    ``expose-ro=${NOPE}/data`` said only that /data does not exist."""
+
+    found = one_problem(tmp_path, text + "\n")
+    assert found.startswith(".py-sandboxes(1): ") and message in found, found
+
+
+def test_a_path_with_an_empty_variable_that_says_so_is_kept(tmp_path: Path) -> None:
+    policy = load(tmp_path, "expose-ro=~/${PYSB_NOPE:-}\n", env={"HOME": str(tmp_path)})
+    assert [r.path for r in policy.expose_ro] == [str(tmp_path)]
+    learned = load(tmp_path, "# --- learned ---\nexpose-ro=~/${PYSB_NOPE}\n")
+    assert learned.expose_ro == () and "skipped: expose-ro= is ~/ because" in learned.warnings[0]
+
+
 def test_missing_exposed_path_in_learned_block_is_a_warning(tmp_path: Path) -> None:
     text = "# --- learned 2026-11-29 ---\nexpose-ro=./gone\n# --- end learned ---\nexpose-ro=/tmp\n"
     policy = load(tmp_path, text)
