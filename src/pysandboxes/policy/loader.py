@@ -497,13 +497,13 @@ class _Builder:
                     "in python-sb's environment"
                 )
             raise ValueError(f"{key}= needs a path")
-        unset = self.ld.unset_in_path.get((origin.file, origin.line))
-        if unset:
-            names = ", ".join(f"${{{name}}}" for name in unset)
-            verb = "is" if len(unset) == 1 else "are"
+        missing = self.ld.unset_in_path.get((origin.file, origin.line))
+        if missing:
+            shown = ", ".join(f"${{{name}}}" for name in missing)
+            verb = "is" if len(missing) == 1 else "are"
             message = (
-                f"{key}= is {value} because {names} {verb} not set (or empty) in python-sb's "
-                f"environment (write ${{{unset[0]}:-}} where an empty value is meant)"
+                f"{key}= is {value} because {shown} {verb} not set (or empty) in python-sb's "
+                f"environment (write ${{{missing[0]}:-}} where an empty value is meant)"
             )
             if origin.learned or self.ld.learned_ok:
                 self.ld.warnings.append(f"{origin}: skipped: {message}")
