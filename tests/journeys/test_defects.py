@@ -435,3 +435,23 @@ def test_a_variable_unset_inside_a_path_is_named(home: Path, project: Path) -> N
         "(or empty) in python-sb's environment (write ${PYSB_TEST_NOPE:-} where an empty value "
         "is meant)"
     )
+
+
+@pytest.mark.parametrize("tree", ["/usr", "/"])
+def test_landlock_does_not_ask_to_expose_a_tree_holding_the_programs(
+    tree: str, home: Path, project: Path
+) -> None:
+    """The same friction for an exposure above the programs' directory (``expose-ro=/usr``;
+    ``expose-ro=/``, which learning writes for a run that listed the root): the child runs,
+    and the run was still told to "expose their directory"."""
+
+    require(available("landlock"), "os-sandbox=landlock cannot run on this machine")
+    (project / ".py-sandboxes").write_text(
+        f"os-sandbox=landlock\nexpose-ro={tree}\nexpose-ro=.\npython-import=subprocess\n"
+        "env=PATH=${PATH}\npython-api=ALLOW:subprocess.run\n"
+    )
+    code = "import subprocess\nsubprocess.run(['true'], check=True)\nprint('ran')\n"
+    done = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ran\n"
+    assert "expose their directory" not in done.stderr
