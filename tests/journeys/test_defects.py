@@ -455,3 +455,29 @@ def test_landlock_does_not_ask_to_expose_a_tree_holding_the_programs(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ran\n"
     assert "expose their directory" not in done.stderr
+
+
+def test_what_lies_below_a_learned_scripts_folder_runs_from_anywhere(
+    home: Path, tmp_path: Path
+) -> None:
+    """The same friction for a folder below the script's own (``out/``, written to): it was
+    learned ``expose-rw=./out``, relative to where learning ran, and the run from elsewhere
+    was refused the write. Below home it is ``~/...`` too."""
+
+    scripts = home / "skills" / "s" / "scripts"
+    (scripts / "out").mkdir(parents=True)
+    (scripts / "save.py").write_text(
+        "import os\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+        "open(os.path.join(here, 'out', 'o.txt'), 'w').write('x')\nprint('saved')\n"
+    )
+    learn = run_sb(["save.py"], cwd=scripts, env=base_env(home))
+    assert learn.returncode == 0, learn.stderr
+    rules = (scripts / ".py-sandboxes").read_text().splitlines()
+    assert "expose-rw=~/skills/s/scripts/out" in rules
+    assert "expose-rw=./out" not in rules
+    (scripts / "out" / "o.txt").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = run_sb([str(scripts / "save.py")], cwd=elsewhere, env=base_env(home))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "saved\n"
