@@ -346,3 +346,138 @@ def test_a_script_learned_from_its_own_folder_runs_from_anywhere(
     ran = run_sb([str(scripts / "count.py"), "a", "b", "c"], cwd=elsewhere, env=base_env(home))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "3\n"
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_a_grant_no_rule_may_give_is_one_line_and_exit_2(
+    where: str, home: Path, project: Path
+) -> None:
+    """Defect 9: ``eval-call=__import__`` ended in a ``ConfigError`` traceback, exit 1; it is
+    the one-line message of every configuration error, exit 2, nothing run (a regression test:
+    the one start path of issue 24 already gave this)."""
+
+    (project / "p.py").write_text("print('ran')\n")
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\n" + ("eval-call=__import__\n" if where == "file" else "")
+    )
+    option = ["--eval-call=__import__"] if where == "option" else []
+    done = run_sb([*option, "p.py"], cwd=project, env=base_env(home))
+    origin = ".py-sandboxes(2)" if where == "file" else "<arg>"
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"python-sb: {origin}: eval-call=__import__: __import__ cannot be granted to "
+        "evaluated code (imports any module)",
+        "python-sb: nothing was run",
+    ]
+
+
+def test_eval_budgets_and_groups_as_people_write_them(home: Path, project: Path) -> None:
+    """Defect 9: budgets written as people write them (``500_000``, ``20MB``) and the group
+    ``tuple-methods`` were refused. They are accepted (``--explain`` shows what they mean),
+    and ``tuple-methods`` allows tuple's methods only."""
+
+    (project / ".py-sandboxes").write_text(
+        "expose-ro=.\npython-import=pysandboxes\neval-attribute=tuple-methods\n"
+        "eval-max-iterations=500_000\neval-max-alloc=20MB\neval-timeout=1_500ms\n"
+    )
+    (project / "p.py").write_text(
+        "from pysandboxes import guarded_eval\n"
+        "print(guarded_eval('t.count(1)', names={'t': (1, 1, 2)}))\n"
+        "try:\n"
+        "    guarded_eval('l.count(1)', names={'l': [1, 1, 2]})\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    done = run_sb(["p.py"], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "2\nEvalAttributeDenied\n"
+    explained = run_sb(["--explain", "p.py"], cwd=project, env=base_env(home))
+    budgets = [line for line in explained.stdout.splitlines() if "budgets:" in line]
+    assert budgets, explained.stdout
+    assert "eval-max-iterations=500000," in budgets[0]
+    assert f"eval-max-alloc={20 * 1024 * 1024}," in budgets[0]
+    assert "eval-timeout=1.5s," in budgets[0]
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_a_provider_refusal_names_the_line_that_chose_the_provider(
+    where: str, home: Path, project: Path
+) -> None:
+    """Friction: a provider's refusal was labelled ``<config>`` whatever chose the provider;
+    it is the ``os-sandbox=`` line that did (``<arg>`` for the command-line option)."""
+
+    require(available("landlock"), "os-sandbox=landlock cannot run on this machine")
+    chosen = "os-sandbox=landlock\n" if where == "file" else ""
+    (project / ".py-sandboxes").write_text(
+        chosen + "py-sandbox=false\nexpose-ro=.\nnet=ALLOW|TCP|127.0.0.1|443|OUT\n"
+        "net=DENY|TCP|127.0.0.2|443|OUT\n"
+    )
+    option = ["--os-sandbox=landlock"] if where == "option" else []
+    done = run_sb([*option, "-c", "pass"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    label = ".py-sandboxes(1)" if where == "file" else "<arg>"
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"python-sb: {label}: os-sandbox=landlock cannot "), done.stderr
+    assert "<config>" not in done.stderr
+
+
+def test_a_variable_unset_inside_a_path_is_named(home: Path, project: Path) -> None:
+    """Friction, the same as ``expose-ro=${NOPE}``: inside a longer path the unset variable was
+    not named (``expose-ro=${NOPE}/data``: "/data: no such file"), or the rule silently
+    widened (``expose-ro=~/${NOPE}`` exposed the whole home)."""
+
+    (project / ".py-sandboxes").write_text("expose-ro=~/${PYSB_TEST_NOPE}\n")
+    done = run_sb(["-c", "pass"], cwd=project, env=base_env(home))
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (
+        "python-sb: .py-sandboxes(1): expose-ro= is ~/ because ${PYSB_TEST_NOPE} is not set "
+        "(or empty) in python-sb's environment (write ${PYSB_TEST_NOPE:-} where an empty value "
+        "is meant)"
+    )
+
+
+@pytest.mark.parametrize("tree", ["/usr", "/"])
+def test_landlock_does_not_ask_to_expose_a_tree_holding_the_programs(
+    tree: str, home: Path, project: Path
+) -> None:
+    """The same friction for an exposure above the programs' directory (``expose-ro=/usr``;
+    ``expose-ro=/``, which learning writes for a run that listed the root): the child runs,
+    and the run was still told to "expose their directory"."""
+
+    require(available("landlock"), "os-sandbox=landlock cannot run on this machine")
+    (project / ".py-sandboxes").write_text(
+        f"os-sandbox=landlock\nexpose-ro={tree}\nexpose-ro=.\npython-import=subprocess\n"
+        "env=PATH=${PATH}\npython-api=ALLOW:subprocess.run\n"
+    )
+    code = "import subprocess\nsubprocess.run(['true'], check=True)\nprint('ran')\n"
+    done = run_sb(["-c", code], cwd=project, env=base_env(home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ran\n"
+    assert "expose their directory" not in done.stderr
+
+
+def test_what_lies_below_a_learned_scripts_folder_runs_from_anywhere(
+    home: Path, tmp_path: Path
+) -> None:
+    """The same friction for a folder below the script's own (``out/``, written to): it was
+    learned ``expose-rw=./out``, relative to where learning ran, and the run from elsewhere
+    was refused the write. Below home it is ``~/...`` too."""
+
+    scripts = home / "skills" / "s" / "scripts"
+    (scripts / "out").mkdir(parents=True)
+    (scripts / "save.py").write_text(
+        "import os\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+        "open(os.path.join(here, 'out', 'o.txt'), 'w').write('x')\nprint('saved')\n"
+    )
+    learn = run_sb(["save.py"], cwd=scripts, env=base_env(home))
+    assert learn.returncode == 0, learn.stderr
+    rules = (scripts / ".py-sandboxes").read_text().splitlines()
+    assert "expose-rw=~/skills/s/scripts/out" in rules
+    assert "expose-rw=./out" not in rules
+    (scripts / "out" / "o.txt").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = run_sb([str(scripts / "save.py")], cwd=elsewhere, env=base_env(home))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "saved\n"

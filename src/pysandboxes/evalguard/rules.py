@@ -488,6 +488,9 @@ def _public_methods(*types: type) -> frozenset[str]:
 ATTRIBUTE_GROUPS: dict[str, tuple[tuple[type, ...], frozenset[str]]] = {
     "str-methods": ((str, bytes, bytearray), _public_methods(str, bytes, bytearray)),
     "list-methods": ((list, tuple), _public_methods(list, tuple)),
+    # tuple's own (count, index), for a profile that hands out tuples and no list (issue 26:
+    # users write the group of the type they mean).
+    "tuple-methods": ((tuple,), _public_methods(tuple)),
     "dict-methods": ((dict,), _public_methods(dict)),
     "set-methods": ((set, frozenset), _public_methods(set, frozenset)),
     "num-methods": (

@@ -275,6 +275,8 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     check_lock(
         policy, learning_requested=False, rule_file_missing=not exists, audit_requested=cmd.audit
     )
+    if policy.acknowledge:
+        _check_acknowledged(policy)
     learn_output: str | None = None
     if cmd.audit:
         mode = "audit"
@@ -284,6 +286,22 @@ def plan_run(cmd: CommandLine, cwd: str) -> RunPlan:
     else:
         mode = "enforce"
     return RunPlan(cmd, cwd, policy, rule_file, exists, mode, learn_output)
+
+
+def _check_acknowledged(policy: Policy) -> None:
+    """Every ``acknowledge=`` id names an announced limit of the providers' table (the policy
+    layer checks only how an id is written: it does not import the providers)."""
+
+    from pysandboxes.errors import ConfigError, ConfigProblem
+    from pysandboxes.providers.limits import acknowledge_problem
+
+    problems = []
+    for rule in policy.acknowledge:
+        message = acknowledge_problem(rule.name)
+        if message:
+            problems.append(ConfigProblem(str(rule.origin), message, rule.origin.sort_key))
+    if problems:
+        raise ConfigError(problems)
 
 
 def _banner(plan: RunPlan, *, quiet: bool) -> str:

@@ -120,7 +120,7 @@ def provider_for(plan: RunPlan, *, worker: bool = False) -> ProviderImpl:
     from pysandboxes.providers import get_provider
 
     name = plan.provider_name
-    where = str(plan.policy.os_sandbox.origin or "<default>") if plan.mode == "enforce" else "<arg>"
+    where = _chosen_where(plan)
     try:
         provider = get_provider(name)
     except ConfigError as exc:
@@ -508,19 +508,49 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
     _prepare_provider(start, launch)
 
 
+def _chosen_where(plan: RunPlan) -> str:
+    """Where the run's provider was chosen, as a problem's label: the ``os-sandbox=`` line
+    (``<arg>`` for the option), ``<default>``; ``<arg>`` for ``--learn``/``--audit``."""
+
+    if plan.mode != "enforce":
+        return "<arg>"
+    return str(plan.policy.os_sandbox.origin or "<default>")
+
+
 def _prepare_provider(start: Start, launch: Launch) -> None:
     """Step 8: the provider's ``prepare`` and its announcements, said on stderr; for a worker,
-    how its processes end with it (issue 25: the mechanism is said at start)."""
+    how its processes end with it (issue 25: the mechanism is said at start). A refusal of
+    ``prepare`` that names no line is labelled with the one that chose the provider (issue
+    26: a command-line choice was shown as ``<config>``, not ``<arg>``)."""
 
-    prepared: Prepared = start.provider.prepare(launch)
+    from pysandboxes.errors import ConfigError, ConfigProblem
+
+    try:
+        prepared: Prepared = start.provider.prepare(launch)
+    except ConfigError as exc:
+        if not any(problem.where == "<config>" for problem in exc.problems):
+            raise
+        where = _chosen_where(start.plan)
+        problems = [
+            ConfigProblem(where, p.message, p.sort_key) if p.where == "<config>" else p
+            for p in exc.problems
+        ]
+        raise type(exc)(problems) from None
     start.prepared = prepared
-    for warning in prepared.warnings:
+    warnings = prepared.warnings
+    if start.plan.policy.acknowledge:  # the limits the rules say are known: not said again
+        from pysandboxes.providers.limits import unacknowledged
+
+        known = tuple(rule.name for rule in start.plan.policy.acknowledge)
+        warnings = unacknowledged(warnings, known)
+    for warning in warnings:
         sys.stderr.write(f"{PROG}: {warning}\n")
     if start.request.is_worker:
         from pysandboxes.launch.spawn import tree_mechanism
 
         start.tree = tree_mechanism(start.provider.contains_processes)
-        if start.tree != "provider":
+        acknowledged = {rule.name for rule in start.plan.policy.acknowledge}
+        if start.tree != "provider" and f"processes.{start.tree}" not in acknowledged:
             sys.stderr.write(f"{PROG}: {start.provider.name}: {_tree_notice(start.tree).text}\n")
 
 

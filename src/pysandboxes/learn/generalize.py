@@ -601,15 +601,16 @@ def _files(recording: Recording, ctx: LearnContext, learned: Learned) -> None:
             kept.append((path, write))
     lines: list[tuple[str, str]] = []
     secrets: list[str] = []
-    # A script's own directory below home, when the learned file sits beside the script
-    # (found there whatever the current directory), is written as ~/..., not relative to the
-    # directory learning ran from (issue 26: a skill learned from inside its scripts/ got
-    # "expose-ro=." and failed when run from elsewhere). Elsewhere the usual forms stay (a
-    # project's ./ keeps the checkout movable).
+    # A script's own directory below home, and what lies below it (its out/, data/), when the
+    # learned file sits beside the script (found there whatever the current directory), is
+    # written as ~/..., not relative to the directory learning ran from (issue 26: a skill
+    # learned from inside its scripts/ got "expose-ro=." or "expose-rw=./out" and failed when
+    # run from elsewhere). Elsewhere the usual forms stay (a project's ./ keeps the checkout
+    # movable).
     anywhere = replace(ctx, cwd="/", host_tmp="/", virtual_env=None)
     for path, write in kept:
         value, why = render_path(path, ctx)
-        if path in own:
+        if any(path == d or path.startswith(d.rstrip("/") + "/") for d in own):
             home_form, _ = render_path(path, anywhere)
             if home_form is not None and home_form.startswith("~"):
                 value = home_form

@@ -36,6 +36,7 @@ LIST_KEYS: tuple[str, ...] = (
     "python-import",
     "python-api",
     "net",
+    "acknowledge",
 )
 
 EVAL_LIST_KEYS: tuple[str, ...] = (
@@ -77,12 +78,30 @@ EVAL_GROUPS: tuple[str, ...] = (
 EVAL_ATTRIBUTE_GROUPS: tuple[str, ...] = (
     "str-methods",
     "list-methods",
+    "tuple-methods",
     "dict-methods",
     "set-methods",
     "num-methods",
     "date-methods",
 )
 EVAL_NAMESPACES: tuple[str, ...] = ("closed", "adaptive", "caller")
+#: The group that holds a type's methods, for a ``TYPE-methods`` group that does not exist.
+_TYPE_GROUPS: dict[str, str] = {
+    "string": "str-methods",
+    "bytes": "str-methods",
+    "bytearray": "str-methods",
+    "frozenset": "set-methods",
+    "int": "num-methods",
+    "float": "num-methods",
+    "complex": "num-methods",
+    "bool": "num-methods",
+    "number": "num-methods",
+    "fraction": "num-methods",
+    "decimal": "num-methods",
+    "datetime": "date-methods",
+    "time": "date-methods",
+    "timedelta": "date-methods",
+}
 
 
 def _identifier(text: str) -> bool:
@@ -108,6 +127,31 @@ def check_api_target(target: str) -> str | None:
     return (
         f"unknown python-api target {target!r}{hint}: a target is *, a category "
         f"({', '.join(API_CATEGORIES)}) or a dotted function name such as os.system"
+    )
+
+
+# -- acknowledge ------------------------------------------------------------------------------
+
+
+def check_limit_id(item: str) -> str | None:
+    """``None`` if ``item`` is written as the id of an announced limit (``files.system-trees``,
+    ``all.no-enforcer``: a kind, a dot, a name), else a message. Which ids exist is the
+    providers' table (``providers/limits.py``): the command line checks them against it, as
+    this layer does not import the providers."""
+
+    def word(part: str) -> bool:
+        return (
+            bool(part)
+            and part.isascii()
+            and all(c.islower() or c.isdigit() or c == "-" for c in part)
+        )
+
+    kind, dot, name = item.partition(".")
+    if dot and word(kind) and word(name):
+        return None
+    return (
+        f"bad acknowledge item {item!r}: the id of an announced limit, such as "
+        "all.no-enforcer or files.system-trees (python-sb --explain names each limit's id)"
     )
 
 
@@ -207,22 +251,62 @@ def check_provider_param(provider: str, param: str, value: str) -> str:
 # -- eval-* -------------------------------------------------------------------------------------
 
 
+def _digits(text: str) -> str | None:
+    """``500_000`` -> ``500000``: ASCII digits, ``_`` allowed between them as in Python
+    literals (issue 26: budgets are written as people write them); ``None`` if not such."""
+
+    if not text or text.startswith("_") or text.endswith("_") or "__" in text:
+        return None
+    plain = text.replace("_", "")
+    return plain if plain.isdigit() and plain.isascii() else None
+
+
 def _timeout(value: str) -> str:
-    number, scale = (value[:-2], 0.001) if value.endswith("ms") else (value[:-1], 1.0)
-    plain = number.replace(".", "", 1)
-    if not value.endswith("s") or not plain.isdigit() or not plain.isascii():
-        raise ValueError(f"bad eval-timeout {value!r}: write a duration such as 2s or 500ms")
-    amount = float(number) * scale
+    """A duration: ``2s``, ``1.5s``, ``500ms`` (also ``2 s``, ``1_000ms``); the normal form
+    has no space and no ``_`` (the one ``evalguard/rules.py`` reads)."""
+
+    text = value.strip().lower()
+    unit = "ms" if text.endswith("ms") else "s" if text.endswith("s") else ""
+    number = text[: len(text) - len(unit)].rstrip()
+    whole, dot, fraction = number.partition(".")
+    whole_digits = _digits(whole) if whole or not dot else "0"
+    fraction_digits = _digits(fraction) if dot else ""
+    if not unit or whole_digits is None or fraction_digits is None or not number:
+        raise ValueError(
+            f"bad eval-timeout {value!r}: write a duration in s or ms, such as 2s, 1.5s or 500ms"
+        )
+    normal = whole_digits + (f".{fraction_digits}" if dot else "")
+    amount = float(normal) * (0.001 if unit == "ms" else 1.0)
     if not 0 < amount <= 86400:
         raise ValueError(f"bad eval-timeout {value!r}: between 1ms and 86400s")
-    return value
+    return normal + unit
+
+
+#: Multiples a budget may end with (binary, as in ``64M``); ``KB``/``KiB`` spell ``K`` too.
+_BUDGET_UNITS = {"": "", "b": ""} | {
+    f"{letter}{tail}": letter.upper() for letter in "kmg" for tail in ("", "b", "ib")
+}
 
 
 def _budget(value: str) -> str:
-    text = value[:-1] if value[-1:].upper() in ("K", "M", "G") else value
-    if not text.isdigit() or not text.isascii() or int(text) == 0:
-        raise ValueError(f"bad budget {value!r}: a positive integer (K, M, G suffixes allowed)")
-    return value
+    """A positive count or size: ``500000``, ``500_000``, ``64M``, ``20MB``, ``20 MiB``
+    (``K``, ``M``, ``G`` and their ``KB``/``KiB`` spellings are binary multiples, as
+    everywhere in the rules). The normal form is digits and an optional ``K``/``M``/``G``:
+    the one ``evalguard/rules.py`` reads."""
+
+    text = value.strip()
+    split = len(text)
+    while split and not text[split - 1].isdigit():
+        split -= 1
+    number, unit = text[:split].rstrip(), text[split:].strip().lower()
+    digits = _digits(number)
+    if unit not in _BUDGET_UNITS or digits is None or int(digits) == 0:
+        raise ValueError(
+            f"bad budget {value!r}: a positive integer, '_' allowed between digits, with an "
+            "optional K, M or G (binary multiples; KB, MiB... mean the same), such as 500_000, "
+            "64M or 20MB"
+        )
+    return str(int(digits)) + _BUDGET_UNITS[unit]
 
 
 def _eval_item(key: str, item: str) -> str | None:
@@ -246,6 +330,10 @@ def _eval_item(key: str, item: str) -> str | None:
             return None
         if _identifier(item) and not (item.startswith("__") and item.endswith("__")):
             return None
+        kind = item.removesuffix("-methods").lower() if item.endswith("-methods") else ""
+        group = _TYPE_GROUPS.get(kind)
+        if group:
+            return f"unknown eval-attribute group {item!r}: the methods of {kind} are in {group}"
         return f"bad eval-attribute {item!r}: a non-dunder attribute name or a group " + (
             f"({', '.join(EVAL_ATTRIBUTE_GROUPS)}); dunder names go in eval-magic"
         )

@@ -97,6 +97,9 @@ class Loader:
         #: (file, line) -> the variables of a value that expanded to nothing, unset or empty
         #: (named by the error "expose-ro= needs a path").
         self.empty_vars: dict[tuple[str | None, int], list[str]] = {}
+        #: (file, line) -> the variables (without a default) that expanded to nothing in a path
+        #: that is not empty for all that (``~/${NOPE}``).
+        self.unset_in_path: dict[tuple[str | None, int], list[str]] = {}
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -227,6 +230,16 @@ class Loader:
         if not expanded and any(not isinstance(part, str) for part in parts):
             names = [p.name for p in parts if not isinstance(p, str) and not self.lookup(p.name)]
             self.empty_vars[(origin.file, origin.line)] = names
+        elif expanded and key in _PATH_KEYS:
+            # A path with a part that expanded to nothing (``~/${NOPE}`` is ``~/``): named by
+            # the expose- error rather than widened silently; ``${NOPE:-}`` says empty is meant.
+            names = [
+                p.name
+                for p in parts
+                if not isinstance(p, str) and p.default is None and not self.lookup(p.name)
+            ]
+            if names:
+                self.unset_in_path[(origin.file, origin.line)] = names
         self.lines.append(RuleLine(key, expanded, origin))
 
     def note_variables(self, parts: tuple[Part, ...], origin: Origin) -> None:
@@ -405,6 +418,7 @@ class _Builder:
         self.api: list[ApiRule] = []
         self.net: list[NetRule] = []
         self.eval_lines: list[RuleLine] = []
+        self.acknowledge: list[NameRule] = []
         self.provider_lines: list[RuleLine] = []
 
     def error(self, origin: Origin, message: str) -> None:
@@ -442,6 +456,16 @@ class _Builder:
                 from pysandboxes.policy.netrules import parse_net
 
                 self.net.append(parse_net(value, origin))
+            elif key == "acknowledge":
+                problems = []
+                for name in _items(value, key):
+                    message = keys.check_limit_id(name)
+                    if message:
+                        problems.append(message)
+                    else:
+                        self.acknowledge.append(NameRule("acknowledge", name, origin))
+                if problems:
+                    raise ValueError("; ".join(problems))
             elif keys.is_eval_key(key):
                 _base, _profile, normal = keys.check_eval(key, value)
                 self.eval_lines.append(RuleLine(key, normal, origin))
@@ -473,6 +497,18 @@ class _Builder:
                     "in python-sb's environment"
                 )
             raise ValueError(f"{key}= needs a path")
+        missing = self.ld.unset_in_path.get((origin.file, origin.line))
+        if missing:
+            shown = ", ".join(f"${{{name}}}" for name in missing)
+            verb = "is" if len(missing) == 1 else "are"
+            message = (
+                f"{key}= is {value} because {shown} {verb} not set (or empty) in python-sb's "
+                f"environment (write ${{{missing[0]}:-}} where an empty value is meant)"
+            )
+            if origin.learned or self.ld.learned_ok:
+                self.ld.warnings.append(f"{origin}: skipped: {message}")
+                return
+            raise ValueError(message)
         path = self.ld.absolute(value)
         real = os.path.realpath(path)
         if not os.path.exists(real):
@@ -685,6 +721,7 @@ class _Builder:
             python_api=tuple(self.api),
             net=tuple(self.net),
             eval_rules=tuple(evals),
+            acknowledge=tuple(self.acknowledge),
             provider_params=tuple(params),
             rule_files=tuple(self.ld.rule_files),
             main_file=self.main_file,

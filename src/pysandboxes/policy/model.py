@@ -270,7 +270,8 @@ class PathRule(_Record):
 
 
 class NameRule(_Record):
-    """A ``python-import`` name (one per comma-separated item) or an ``unenv`` name/pattern."""
+    """A ``python-import`` name (one per comma-separated item), an ``unenv`` name/pattern or
+    an ``acknowledge`` limit id."""
 
     __slots__ = ("key", "name", "origin")
     _fields = ("key", "name", "origin")
@@ -330,6 +331,7 @@ _POLICY_DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("python_api", ()),
     ("net", ()),
     ("eval_rules", ()),  # every eval-* line; evalguard interprets them
+    ("acknowledge", ()),  # announced limits not said at start (ids of providers/limits.py)
     ("provider_params", ()),  # "<provider>.<param>" lines
     ("rule_files", ()),  # every loaded rule file (absolute), protected from writes
     ("main_file", None),  # the rule file that was located (may not exist: learning)
@@ -363,6 +365,7 @@ class Policy(_Record):
     python_api: tuple[ApiRule, ...]
     net: tuple[NetRule, ...]
     eval_rules: tuple[RuleLine, ...]
+    acknowledge: tuple[NameRule, ...]
     provider_params: tuple[RuleLine, ...]
     rule_files: tuple[str, ...]
     main_file: str | None
@@ -464,6 +467,7 @@ _ROW_TYPES: dict[str, type] = {
     "python_api": ApiRule,
     "net": NetRule,
     "eval_rules": RuleLine,
+    "acknowledge": NameRule,
     "provider_params": RuleLine,
     "includes": IncludeInfo,
     "lines": RuleLine,

@@ -716,7 +716,15 @@ def _programs_exposed(policy: Policy) -> bool:
             return True
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return True
+        # A directory holding the system's programs (``expose-ro=/``, ``/usr``: learning writes
+        # ``expose-ro=/`` for a run that listed the root), not only one named bin.
+        if any(_beneath(os.path.realpath(bin_dir), path) for bin_dir in _SYSTEM_BIN_DIRS):
+            return True
     return False
+
+
+#: Where the programs a child runs usually live (``_programs_exposed``).
+_SYSTEM_BIN_DIRS: Final = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 
 
 #: Above this many entries to enumerate, a read-only exposure below a writable one is refused

@@ -646,6 +646,54 @@ def said_at_start(key: str, python_layer: bool) -> bool:
     return limit.python_layer is None or limit.python_layer == python_layer
 
 
+def acknowledge_problem(key: str) -> str | None:
+    """Why ``acknowledge=key`` cannot be written, or ``None``: the key must name an announced
+    limit of :data:`LIMITS` (status ``limit``, the ones a run says at start). A refusal or an
+    enforced difference is never said at start, so there is nothing to acknowledge: saying so
+    keeps ``acknowledge=`` from reading as if it could let a refused run start."""
+
+    limit = _BY_KEY.get(key)
+    if limit is None:
+        import difflib
+
+        near = difflib.get_close_matches(key, [k.key for k in LIMITS if k.status == LIMIT], n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        return (
+            f"acknowledge={key}: no announced limit has this id{hint}; python-sb --explain "
+            "shows the id of each limit a run says, docs/security-model.md lists them all"
+        )
+    if limit.status != LIMIT:
+        what = "python-sb refuses such a run" if limit.status == REFUSED else "it is enforced"
+        return (
+            f"acknowledge={key}: {key} is not an announced limit ({what}): acknowledge= only "
+            "stops a run from saying a limit it knows at start"
+        )
+    return None
+
+
+def unacknowledged(warnings: list[str], keys: tuple[str, ...]) -> list[str]:
+    """``warnings`` (a provider's start warnings: ``"PROVIDER...: sentence"``) without those that
+    are the sentence of a limit in ``keys`` (``acknowledge=`` lines). Matched by the limit's own
+    sentence, its ``{fields}`` standing for any text, so that every provider's start warnings
+    are judged the same way, whatever built them."""
+
+    if not keys:
+        return warnings
+    import re
+
+    patterns = []
+    for key in keys:
+        limit = _BY_KEY.get(key)
+        if limit is None:
+            continue
+        parts = re.split(r"\{[a-z_]+\}", limit.text)
+        patterns.append(": " + ".*?".join(re.escape(part) for part in parts) + r"\Z")
+    if not patterns:
+        return warnings
+    said = re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.S)
+    return [warning for warning in warnings if said.search(warning) is None]
+
+
 def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
     """The notices of ``bwrap``/``unshare`` for ``policy`` that the rules alone decide: the
     file system's (the mount plan adds the ones that depend on the host's tree, such as links

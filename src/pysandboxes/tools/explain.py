@@ -86,6 +86,10 @@ def _provider_data(name: str, policy: Policy, mode: str) -> dict[str, Any]:
             found = [item.to_dict() for item in provider.announcements(policy, mode)]
     except Exception as exc:
         found = [{"key": None, "status": "unknown", "text": str(exc), "at_start": False}]
+    # acknowledge= (docs/rules.md): the line that says a limit is known; a run does not say it.
+    known = {rule.name: str(rule.origin) for rule in policy.acknowledge}
+    for item in found:
+        item["acknowledged"] = known.get(str(item["key"])) if item["at_start"] else None
     return {
         "name": name,
         "kernel": bool(provider.kernel),
@@ -356,7 +360,12 @@ def render_text(data: dict[str, Any]) -> str:
     for note in provider["notes"]:
         out.append(f"  {note}")
     for item in provider["limits"]:
-        when = " (said at start)" if item["at_start"] else ""
+        when = ""
+        if item.get("acknowledged"):
+            when = f" (not said at start: acknowledge={item['key']}, {item['acknowledged']})"
+        elif item["at_start"]:
+            unless = f" unless acknowledge={item['key']}" if item["key"] else ""
+            when = f" (said at start{unless})"
         out.append(f"  {item['status']}: {item['text']}{when}")
     out.append("")
     if data.get("eval"):

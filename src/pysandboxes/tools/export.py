@@ -210,6 +210,7 @@ RENDERED_KEYS = (
     "python-api",
     "net",
     "eval-*",
+    "acknowledge",
     "PROVIDER.PARAM",
 )
 
@@ -250,6 +251,8 @@ def rules_text(policy: Policy, relocate: _Relocate, source: str) -> str:
         out.append(f"{net.text}{origin(net)}")
     for line in policy.eval_rules:
         out.append(f"{line.key}={line.value}{origin(line)}")
+    for known in policy.acknowledge:  # what the pod's runs do not say at start (docs/rules.md)
+        out.append(f"{known.text}{origin(known)}")
     for line in policy.provider_params:
         value = relocate(line.value) if line.value.startswith("/") else line.value
         out.append(f"{line.key}={value}{origin(line)}")

@@ -190,6 +190,32 @@ def test_path_errors(tmp_path: Path, text: str, message: str) -> None:
     assert message in found, found
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "expose-ro=~/${PYSB_NOPE}",
+            "expose-ro= is ~/ because ${PYSB_NOPE} is not set (or empty) in python-sb's "
+            "environment (write ${PYSB_NOPE:-} where an empty value is meant)",
+        ),
+        ("expose-rw=${PYSB_A}${PYSB_B}/x", "expose-rw= is /x because ${PYSB_A}, ${PYSB_B} are"),
+    ],
+)
+def test_a_path_with_an_unset_variable_names_it(tmp_path: Path, text: str, message: str) -> None:
+    """Issue 26 friction: ``expose-ro=~/${NOPE}`` exposed the whole home, silently, and
+    ``expose-ro=${NOPE}/data`` said only that /data does not exist."""
+
+    found = one_problem(tmp_path, text + "\n")
+    assert found.startswith(".py-sandboxes(1): ") and message in found, found
+
+
+def test_a_path_with_an_empty_variable_that_says_so_is_kept(tmp_path: Path) -> None:
+    policy = load(tmp_path, "expose-ro=~/${PYSB_NOPE:-}\n", env={"HOME": str(tmp_path)})
+    assert [r.path for r in policy.expose_ro] == [str(tmp_path)]
+    learned = load(tmp_path, "# --- learned ---\nexpose-ro=~/${PYSB_NOPE}\n")
+    assert learned.expose_ro == () and "skipped: expose-ro= is ~/ because" in learned.warnings[0]
+
+
 def test_missing_exposed_path_in_learned_block_is_a_warning(tmp_path: Path) -> None:
     text = "# --- learned 2026-11-29 ---\nexpose-ro=./gone\n# --- end learned ---\nexpose-ro=/tmp\n"
     policy = load(tmp_path, text)
@@ -382,6 +408,31 @@ def test_eval_keys(tmp_path: Path) -> None:
     assert policy.eval_rules[1].value == "DENY:loop"
 
 
+@pytest.mark.parametrize(
+    ("written", "normal"),
+    [
+        ("eval-max-iterations=500_000", "500000"),
+        ("eval-max-iterations=1M", "1M"),
+        ("eval-max-alloc=20MB", "20M"),
+        ("eval-max-alloc=20 MiB", "20M"),
+        ("eval-max-alloc=64kb", "64K"),
+        ("eval-max-alloc=1G", "1G"),
+        ("eval-max-output=4096B", "4096"),
+        ("eval-timeout=2s", "2s"),
+        ("eval-timeout=2 s", "2s"),
+        ("eval-timeout=1_500ms", "1500ms"),
+        ("eval-timeout=1.5s", "1.5s"),
+        ("eval-timeout=.5s", "0.5s"),
+    ],
+)
+def test_eval_budgets_as_people_write_them(tmp_path: Path, written: str, normal: str) -> None:
+    """Issue 26, defect 9: ``500_000`` and ``20MB`` were refused. The loader keeps the normal
+    form, the one ``evalguard/rules.py`` reads."""
+
+    policy = load(tmp_path, written + "\n")
+    assert [r.value for r in policy.eval_rules] == [normal]
+
+
 def test_eval_single_key_command_line_override(tmp_path: Path) -> None:
     policy = load(tmp_path, "eval-timeout=2s\n", cli=[("eval-timeout", "5s")])
     assert [(r.value, r.origin.is_arg) for r in policy.eval_rules] == [("5s", True)]
@@ -402,7 +453,15 @@ def test_eval_single_key_command_line_override(tmp_path: Path) -> None:
         ("eval-call=a b", "bad eval-call item 'a b': a name or a dotted name"),
         ("eval-import=os..path", "bad eval-import item 'os..path'"),
         ("eval-namespace=open", "bad eval-namespace 'open': expected closed, adaptive, caller"),
-        ("eval-timeout=2", "bad eval-timeout '2': write a duration such as 2s or 500ms"),
+        ("eval-timeout=2", "bad eval-timeout '2': write a duration in s or ms, such as 2s"),
+        ("eval-timeout=1__0s", "bad eval-timeout '1__0s'"),
+        ("eval-max-alloc=20XB", "bad budget '20XB': a positive integer, '_' allowed between"),
+        ("eval-max-iterations=_5", "bad budget '_5'"),
+        ("eval-max-output=5_", "bad budget '5_'"),
+        (
+            "eval-attribute=float-methods",
+            "unknown eval-attribute group 'float-methods': the methods of float are in num-methods",
+        ),
         ("eval-timeout=fast", "bad eval-timeout 'fast'"),
         ("eval-timeout=0s", "bad eval-timeout '0s': between 1ms and 86400s"),
         ("eval-max-nodes=-1", "bad budget '-1': a positive integer"),
@@ -586,3 +645,23 @@ def test_rule_file_path_no_file_can_have() -> None:
 
     with pytest.raises(ConfigError, match="bad rule file path: a path cannot contain a NUL"):
         load_policy("/tmp/a\0b", environ={}, cwd="/")
+
+
+def test_acknowledge_items(tmp_path: Path) -> None:
+    policy = load(
+        tmp_path,
+        "acknowledge=all.no-enforcer, files.system-trees\n",
+        cli=[("acknowledge", "net.name-by-address")],
+    )
+    assert [(r.name, r.origin.is_arg) for r in policy.acknowledge] == [
+        ("all.no-enforcer", False),
+        ("files.system-trees", False),
+        ("net.name-by-address", True),
+    ]
+    assert Policy.from_data(policy.to_data()).acknowledge == policy.acknowledge
+
+
+@pytest.mark.parametrize("value", ["NoEnforcer", "all.", ".x", "all no-enforcer", "a.b.c"])
+def test_acknowledge_errors(tmp_path: Path, value: str) -> None:
+    found = one_problem(tmp_path, f"acknowledge={value}\n")
+    assert "bad acknowledge item" in found or "empty item" in found, found
