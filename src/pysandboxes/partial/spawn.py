@@ -77,6 +77,8 @@ class Started:
         self.sock = sock
         #: Bytes read ahead from the socket (``pool.Worker._read_frame``).
         self.buffer = b""
+        #: An incomplete frame that came in pieces (``pool.Worker._read_frame``), or ``None``.
+        self.growing: bytearray | None = None
 
     @property
     def prepared(self) -> object:
