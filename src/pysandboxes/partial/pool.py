@@ -81,7 +81,8 @@ class Worker:
     the first; ``returns``: what results may hold (``results.allowed_globals``);
     ``init_fn``: a function run in each new worker before its first call; ``kind``: the
     program kind its workers start as (``worker``; ``eval-worker`` for guarded evaluation's,
-    ``launch/start.py``).
+    ``launch/start.py``); ``raw_output``: the worker writes to the caller's standard error
+    itself, control sequences included (default: relayed, made harmless: ``partial.output``).
     """
 
     def __init__(
@@ -100,6 +101,7 @@ class Worker:
         cwd: str | None = None,
         path0: str | None = None,
         kind: str = "worker",
+        raw_output: bool = False,
     ) -> None:
         from pysandboxes.partial.spawn import plan_worker
 
@@ -118,6 +120,7 @@ class Worker:
         self.init_fn = init_fn
         self.path0 = path0 if path0 is not None else _caller_path0()
         self.kind = kind
+        self.raw_output = raw_output
         #: New workers started after the first (deaths, timeouts, cancellations).
         self.restarts = 0
         self.starts = 0
@@ -176,6 +179,7 @@ class Worker:
             max_result=self.max_result,
             path0=self.path0,
             kind=self.kind,
+            raw_output=self.raw_output,
         )
         self._await_ready(started)
         with self._lock:
@@ -252,6 +256,7 @@ class Worker:
         except BaseException:  # KeyboardInterrupt: the call is stopped with its worker
             self._stop(pending, "cancel")
             raise
+        _drain(pending)
         return self._outcome(pending, function, allowed)
 
     async def acall(
@@ -302,6 +307,7 @@ class Worker:
         finally:
             with self._lock:
                 self._async_waiting -= 1
+        _drain(pending)
         return self._outcome(pending, function, allowed)
 
     def _function_entry(self, function: Callable[..., Any]) -> list[Any]:
@@ -572,6 +578,14 @@ class Worker:
         if type(record) is not dict:
             raise UnsafeResultError(f"{_name(function)}: an unreadable error record")
         raise results.rebuild_error(record, _name(function))
+
+
+def _drain(pending: _Pending) -> None:
+    """Show what the call's worker printed before its answer (``partial.output``)."""
+
+    relay = pending.started.relay
+    if relay is not None:
+        relay.drain()
 
 
 #: Frame kinds that answer a call.

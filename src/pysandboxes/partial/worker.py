@@ -599,7 +599,20 @@ def prepare(fields: "dict[str, str]") -> Server:
     """Before the guard is armed: standard output to standard error, the server (whose
     :meth:`Server.start_threads` the bootstrap calls last before arming)."""
 
-    os.dup2(2, 1)
+    output = fields.get("output_fd")
+    if output:
+        # Standard output and error: the caller's relay (``partial.output``), which makes
+        # control sequences harmless; nothing here keeps the caller's own descriptor.
+        fd = int(output)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        try:  # noqa: SIM105 (no contextlib here) -- a line at a time, before the answer
+            sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    else:
+        os.dup2(2, 1)
     # A terminal's Ctrl-C reaches the whole foreground group, the worker included: the caller
     # decides (an interrupted call kills the worker), never the worker on its own.
     import _signal  # type: ignore[import-not-found,unused-ignore]
