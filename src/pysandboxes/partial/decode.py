@@ -403,20 +403,49 @@ def decode(
         raise UnsafeResultError(f"the result cannot be decoded: {exc}") from None
     if type(value) in _SCALARS:
         return value
-    return _checked(value, limits, plain=False, fix=True)
+    try:
+        return _checked(value, limits, plain=False, fix=True)
+    except RecursionError:
+        raise UnsafeResultError("the result cannot be decoded: nested too deep") from None
+
+
+def decode_plain(data: bytes, limits: Limits | None = None) -> Any:
+    """Plain data (an error record, guarded evaluation's ``(output, record, retire)``): decoded
+    with no global allowed, checked node-bounded (default: :data:`RECORD_BYTES`,
+    :data:`RECORD_NODES`); ``UnsafeResultError`` when it is not plain or too large."""
+
+    limits = limits or Limits(RECORD_BYTES, nodes=RECORD_NODES)
+    try:
+        value = _unpickler(data, frozenset(), False).load()
+    except UnsafeResultError:
+        raise
+    except RecursionError:
+        raise UnsafeResultError("plain data nested too deep") from None
+    except Exception as exc:
+        raise UnsafeResultError(f"unreadable plain data: {exc}") from None
+    return _checked(value, limits, plain=True, fix=False)
 
 
 def decode_record(data: bytes) -> Any:
-    """An error record: decoded with no global allowed, checked as plain data (``None`` when it
-    is not: the caller reports an unreadable record)."""
+    """An error record (:func:`decode_plain`), or ``None`` when it is not one (the caller
+    reports an unreadable record)."""
 
     try:
-        value = _unpickler(data, frozenset(), False).load()
-        return _checked(value, Limits(RECORD_BYTES, nodes=RECORD_NODES), plain=True, fix=False)
-    except (UnsafeResultError, RecursionError):
+        return decode_plain(data)
+    except UnsafeResultError:
         return None
-    except Exception:
-        return None
+
+
+def finish(value: Any, limits: Limits) -> Any:
+    """A value another unpickler decoded with :func:`builder_for` as its data types (guarded
+    evaluation's): checked as :func:`decode` checks its own, stubs made real."""
+
+    if type(value) in _SCALARS:
+        return value
+    try:
+        return _checked(value, limits, plain=False, fix=True)
+    except RecursionError:
+        raise UnsafeResultError("the result is nested too deep") from None
 
 
 # -- the check -------------------------------------------------------------------------------------
