@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
 import sys
 import time
 
@@ -375,7 +376,7 @@ def _unpickler(data: bytes, allowed: frozenset[tuple[str, str]], anything: bool)
 #: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4).
 _GLOBAL_OPCODES = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84")
 #: ... and PUT, LONG_BINPUT (see :func:`_unpickler`).
-_UNSAFE_FOR_C = (*_GLOBAL_OPCODES, b"p", b"r")
+_UNSAFE_FOR_C = re.compile(b"[" + re.escape(b"".join((*_GLOBAL_OPCODES, b"p", b"r"))) + b"]")
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 
 
@@ -383,17 +384,19 @@ def decode(
     data: bytes,
     allowed: frozenset[tuple[str, str]],
     anything: bool,
-    limits: Limits,
+    limits: Limits | int,
 ) -> Any:
     """Decode a result from a worker (see the module docstring); ``UnsafeResultError`` for
-    anything outside the allow-list or past ``limits``."""
+    anything outside the allow-list or past ``limits`` (or ``Limits(limits)``)."""
 
     try:
-        if len(data) < 4096 and not any(op in data for op in _UNSAFE_FOR_C):
+        if len(data) < 4096 and _UNSAFE_FOR_C.search(data) is None:
             value = pickle.loads(data)  # names nothing, no memo index: the fast C path
             if type(value) in _SCALARS:
                 return value
-            return _checked(value, limits, plain=False, fix=False)
+            if type(limits) is int:
+                limits = Limits(limits)
+            return _checked(value, limits, plain=False, fix=False)  # type: ignore[arg-type]
         value = _unpickler(data, allowed, anything).load()
     except UnsafeResultError:
         raise
@@ -403,8 +406,10 @@ def decode(
         raise UnsafeResultError(f"the result cannot be decoded: {exc}") from None
     if type(value) in _SCALARS:
         return value
+    if type(limits) is int:
+        limits = Limits(limits)
     try:
-        return _checked(value, limits, plain=False, fix=True)
+        return _checked(value, limits, plain=False, fix=True)  # type: ignore[arg-type]
     except RecursionError:
         raise UnsafeResultError("the result cannot be decoded: nested too deep") from None
 

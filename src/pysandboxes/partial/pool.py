@@ -58,10 +58,12 @@ class _Pending:
 
     __slots__ = ("body", "callback", "done", "error", "kind", "started", "stopped_by", "token")
 
-    def __init__(self, started: Started, callback: Callable[[_Pending], None] | None) -> None:
+    def __init__(
+        self, started: Started, callback: Callable[[_Pending], None] | None, token: bytes
+    ) -> None:
         self.started = started
         #: This call's secret: only an answer that carries it is this call's (issue 25).
-        self.token = os.urandom(8)
+        self.token = token
         self.callback = callback
         self.done = False
         self.kind = b""
@@ -136,6 +138,8 @@ class Worker:
         self._functions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
         self._fids = itertools.count(1)
         self._defined: set[int] = set()
+        self._tokens = b""
+        self._token_offset = 0
         self._async_waiting = 0
         self._pump_running = False
         self._closed = False
@@ -362,7 +366,7 @@ class Worker:
                 f"the arguments of {_name(function)} cannot be sent to the sandbox: {exc}"
             ) from exc
         ident = next(self._ids) & 0xFFFFFFFF
-        pending = _Pending(started, callback)
+        pending = _Pending(started, callback, self._token())
         with self._lock:
             self._pending[ident] = pending
         try:
@@ -385,6 +389,16 @@ class Worker:
             self._wait(pending, None)
             self._outcome(pending, function)
         return pending
+
+    def _token(self) -> bytes:
+        """A fresh call token (write lock held): 8 random bytes, drawn 512 at a time (one
+        ``os.urandom`` a call would cost a system call; the worker sees no unused one)."""
+
+        offset = self._token_offset
+        if offset >= len(self._tokens):
+            self._tokens, offset = os.urandom(8 * 512), 0
+        self._token_offset = offset + 8
+        return self._tokens[offset : offset + 8]
 
     def _wait(self, pending: _Pending, deadline: float | None) -> None:
         while not pending.done:
@@ -451,6 +465,9 @@ class Worker:
             forged = pending is None or token != pending.token or kind not in _ANSWERS
             if not forged:
                 del self._pending[ident]
+                assert pending is not None
+                pending.kind, pending.body, pending.done = kind, body, True
+                self._cv.notify_all()
         if forged:
             # An answer no call of ours asked for (a guessed id, a wrong token): the worker
             # breaks the protocol; it is ended and its calls fail (never a forged result).
@@ -458,9 +475,6 @@ class Worker:
             self._died(started, "it sent an answer that no call is waiting for")
             return
         assert pending is not None
-        with self._lock:
-            pending.kind, pending.body, pending.done = kind, body, True
-            self._cv.notify_all()
         if pending.callback is not None:
             pending.callback(pending)
 

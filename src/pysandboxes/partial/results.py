@@ -27,6 +27,7 @@ from __future__ import annotations
 import sys
 
 from pysandboxes.errors import Denial, SandBoxError
+from pysandboxes.partial.decode import decode as _decode
 from pysandboxes.partial.errors import PartialModeError, SandboxedError
 
 TYPE_CHECKING = False
@@ -93,9 +94,7 @@ def loads_result(
     """Decode a result (``UnsafeResultError`` for anything outside the allow-list, or larger
     than ``limit`` bytes once decoded, every reference counted: ``partial.decode``)."""
 
-    from pysandboxes.partial import decode
-
-    return decode.decode(data, allowed, anything, decode.Limits(limit))
+    return _decode(data, allowed, anything, limit)
 
 
 # -- exceptions ------------------------------------------------------------------------------------
