@@ -161,3 +161,27 @@ def test_record_integers_are_bounded() -> None:
     assert decode.decode_record(pickle.dumps(huge, 5)) is None
     fine = decode.decode_record(pickle.dumps(_record(qualname="KeyError", args=[7]), 5))
     assert str(rebuild_error(fine, "f")) == "7"
+
+
+class Slotted:
+    __slots__ = ("items",)
+
+    def __init__(self, items: Any) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Slotted and other.items == self.items
+
+
+def test_named_classes_get_their_data_types_back() -> None:
+    names, anything = allowed_globals([Slotted])
+    value = Slotted(deque([1, 2], 5))
+    decoded = loads_result(pickle.dumps(value, 5), names, anything)
+    assert decoded == value and type(decoded.items) is deque and decoded.items.maxlen == 5
+
+
+def test_output_control_sequences_are_neutralised() -> None:
+    from pysandboxes.partial.output import neutralise
+
+    text = "ok\tline\n\x1b]52;c;QUJD\x07\x9b2J\r\x7f"
+    assert neutralise(text) == "ok\tline\n\\x1b]52;c;QUJD\\x07\\x9b2J\\x0d\\x7f"

@@ -531,6 +531,8 @@ def check(value: Any, limits: Limits, *, plain: bool = False) -> bool:
             state = getattr(item, "__dict__", None)  # a class of returns=[...] or 'objects'
             if type(state) is dict:
                 push((state, depth + 1))
+            for slot in _slots(kind):
+                push((getattr(item, slot, None), depth + 1))
         if nodes > budget_nodes or size > budget_size:
             raise UnsafeResultError(
                 f"the result, every reference counted, is larger than the limit ({nodes} nodes "
@@ -539,6 +541,16 @@ def check(value: Any, limits: Limits, *, plain: bool = False) -> bool:
         if not nodes & 0xFFFF and time.monotonic() > deadline:
             raise UnsafeResultError(f"the result took more than {limits.seconds:g} s to check")
     return stubs
+
+
+def _slots(kind: type) -> list[str]:
+    """The ``__slots__`` names of ``kind`` and its bases (a class of ``returns=[...]``)."""
+
+    names: list[str] = []
+    for base in kind.__mro__:
+        slots = base.__dict__.get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return [n for n in names if n not in ("__dict__", "__weakref__")]
 
 
 def _materialize(value: Any, done: dict[int, Any]) -> Any:
@@ -587,6 +599,12 @@ def _materialize(value: Any, done: dict[int, Any]) -> Any:
         state = getattr(value, "__dict__", None)
         if type(state) is dict:
             _materialize(state, done)
+        for slot in _slots(kind):
+            old = getattr(value, slot, done)
+            if old is not done:
+                new = _materialize(old, done)
+                if new is not old:  # (only a stub is replaced: a UUID is immutable)
+                    setattr(value, slot, new)
         result = value
     done[key] = result
     return result
