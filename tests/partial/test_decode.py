@@ -185,3 +185,11 @@ def test_output_control_sequences_are_neutralised() -> None:
 
     text = "ok\tline\n\x1b]52;c;QUJD\x07\x9b2J\r\x7f"
     assert neutralise(text) == "ok\tline\n\\x1b]52;c;QUJD\\x07\\x9b2J\\x0d\\x7f"
+
+
+def test_the_python_unpicklers_operations_are_counted() -> None:
+    # A PUT sends the reply to the pure-Python unpickler; then 20,000 operations for one value.
+    bomb = b"\x80\x05Np0\n" + b"N0" * 10_000 + b"."
+    assert loads_result(bomb, DATA, ANYTHING) is None  # within the default budget
+    with pytest.raises(UnsafeResultError, match="pickle operations"):
+        decode.decode(bomb, DATA, ANYTHING, decode.Limits(1 << 20, nodes=1000))

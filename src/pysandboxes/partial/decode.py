@@ -13,8 +13,9 @@ A worker runs code steered by whatever a model read, and it may write any bytes 
   value (``{"kind": int}``) is that type again once the result is checked.
 - **Bounded memory while decoding.** C's unpickler sizes its memo to the largest index a ``PUT``
   names (a 10-byte pickle can make it touch gigabytes): a pickle holding a ``PUT``/``LONG_BINPUT``
-  byte is decoded by the pure-Python unpickler, whose memo is a dict. Everything else a pickle
-  builds costs at most a constant times its own bytes.
+  byte is decoded by the pure-Python unpickler, whose memo is a dict and whose operations are
+  counted (at most :data:`OPS_PER_NODE` per node of the budget). Everything else a pickle builds
+  costs at most a constant times its own bytes.
 - **Bounded size, counted as the host will see it.** :func:`check` walks the decoded value once,
   *counting every reference* (a list of 700 references to one 1 MB string is 700 MB, as printing
   or comparing it would make it), and refuses it past :class:`Limits`: depth, nodes, decoded
@@ -48,6 +49,9 @@ MAX_DEPTH = 200
 #: Fewest nodes a result may always have (each reference counted); the budget grows with
 #: ``max_result`` (one node per 16 bytes).
 MIN_NODES = 1 << 20
+#: Pickle operations a value may take to decode, per node of its budget (a data value takes
+#: one to three per node).
+OPS_PER_NODE = 4
 #: Seconds the check of one decoded value may take.
 MAX_SECONDS = 10.0
 #: Largest numerator or denominator of a ``Fraction`` that crosses back (bits): its gcd is cheap.
@@ -357,16 +361,43 @@ class _CUnpickler(_Resolving, pickle.Unpickler):
 
 
 class _PyUnpickler(_Resolving, pickle._Unpickler):  # type: ignore[name-defined,misc]
-    pass
+    """The pure-Python unpickler, its opcodes counted: past :data:`OPS_PER_NODE` times the node
+    budget it stops (a reply of 64 MB of one-byte opcodes would hold the GIL for a minute here;
+    a count, not a clock, so that the same reply is refused on every machine)."""
+
+    ops = 0
+    most_ops = 0
 
 
-def _unpickler(data: bytes, allowed: frozenset[tuple[str, str]], anything: bool) -> Any:
+def _counted(step: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def run(self: Any) -> Any:
+        self.ops += 1
+        if self.ops > self.most_ops:
+            raise UnsafeResultError(
+                f"the result takes more than {self.most_ops} pickle operations to decode"
+            )
+        return step(self)
+
+    return run
+
+
+_PyUnpickler.dispatch = {
+    key: _counted(step)
+    for key, step in pickle._Unpickler.dispatch.items()  # type: ignore[attr-defined]
+}
+
+
+def _unpickler(
+    data: bytes, allowed: frozenset[tuple[str, str]], anything: bool, limits: Limits
+) -> Any:
     from pysandboxes.partial.results import DATA_GLOBALS
 
     # PUT (b"p", a decimal index) and LONG_BINPUT (b"r", 4 bytes) make C's memo as long as the
     # index they name; the pure-Python unpickler keeps its memo in a dict.
     kind = _PyUnpickler if (b"r" in data or b"p" in data) else _CUnpickler
     unpickler = kind(io.BytesIO(data))
+    if isinstance(unpickler, _PyUnpickler):
+        unpickler.most_ops = OPS_PER_NODE * limits.nodes
     unpickler.allowed = allowed
     unpickler.data = DATA_GLOBALS
     unpickler.anything = anything
@@ -397,7 +428,9 @@ def decode(
             if type(limits) is int:
                 limits = Limits(limits)
             return _checked(value, limits, plain=False, fix=False)  # type: ignore[arg-type]
-        value = _unpickler(data, allowed, anything).load()
+        if type(limits) is int:
+            limits = Limits(limits)
+        value = _unpickler(data, allowed, anything, limits).load()  # type: ignore[arg-type]
     except UnsafeResultError:
         raise
     except RecursionError:
@@ -421,7 +454,7 @@ def decode_plain(data: bytes, limits: Limits | None = None) -> Any:
 
     limits = limits or Limits(RECORD_BYTES, nodes=RECORD_NODES)
     try:
-        value = _unpickler(data, frozenset(), False).load()
+        value = _unpickler(data, frozenset(), False, limits).load()
     except UnsafeResultError:
         raise
     except RecursionError:
