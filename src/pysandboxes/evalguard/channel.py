@@ -37,6 +37,7 @@ import sys
 import time
 
 from pysandboxes import errors
+from pysandboxes.partial.errors import UnsafeResultError
 from pysandboxes.partial.results import DATA_GLOBALS
 
 TYPE_CHECKING = False
@@ -53,6 +54,8 @@ PROTOCOL = 5
 MAX_FRAME = 1 << 30
 #: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4) or a
 #: persistent id (PERSID, BINPERSID).
+#: Largest value (every reference counted) or error record decoded from an evaluation.
+RESULT_BYTES = 64 << 20
 _NAMING = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84", b"P", b"Q")
 _select = select.select
 _monotonic = time.monotonic
@@ -184,20 +187,22 @@ def plain_names(names: dict[str, Any]) -> bool:
     return True
 
 
-class ResultUnpickler(pickle.Unpickler):
-    """Decodes what evaluated code sends (see the module docstring)."""
+class _Resolving:
+    """``find_class`` of :class:`ResultUnpickler` (C) and its pure-Python twin."""
+
+    tops: frozenset[str]
 
     def __init__(self, file: Any, tops: frozenset[str]) -> None:
-        super().__init__(file)
+        super().__init__(file)  # type: ignore[call-arg]
         self.tops = tops
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in DATA_GLOBALS:
-            target: Any = sys.modules.get(module)
-            if target is None:
-                __import__(module)  # a standard-library module of the data types
-                target = sys.modules[module]
-            return getattr(target, name)
+            # partial mode's checked builders (issue 25): no data type computes with the
+            # worker's arguments (bytearray(N), Fraction('1e999999999'), nested deques)
+            from pysandboxes.partial.decode import builder_for
+
+            return builder_for(module, name)
         if module.partition(".")[0] in self.tops and not any(
             part.startswith("_") for part in (*name.split("."), *module.split("."))
         ):
@@ -227,12 +232,27 @@ class ResultUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("a guarded evaluation's result cannot name a host object")
 
 
+class ResultUnpickler(_Resolving, pickle.Unpickler):
+    """Decodes what evaluated code sends (see the module docstring)."""
+
+
+class _PyResultUnpickler(_Resolving, pickle._Unpickler):  # type: ignore[name-defined,misc]
+    """:class:`ResultUnpickler` whose memo is a dict (a ``PUT`` index sizes no memory)."""
+
+
 def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
     """Decode a result or a host call's arguments from the worker (``EvalWorkerError`` when
     it names something that may not cross)."""
 
-    if len(data) < 4096 and not any(op in data for op in _NAMING):
-        return pickle.loads(data)  # names no global: nothing but plain values
+    from pysandboxes.partial import decode
+
+    limits = decode.Limits(RESULT_BYTES)
+    if len(data) < 4096 and not any(op in data for op in (*_NAMING, b"p", b"r")):
+        # names no global: nothing but plain values (counted: shared references expand)
+        try:
+            return decode.finish(pickle.loads(data), limits)
+        except UnsafeResultError as exc:
+            raise errors.EvalWorkerError(str(exc)) from None
     from pysandboxes.evalguard import engine, runtime
 
     tops = engine.runtime_for(rules).module_tops
@@ -240,13 +260,23 @@ def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
     state = runtime.State(rules)
     previous = runtime.set_current(state)  # a class that compiles a string: refused
     try:
+        # PUT/LONG_BINPUT would size C's memo to their index: the pure-Python unpickler then
+        kind = _PyResultUnpickler if (b"p" in data or b"r" in data) else ResultUnpickler
         with _unevaluated(tops):
-            return ResultUnpickler(io.BytesIO(data), tops).load()
+            return decode.finish(kind(io.BytesIO(data), tops).load(), limits)
     except runtime.Stop:
         raise errors.EvalWorkerError(
             "decoding the result of a guarded evaluation compiled source text: refused"
         ) from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        UnsafeResultError,
+        RecursionError,
+    ) as exc:
         raise errors.EvalWorkerError(str(exc)) from None
     finally:
         state.finished = True
@@ -282,15 +312,15 @@ class _unevaluated:
             self.target.evaluate = self.previous
 
 
-class _NoGlobals(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"an error record names {module}.{name}")
-
-
 def loads_plain(data: bytes) -> Any:
-    """An error record: plain data, naming no global."""
+    """An error record: plain data, naming no global, node-bounded (``partial.decode``)."""
 
-    return _NoGlobals(io.BytesIO(data)).load()
+    from pysandboxes.partial import decode
+
+    try:
+        return decode.decode_plain(data, decode.Limits(RESULT_BYTES, nodes=decode.RECORD_NODES))
+    except UnsafeResultError as exc:
+        raise pickle.UnpicklingError(str(exc)) from None
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:

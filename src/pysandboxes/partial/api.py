@@ -162,7 +162,9 @@ class sandboxes:
     under the lock); ``threads``: concurrent sync calls per worker; ``max_result``: the largest
     pickled result; ``max_restarts``: new workers allowed after deaths and timeouts;
     ``returns``: what results may hold by default; ``init_fn``: run in each new worker first;
-    other keywords are rule lines (``python_import="json"`` is ``python-import=json``).
+    ``raw_output``: what functions print reaches the caller's standard error byte for byte,
+    control sequences included (default: relayed with them made harmless); other keywords
+    are rule lines (``python_import="json"`` is ``python-import=json``).
 
     Only one context is active at a time in a process: entering a second one with the same
     options shares the first; with different options it is an error (never a silent reuse).
@@ -183,6 +185,7 @@ class sandboxes:
         returns: str | Iterable[type] = "data",
         init_fn: Callable[[], Any] | None = None,
         sandboxes_config: str | None = None,
+        raw_output: bool = False,
         **keyword_rules: Any,
     ) -> None:
         if rules is not None and sandboxes_config is not None:
@@ -199,6 +202,7 @@ class sandboxes:
             "max_restarts": max_restarts,
             "returns": returns,
             "init_fn": init_fn,
+            "raw_output": bool(raw_output),
             "keyword_rules": dict(keyword_rules),
         }
         self.caller_file = _caller_file()
@@ -239,6 +243,7 @@ class sandboxes:
             max_restarts=options["max_restarts"],
             returns=options["returns"],
             init_fn=options["init_fn"],
+            raw_output=options["raw_output"],
             caller_file=self.caller_file if rules is None and self.rules is None else None,
         )
 

@@ -56,10 +56,14 @@ _ERROR_SLACK = 1 << 20
 class _Pending:
     """One call in flight."""
 
-    __slots__ = ("body", "callback", "done", "error", "kind", "started", "stopped_by")
+    __slots__ = ("body", "callback", "done", "error", "kind", "started", "stopped_by", "token")
 
-    def __init__(self, started: Started, callback: Callable[[_Pending], None] | None) -> None:
+    def __init__(
+        self, started: Started, callback: Callable[[_Pending], None] | None, token: bytes
+    ) -> None:
         self.started = started
+        #: This call's secret: only an answer that carries it is this call's (issue 25).
+        self.token = token
         self.callback = callback
         self.done = False
         self.kind = b""
@@ -79,7 +83,8 @@ class Worker:
     the first; ``returns``: what results may hold (``results.allowed_globals``);
     ``init_fn``: a function run in each new worker before its first call; ``kind``: the
     program kind its workers start as (``worker``; ``eval-worker`` for guarded evaluation's,
-    ``launch/start.py``).
+    ``launch/start.py``); ``raw_output``: the worker writes to the caller's standard error
+    itself, control sequences included (default: relayed, made harmless: ``partial.output``).
     """
 
     def __init__(
@@ -98,6 +103,7 @@ class Worker:
         cwd: str | None = None,
         path0: str | None = None,
         kind: str = "worker",
+        raw_output: bool = False,
     ) -> None:
         from pysandboxes.partial.spawn import plan_worker
 
@@ -116,6 +122,7 @@ class Worker:
         self.init_fn = init_fn
         self.path0 = path0 if path0 is not None else _caller_path0()
         self.kind = kind
+        self.raw_output = raw_output
         #: New workers started after the first (deaths, timeouts, cancellations).
         self.restarts = 0
         self.starts = 0
@@ -131,6 +138,8 @@ class Worker:
         self._functions: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
         self._fids = itertools.count(1)
         self._defined: set[int] = set()
+        self._tokens = b""
+        self._token_offset = 0
         self._async_waiting = 0
         self._pump_running = False
         self._closed = False
@@ -174,6 +183,7 @@ class Worker:
             max_result=self.max_result,
             path0=self.path0,
             kind=self.kind,
+            raw_output=self.raw_output,
         )
         self._await_ready(started)
         with self._lock:
@@ -250,6 +260,7 @@ class Worker:
         except BaseException:  # KeyboardInterrupt: the call is stopped with its worker
             self._stop(pending, "cancel")
             raise
+        _drain(pending)
         return self._outcome(pending, function, allowed)
 
     async def acall(
@@ -300,6 +311,7 @@ class Worker:
         finally:
             with self._lock:
                 self._async_waiting -= 1
+        _drain(pending)
         return self._outcome(pending, function, allowed)
 
     def _function_entry(self, function: Callable[..., Any]) -> list[Any]:
@@ -354,11 +366,11 @@ class Worker:
                 f"the arguments of {_name(function)} cannot be sent to the sandbox: {exc}"
             ) from exc
         ident = next(self._ids) & 0xFFFFFFFF
-        pending = _Pending(started, callback)
+        pending = _Pending(started, callback, self._token())
         with self._lock:
             self._pending[ident] = pending
         try:
-            started.sock.sendall(frames + _w.encode_frame(_w.CALL, ident, body))
+            started.sock.sendall(frames + _w.encode_frame(_w.CALL, ident, body, pending.token))
         except OSError as exc:
             # The worker had closed its end before the call was whole: it cannot have run.
             with self._lock:
@@ -377,6 +389,16 @@ class Worker:
             self._wait(pending, None)
             self._outcome(pending, function)
         return pending
+
+    def _token(self) -> bytes:
+        """A fresh call token (write lock held): 8 random bytes, drawn 512 at a time (one
+        ``os.urandom`` a call would cost a system call; the worker sees no unused one)."""
+
+        offset = self._token_offset
+        if offset >= len(self._tokens):
+            self._tokens, offset = os.urandom(8 * 512), 0
+        self._token_offset = offset + 8
+        return self._tokens[offset : offset + 8]
 
     def _wait(self, pending: _Pending, deadline: float | None) -> None:
         while not pending.done:
@@ -437,23 +459,37 @@ class Worker:
             return
         if frame is None:
             return
-        kind, ident, body = frame
+        kind, ident, token, body = frame
         with self._lock:
-            pending = self._pending.pop(ident, None)
-            if pending is None:
-                return
-            pending.kind, pending.body, pending.done = kind, body, True
-            self._cv.notify_all()
+            pending = self._pending.get(ident)
+            forged = pending is None or token != pending.token or kind not in _ANSWERS
+            if not forged:
+                del self._pending[ident]
+                assert pending is not None
+                pending.kind, pending.body, pending.done = kind, body, True
+                self._cv.notify_all()
+        if forged:
+            # An answer no call of ours asked for (a guessed id, a wrong token): the worker
+            # breaks the protocol; it is ended and its calls fail (never a forged result).
+            self._stop_started(started)
+            self._died(started, "it sent an answer that no call is waiting for")
+            return
+        assert pending is not None
         if pending.callback is not None:
             pending.callback(pending)
 
     def _read_frame(
         self, started: Started, timeout: float | None
-    ) -> tuple[bytes, int, bytes] | None:
+    ) -> tuple[bytes, int, bytes, bytes] | None:
         """The next frame of ``started`` (``None`` if ``timeout`` passes first); reads ahead,
-        so that a small frame costs one system call."""
+        so that a small frame costs one system call. ``timeout`` covers the whole frame: a
+        worker that trickles its reply a byte at a time does not extend it (issue 25)."""
 
-        buffer: bytes = started.buffer
+        # A frame that comes in pieces grows in a bytearray (appending to bytes would copy it
+        # whole at each piece: quadratic in a trickled 64 MB reply); kept across reads.
+        buffer: bytes | bytearray = started.growing or started.buffer
+        started.growing = None
+        deadline = None if timeout is None else time.monotonic() + timeout
         sock = started.sock
         limit = self.max_result + _ERROR_SLACK + _w.HEADER
         while True:
@@ -463,19 +499,30 @@ class Worker:
                 if need < _w.HEADER or need > limit:
                     raise _Breach
                 if len(buffer) >= need:
-                    started.buffer = buffer[need:]
-                    return buffer[4:5], int.from_bytes(buffer[5:9], "little"), buffer[9:need]
-            if timeout is not None:
+                    whole = bytes(buffer)  # (no copy when it is bytes already)
+                    started.buffer, started.growing = whole[need:], None
+                    ident = int.from_bytes(whole[5:9], "little")
+                    return whole[4:5], ident, whole[9 : _w.HEADER], whole[_w.HEADER : need]
+            if deadline is not None:
                 # select, not poll: macOS's poll refuses some descriptors, Windows has none
                 # (its select takes sockets, which this is).
-                ready, _writable, _failed = select.select([sock], [], [], max(0.0, timeout))
+                left = max(0.0, deadline - time.monotonic())
+                ready, _writable, _failed = select.select([sock], [], [], left)
                 if not ready:
-                    started.buffer = buffer
+                    if type(buffer) is bytearray:
+                        started.buffer, started.growing = b"", buffer
+                    else:
+                        started.buffer = bytes(buffer)
                     return None
             chunk = sock.recv(max(1 << 16, need - len(buffer)))
             if not chunk:
                 raise EOFError
-            buffer = buffer + chunk if buffer else chunk
+            if not buffer:
+                buffer = chunk
+            elif type(buffer) is bytearray:
+                buffer += chunk
+            else:
+                buffer = bytearray(buffer) + chunk
 
     def _stop(self, pending: _Pending, why: str) -> None:
         """A call's timeout or cancellation: kill its worker (the function stops with it)."""
@@ -536,35 +583,27 @@ class Worker:
             raise error
         if pending.kind == _w.RESULT:
             names, anything = allowed if allowed is not None else (self.allowed, self.anything)
-            return results.loads_result(pending.body, names, anything)
-        # Decoded with no global allowed: dicts, lists, strings, numbers (never marshal, which
-        # is not meant for bytes from an untrusted writer).
-        try:
-            record = results.loads_result(pending.body, frozenset(), False)
-        except UnsafeResultError:
-            record = None
-        from pysandboxes.launch.child import plain_data
+            return results.loads_result(pending.body, names, anything, self.max_result)
+        # Decoded with no global allowed and checked as plain data, every reference counted
+        # (never marshal, which is not meant for bytes from an untrusted writer).
+        from pysandboxes.partial.decode import decode_record
 
-        if type(record) is not dict or not plain_data(_lists(record)):
+        record = decode_record(pending.body)
+        if type(record) is not dict:
             raise UnsafeResultError(f"{_name(function)}: an unreadable error record")
         raise results.rebuild_error(record, _name(function))
 
 
-def _lists(value: Any, depth: int = 0) -> Any:
-    """``value`` with tuples, floats and bytes as the plain types ``plain_data`` checks (an
-    error record's arguments may hold them); too deep a nesting becomes a set, which
-    ``plain_data`` refuses."""
+def _drain(pending: _Pending) -> None:
+    """Show what the call's worker printed before its answer (``partial.output``)."""
 
-    if depth > 32:
-        return set()
-    kind = type(value)
-    if kind is dict:
-        return {k: _lists(v, depth + 1) for k, v in value.items()}
-    if kind in (list, tuple):
-        return [_lists(v, depth + 1) for v in value]
-    if kind in (float, bytes):
-        return str(value)
-    return value
+    relay = pending.started.relay
+    if relay is not None:
+        relay.drain()
+
+
+#: Frame kinds that answer a call.
+_ANSWERS = (_w.RESULT, _w.ERROR)
 
 
 class _Breach(Exception):

@@ -2,7 +2,8 @@
 
 The worker runs code under the rules; what it sends back must not run code in the caller. A
 pickle can name any global and call it (``os.system``), so results are decoded by
-:class:`DataUnpickler`, whose ``find_class`` resolves only the types of an allow-list:
+``partial.decode`` (bounded in depth, nodes, decoded bytes and time; data types built by checked
+builders), whose ``find_class`` resolves only the types of an allow-list:
 
 - by default (``returns="data"``): the builtin containers and scalars (which need no global at
   all), ``set``, ``frozenset``, ``bytearray``, ``complex``, ``slice``, ``range``, dates and times,
@@ -13,21 +14,21 @@ pickle can name any global and call it (``os.system``), so results are decoded b
   semantics, for results from code the caller trusts as much as its own.
 
 Exceptions come back as plain data (a pickle naming no global: ``partial.worker.error_record``),
-decoded here with no global allowed, and are
-rebuilt by :func:`rebuild_error` with their own class when the caller has it loaded, else as
+decoded with no global allowed and checked as plain data, node-bounded (``decode.decode_record``),
+and are rebuilt by :func:`rebuild_error` with their own class when the caller has it loaded and
+it is an ``Exception`` (not a host-side error of partial mode), else as
 :class:`~pysandboxes.partial.errors.SandboxedError`; the refusals of the chain are kept
-(``sandbox_denials``) and the sandboxed traceback is attached as a note and as
-``remote_traceback``.
+(``sandbox_denials``) and the sandboxed traceback -- the worker's own text, bounded, never a file
+read here -- is attached as a note and as ``remote_traceback``.
 """
 
 from __future__ import annotations
 
-import io
-import pickle
 import sys
 
 from pysandboxes.errors import Denial, SandBoxError
-from pysandboxes.partial.errors import PartialModeError, SandboxedError, UnsafeResultError
+from pysandboxes.partial.decode import decode as _decode
+from pysandboxes.partial.errors import PartialModeError, SandboxedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,46 +66,6 @@ DATA_GLOBALS = frozenset(
 )
 
 
-#: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4).
-_GLOBAL_OPCODES = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84")
-
-
-def _fast_loads(data: bytes) -> Any:
-    """``pickle.loads`` when no byte of ``data`` could be an opcode naming a global (small
-    results only: the scan is cheap there), else the restricted unpickler."""
-
-    if len(data) < 4096 and not any(op in data for op in _GLOBAL_OPCODES):
-        return pickle.loads(data)
-    return DataUnpickler(io.BytesIO(data), DATA_GLOBALS, False).load()
-
-
-class DataUnpickler(pickle.Unpickler):
-    """``pickle.Unpickler`` that resolves only allowed globals (see the module docstring)."""
-
-    def __init__(self, file: Any, allowed: frozenset[tuple[str, str]], anything: bool) -> None:
-        super().__init__(file)
-        self.allowed = allowed
-        self.anything = anything
-
-    def find_class(self, module: str, name: str) -> Any:
-        if self.anything:
-            if module not in sys.modules:  # never an import on the worker's word
-                raise UnsafeResultError(f"the result names {module}.{name}, not loaded here")
-            return super().find_class(module, name)
-        if (module, name) not in self.allowed:
-            raise UnsafeResultError(
-                f"the result names {module}.{name}, which is not a data type: refused (name "
-                "its class in returns=[...], or pass returns='objects', to accept it)"
-            )
-        target: Any = sys.modules.get(module)
-        if target is None:
-            __import__(module)  # a standard-library module of the allow-list
-            target = sys.modules[module]
-        for part in name.split("."):
-            target = getattr(target, part)
-        return target
-
-
 def allowed_globals(returns: str | Iterable[type]) -> tuple[frozenset[tuple[str, str]], bool]:
     """The allow-list and the "anything loaded" flag for a ``returns=`` option."""
 
@@ -124,37 +85,60 @@ def allowed_globals(returns: str | Iterable[type]) -> tuple[frozenset[tuple[str,
     return DATA_GLOBALS | frozenset(extra), False
 
 
-def loads_result(data: bytes, allowed: frozenset[tuple[str, str]], anything: bool) -> Any:
-    """Decode a result (``UnsafeResultError`` for anything outside the allow-list)."""
+def loads_result(
+    data: bytes,
+    allowed: frozenset[tuple[str, str]],
+    anything: bool,
+    limit: int = 64 << 20,
+) -> Any:
+    """Decode a result (``UnsafeResultError`` for anything outside the allow-list, or larger
+    than ``limit`` bytes once decoded, every reference counted: ``partial.decode``)."""
 
-    try:
-        if allowed is DATA_GLOBALS and not anything:
-            return _fast_loads(data)
-        return DataUnpickler(io.BytesIO(data), allowed, anything).load()
-    except UnsafeResultError:
-        raise
-    except Exception as exc:
-        raise UnsafeResultError(f"the result cannot be decoded: {exc}") from None
+    return _decode(data, allowed, anything, limit)
 
 
 # -- exceptions ------------------------------------------------------------------------------------
 
+#: Most frames of a sandboxed traceback shown, and longest text of each field.
+MAX_FRAMES = 64
+MAX_FIELD = 1000
+#: Longest message of a rebuilt exception and of the chain's entries.
+MAX_MESSAGE = 16 << 10
 
-def format_frames(frames: list[list[Any]]) -> str:
-    """The sandboxed traceback, with source lines read here (the code is the caller's)."""
 
-    import linecache
+def _text(value: Any, most: int = MAX_FIELD) -> str:
+    """``value`` as one bounded line of text (a record's field: never trusted to be short)."""
+
+    text = value if type(value) is str else repr(value) if type(value) in (int, bool) else ""
+    text = text if len(text) <= most else text[:most] + "..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def format_frames(frames: Any) -> str:
+    """The sandboxed traceback, from the worker's own text only: each frame's file, line and
+    function, and the source line the worker sent (bounded). Nothing is read here: a frame
+    names a file of the worker's choosing (``/etc/shadow``, ``/dev/stdin``, ``/dev/zero``)."""
 
     lines = ["Traceback in the sandbox (most recent call last):"]
-    for filename, lineno, name in frames:
-        lines.append(f'  File "{filename}", line {lineno}, in {name}')
-        text = linecache.getline(str(filename), int(lineno)).strip()
-        if text:
-            lines.append(f"    {text}")
+    if type(frames) is not list:
+        return lines[0]
+    if len(frames) > MAX_FRAMES:
+        lines.append(f"  ... {len(frames) - MAX_FRAMES} frames left out")
+        frames = frames[-MAX_FRAMES:]
+    for frame in frames:
+        if type(frame) is not list or len(frame) < 3:
+            continue
+        filename, lineno, name = frame[0], frame[1], frame[2]
+        lines.append(f'  File "{_text(filename)}", line {_text(lineno)}, in {_text(name)}')
+        source = _text(frame[3]).strip() if len(frame) > 3 else ""
+        if source:
+            lines.append(f"    {source}")
     return "\n".join(lines)
 
 
-def _denial(fields: dict[str, Any]) -> Denial | None:
+def _denial(fields: Any) -> Denial | None:
+    if type(fields) is not dict:
+        return None
     try:
         return Denial(**{k: fields.get(k) for k in Denial._fields if k in fields})  # type: ignore[arg-type]
     except TypeError:
@@ -165,8 +149,10 @@ def _find_exception_class(module: str, qualname: str) -> type[BaseException] | N
     target: Any = sys.modules.get(module)  # never imported on the worker's word
     if target is None:
         return None
-    for part in qualname.split("."):
-        target = getattr(target, part, None)
+    for part in qualname.split(".")[:8]:
+        # the namespace itself: no module __getattr__ (a lazy import) runs on the worker's word
+        namespace = getattr(target, "__dict__", None)
+        target = namespace.get(part) if namespace is not None else None
         if target is None:
             return None
     if isinstance(target, type) and issubclass(target, BaseException):
@@ -174,22 +160,51 @@ def _find_exception_class(module: str, qualname: str) -> type[BaseException] | N
     return None
 
 
+#: Partial mode's own errors describe what happened *here* (a timeout, a death, a refused
+#: result): a record naming one is the worker's forgery, rebuilt as ``SandboxedError``.
+_HOST_SIDE = frozenset(
+    {
+        "PartialModeError",
+        "WorkerDiedError",
+        "CallTimeoutError",
+        "CallCancelledError",
+        "RestartBudgetExceeded",
+        "ResultTooLargeError",
+        "UnsafeResultError",
+        "SandboxedError",
+    }
+)
+
+
+def _own_class(cls: type[BaseException]) -> bool:
+    """Whether the host raises ``cls`` itself for a record naming it: an ``Exception`` (a host's
+    ``except Exception`` catches it), never a ``BaseException`` that is not one --
+    ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, ``asyncio.CancelledError`` (which
+    would cancel the host's task) or a tool's own -- nor one of partial mode's host-side errors."""
+
+    if not issubclass(cls, Exception):
+        return False
+    return not (cls.__module__ == "pysandboxes.partial.errors" and cls.__name__ in _HOST_SIDE)
+
+
 def rebuild_error(record: dict[str, Any], function_name: str) -> BaseException:
-    """The exception of an error record (see the module docstring)."""
+    """The exception of an error record (see the module docstring): always an ``Exception``;
+    a class the host does not have, or may not raise on the worker's word, is
+    :class:`SandboxedError` naming it (``remote_type``)."""
 
     from pysandboxes.partial.errors import ResultTooLargeError
 
     if record.get("too_big"):
         return ResultTooLargeError(
-            f"{function_name}: the result ({record['too_big']} bytes pickled) is larger than the "
-            f"limit (max_result={record.get('limit')}); the worker sent none of it"
+            f"{function_name}: the result ({_text(record['too_big'])} bytes pickled) is larger "
+            f"than the limit (max_result={_text(record.get('limit'))}); the worker sent none of it"
         )
-    module, qualname = str(record.get("module", "")), str(record.get("qualname", ""))
-    message = str(record.get("message", ""))
-    denials = [d for d in (_denial(f) for f in record.get("denials", [])) if d is not None]
+    module, qualname = _text(record.get("module", "")), _text(record.get("qualname", ""))
+    message = _text(record.get("message", ""), MAX_MESSAGE)
+    denials = [d for d in (_denial(f) for f in _list(record.get("denials"))) if d is not None]
     cls = _find_exception_class(module, qualname)
     exc: BaseException | None = None
-    if cls is not None and not issubclass(cls, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+    if cls is not None and _own_class(cls):
         exc = _construct(cls, record, message, denials)
     if exc is None:
         exc = SandboxedError(f"{module}.{qualname}: {message}", remote_type=f"{module}.{qualname}")
@@ -200,24 +215,27 @@ def rebuild_error(record: dict[str, Any], function_name: str) -> BaseException:
     if isinstance(exc, SandBoxError) and exc.denial is not None:
         known.add(exc.denial)
     tail: BaseException = exc
-    for denial in denials:
+    for denial in denials[:MAX_FRAMES]:
         if denial in known:
             continue
         known.add(denial)
-        link = SandboxedError(f"refused in the sandbox: {denial.target}", denial=denial)
+        link = SandboxedError(f"refused in the sandbox: {_text(denial.target)}", denial=denial)
         tail.__context__ = link
         tail = link
-    frames = record.get("frames") or []
-    text = format_frames(frames)
-    chain = record.get("chain") or []
+    text = format_frames(record.get("frames") or [])
+    chain = [c for c in _list(record.get("chain"))[:8] if type(c) is list and len(c) == 2]
     if chain:
-        text += "\n" + "\n".join(f"  caused by {name}: {msg}" for name, msg in chain)
+        text += "\n" + "\n".join(f"  caused by {_text(n)}: {_text(m)}" for n, m in chain)
     try:
         exc.remote_traceback = text  # type: ignore[attr-defined]
         exc.add_note(text)
     except (AttributeError, TypeError):
         pass
     return exc
+
+
+def _list(value: Any) -> list[Any]:
+    return value if type(value) is list else []
 
 
 def _construct(
@@ -235,7 +253,7 @@ def _construct(
         elif issubclass(cls, OSError) and record.get("errno") is not None:
             exc = cls(record["errno"], record.get("strerror") or message, record.get("filename"))
         else:
-            exc = cls(*record.get("args", []))
+            exc = cls(*_list(record.get("args")))
             if issubclass(cls, SandBoxError) and denial is not None:
                 exc.denial = denial  # type: ignore[attr-defined]
     except Exception:

@@ -70,6 +70,32 @@ def _renamed(code: types.CodeType) -> types.CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
+#: Most source lines shipped with a function (its span in its file), and longest line.
+MAX_SOURCE_LINES = 2000
+MAX_SOURCE_LINE = 1000
+
+
+def _source(code: types.CodeType) -> tuple[str, int, tuple[str, ...]]:
+    """``(file, first line, lines)`` of ``code``'s span in its file, read here from the
+    caller's own source: the worker shows them in its tracebacks, and the caller formats only
+    the text the worker sends (it never reads a file a worker's frame names, issue 25)."""
+
+    import linecache
+
+    numbers = [code.co_firstlineno]
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        numbers.extend(line for _start, _end, line in current.co_lines() if line)
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    first, last = min(numbers), min(max(numbers), min(numbers) + MAX_SOURCE_LINES)
+    try:
+        lines = linecache.getlines(code.co_filename)[first - 1 : last]
+    except Exception:  # a file that went away: no source shown
+        lines = []
+    return code.co_filename, first, tuple(line[:MAX_SOURCE_LINE] for line in lines)
+
+
 def _names(code: types.CodeType, found: set[str]) -> set[str]:
     found.update(code.co_names)
     for const in code.co_consts:
@@ -139,6 +165,7 @@ class Shipper(pickle.Pickler):
             tuple(cells),
             function.__qualname__,
             {k: v for k, v in function.__dict__.items() if k != "__sandbox_original__"},
+            _source(code),
         )
         args = (marshal.dumps(_renamed(code)), module, function.__name__, len(cells))
         return (_w.make_function, args, state, None, None, _w.fill_function)

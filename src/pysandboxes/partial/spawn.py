@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pysandboxes.launch.spawn import Process
     from pysandboxes.launch.start import Start
+    from pysandboxes.partial.output import Relay
 
 
 def plan_worker(
@@ -71,12 +72,18 @@ def plan_worker(
 class Started:
     """A spawned worker: its process, the parent's socket end, and its start (what to end)."""
 
-    def __init__(self, start: Start, process: Process, sock: socket.socket) -> None:
+    def __init__(
+        self, start: Start, process: Process, sock: socket.socket, relay: Relay | None = None
+    ) -> None:
         self.start = start
         self.process = process
         self.sock = sock
+        #: The relay of the worker's output (``None``: ``raw_output``, it writes there itself).
+        self.relay = relay
         #: Bytes read ahead from the socket (``pool.Worker._read_frame``).
         self.buffer = b""
+        #: An incomplete frame that came in pieces (``pool.Worker._read_frame``), or ``None``.
+        self.growing: bytearray | None = None
 
     @property
     def prepared(self) -> object:
@@ -100,17 +107,29 @@ class Started:
             self.process.kill(hard=True)
             status = self.process.wait()
         self.start.finish(status)
+        if self.relay is not None:
+            self.relay.finish()
         return status
 
 
 def start_worker(
-    plan: cli.RunPlan, *, threads: int, max_result: int, path0: str, kind: str = "worker"
+    plan: cli.RunPlan,
+    *,
+    threads: int,
+    max_result: int,
+    path0: str,
+    kind: str = "worker",
+    raw_output: bool = False,
 ) -> Started:
     """Spawn a worker for ``plan`` (see the module docstring); ``kind``: ``worker``, or
-    ``eval-worker`` for guarded evaluation's."""
+    ``eval-worker`` for guarded evaluation's. Its output comes back on a socket of its own,
+    relayed with control sequences made harmless (``partial.output``), unless ``raw_output``
+    (or on Windows, where a socket cannot be a standard stream): then it writes to the caller's
+    standard error itself."""
 
     from pysandboxes.launch.start import Request, prepare
 
+    out_parent = out_child = None
     # AF_UNIX on POSIX; socketpair's own default elsewhere (a loopback pair on Windows).
     if sys.platform == "win32":
         parent_end, child_end = socket.socketpair()
@@ -119,16 +138,19 @@ def start_worker(
     try:
         child_fd = child_end.fileno()
         os.set_inheritable(child_fd, True)
+        keep = [child_fd]
+        fields = {"argv0": "-c", "worker_fd": str(child_fd)}
+        if not raw_output and sys.platform != "win32":
+            out_parent, out_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            out_child.shutdown(socket.SHUT_RD)
+            os.set_inheritable(out_child.fileno(), True)
+            keep.append(out_child.fileno())
+            fields["output_fd"] = str(out_child.fileno())
         request = Request(
             kind,
             path0,
-            fields={
-                "argv0": "-c",
-                "worker_fd": str(child_fd),
-                "threads": str(threads),
-                "max_result": str(max_result),
-            },
-            keep_fds=(child_fd,),
+            fields={**fields, "threads": str(threads), "max_result": str(max_result)},
+            keep_fds=tuple(keep),
         )
         start = prepare(plan, request)
         try:
@@ -138,7 +160,16 @@ def start_worker(
             raise
     except BaseException:
         parent_end.close()
+        if out_parent is not None:
+            out_parent.close()
         raise
     finally:
         child_end.close()
-    return Started(start, process, parent_end)
+        if out_child is not None:
+            out_child.close()
+    relay = None
+    if out_parent is not None:
+        from pysandboxes.partial.output import Relay
+
+        relay = Relay(out_parent)
+    return Started(start, process, parent_end, relay)

@@ -11,7 +11,14 @@ guard and calls :meth:`Server.serve`.
 Transport: one inherited ``AF_UNIX`` socketpair end, descriptor ``fields["worker_fd"]``, carrying
 length-prefixed frames (:func:`encode_frame`)::
 
-    LEN (4 bytes, little endian: the size of what follows) | KIND (1 byte) | ID (4 bytes) | BODY
+    LEN (4 bytes, little endian: the size of what follows) | KIND (1 byte) | ID (4 bytes)
+        | TOKEN (8 bytes) | BODY
+
+``TOKEN`` is a per-call secret the parent draws for each ``C`` frame; the worker's answer for
+that call carries it back, and the parent takes an answer only with its call's token (issue 25):
+a function cannot answer a concurrent call of the same worker by guessing its ``ID``. (A
+function that searches the worker's own memory can still find it: only ``fresh=True`` or
+``threads=1`` keep calls apart.)
 
 Parent to worker:
 
@@ -58,8 +65,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: Frame header: 4 bytes of length, 1 byte of kind, 4 bytes of call or function id.
-HEADER = 9
+#: Frame header: 4 bytes of length, 1 byte of kind, 4 bytes of call or function id, 8 bytes
+#: of the call's token.
+HEADER = 17
+#: The token of a frame that answers no call (``D``, ``K``).
+NO_TOKEN = bytes(8)
 #: Prefix of the file name of every shipped code object (``<sandboxed>/path/to/app.py``).
 PROGRAM_PREFIX = "<sandboxed>"
 #: Protocol of every pickle on the wire (out-of-band buffers are not used).
@@ -72,10 +82,11 @@ DEFINE, CALL, RESULT, ERROR, READY = b"D", b"C", b"R", b"E", b"K"
 EXECUTOR_THREADS = 4
 
 
-def encode_frame(kind: bytes, ident: int, body: bytes) -> bytes:
+def encode_frame(kind: bytes, ident: int, body: bytes, token: bytes = NO_TOKEN) -> bytes:
     """One frame (see the module docstring)."""
 
-    return (len(body) + 5).to_bytes(4, "little") + kind + ident.to_bytes(4, "little") + body
+    head = (len(body) + HEADER - 4).to_bytes(4, "little") + kind + ident.to_bytes(4, "little")
+    return head + token + body
 
 
 def _read_exact(fd: int, size: int) -> bytes:
@@ -149,8 +160,17 @@ def _as_program(code: "types.CodeType") -> "types.CodeType":
     return code.replace(co_filename=filename, co_consts=consts)
 
 
+#: Source lines the parent shipped with its functions: file name -> {line number: text}.
+_sources: "dict[str, dict[int, str]]" = {}
+
+
 def fill_function(function: "types.FunctionType", state: "tuple[Any, ...]") -> None:
-    items, defaults, kwdefaults, cells, qualname, attributes = state
+    items, defaults, kwdefaults, cells, qualname, attributes = state[:6]
+    if len(state) > 6 and type(state[6]) is tuple:
+        filename, first, lines = state[6]
+        known = _sources.setdefault(str(filename), {})
+        for offset, text in enumerate(lines):
+            known.setdefault(first + offset, str(text))
     # The worker's module namespace keeps what it holds (what init_fn or earlier calls set):
     # a name gets the caller's value only the first time a function brings it.
     namespace = function.__globals__
@@ -275,8 +295,10 @@ _OWN_FILES = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.s
 
 
 def _frames(tb: "Any") -> "list[list[Any]]":
-    """(file, line, function) of each frame of ``tb`` outside python-sb's own code; shipped
-    code keeps its parent-side file name (the parent shows the source lines)."""
+    """(file, line, function, source line) of each frame of ``tb`` outside python-sb's own
+    code; shipped code keeps its parent-side file name and the source line the parent shipped
+    with it (else one ``linecache`` holds already: no file is read here). The parent formats
+    only this text, bounded (it never reads a file a frame names)."""
 
     found = []
     while tb is not None:
@@ -288,7 +310,13 @@ def _frames(tb: "Any") -> "list[list[Any]]":
         if type(filename) is str and not filename.startswith(_OWN_FILES) and filename != _IMPORTER:
             if filename.startswith(PROGRAM_PREFIX):
                 filename = filename[len(PROGRAM_PREFIX) :]
-            found.append([filename, line, name])
+            text = _sources.get(filename, {}).get(line, "") if type(line) is int else ""
+            if not text:
+                cached = sys.modules.get("linecache")
+                entry = cached.cache.get(filename) if cached is not None else None
+                if entry and type(line) is int and 0 < line <= len(entry[2]):
+                    text = entry[2][line - 1]
+            found.append([filename, line, name, str(text).strip()[:1000]])
         tb = tb.tb_next
     return found
 
@@ -441,7 +469,7 @@ class Server:
                 if self.stopped.is_set():
                     return
                 try:
-                    kind, ident, body = self._next_frame()
+                    kind, ident, token, body = self._next_frame()
                 except (EOFError, OSError):
                     self.stopped.set()
                     return
@@ -451,9 +479,9 @@ class Server:
                 if kind != CALL:
                     self.stopped.set()
                     return
-            self._call(ident, body)  # the read lock is another thread's turn now
+            self._call(ident, token, body)  # the read lock is another thread's turn now
 
-    def _next_frame(self) -> "tuple[bytes, int, bytes]":
+    def _next_frame(self) -> "tuple[bytes, int, bytes, bytes]":
         """The next frame from the parent (read lock held); reads ahead into a buffer, so that
         a small frame costs one system call."""
 
@@ -469,7 +497,8 @@ class Server:
         if len(buffer) < size:
             buffer = buffer + _read_exact(self.fd, size - len(buffer))
         self.buffer = buffer[size:]
-        return buffer[4:5], int.from_bytes(buffer[5:9], "little"), buffer[HEADER:size]
+        ident = int.from_bytes(buffer[5:9], "little")
+        return buffer[4:5], ident, buffer[9:HEADER], buffer[HEADER:size]
 
     def _define(self, ident: int, body: bytes) -> None:
         try:
@@ -479,7 +508,7 @@ class Server:
         except BaseException as exc:  # reported on the calls of that function
             self.functions[ident] = (_Undefined(exc), False)
 
-    def _call(self, ident: int, body: bytes) -> None:
+    def _call(self, ident: int, token: bytes, body: bytes) -> None:
         try:
             function_id, args, kwargs = _loads(body)
             function, is_async = self.functions[function_id]
@@ -489,35 +518,40 @@ class Server:
                 loop = self._event_loop()
                 run_threadsafe = sys.modules["asyncio"].run_coroutine_threadsafe
                 future = run_threadsafe(function(*args, **kwargs), loop)
-                future.add_done_callback(lambda done: self._finish_async(ident, done))
+                future.add_done_callback(lambda done: self._finish_async(ident, token, done))
                 return
             result = function(*args, **kwargs)
         except BaseException as exc:
-            self._send_error(ident, exc)
+            self._send_error(ident, token, exc)
             return
-        self._send_result(ident, result)
+        self._send_result(ident, token, result)
 
-    def _finish_async(self, ident: int, future: "Any") -> None:
+    def _finish_async(self, ident: int, token: bytes, future: "Any") -> None:
         try:
             result = future.result()
         except BaseException as exc:
-            self._send_error(ident, exc)
+            self._send_error(ident, token, exc)
             return
-        self._send_result(ident, result)
+        self._send_result(ident, token, result)
 
-    def _send_result(self, ident: int, result: "Any") -> None:
+    def _send_result(self, ident: int, token: bytes, result: "Any") -> None:
         try:
             data = pickle.dumps(result, PROTOCOL)
         except BaseException as exc:
-            self._send_error(ident, exc, "the result cannot be pickled")
+            self._send_error(ident, token, exc, "the result cannot be pickled")
             return
         if len(data) > self.max_result:
-            self._send_error(ident, None, f"result of {len(data)} bytes", big=len(data))
+            self._send_error(ident, token, None, f"result of {len(data)} bytes", big=len(data))
             return
-        self._write(encode_frame(RESULT, ident, data))
+        self._write(encode_frame(RESULT, ident, data, token))
 
     def _send_error(
-        self, ident: int, exc: "BaseException | None", context: str = "", big: int = 0
+        self,
+        ident: int,
+        token: bytes,
+        exc: "BaseException | None",
+        context: str = "",
+        big: int = 0,
     ) -> None:
         if exc is None:
             record: dict[str, Any] = {
@@ -537,7 +571,7 @@ class Server:
             data = pickle.dumps(record, PROTOCOL)
         except Exception:  # a str subclass's __reduce__ of the program's, say
             data = pickle.dumps({"module": "builtins", "qualname": "RuntimeError"}, PROTOCOL)
-        self._write(encode_frame(ERROR, ident, data))
+        self._write(encode_frame(ERROR, ident, data, token))
 
     def _write(self, frame: bytes) -> None:
         with self.write_lock:
@@ -565,7 +599,20 @@ def prepare(fields: "dict[str, str]") -> Server:
     """Before the guard is armed: standard output to standard error, the server (whose
     :meth:`Server.start_threads` the bootstrap calls last before arming)."""
 
-    os.dup2(2, 1)
+    output = fields.get("output_fd")
+    if output:
+        # Standard output and error: the caller's relay (``partial.output``), which makes
+        # control sequences harmless; nothing here keeps the caller's own descriptor.
+        fd = int(output)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        try:  # noqa: SIM105 (no contextlib here) -- a line at a time, before the answer
+            sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    else:
+        os.dup2(2, 1)
     # A terminal's Ctrl-C reaches the whole foreground group, the worker included: the caller
     # decides (an interrupted call kills the worker), never the worker on its own.
     import _signal  # type: ignore[import-not-found,unused-ignore]
