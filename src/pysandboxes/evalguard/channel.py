@@ -367,15 +367,17 @@ class CappedOutput(io.StringIO):
         self.size = 0
 
     def write(self, text: str) -> int:
+        from pysandboxes.evalguard import runtime
+
+        state = runtime.current_or_none()
+        if state is not None and state.error is not None:
+            raise runtime.Stop()  # tripped (a library swallowed it): nothing more is written
         self.size += len(text)
         if self.size > self.rules.max_output:
-            from pysandboxes.evalguard import runtime
-
             error = errors.EvalOutputError(
                 f"guarded evaluation printed more than {self.rules.max_output} characters "
                 f"({self.rules.key('eval-max-output')})"
             )
-            state = runtime.current_or_none()
             raise error if state is None else state.trip(error)
         return super().write(text)
 
@@ -394,6 +396,9 @@ class HostProxy:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pysandboxes.evalguard import runtime
 
+        state = runtime.current_or_none()
+        if state is not None and state.error is not None:
+            raise runtime.Stop()  # tripped (a library swallowed it): the host is not asked
         for value in (*args, *kwargs.values()):
             runtime.copy_out(value)  # the source's functions and the guard's objects stay
         try:

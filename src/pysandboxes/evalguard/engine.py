@@ -131,6 +131,7 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     if helpers:
         ns.update(helpers)
     ns["_sb_t"] = state.ticks
+    ns["_sb_live"] = state.live
     previous = runtime.set_current(state)
     try:
         if "decimal" in rules.imports:
@@ -160,6 +161,7 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
         state.finished = True
         runtime.set_current(previous)
         ns.pop("_sb_t", None)
+        ns.pop("_sb_live", None)
         for name in helpers:
             ns.pop(name, None)
     if state.error is not None:  # swallowed on the way (a library's bare except)

@@ -11,7 +11,12 @@ goes through a helper of :mod:`pysandboxes.evalguard.runtime`.
 - functions and lambdas -> wrapped by ``_sb_fn`` (call depth, call count); classes registered
   by ``_sb_cls`` and their bases mapped by ``_sb_base``;
 - f-string fields with a spec or a conversion -> ``_sb_fmt(value, spec, conversion)``;
-- ``except:`` -> ``except Exception:``, ``except X`` -> ``except _sb_exc(X)``;
+- ``except:`` -> ``except _sb_live() and Exception:``, ``except X`` -> ``except _sb_live() and
+  _sb_exc(X)``, and every ``finally:`` block starts with ``_sb_live()``: while the guard's
+  interruption unwinds, no expression of the source is evaluated and no ``finally`` body of
+  the source runs (``_sb_live`` raises the interruption again), so nothing the source wrote
+  can replace the interruption (an ``except (1/0):``, a ``finally`` that raises) or run
+  after it (a ``finally`` that prints);
 - ``import m`` / ``from m import n`` -> ``_sb_import`` / ``_sb_from`` (module views);
 - ``x in y`` -> ``x in _sb_in(y)`` and ``*y`` -> ``*_sb_star(y)`` (and the value of an
   unpacking with a starred target): C code consumes an iterator there with no tick, so an
@@ -333,10 +338,23 @@ class Rewriter(ast.NodeTransformer):
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         self.generic_visit(node)
         if node.type is None:
-            node.type = ast.copy_location(_name("_sb_Exception"), node)
+            kinds: ast.expr = ast.copy_location(_name("_sb_Exception"), node)
         else:
-            node.type = ast.copy_location(_call("_sb_exc", node.type), node.type)
+            kinds = ast.copy_location(_call("_sb_exc", node.type), node.type)
+        # _sb_live() first: evaluated only while an exception propagates, it raises the
+        # interruption again when that exception is the guard's (see the module docstring)
+        live = ast.copy_location(_call("_sb_live"), kinds)
+        node.type = ast.copy_location(ast.BoolOp(op=ast.And(), values=[live, kinds]), kinds)
         return node
+
+    def _try(self, node: ast.Try | ast.TryStar) -> Any:
+        self.generic_visit(node)
+        if node.finalbody:
+            first = node.finalbody[0]
+            node.finalbody.insert(0, ast.copy_location(ast.Expr(_call("_sb_live")), first))
+        return node
+
+    visit_Try = visit_TryStar = _try
 
     # -- imports --------------------------------------------------------------------------
 

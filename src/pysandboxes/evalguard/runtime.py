@@ -202,6 +202,21 @@ class State:
             self.error = error
         return _Stop()
 
+    def live(self) -> bool:
+        """``True`` while the evaluation may go on; else the interruption, raised again.
+
+        The rewrite calls it (as ``_sb_live``) before the type expression of every ``except``
+        clause and at the start of every ``finally`` block: Python evaluates those while an
+        exception unwinds, and when that exception is the guard's interruption, code the
+        source wrote there (``except (1/0):``, ``finally: print(...); raise ValueError``)
+        would replace the interruption or run after it."""
+
+        if self.error is not None:
+            raise _Stop()
+        if self.finished:
+            raise self.trip(RuleEvalError("code of a guarded evaluation ran after it ended"))
+        return True
+
     def check(self) -> None:
         """Clock and memory (called every chunk of ticks and by the costly helpers)."""
 
@@ -424,6 +439,8 @@ def need(size: int, what: str) -> None:
     """Refuse an allocation of ``size`` bytes above ``eval-max-alloc``."""
 
     state = current()
+    if state.error is not None:  # tripped, and a library swallowed it: nothing more runs
+        raise _Stop()
     if size > state.rules.max_alloc:
         shown = size if size < 10**18 else "10**18"  # a huge int cannot even be printed
         raise state.trip(
@@ -690,6 +707,9 @@ class HostFunction:
         object.__setattr__(self, "_sb_rt", runtime)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        state: State | None = _getattr(_local, "state", None)
+        if state is not None and state.error is not None:
+            raise _Stop()  # tripped (a library swallowed it): the host's function never runs
         try:
             result = self._sb_function(*args, **kwargs)
         except SystemExit as exc:
@@ -1101,6 +1121,8 @@ class Runtime:
 
     def _b_print(self, *args: Any, sep: Any = " ", end: Any = "\n", flush: bool = False) -> None:
         state = current()
+        if state.error is not None:  # tripped (a library swallowed it): nothing is printed
+            raise _Stop()
         text = (" " if sep is None else _str(sep)).join(_str(a) for a in args) + (
             "\n" if end is None else _str(end)
         )

@@ -1,0 +1,100 @@
+"""The way back of guarded evaluation (issue 25), under both backends: each attack of
+``corpus.py`` with its control, and the legitimate sources that must keep working."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pysandboxes.evalguard.api import guarded_eval
+from tests.redteam.wayback.eval.corpus import ATTACKS, LEGIT, RULES, Attack
+
+BACKENDS = [pytest.param(None, id="worker"), pytest.param("in-process", id="in-process")]
+
+#: The control of an interruption attack: a timer raises a private BaseException (what the
+#: guard's interruption is) into the source's loop; plain Python then runs what follows.
+_INTERRUPTED = """
+import signal, sys
+class Interrupt(BaseException):
+    pass
+def fire(*args):
+    raise Interrupt
+signal.signal(signal.SIGALRM, fire)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+try:
+    exec(sys.stdin.read(), {})
+except Interrupt:
+    print("INTERRUPTED")
+except BaseException as exc:
+    print("REPLACED BY", type(exc).__name__)
+"""
+
+
+def _child(code: str, stdin: str, timeout: float, memory: bool = False) -> Any:
+    def limit() -> None:
+        if memory:
+            resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
+        check=False,
+    )
+
+
+def _control(attack: Attack) -> None:
+    if attack.control == "interrupt":
+        # generous: the timer fires after 0.2 s; the bound is only for a child that hangs
+        done = _child(_INTERRUPTED, attack.source, timeout=120)
+        assert "AFTER" in done.stdout, (done.stdout, done.stderr[-500:])
+    elif attack.control == "cpu":
+        with pytest.raises(subprocess.TimeoutExpired):
+            _child("import sys; exec(sys.stdin.read(), {})", attack.source, timeout=1.0)
+    elif attack.control == "memory":
+        done = _child("import sys; exec(sys.stdin.read(), {})", attack.source, 60, memory=True)
+        assert "MemoryError" in done.stderr, done.stderr[-500:]
+    elif attack.control == "state":
+        probe = f"import sys; exec(sys.stdin.read(), {{}}); print(eval({attack.probe!r}, {{}}))"
+        done = _child(probe, attack.source, timeout=120)
+        assert done.stdout.strip() == "True", (done.stdout, done.stderr[-500:])
+    else:  # pragma: no cover - a corpus error
+        raise AssertionError(attack.control)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: f"c{a.cls}-{a.name}")
+def test_control_reaches_the_objective_without_the_guard(attack: Attack) -> None:
+    _control(attack)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: f"c{a.cls}-{a.name}")
+def test_attack_is_held(
+    attack: Attack, backend: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(attack.held):
+        guarded_eval(attack.source, mode="exec", rules=RULES, backend=backend)
+    out = capsys.readouterr().out
+    assert "AFTER" not in out  # nothing the source wrote ran after the interruption
+    if attack.probe:
+        # what the attack changed did not outlive its own evaluation
+        assert guarded_eval(attack.probe, rules=RULES, backend=backend) is False
+        assert eval(attack.probe, {}) is False  # nor in the host
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("name", "source", "expected"), LEGIT, ids=[c[0] for c in LEGIT])
+def test_legitimate_source_works(
+    name: str, source: str, expected: object, backend: str | None
+) -> None:
+    assert guarded_eval(source, mode="exec", rules=RULES, backend=backend) == expected
+    plain: dict[str, Any] = {}
+    exec(source, plain)
+    assert {k: plain[k] for k in expected} == expected  # type: ignore[attr-defined]
