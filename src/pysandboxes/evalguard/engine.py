@@ -135,8 +135,12 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     previous = runtime.set_current(state)
     try:
         if "decimal" in rules.imports:
-            with decimal.localcontext():
-                result = _real_eval(compiled.code, ns)
+            saved = [template.copy() for template in _DECIMAL_TEMPLATES]
+            try:
+                with decimal.localcontext():
+                    result = _real_eval(compiled.code, ns)
+            finally:
+                _restore_templates(saved)
         else:
             result = _real_eval(compiled.code, ns)
     except runtime.Stop:
@@ -175,6 +179,26 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     if compiled.mode == "eval":
         return runtime.copy_out(result)
     return None
+
+
+#: The contexts the decimal module shares with every thread of the process: a new thread's
+#: context is a copy of ``DefaultContext``, and ``setcontext(DefaultContext)`` installs the
+#: shared object itself. What an evaluation changes in them (``DefaultContext.prec = 5``,
+#: its traps) would outlive it, in the host (in-process) or in the worker's next evaluations.
+_DECIMAL_TEMPLATES = (decimal.DefaultContext, decimal.BasicContext, decimal.ExtendedContext)
+_CONTEXT_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def _restore_templates(saved: list[decimal.Context]) -> None:
+    """Put the shared decimal contexts back as they were before the evaluation."""
+
+    for template, was in zip(_DECIMAL_TEMPLATES, saved, strict=True):
+        for field in _CONTEXT_FIELDS:
+            value = getattr(was, field)
+            if getattr(template, field) != value:
+                setattr(template, field, value)
+        template.traps = dict(was.traps)  # type: ignore[assignment]
+        template.flags = dict(was.flags)  # type: ignore[assignment]
 
 
 def bound_names(ns: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,10 @@ Controls (see ``test_wayback_eval.py``):
 - ``cpu``: run in a child python, it is still running after one second;
 - ``memory``: run in a child python limited to 512 MiB of address space, it raises
   ``MemoryError``;
-- ``state``: run in a child python, then the objective source, in a fresh namespace, sees
-  what the attack left behind (``decimal.DefaultContext`` changed).
+- ``crash``: run in a child python, it dies of ``SIGSEGV`` (it would end the host);
+- ``value``: run in this process, the expression ``probe`` is true afterwards;
+- ``state``: run in a child python, then ``probe`` (a source binding ``changed``), in a fresh
+  namespace, sees what the attack left behind (``decimal.DefaultContext`` changed).
 
 ``held``: the exception ``guarded_eval`` raises under both backends (``worker`` and
 ``in-process``); ``cls``: the class of issue 25 it belongs to.
@@ -21,7 +23,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pysandboxes.errors import EvalMemoryError, EvalTimeout
+from pysandboxes.errors import EvalCallDenied, EvalMemoryError, EvalRecursionError, EvalTimeout
+
+
+class HostUnchanged(Exception):
+    """Marker for ``held``: the evaluation runs; what it changed does not outlive it."""
+
+
+T, M, R, C, U = EvalTimeout, EvalMemoryError, EvalRecursionError, EvalCallDenied, HostUnchanged
 
 #: A generous profile (a code-interpreter tool's): the attacks must be held even so.
 RULES = [
@@ -30,7 +39,8 @@ RULES = [
     "eval-call=len,range,sum,min,max,sorted,list,dict,set,tuple,str,int,float,print,type,"
     "isinstance,abs,round,pow,format,repr,iter,next,map,Exception,ValueError,TypeError,"
     "ZeroDivisionError",
-    "eval-attribute=str-methods,list-methods,dict-methods,set-methods,num-methods",
+    "eval-attribute=str-methods,list-methods,dict-methods,set-methods,num-methods,prec,Emax,traps,"
+    "sqrt,power,create_decimal",
     "eval-import=math,decimal,fractions,itertools",
     # generous on purpose: the attacks are interrupted by the budgets, well before the clock
     "eval-timeout=10s",
@@ -46,7 +56,8 @@ class Attack:
     source: str
     held: type[BaseException] | tuple[type[BaseException], ...]
     control: str
-    #: For ``state``: the source run afterwards whose value shows what was left behind.
+    #: ``value``: an expression over the attack's names; ``state``: a source binding
+    #: ``changed`` (what the attack left behind, seen by a later, separate run).
     probe: str = ""
 
 
@@ -145,6 +156,113 @@ work()
     ),
 ]
 
+_CHANGED = "import decimal\nchanged = decimal.DefaultContext.prec != 28"
+
+ATTACKS += [
+    # -- class 8: estimates that could be sidestepped -----------------------------------------
+    Attack("sum_with_start", 8, "rows = [[0] * 1000] * 20000\nr = sum(rows, [])", M, "cpu"),
+    Attack(
+        "sum_start_keyword", 8, "rows = [[0] * 1000] * 20000\nr = sum(rows, start=[])", M, "cpu"
+    ),
+    Attack(
+        "round_huge_decimal", 8, "import decimal\nr = round(decimal.Decimal('1e900000'))", T, "cpu"
+    ),
+    Attack("int_huge_decimal", 8, "import decimal\nr = int(decimal.Decimal('1e900000'))", T, "cpu"),
+    Attack(
+        "decimal_modular_pow",
+        8,
+        "import decimal\nc = decimal.Context(prec=2000)\n"
+        "r = c.power(3, c.create_decimal(10**1999), c.create_decimal(10**1999 + 7))",
+        T,
+        "cpu",
+    ),
+    Attack(
+        "decimal_sqrt_high_precision",
+        8,
+        "import decimal\nc = decimal.Context(prec=400000)\nr = c.sqrt(2)",
+        T,
+        "cpu",
+    ),
+    Attack(
+        "slice_assignment",
+        8,
+        "import itertools\na = []\na[:] = itertools.repeat(0, 10**10)",
+        T,
+        "memory",
+    ),
+    Attack("math_gcd", 8, "import math\nr = math.gcd(3**900000, 7**800000)", T, "cpu"),
+    Attack("math_lcm", 8, "import math\nr = math.lcm(*range(1, 10**5))", T, "cpu"),
+    Attack(
+        "format_reuses_one_argument",
+        8,
+        "big = 'x' * 10**6\nr = ('{0}' * 2000).format(big)",
+        M,
+        "memory",
+    ),
+    Attack(
+        "percent_reuses_one_argument",
+        8,
+        "big = 'x' * 10**6\nr = ('%s' * 2000) % ((big,) * 2000)",
+        M,
+        "memory",
+    ),
+    Attack(
+        "percent_mapping_reuses_one_key",
+        8,
+        "big = 'x' * 10**6\nr = ('%(a)s' * 2000) % {'a': big}",
+        M,
+        "memory",
+    ),
+    Attack(
+        "fstring_reuses_one_argument",
+        8,
+        "big = 'x' * 10**6\nr = f'" + "{big}" * 2000 + "'",
+        M,
+        "memory",
+    ),
+    Attack("str_of_a_shared_list", 8, "r = str(['x' * 10**6] * 2000)", M, "memory"),
+    Attack("fstring_of_a_shared_list", 8, "l = ['x' * 10**6] * 2000\nr = f'{l}'", M, "memory"),
+    Attack("print_of_a_shared_list", 8, "print(['x' * 10**6] * 2000)", M, "memory"),
+    Attack(
+        "format_map_nested_width",
+        8,
+        "class M(dict):\n    pass\nr = '{w:{w}}'.format_map(M(w=10**9))",
+        M,
+        "memory",
+    ),
+    Attack(
+        "deep_map_chain",
+        8,
+        "x = range(3)\nfor i in range(150000):\n    x = map(abs, x)\nr = list(x)",
+        R,
+        "crash",
+    ),
+    Attack(
+        "private_keyword_of_a_constructor",
+        8,
+        "import fractions\nr = fractions.Fraction(10**4000, 10**3999, _normalize=False)",
+        C,
+        "value",
+        probe="r.denominator == 10**3999",
+    ),
+    Attack(
+        "default_context_changed",
+        8,
+        "import decimal\ndecimal.DefaultContext.prec = 7",
+        U,
+        "state",
+        probe=_CHANGED,
+    ),
+    Attack(
+        "default_context_installed",
+        8,
+        "import decimal\ndecimal.setcontext(decimal.Context(prec=9, Emax=99))",
+        U,
+        "state",
+        probe="import decimal\nchanged = decimal.getcontext().prec != 28",
+    ),
+]
+
 #: Sources that use ``try``/``except``/``finally`` as tools do: they must keep working.
 LEGIT: list[tuple[str, str, object]] = [
     (
@@ -165,4 +283,4 @@ LEGIT: list[tuple[str, str, object]] = [
     ),
 ]
 
-__all__ = ["ATTACKS", "LEGIT", "RULES", "Attack", "EvalMemoryError"]
+__all__ = ["ATTACKS", "LEGIT", "RULES", "Attack", "HostUnchanged"]

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from pysandboxes import sandbox_denials
+from pysandboxes.errors import SandBoxError
 from pysandboxes.evalguard.api import guarded_eval
-from tests.redteam.wayback.eval.corpus import ATTACKS, LEGIT, RULES, Attack
+from tests.redteam.wayback.eval.corpus import ATTACKS, LEGIT, RULES, Attack, HostUnchanged
 
 BACKENDS = [pytest.param(None, id="worker"), pytest.param("in-process", id="in-process")]
 
@@ -61,9 +63,19 @@ def _control(attack: Attack) -> None:
     elif attack.control == "memory":
         done = _child("import sys; exec(sys.stdin.read(), {})", attack.source, 60, memory=True)
         assert "MemoryError" in done.stderr, done.stderr[-500:]
+    elif attack.control == "crash":
+        done = _child("import sys; exec(sys.stdin.read(), {})", attack.source, timeout=120)
+        assert done.returncode == -11, (done.returncode, done.stderr[-500:])  # SIGSEGV
+    elif attack.control == "value":
+        ns: dict[str, Any] = {}
+        exec(attack.source, ns)
+        assert eval(attack.probe, ns)
     elif attack.control == "state":
-        probe = f"import sys; exec(sys.stdin.read(), {{}}); print(eval({attack.probe!r}, {{}}))"
-        done = _child(probe, attack.source, timeout=120)
+        code = (
+            "import sys; exec(sys.stdin.read(), {}); ns = {}; "
+            f"exec({attack.probe!r}, ns); print(ns['changed'])"
+        )
+        done = _child(code, attack.source, timeout=120)
         assert done.stdout.strip() == "True", (done.stdout, done.stderr[-500:])
     else:  # pragma: no cover - a corpus error
         raise AssertionError(attack.control)
@@ -79,14 +91,23 @@ def test_control_reaches_the_objective_without_the_guard(attack: Attack) -> None
 def test_attack_is_held(
     attack: Attack, backend: str | None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(attack.held):
+    if attack.held is HostUnchanged:
         guarded_eval(attack.source, mode="exec", rules=RULES, backend=backend)
+    else:
+        with pytest.raises(attack.held) as info:
+            guarded_eval(attack.source, mode="exec", rules=RULES, backend=backend)
+        if isinstance(info.value, SandBoxError) and info.value.denial is not None:
+            assert all(d.kind == "eval" for d in sandbox_denials(info.value))
     out = capsys.readouterr().out
     assert "AFTER" not in out  # nothing the source wrote ran after the interruption
-    if attack.probe:
-        # what the attack changed did not outlive its own evaluation
-        assert guarded_eval(attack.probe, rules=RULES, backend=backend) is False
-        assert eval(attack.probe, {}) is False  # nor in the host
+    if attack.control == "state":
+        # what the attack changed did not outlive its own evaluation: not in a later one
+        # (the same warm worker), not in the host
+        later = guarded_eval(attack.probe, mode="exec", rules=RULES, backend=backend)
+        assert later["changed"] is False
+        ns: dict[str, Any] = {}
+        exec(attack.probe, ns)
+        assert ns["changed"] is False
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
