@@ -157,9 +157,10 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
                 f"evaluated code tried to end the process (SystemExit({exc.code!r}) from a library)"
             )
         ).with_traceback(None) from None
-    except BaseException:
+    except BaseException as exc:
         if state.error is not None:  # a library turned the interruption into its own error
             raise state.error.with_traceback(None) from None
+        runtime.screen_exception(exc)  # arguments the host can print (issue 25)
         raise
     finally:
         state.finished = True
@@ -177,7 +178,9 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
             f"guarded evaluation ran past {rules.key('eval-timeout')} ({rules.timeout:g}s)"
         )
     if compiled.mode == "eval":
-        return runtime.copy_out(result)
+        runtime.copy_out(result)
+        runtime.check_result_size(result, rules)
+        return result
     return None
 
 
@@ -201,16 +204,20 @@ def _restore_templates(saved: list[decimal.Context]) -> None:
         template.flags = dict(was.flags)  # type: ignore[assignment]
 
 
-def bound_names(ns: dict[str, Any]) -> dict[str, Any]:
+def bound_names(ns: dict[str, Any], rules: EvalRules | None = None) -> dict[str, Any]:
     """What an ``exec`` bound that may cross back: data only (functions, classes and the
-    guard's objects stay behind)."""
+    guard's objects stay behind). With ``rules``: their text, shared references counted, is
+    held to ``eval-max-alloc`` as an ``eval`` result's is."""
 
     out: dict[str, Any] = {}
+    seen: set[int] = set()
     for name, value in ns.items():
         if name.startswith(("_sb_", "__")) or callable(value):
             continue
         try:
-            out[name] = runtime.copy_out(value)
+            out[name] = runtime.copy_out(value, 0, seen)
         except (RuleEvalError, TypeError):
             continue
+    if rules is not None:
+        runtime.check_result_size(out, rules)
     return out

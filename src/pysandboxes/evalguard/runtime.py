@@ -34,6 +34,7 @@ import _string  # type: ignore[import-not-found]  # str.format's own parser
 import _thread
 import builtins
 import collections
+import contextlib
 import decimal
 import fractions
 import itertools
@@ -2369,23 +2370,30 @@ def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int =
 _SKIP = object()
 
 
-def copy_out(value: Any, depth: int = 0) -> Any:
+def copy_out(value: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
     """A result checked before it reaches the host: data crosses as is; a function, class or
-    generator of the evaluated source does not (it would run guarded code after the end)."""
+    generator of the evaluated source does not (it would run guarded code after the end).
+    Each container is looked at once (``seen``): a result of shared references
+    (``a = [a, a]`` fifty times) is walked in the size of its objects, not of its tree."""
 
     kind = _type(value)
     if kind in _SCALARS or kind in _DATES:
         return value
     if depth > 100:
         raise TypeError("the result of a guarded evaluation is nested too deeply")
-    if kind in (list, tuple, set, frozenset):
-        for item in value:
-            copy_out(item, depth + 1)
-        return value
-    if kind is dict:
-        for key, item in value.items():
-            copy_out(key, depth + 1)
-            copy_out(item, depth + 1)
+    if kind in (list, tuple, set, frozenset) or kind is dict:
+        if seen is None:
+            seen = set()
+        elif id(value) in seen:
+            return value
+        seen.add(id(value))
+        if kind is dict:
+            for key, item in value.items():
+                copy_out(key, depth + 1, seen)
+                copy_out(item, depth + 1, seen)
+        else:
+            for item in value:
+                copy_out(item, depth + 1, seen)
         return value
     if (
         kind is _type(copy_out)
@@ -2399,6 +2407,106 @@ def copy_out(value: Any, depth: int = 0) -> Any:
     if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package, Bounded, _RangeIn):
         raise RuleEvalError(f"a {kind.__name__} of the guard cannot be returned to the host")
     return value
+
+
+def check_result_size(value: Any, rules: EvalRules) -> None:
+    """Refuse a result whose text -- what the host makes of it when it prints, compares or
+    copies it, every shared reference counted -- exceeds ``eval-max-alloc``:
+    ``['x' * 10**6] * 700`` is 1 MB in memory and 700 MB once printed."""
+
+    kind = _type(value)
+    if kind in _SHORT_TEXT or kind is _bytes:
+        return
+    size = text_size(value)
+    if size > rules.max_alloc:
+        raise EvalMemoryError(
+            f"the result of a guarded evaluation is about {size} characters once printed "
+            f"(shared references counted), more than {rules.key('eval-max-alloc')} "
+            f"({rules.max_alloc})"
+        )
+
+
+# -- exceptions leaving an evaluation ---------------------------------------------------
+
+#: Characters of an exception's arguments' text that cross to the host as they are: past it
+#: an argument is replaced by a short description (``KeyError(('x' * 10**6,) * 700)``,
+#: raised by C code with the key as its argument, prints 700 MB wherever the host shows it).
+EXCEPTION_TEXT = 1 << 16
+#: Links of an exception's chain (causes and contexts) screened.
+_CHAIN = 16
+_PLAIN_ARGS: frozenset[type] = frozenset({_type(None), bool, float, complex})
+
+
+def screen_exception(exc: BaseException) -> BaseException:
+    """``exc`` (and its chain) with arguments the host can print: an argument whose text
+    would exceed :data:`EXCEPTION_TEXT` (shared references counted as printed) or an int
+    ``str()`` refuses (``KeyError(10**5000)``: ``str(e)`` raised ``ValueError`` in the host's
+    handler) is replaced by a short description of it. Done in the evaluation's process
+    while its budgets still hold (the worker's, for the worker backend), before the
+    exception reaches the host or the worker's error record."""
+
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and _len(seen) < _CHAIN:
+        link = todo.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        _screen_args(link)
+        for nxt in (link.__cause__, link.__context__):
+            if nxt is not None:
+                todo.append(nxt)
+    return exc
+
+
+def _screen_args(exc: BaseException) -> None:
+    try:
+        args = exc.args
+    except Exception:  # pragma: no cover - a broken args descriptor
+        return
+    if _type(args) is not tuple:
+        return
+    changed = False
+    shown: list[Any] = []
+    seen: dict[int, int] = {}
+    for arg in args:
+        kind = _type(arg)
+        if kind in _PLAIN_ARGS or (kind is _str and _len(arg) <= EXCEPTION_TEXT):
+            shown.append(arg)
+            continue
+        if kind is _int and arg.bit_length() * _DIGITS_PER_BIT > 4000:
+            shown.append(f"<an int of {arg.bit_length()} bits, not shown>")
+            changed = True
+            continue
+        try:
+            size = text_size(arg, 0, seen)
+        except Exception:  # pragma: no cover - an object whose walk fails: not shown
+            size = EXCEPTION_TEXT + 1
+        if size > EXCEPTION_TEXT or _has_huge_int(arg):
+            shown.append(f"<a {kind.__name__} of about {size} characters once printed, not shown>")
+            changed = True
+        else:
+            shown.append(arg)
+    if changed:
+        with contextlib.suppress(Exception):  # an exception type that refuses new args
+            exc.args = tuple(shown)
+
+
+def _has_huge_int(value: Any, depth: int = 0) -> bool:
+    """Whether a container holds an int too long for ``str()`` (its text would raise)."""
+
+    kind = _type(value)
+    if kind is _int:
+        return bool(value.bit_length() * _DIGITS_PER_BIT > 4000)
+    if depth > 50:
+        return False
+    if kind in (list, tuple, set, frozenset):
+        return any(_has_huge_int(item, depth + 1) for item in value)
+    if kind is dict:
+        return any(
+            _has_huge_int(k, depth + 1) or _has_huge_int(v, depth + 1) for k, v in value.items()
+        )
+    return False
 
 
 # -- strings compiled by libraries while a source runs ------------------------------

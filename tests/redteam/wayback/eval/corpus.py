@@ -12,6 +12,9 @@ Controls (see ``test_wayback_eval.py``):
   ``MemoryError``;
 - ``crash``: run in a child python, it dies of ``SIGSEGV`` (it would end the host);
 - ``value``: run in this process, the expression ``probe`` is true afterwards;
+- ``host``: run in a child python limited to 512 MiB, then what a host does with the outcome
+  -- ``str()`` of the exception in its handler, or of the result ``r`` -- raises
+  (``MemoryError``: shared references expanded; ``ValueError``: an int too long to print);
 - ``state``: run in a child python, then ``probe`` (a source binding ``changed``), in a fresh
   namespace, sees what the attack left behind (``decimal.DefaultContext`` changed).
 
@@ -260,6 +263,40 @@ ATTACKS += [
         U,
         "state",
         probe="import decimal\nchanged = decimal.getcontext().prec != 28",
+    ),
+]
+
+ATTACKS += [
+    # -- classes 1, 3 and 4: what the host makes of a result or an exception -----------------
+    Attack(
+        "keyerror_of_a_shared_key",
+        1,
+        "d = {}\nd[('x' * 10**6,) * 700]",
+        KeyError,
+        "host",
+    ),
+    Attack("keyerror_of_a_huge_int", 4, "d = {}\nd[10**5000]", KeyError, "host"),
+    Attack(
+        "exception_args_shared",
+        1,
+        "raise ValueError(['x' * 10**6] * 700)",
+        ValueError,
+        "host",
+    ),
+    Attack(
+        "exception_chain_args_shared",
+        1,
+        "try:\n    {}[('x' * 10**6,) * 700]\nexcept Exception:\n    raise ValueError('small')",
+        ValueError,
+        "host",
+    ),
+    Attack("result_of_shared_references", 1, "r = ['x' * 10**6] * 700", M, "host"),
+    Attack(
+        "result_doubling_tree",
+        3,
+        "r = [1]\nfor i in range(60):\n    r = [r, r]",
+        M,
+        "host",
     ),
 ]
 
