@@ -40,7 +40,8 @@ RULES = [
     "eval-syntax=arith,compare,conditional,loop,comprehension,assign,func,subscript,fstring,"
     "exception,context,import,yield,class",
     "eval-call=len,range,sum,min,max,sorted,list,dict,set,tuple,str,int,float,print,type,"
-    "isinstance,abs,round,pow,format,repr,iter,next,map,Exception,ValueError,TypeError,"
+    "isinstance,abs,round,pow,format,repr,iter,next,map,zip,enumerate,Exception,ValueError,"
+    "TypeError,"
     "ZeroDivisionError",
     "eval-attribute=str-methods,list-methods,dict-methods,set-methods,num-methods,prec,Emax,traps,"
     "sqrt,power,create_decimal",
@@ -312,6 +313,52 @@ LEGIT: list[tuple[str, str, object]] = [
         "except_tuple",
         "r = 0\ntry:\n    int('x')\nexcept (TypeError, ValueError) as e:\n    r = str(e)[:7]\n",
         {"r": "invalid"},
+    ),
+    (
+        "sums_formats_and_conversions",
+        "import decimal, math, fractions\n"
+        "rows = [[1, 2], [3], [4, 5, 6]]\n"
+        "flat = sum(rows, [])\n"
+        "pairs = sum([(1, 2), (3,)], ())\n"
+        "name = 'ab'\n"
+        "line = f'{name}-{len(flat)}:{flat[0]:>3}|{name!r}'\n"
+        "twice = '{0}{0}'.format(name) + '%s/%s' % (name, name) + '%(n)s' % {'n': name}\n"
+        "big = int(decimal.Decimal('1e50')) == 10**50\n"
+        "rounded = round(decimal.Decimal('2.5'))\n"
+        "g = math.gcd(2**64, 6**30)\n"
+        "l = math.lcm(4, 6, 10)\n"
+        "half = fractions.Fraction(3, 6) == fractions.Fraction(1, 2)\n"
+        "kinds = [isinstance('x', str), type(1) is int, isinstance(map(abs, []), map)]\n"
+        "m = list(map(abs, map(abs, zip([-1], [2]) and [-3, 4])))\n"
+        "e = [i for i, _ in enumerate(map(str, range(3)))]\n"
+        "a = [0, 0, 0]\n"
+        "a[1:] = (x * 2 for x in range(4))\n"
+        "text = str([name] * 3) + repr({'k': (1, 2)})\n",
+        {
+            "rows": [[1, 2], [3], [4, 5, 6]],
+            "name": "ab",
+            "flat": [1, 2, 3, 4, 5, 6],
+            "pairs": (1, 2, 3),
+            "line": "ab-6:  1|'ab'",
+            "twice": "ababab/abab",
+            "big": True,
+            "rounded": 2,
+            "g": 2**30,
+            "l": 60,
+            "half": True,
+            "kinds": [True, True, True],
+            "m": [3, 4],
+            "e": [0, 1, 2],
+            "a": [0, 0, 2, 4, 6],
+            "text": "['ab', 'ab', 'ab']{'k': (1, 2)}",
+        },
+    ),
+    (
+        "decimal_context_within_one_evaluation",
+        "import decimal\n"
+        "decimal.getcontext().prec = 50\n"
+        "third = str(decimal.Decimal(1) / decimal.Decimal(3))\n",
+        {"third": "0." + "3" * 50},
     ),
     (
         "bare_except",
