@@ -2174,11 +2174,11 @@ def _ascii(value: Any) -> str:
 def _str_call(*args: Any, **kwargs: Any) -> Any:
     """``str(x)``: the text of a container counted first (``str([big] * 700)``)."""
 
-    if not kwargs or (_len(kwargs) == 1 and "object" in kwargs):
-        if _len(args) == 1 or (not args and kwargs):
-            value = args[0] if args else kwargs["object"]
-            if _type(value) not in _SHORT_TEXT:
-                need_text(value, "str()")
+    one = _len(args) == 1 and not kwargs
+    if one or (not args and _len(kwargs) == 1 and "object" in kwargs):
+        value = args[0] if one else kwargs["object"]
+        if _type(value) not in _SHORT_TEXT:
+            need_text(value, "str()")
     return _str(*args, **kwargs)
 
 
