@@ -1563,6 +1563,9 @@ def _fraction_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     from text it computes the power of ten its exponent says (``Fraction('1e99999999')``)."""
 
     if _len(args) >= 2:
+        a, b = args[0], args[1]
+        if _type(a) is _int and _type(b) is _int and -_SMALL < a < _SMALL and -_SMALL < b < _SMALL:
+            return  # the common case: a gcd of machine-sized ints
         _gcd_cost(args[:2], kwargs)
     elif args:
         value = args[0]
