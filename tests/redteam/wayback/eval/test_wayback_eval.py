@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from pysandboxes import sandbox_denials
-from pysandboxes.errors import SandBoxError
+from pysandboxes.errors import EvalTimeout, SandBoxError
 from pysandboxes.evalguard.api import guarded_eval
 from tests.redteam.wayback.eval.corpus import ATTACKS, LEGIT, RULES, Attack, HostUnchanged
 
@@ -158,3 +159,33 @@ def test_legitimate_source_works(
     plain: dict[str, Any] = {}
     exec(source, plain)
     assert {k: plain[k] for k in expected} == expected  # type: ignore[attr-defined]
+
+
+def test_a_swallowed_interruption_is_followed_by_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A library that swallows the interruption (here a host function catching everything
+    around a source function it calls back, in-process) hands control back to the source:
+    what follows -- a ``print``, a host function -- refuses to run, and the caller still gets
+    the interruption. The control: plain Python runs both."""
+
+    calls: list[str] = []
+
+    def swallow(function: Any) -> None:
+        with contextlib.suppress(BaseException):  # what a careless library does
+            function()
+
+    def note() -> None:
+        calls.append("host function ran")
+
+    source = "def spin():\n    while True:\n        pass\nswallow(spin)\nprint('AFTER')\nnote()\n"
+    names = {"swallow": swallow, "note": note}
+    with pytest.raises(EvalTimeout):
+        guarded_eval(source, names=names, mode="exec", rules=RULES, backend="in-process")
+    assert "AFTER" not in capsys.readouterr().out
+    assert calls == []
+    # control: with a plain interruption (a BaseException from the loop), Python runs both
+    plain = source.replace("        pass\n", "        raise KeyboardInterrupt\n", 1)
+    exec(plain, {"swallow": swallow, "note": note})
+    assert "AFTER" in capsys.readouterr().out
+    assert calls == ["host function ran"]
