@@ -153,7 +153,7 @@ class InProcessBackend:
         compiled = engine.prepare(source, mode, rules)
         ns = engine.namespace(compiled, names, strict=True)
         result = engine.run(compiled, ns)
-        return result if mode == "eval" else engine.bound_names(ns)
+        return result if mode == "eval" else engine.bound_names(ns, rules)
 
 
 IN_PROCESS = InProcessBackend()

@@ -87,16 +87,24 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 class Reader:
-    """Frames from one descriptor; ``deadline`` (monotonic) or ``None`` to wait for ever."""
+    """Frames from one descriptor; ``deadline`` (monotonic) or ``None`` to wait for ever.
 
-    __slots__ = ("buffer", "fd")
+    The deadline is one instant for the whole frame, not a time per read: a peer that
+    trickles its frame byte by byte gets no more time than one that sends nothing. The
+    chunks of a frame are joined once it is complete (joining each one as it came would copy
+    a large frame once per chunk), and a frame longer than ``max_frame`` is refused before
+    any of it is kept (the host sets it from the rules: what a worker may answer)."""
+
+    __slots__ = ("buffer", "fd", "max_frame")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buffer = b""
+        self.max_frame = MAX_FRAME
 
     def read(self, deadline: float | None = None, spin: float = 0.0) -> tuple[bytes, bytes] | None:
-        """The next frame, ``None`` past ``deadline``; ``EOFError`` when the other end closed.
+        """The next frame, ``None`` past ``deadline``; ``EOFError`` when the other end closed
+        (or sent a malformed or oversized frame).
 
         ``spin``: seconds to poll for the frame before sleeping in ``select``. Waking a
         sleeping process costs tens of microseconds on a virtual machine (an idle virtual CPU
@@ -106,14 +114,21 @@ class Reader:
 
         buffer = self.buffer
         fd = self.fd
+        pending: list[bytes] = []  # chunks after ``buffer``, joined when the frame is whole
+        have = len(buffer)
+        want = 5
         while True:
+            if pending and (have >= want or len(buffer) < 5):
+                buffer = b"".join((buffer, *pending))
+                pending = []
             if len(buffer) >= 5:
                 size = int.from_bytes(buffer[:4], "little") + 4
-                if size < 5 or size > MAX_FRAME:
+                if size < 5 or size > self.max_frame + 4:
                     raise EOFError("a frame of the eval worker's protocol is malformed")
                 if len(buffer) >= size:
                     self.buffer = buffer[size:]
                     return buffer[4:5], buffer[5:size]
+                want = size
             if spin:
                 until = _monotonic() + spin
                 spin = 0.0
@@ -124,7 +139,7 @@ class Reader:
             if deadline is not None:
                 left = deadline - _monotonic()
                 if left <= 0 or not _select((fd,), (), (), left)[0]:
-                    self.buffer = buffer
+                    self.buffer = b"".join((buffer, *pending)) if pending else buffer
                     return None
             try:
                 chunk = _read(fd, 1 << 16)
@@ -132,7 +147,11 @@ class Reader:
                 chunk = b""
             if not chunk:
                 raise EOFError("the other end of the eval worker's channel closed")
-            buffer = buffer + chunk if buffer else chunk
+            if buffer or pending:
+                pending.append(chunk)
+            else:
+                buffer = chunk
+            have += len(chunk)
 
 
 # -- the host's side ------------------------------------------------------------------------------
@@ -397,15 +416,17 @@ class CappedOutput(io.StringIO):
         self.size = 0
 
     def write(self, text: str) -> int:
+        from pysandboxes.evalguard import runtime
+
+        state = runtime.current_or_none()
+        if state is not None and state.error is not None:
+            raise runtime.Stop()  # tripped (a library swallowed it): nothing more is written
         self.size += len(text)
         if self.size > self.rules.max_output:
-            from pysandboxes.evalguard import runtime
-
             error = errors.EvalOutputError(
                 f"guarded evaluation printed more than {self.rules.max_output} characters "
                 f"({self.rules.key('eval-max-output')})"
             )
-            state = runtime.current_or_none()
             raise error if state is None else state.trip(error)
         return super().write(text)
 
@@ -424,6 +445,9 @@ class HostProxy:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from pysandboxes.evalguard import runtime
 
+        state = runtime.current_or_none()
+        if state is not None and state.error is not None:
+            raise runtime.Stop()  # tripped (a library swallowed it): the host is not asked
         for value in (*args, *kwargs.values()):
             runtime.copy_out(value)  # the source's functions and the guard's objects stay
         try:

@@ -131,11 +131,16 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
     if helpers:
         ns.update(helpers)
     ns["_sb_t"] = state.ticks
+    ns["_sb_live"] = state.live
     previous = runtime.set_current(state)
     try:
         if "decimal" in rules.imports:
-            with decimal.localcontext():
-                result = _real_eval(compiled.code, ns)
+            saved = [template.copy() for template in _DECIMAL_TEMPLATES]
+            try:
+                with decimal.localcontext():
+                    result = _real_eval(compiled.code, ns)
+            finally:
+                _restore_templates(saved)
         else:
             result = _real_eval(compiled.code, ns)
     except runtime.Stop:
@@ -152,14 +157,16 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
                 f"evaluated code tried to end the process (SystemExit({exc.code!r}) from a library)"
             )
         ).with_traceback(None) from None
-    except BaseException:
+    except BaseException as exc:
         if state.error is not None:  # a library turned the interruption into its own error
             raise state.error.with_traceback(None) from None
+        runtime.screen_exception(exc)  # arguments the host can print (issue 25)
         raise
     finally:
         state.finished = True
         runtime.set_current(previous)
         ns.pop("_sb_t", None)
+        ns.pop("_sb_live", None)
         for name in helpers:
             ns.pop(name, None)
     if state.error is not None:  # swallowed on the way (a library's bare except)
@@ -171,20 +178,46 @@ def run(compiled: Compiled, ns: dict[str, Any]) -> Any:
             f"guarded evaluation ran past {rules.key('eval-timeout')} ({rules.timeout:g}s)"
         )
     if compiled.mode == "eval":
-        return runtime.copy_out(result)
+        runtime.copy_out(result)
+        runtime.check_result_size(result, rules)
+        return result
     return None
 
 
-def bound_names(ns: dict[str, Any]) -> dict[str, Any]:
+#: The contexts the decimal module shares with every thread of the process: a new thread's
+#: context is a copy of ``DefaultContext``, and ``setcontext(DefaultContext)`` installs the
+#: shared object itself. What an evaluation changes in them (``DefaultContext.prec = 5``,
+#: its traps) would outlive it, in the host (in-process) or in the worker's next evaluations.
+_DECIMAL_TEMPLATES = (decimal.DefaultContext, decimal.BasicContext, decimal.ExtendedContext)
+_CONTEXT_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+
+
+def _restore_templates(saved: list[decimal.Context]) -> None:
+    """Put the shared decimal contexts back as they were before the evaluation."""
+
+    for template, was in zip(_DECIMAL_TEMPLATES, saved, strict=True):
+        for field in _CONTEXT_FIELDS:
+            value = getattr(was, field)
+            if getattr(template, field) != value:
+                setattr(template, field, value)
+        template.traps = dict(was.traps)  # type: ignore[assignment]
+        template.flags = dict(was.flags)  # type: ignore[assignment]
+
+
+def bound_names(ns: dict[str, Any], rules: EvalRules | None = None) -> dict[str, Any]:
     """What an ``exec`` bound that may cross back: data only (functions, classes and the
-    guard's objects stay behind)."""
+    guard's objects stay behind). With ``rules``: their text, shared references counted, is
+    held to ``eval-max-alloc`` as an ``eval`` result's is."""
 
     out: dict[str, Any] = {}
+    seen: set[int] = set()
     for name, value in ns.items():
         if name.startswith(("_sb_", "__")) or callable(value):
             continue
         try:
-            out[name] = runtime.copy_out(value)
+            out[name] = runtime.copy_out(value, 0, seen)
         except (RuleEvalError, TypeError):
             continue
+    if rules is not None:
+        runtime.check_result_size(out, rules)
     return out

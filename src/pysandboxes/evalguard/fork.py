@@ -108,7 +108,9 @@ class ForkBackend:
             try:
                 ns = engine.namespace(compiled, names, strict=True)
                 result = engine.run(compiled, ns)
-                value = result if compiled.mode == "eval" else engine.bound_names(ns)
+                value = (
+                    result if compiled.mode == "eval" else engine.bound_names(ns, compiled.rules)
+                )
                 try:
                     data = channel.RESULT + pickle.dumps(value, channel.PROTOCOL)
                 except (pickle.PicklingError, TypeError, AttributeError) as exc:

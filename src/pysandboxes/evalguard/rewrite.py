@@ -10,8 +10,16 @@ goes through a helper of :mod:`pysandboxes.evalguard.runtime`.
   ``while test:`` -> ``for _ in _sb_t: if not test: <else>; break`` (same semantics);
 - functions and lambdas -> wrapped by ``_sb_fn`` (call depth, call count); classes registered
   by ``_sb_cls`` and their bases mapped by ``_sb_base``;
-- f-string fields with a spec or a conversion -> ``_sb_fmt(value, spec, conversion)``;
-- ``except:`` -> ``except Exception:``, ``except X`` -> ``except _sb_exc(X)``;
+- f-string fields with a spec or a conversion -> ``_sb_fmt(value, spec, conversion)``, the
+  others ``{_sb_fv(value)}`` (the text of a shared list is counted first), and an f-string of
+  several fields -> ``_sb_fjoin((part, ...))`` (one argument repeated by many fields);
+- ``a[i:j] = it`` -> ``a[i:j] = _sb_star(it)`` (C consumes the iterable with no tick);
+- ``except:`` -> ``except _sb_live() and Exception:``, ``except X`` -> ``except _sb_live() and
+  _sb_exc(X)``, and every ``finally:`` block starts with ``_sb_live()``: while the guard's
+  interruption unwinds, no expression of the source is evaluated and no ``finally`` body of
+  the source runs (``_sb_live`` raises the interruption again), so nothing the source wrote
+  can replace the interruption (an ``except (1/0):``, a ``finally`` that raises) or run
+  after it (a ``finally`` that prints);
 - ``import m`` / ``from m import n`` -> ``_sb_import`` / ``_sb_from`` (module views);
 - ``x in y`` -> ``x in _sb_in(y)`` and ``*y`` -> ``*_sb_star(y)`` (and the value of an
   unpacking with a starred target): C code consumes an iterator there with no tick, so an
@@ -246,7 +254,12 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_Assign(self, node: ast.Assign) -> Any:
         self.generic_visit(node)
-        if any(_starred_target(target) for target in node.targets):
+        if any(
+            _starred_target(target)
+            or (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice))
+            for target in node.targets
+        ) and not isinstance(node.value, _DISPLAYS):
+            # a, *b = it and a[i:j] = it: C code consumes the iterable with no tick
             node.value = ast.copy_location(_call("_sb_star", node.value), node.value)
         return node
 
@@ -321,6 +334,9 @@ class Rewriter(ast.NodeTransformer):
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
         self.generic_visit(node)
         if node.format_spec is None and node.conversion == -1:
+            if isinstance(node.value, ast.Constant):
+                return node
+            node.value = ast.copy_location(_call("_sb_fv", node.value), node.value)
             return node
         spec = node.format_spec if node.format_spec is not None else ast.Constant("")
         value = _call("_sb_fmt", node.value, spec, ast.Constant(node.conversion))
@@ -328,15 +344,47 @@ class Rewriter(ast.NodeTransformer):
             ast.FormattedValue(value=value, conversion=-1, format_spec=None), node
         )
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:
+        """An f-string of two fields or more: each field formatted in order, then joined by
+        ``_sb_fjoin`` once the sizes are counted (``f'{big}{big}{big}'`` repeats one
+        string). A single field is bounded by its own check."""
+
+        self.generic_visit(node)
+        fields = [part for part in node.values if isinstance(part, ast.FormattedValue)]
+        if len(fields) < 2:
+            return node
+        parts: list[ast.expr] = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                # a field alone: an f-string of one FormattedValue (format(value), no join)
+                parts.append(ast.copy_location(ast.JoinedStr(values=[part]), part))
+            else:
+                parts.append(part)
+        joined = _call("_sb_fjoin", ast.Tuple(elts=parts, ctx=ast.Load()))
+        return ast.copy_location(joined, node)
+
     # -- exceptions -----------------------------------------------------------------------
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         self.generic_visit(node)
         if node.type is None:
-            node.type = ast.copy_location(_name("_sb_Exception"), node)
+            kinds: ast.expr = ast.copy_location(_name("_sb_Exception"), node)
         else:
-            node.type = ast.copy_location(_call("_sb_exc", node.type), node.type)
+            kinds = ast.copy_location(_call("_sb_exc", node.type), node.type)
+        # _sb_live() first: evaluated only while an exception propagates, it raises the
+        # interruption again when that exception is the guard's (see the module docstring)
+        live = ast.copy_location(_call("_sb_live"), kinds)
+        node.type = ast.copy_location(ast.BoolOp(op=ast.And(), values=[live, kinds]), kinds)
         return node
+
+    def _try(self, node: ast.Try | ast.TryStar) -> Any:
+        self.generic_visit(node)
+        if node.finalbody:
+            first = node.finalbody[0]
+            node.finalbody.insert(0, ast.copy_location(ast.Expr(_call("_sb_live")), first))
+        return node
+
+    visit_Try = visit_TryStar = _try
 
     # -- imports --------------------------------------------------------------------------
 

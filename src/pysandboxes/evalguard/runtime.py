@@ -34,6 +34,7 @@ import _string  # type: ignore[import-not-found]  # str.format's own parser
 import _thread
 import builtins
 import collections
+import contextlib
 import decimal
 import fractions
 import itertools
@@ -176,6 +177,7 @@ class State:
         "error",
         "finished",
         "iterations",
+        "lazy",
         "output",
         "peak_base",
         "rules",
@@ -191,6 +193,8 @@ class State:
         self.output = 0
         self.error: BaseException | None = None
         self.finished = False
+        #: Lazy iterators built on others, by id: ``(iterator, how deep it nests)``.
+        self.lazy: dict[int, tuple[Any, int]] = {}
         self.peak_base = _peak_bytes()
         # An endless stream of True, drawn in C from 256-long chunks; each chunk is one check.
         self.ticks = itertools.chain.from_iterable(_Chunks(self))
@@ -201,6 +205,21 @@ class State:
         if self.error is None:
             self.error = error
         return _Stop()
+
+    def live(self) -> bool:
+        """``True`` while the evaluation may go on; else the interruption, raised again.
+
+        The rewrite calls it (as ``_sb_live``) before the type expression of every ``except``
+        clause and at the start of every ``finally`` block: Python evaluates those while an
+        exception unwinds, and when that exception is the guard's interruption, code the
+        source wrote there (``except (1/0):``, ``finally: print(...); raise ValueError``)
+        would replace the interruption or run after it."""
+
+        if self.error is not None:
+            raise _Stop()
+        if self.finished:
+            raise self.trip(RuleEvalError("code of a guarded evaluation ran after it ended"))
+        return True
 
     def check(self) -> None:
         """Clock and memory (called every chunk of ticks and by the costly helpers)."""
@@ -424,6 +443,8 @@ def need(size: int, what: str) -> None:
     """Refuse an allocation of ``size`` bytes above ``eval-max-alloc``."""
 
     state = current()
+    if state.error is not None:  # tripped, and a library swallowed it: nothing more runs
+        raise _Stop()
     if size > state.rules.max_alloc:
         shown = size if size < 10**18 else "10**18"  # a huge int cannot even be printed
         raise state.trip(
@@ -447,6 +468,88 @@ _INT_SHARE = 64
 
 def need_int(size: int, what: str) -> None:
     need(size * _INT_SHARE, what)
+
+
+#: Types whose text (``str``/``repr``/``format`` with no spec) is short or bounded by what is
+#: already in memory once: no walk is needed before they are formatted.
+_SHORT_TEXT: frozenset[type] = frozenset({_type(None), bool, _int, float, complex, _str})
+#: Digits per bit of an int (``str(n)`` has about ``bit_length * 0.302`` of them).
+_DIGITS_PER_BIT = 0.302
+
+
+def text_size(value: Any, depth: int = 0, seen: dict[int, int] | None = None) -> int:
+    """About how many characters ``str(value)`` or ``repr(value)`` makes, shared references
+    counted as often as the text repeats them: ``str(['x' * 10**6] * 700)`` is 700 MB from
+    1 MB of objects. Each distinct container is walked once (its size remembered by ``id``),
+    so the estimate costs what the objects are, not what their text would be."""
+
+    kind = _type(value)
+    if kind is _str:
+        return _len(value) + 2
+    if kind is _int:
+        return _int(value.bit_length() * _DIGITS_PER_BIT) + 2
+    if kind is _bytes or kind is bytearray:
+        return 4 * _len(value) + 14  # \xNN per byte at worst
+    if kind in _SHORT_TEXT:
+        return 24
+    if kind is decimal.Decimal:
+        if not value.is_finite():
+            return 10
+        digits = _len(value.as_tuple().digits)
+        return digits + 24  # str() of a Decimal is scientific past its digits
+    if kind is fractions.Fraction:
+        return _int(value.numerator.bit_length() + value.denominator.bit_length()) // 3 + 4
+    if depth > 200:
+        return 8  # str() itself refuses such nesting (RecursionError)
+    if seen is None:
+        seen = {}
+    key = id(value)
+    found = seen.get(key)
+    if found is not None:
+        return found
+    if kind in (list, tuple, set, frozenset) or kind is dict:
+        seen[key] = 5  # while it is walked: a cycle prints as [...]
+        total = 2
+        if kind is dict:
+            for k, v in value.items():
+                total += text_size(k, depth + 1, seen) + text_size(v, depth + 1, seen) + 4
+        else:
+            for item in value:
+                total += text_size(item, depth + 1, seen) + 2
+        seen[key] = total
+        return total
+    if _isinstance(value, _SEQUENCES) or _isinstance(value, (dict, set, frozenset)):
+        size = _size(value.data if _isinstance(value, collections.UserList) else value)
+        seen[key] = total = 64 + 32 * size  # a subclass or a library's: a rough bound
+        return total
+    return 64
+
+
+def need_text(value: Any, what: str) -> None:
+    """Refuse formatting ``value`` as text when that text would exceed ``eval-max-alloc``."""
+
+    if _type(value) in _SHORT_TEXT:
+        return
+    size = text_size(value)
+    if size > 4096:
+        need(size, what)
+
+
+def need_texts(values: Any, what: str) -> None:
+    """:func:`need_text` for several values formatted into one string (each counted: one
+    big argument used by many fields, ``'{0}{0}{0}'.format(big)``, is counted each time)."""
+
+    total = 0
+    seen: dict[int, int] = {}
+    for value in values:
+        if _type(value) is _str:
+            total += _len(value)
+        elif _type(value) not in _SHORT_TEXT or _type(value) is _int:
+            total += text_size(value, 0, seen)
+        else:
+            total += 24
+    if total > 4096:
+        need(total, what)
 
 
 # The operator helpers run on every checked operation: their first line is the fast path for
@@ -594,7 +697,40 @@ def op_mod(a: Any, b: Any, _type: Any = _type, _int: Any = _int, _float: Any = f
             total += width  # every field: '%60000000d' * 20 is 1.2 GB of output
         if total > 64:
             need(total, "%-formatting")
+        b = _percent_arguments(a, b)
     return a % b
+
+
+def _percent_arguments(fmt: Any, args: Any) -> Any:
+    """The right operand of a %-format, its text counted first: every field formats one
+    argument (a tuple of one big string repeated, ``'%s' * 700 % ((big,) * 700)``) or one
+    key of a mapping (``'%(a)s' * 700 % {'a': big}``). A mapping that is not a plain dict is
+    read once per key here, into one (its ``__getitem__`` could answer the check and the
+    formatting differently)."""
+
+    text = fmt if _type(fmt) is _str else fmt.decode("latin-1")
+    fields = text.count("%") - 2 * text.count("%%")
+    if fields <= 0:
+        return args
+    kind = _type(args)
+    if kind is tuple:
+        need_texts(args[:fields], "%-formatting")
+        return args
+    if "%(" in text and _getattr(kind, "keys", None) is not None:
+        names = []
+        at = text.find("%(")
+        while at >= 0:
+            close = text.find(")", at)
+            if close < 0:
+                break
+            names.append(text[at + 2 : close])
+            at = text.find("%(", close)
+        if kind is not dict:
+            args = {name: args[name] for name in names}
+        need_texts([args[name] for name in names if name in args], "%-formatting")
+        return args
+    need_texts((args,), "%-formatting")
+    return args
 
 
 def _digit_runs(text: str) -> int:
@@ -624,15 +760,41 @@ def format_value(value: Any, spec: str, conversion: int) -> str:
     """What an f-string field ``{value!c:spec}`` does, with the spec checked first."""
 
     if conversion == 114:
+        need_text(value, "an f-string field")
         value = repr(value)
     elif conversion == 115:
+        need_text(value, "an f-string field")
         value = _str(value)
     elif conversion == 97:
+        need_text(value, "an f-string field")
         value = ascii(value)
+    else:
+        need_text(value, "an f-string field")
     check_spec(spec)
     if _isinstance(value, decimal.Decimal):
         decimal_spec_cost(value, spec)
     return format(value, spec)
+
+
+def format_plain(value: Any) -> Any:
+    """An f-string field with no spec (``{x}``): ``value``, its text counted first (a
+    shared list's text can be hundreds of times its size)."""
+
+    if _type(value) not in _SHORT_TEXT:
+        need_text(value, "an f-string field")
+    return value
+
+
+def join_fields(parts: tuple[Any, ...]) -> str:
+    """An f-string of several fields: the text of each, formatted in order, joined once their
+    sizes are counted (``f'{big}{big}{big}...'`` repeats one string)."""
+
+    total = 0
+    for part in parts:
+        total += _len(part)
+    if total > 4096:
+        need(total, "an f-string")
+    return "".join(parts)
 
 
 def decimal_spec_cost(value: Any, spec: Any) -> None:
@@ -690,6 +852,9 @@ class HostFunction:
         object.__setattr__(self, "_sb_rt", runtime)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        state: State | None = _getattr(_local, "state", None)
+        if state is not None and state.error is not None:
+            raise _Stop()  # tripped (a library swallowed it): the host's function never runs
         try:
             result = self._sb_function(*args, **kwargs)
         except SystemExit as exc:
@@ -1036,6 +1201,8 @@ class Runtime:
             _sb_lshift=op_lshift,
             _sb_mod=op_mod,
             _sb_fmt=format_value,
+            _sb_fv=format_plain,
+            _sb_fjoin=join_fields,
             _sb_fn=self.function,
             _sb_cls=self.register_class,
             _sb_base=self.class_base,
@@ -1064,7 +1231,9 @@ class Runtime:
     def _type_builtin(self, *args: Any) -> Any:
         if _len(args) != 1:
             raise self.refuse_call("type", "type() with three arguments builds a class")
-        kind = _type(args[0])
+        # a checked constructor (list, str, int...) stands for its type: type(type(1)) is
+        # the metaclass, not the function type
+        kind = _type(self.real_types.get(id(args[0]), args[0]))
         if issubclass(kind, _type):
             raise self.refuse_call("type", "the type of a class (a metaclass) is not handed out")
         if kind in _GUARD_TYPES:
@@ -1101,6 +1270,11 @@ class Runtime:
 
     def _b_print(self, *args: Any, sep: Any = " ", end: Any = "\n", flush: bool = False) -> None:
         state = current()
+        if state.error is not None:  # tripped (a library swallowed it): nothing is printed
+            raise _Stop()
+        for a in args:
+            if _type(a) not in _SHORT_TEXT:
+                need_text(a, "print()")
         text = (" " if sep is None else _str(sep)).join(_str(a) for a in args) + (
             "\n" if end is None else _str(end)
         )
@@ -1192,6 +1366,15 @@ class _LibraryCall:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         function = self._sb_function
         qualname = _getattr(function, "__qualname__", "")
+        given = args
+        for keyword in kwargs:
+            if keyword.startswith("_"):
+                # a library's private parameter is its own API, never the public one the
+                # rules grant: Fraction(n, d, _normalize=False) skips the check of its values
+                raise self._sb_rt.refuse_call(
+                    f"{qualname or 'a library function'}({keyword}=...)",
+                    "private keyword arguments of library functions are not granted",
+                )
         if qualname in _INDEXING and _getattr(function, "__module__", None) == "random":
             # random.sample(range(10**6), 3) indexes its population: a range stays one
             args = tuple(
@@ -1211,6 +1394,22 @@ class _LibraryCall:
                     else decimal.getcontext()
                 )
             _decimal_cost(_getattr(context, "prec", 0), qualname)
+            if qualname == "Context.power" and (_len(args) > 2 or "modulo" in kwargs):
+                modpow_cost(
+                    args[1] if _len(args) > 1 else kwargs.get("b"),
+                    kwargs.get("modulo", args[2] if _len(args) > 2 else None),
+                )
+        elif qualname in _DECIMAL_SQRT:
+            context = kwargs.get("context")
+            if context is None:
+                context = (
+                    _getattr(function, "__self__", None)
+                    if qualname.startswith("Context.")
+                    else decimal.getcontext()
+                )
+            _sqrt_cost(_getattr(context, "prec", 0), qualname)
+        elif qualname in _DECIMAL_TO_INT:
+            decimal_int_cost(_getattr(function, "__self__", None), qualname)
         elif qualname == "prod" and args and _getattr(function, "__module__", None) == "math":
             items = args[0] if _type(args[0]) in (list, tuple) else list(args[0])
             bits = 0
@@ -1227,7 +1426,8 @@ class _LibraryCall:
         if kind is _type(sys):
             return self._sb_rt.view(result.__name__)
         if _is_iterator(kind):
-            return Bounded(result, current().ticks)
+            made = Bounded(result, current().ticks)
+            return lazy_made(made, (*given, *kwargs.values()), 2)
         return result
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -1314,6 +1514,87 @@ def _k_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         need(k * 8, "random.choices/sample(k=...)")
 
 
+#: Bit operations a gcd may cost (the bits of its two largest arguments multiplied): about
+#: half a second here, as for a modular power.
+_GCD_BUDGET = _MODPOW_BUDGET = 1 << 37
+
+
+def _gcd_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``math.gcd`` of huge ints is quadratic in one C call; ``math.lcm`` multiplies too, its
+    result as long as all its arguments together (``lcm(*range(1, 10**5))``)."""
+
+    bits = sorted(a.bit_length() for a in args if _isinstance(a, _int))
+    if _len(bits) < 2:
+        return
+    cost = bits[-1] * bits[-2]
+    state = current()
+    if cost > _GCD_BUDGET:
+        raise state.trip(
+            EvalTimeout(
+                f"a gcd of {bits[-1]}-bit and {bits[-2]}-bit integers would run past "
+                f"{state.rules.key('eval-timeout')} in one call"
+            )
+        )
+
+
+def _lcm_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    total = 0
+    for a in args:
+        if _isinstance(a, _int):
+            total += a.bit_length()
+    need_int(total // 8 + 1, "math.lcm")
+    if total * total > _GCD_BUDGET * 8:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"math.lcm of {_len(args)} integers ({total} bits together) would run past "
+                f"{state.rules.key('eval-timeout')} in one call"
+            )
+        )
+
+
+def _decimal_int_arg(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if args:
+        decimal_int_cost(args[0], "an integer from a Decimal")
+
+
+def _fraction_cost(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """``Fraction(a, b)`` normalises with a gcd (quadratic for huge ints); from a Decimal or
+    from text it computes the power of ten its exponent says (``Fraction('1e99999999')``)."""
+
+    if _len(args) >= 2:
+        a, b = args[0], args[1]
+        if _type(a) is _int and _type(b) is _int and -_SMALL < a < _SMALL and -_SMALL < b < _SMALL:
+            return  # the common case: a gcd of machine-sized ints
+        _gcd_cost(args[:2], kwargs)
+    elif args:
+        value = args[0]
+        if _isinstance(value, decimal.Decimal) and value.is_finite():
+            digits = abs(value.adjusted()) + _len(value.as_tuple().digits)
+            int_digits_cost(digits, "a Fraction from a Decimal")
+        elif _isinstance(value, _str):
+            head, _e, exponent = value.strip().lower().rpartition("e")
+            if head and exponent.lstrip("+-").isdigit() and _len(exponent) < 30:
+                need_int(_int(abs(_int(exponent)) * 3.33) // 8 + 1, "a Fraction from text")
+
+
+def _sqrt_cost(precision: Any, what: str) -> None:
+    if _isinstance(precision, _int) and precision > DECIMAL_SQRT_PRECISION:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"{what} at {precision} digits would run past "
+                f"{state.rules.key('eval-timeout')} in one call (at most "
+                f"{DECIMAL_SQRT_PRECISION} digits for a square root)"
+            )
+        )
+
+
+#: Digits of precision above which a decimal square root is refused (20,000: 0.13 s here;
+#: 300,000: 4 s, in one C call).
+DECIMAL_SQRT_PRECISION = 20_000
+
+
 #: Functions of ``random`` that index their population (a ``range`` is not drawn through).
 _INDEXING = frozenset({"Random.sample", "Random.choice", "Random.choices"})
 
@@ -1327,8 +1608,20 @@ _LIBRARY_COSTS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
     "Random.getrandbits": _bits_cost,
     "Random.choices": _k_cost,
     "Random.sample": _k_cost,
+    "gcd": _gcd_cost,
+    "lcm": _lcm_cost,
+    "floor": _decimal_int_arg,
+    "ceil": _decimal_int_arg,
+    "trunc": _decimal_int_arg,
+    "Fraction": _fraction_cost,
+    "Fraction.from_decimal": _fraction_cost,
 }
-_COST_MODULES = ("math", "decimal", "random", None)
+_COST_MODULES = ("math", "decimal", "random", "fractions", None)
+#: Methods of a Decimal that compute an int from it.
+_DECIMAL_TO_INT = frozenset(
+    {"Decimal.as_integer_ratio", "Decimal.__int__", "Decimal.__round__", "Decimal.__trunc__"}
+)
+_DECIMAL_SQRT = frozenset({"Decimal.sqrt", "Context.sqrt"})
 
 _LAZY: frozenset[Any] = frozenset(
     {range, map, filter, zip, enumerate, reversed, _type(_gen()), _type(iter(())), _type(iter([]))}
@@ -1463,23 +1756,64 @@ def _format_method(runtime: Runtime, obj: Any, method: Any) -> Any:
         if _isinstance(obj, _type):  # str.format(fmt, ...)
             if args:
                 _check_format_string(runtime, args[0], (*args[1:], *kwargs.values()))
+                _format_texts(args[0], args[1:], kwargs)
         else:
             _check_format_string(runtime, obj, (*args, *kwargs.values()))
+            _format_texts(obj, args, kwargs)
         return method(*args, **kwargs)
 
     return call
 
 
+def _field_names(fmt: Any, names: list[Any]) -> list[Any]:
+    """The argument each replacement field of ``fmt`` formats, in order (``''`` for an
+    automatic number), nested spec fields (``{:{}}``) included."""
+
+    if _isinstance(fmt, _USER_STRING):
+        fmt = fmt.data
+    if _type(fmt) is not _str and not _isinstance(fmt, _str):
+        return names
+    for _literal, field, spec, _conversion in _string.formatter_parser(fmt):
+        if field is None:
+            continue
+        first, _rest = _string.formatter_field_name_split(field)
+        names.append(first)
+        if spec and "{" in spec:
+            _field_names(spec, names)
+    return names
+
+
+def _format_texts(fmt: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Count the text of every field of ``fmt``: one big argument used by many fields
+    (``'{0}' * 700``) or by a field of a shared list (``'{}'.format([big] * 700)``)."""
+
+    values = []
+    auto = 0
+    for first in _field_names(fmt, []):
+        if first == "":
+            first, auto = auto, auto + 1
+        if _type(first) is _int:
+            if first < _len(args):
+                values.append(args[first])
+        elif first in kwargs:
+            values.append(kwargs[first])
+    need_texts(values, "str.format")
+
+
 def _format_map(runtime: Runtime, obj: Any, method: Any) -> Any:
     def call(*args: Any) -> Any:
-        fmt, mapping = (
-            (args[0], args[1])
-            if _isinstance(obj, _type) and _len(args) == 2
-            else (obj, args[0] if args else None)
-        )
-        _check_format_string(
-            runtime, fmt, tuple(mapping.values()) if _type(mapping) is dict else ()
-        )
+        unbound = _isinstance(obj, _type) and _len(args) == 2
+        fmt, mapping = (args[0], args[1]) if unbound else (obj, args[0] if args else None)
+        if mapping is not None and _type(mapping) is not dict:
+            # read once per name, into a plain dict that is then formatted: a mapping of the
+            # source's (or a Counter's __missing__) could answer the check and the formatting
+            # differently, and a non-dict mapping's values were not checked at all
+            names = [n for n in _field_names(fmt, []) if _type(n) is _str and n]
+            mapping = {name: mapping[name] for name in names}
+            args = (fmt, mapping) if unbound else (mapping,)
+        values = tuple(mapping.values()) if _type(mapping) is dict else ()
+        _check_format_string(runtime, fmt, values)
+        _format_texts(fmt, (), mapping if _type(mapping) is dict else {})
         return method(*args)
 
     return call
@@ -1655,28 +1989,100 @@ def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
     if mod is None:
         _pow_cost(base, exp)
         return pow(base, exp)
-    if _isinstance(exp, _int) and _isinstance(mod, _int):
-        # one C call that nothing interrupts in-process: pow(3, 10**20000, 10**20000 + 7)
-        # is hours of squaring 66,000-bit numbers, with operands of 8 KB
-        cost = exp.bit_length() * mod.bit_length() ** 2
-        if cost > _MODPOW_BUDGET:
-            state = current()
-            raise state.trip(
-                EvalTimeout(
-                    f"pow() with a {exp.bit_length()}-bit exponent and a {mod.bit_length()}-bit "
-                    f"modulus would run past {state.rules.key('eval-timeout')} in one call"
-                )
-            )
+    modpow_cost(exp, mod)
     return pow(base, exp, mod)
+
+
+def _bits_of(value: Any) -> int:
+    """The bits of an int, or of a Decimal's integer (its digits and exponent)."""
+
+    if _isinstance(value, _int):
+        return _int(value.bit_length())
+    if _isinstance(value, decimal.Decimal) and value.is_finite():
+        return _int(max(0, value.adjusted() + 1) * 3.33) + 1
+    return 0
+
+
+def modpow_cost(exp: Any, mod: Any) -> None:
+    """A modular power is one C call that nothing interrupts in-process: ``pow(3, 10**20000,
+    10**20000 + 7)`` is hours of squaring 66,000-bit numbers with operands of 8 KB; the same
+    with ``Decimal`` operands at a high precision (``Context.power(a, b, modulo)``)."""
+
+    if not (
+        _isinstance(exp, (_int, decimal.Decimal)) and _isinstance(mod, (_int, decimal.Decimal))
+    ):
+        return
+    exp_bits, mod_bits = _bits_of(exp), _bits_of(mod)
+    cost = exp_bits * mod_bits**2
+    if _isinstance(mod, decimal.Decimal) or _isinstance(exp, decimal.Decimal):
+        cost *= 8  # decimal's own arithmetic is several times slower than int's
+    if cost > _MODPOW_BUDGET:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"pow() with a {exp_bits}-bit exponent and a {mod_bits}-bit "
+                f"modulus would run past {state.rules.key('eval-timeout')} in one call"
+            )
+        )
 
 
 def _filter(function: Any, iterable: Any) -> Any:
     """``filter``: its argument drawn through the ticks when lazy: ``next(filter(None,
     repeat(0)))`` would otherwise search for ever in C."""
 
+    given = iterable
     if _type(iterable) in _LAZY or not hasattr(iterable, "__len__"):
         iterable = unpacked(iterable)
-    return filter(function, iterable)
+    return lazy_made(filter(function, iterable), (given,), 2 if iterable is not given else 1)
+
+
+#: How deep lazy iterators may nest (``x = map(abs, x)`` in a loop): drawing one item from
+#: the outermost recurses through every level in C, and 100,000 levels overflow the C stack
+#: (the process ends). No Python frame is involved, so no recursion limit applies.
+MAX_LAZY_DEPTH = 1000
+#: Lazy iterators remembered per evaluation (the latest ones: a chain is built from the one
+#: just made).
+_LAZY_WINDOW = 4096
+
+
+def lazy_made(result: Any, sources: Any, levels: int = 1) -> Any:
+    """Record how deep ``result`` (a lazy iterator over ``sources``) nests, refusing past
+    :data:`MAX_LAZY_DEPTH`; ``levels``: the iterators it adds (one, or two with the
+    guard's own ticking wrapper)."""
+
+    state = current()
+    lazy = state.lazy
+    depth = 0
+    for source in sources:
+        found = lazy.get(id(source))
+        if found is not None and found[0] is source:
+            if found[1] > depth:
+                depth = found[1]
+        elif depth < 1 and _is_iterator(_type(source)):
+            depth = 1
+    if depth:
+        depth += levels
+        if depth > MAX_LAZY_DEPTH:
+            raise state.trip(
+                EvalRecursionError(
+                    f"lazy iterators nested deeper than {MAX_LAZY_DEPTH} (map of a map of ...): "
+                    "drawing from them would overflow the C stack"
+                )
+            )
+        if _len(lazy) >= _LAZY_WINDOW:
+            del lazy[next(iter(lazy))]
+        lazy[id(result)] = (result, depth)
+    return result
+
+
+def _lazy_builtin(kind: Any) -> Callable[..., Any]:
+    """``map``, ``zip``, ``enumerate``: their nesting counted (:func:`lazy_made`)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return lazy_made(kind(*args, **kwargs), args)
+
+    call.__name__ = call.__qualname__ = kind.__name__
+    return call
 
 
 def _iter(*args: Any) -> Any:
@@ -1692,11 +2098,112 @@ def _round(number: Any, ndigits: Any = None) -> Any:
     ndigits = as_count(ndigits)
     if _isinstance(ndigits, _int) and ndigits > 1000:
         need(ndigits // 2, "round")
-    return round(number) if ndigits is None else round(number, ndigits)
+    if ndigits is None:
+        decimal_int_cost(number, "round() of a Decimal")
+        return round(number)
+    return round(number, ndigits)
+
+
+#: Digits of a Decimal's integral part above which converting it to an int is refused as
+#: a timeout: the conversion is quadratic in one C call (200,000 digits: 2 s here).
+DECIMAL_INT_DIGITS = 60_000
+
+
+def decimal_int_cost(value: Any, what: str) -> None:
+    """``int(Decimal('1e999999'))``, ``round`` of one, ``math.floor``...: an int of as many
+    digits as the exponent says, computed in one C call."""
+
+    if not _isinstance(value, decimal.Decimal) or not value.is_finite():
+        return
+    int_digits_cost(value.adjusted() + 1, what)
+
+
+def int_digits_cost(digits: int, what: str) -> None:
+    """Converting a decimal number of ``digits`` digits to an int (or back): refused past
+    :data:`DECIMAL_INT_DIGITS`, counted against the allocation budget under it."""
+
+    if digits <= 4300:
+        return
+    if digits > DECIMAL_INT_DIGITS:
+        state = current()
+        raise state.trip(
+            EvalTimeout(
+                f"{what} with {digits} integral digits would run past "
+                f"{state.rules.key('eval-timeout')} in one call (at most {DECIMAL_INT_DIGITS})"
+            )
+        )
+    need_int(_int(digits * 3.33) // 8 + 1, what)
+
+
+def _sum(iterable: Any, /, start: Any = 0) -> Any:
+    """``sum``: the iterable drawn through the ticks; a list or tuple ``start`` (``sum(rows,
+    [])``) concatenates each item into a new copy, quadratic and unbounded in C: the total
+    is counted first and built once."""
+
+    kind = _type(start)
+    if kind is _int or kind is float or kind in _NUMBER_KINDS:
+        return sum(bounded(iterable), start)
+    items = list(bounded(iterable))
+    if kind is list or kind is tuple:
+        total = _len(start)
+        for item in items:
+            if _type(item) is not kind:
+                break
+            total += _len(item)
+        else:
+            need(total * 8, "sum() of sequences")
+            return kind(itertools.chain(start, *items))
+    result = start
+    for item in bounded(items):
+        result = op_add(result, item)
+        if _isinstance(result, _SEQUENCES) and _size(result) > 1 << 16:
+            current().check()
+    return result
+
+
+_NUMBER_KINDS: frozenset[type] = frozenset({bool, complex, decimal.Decimal, fractions.Fraction})
+
+
+def _repr(value: Any) -> str:
+    need_text(value, "repr()")
+    return repr(value)
+
+
+def _ascii(value: Any) -> str:
+    need_text(value, "ascii()")
+    return ascii(value)
+
+
+def _str_call(*args: Any, **kwargs: Any) -> Any:
+    """``str(x)``: the text of a container counted first (``str([big] * 700)``)."""
+
+    one = _len(args) == 1 and not kwargs
+    if one or (not args and _len(kwargs) == 1 and "object" in kwargs):
+        value = args[0] if one else kwargs["object"]
+        if _type(value) not in _SHORT_TEXT:
+            need_text(value, "str()")
+    return _str(*args, **kwargs)
+
+
+_str_call.__name__ = _str_call.__qualname__ = "str"
+
+
+def _int_call(*args: Any, **kwargs: Any) -> Any:
+    """``int(x)``: a ``Decimal`` with a huge exponent is refused first (see
+    :func:`decimal_int_cost`)."""
+
+    if args and _type(args[0]) is decimal.Decimal:
+        decimal_int_cost(args[0], "int() of a Decimal")
+    return _int(*args, **kwargs)
+
+
+_int_call.__name__ = _int_call.__qualname__ = "int"
 
 
 def _format(value: Any, spec: Any = "") -> str:
     check_spec(spec)
+    if not spec:
+        need_text(value, "format()")
     if _isinstance(value, decimal.Decimal):
         decimal_spec_cost(value, spec)
     return format(value, spec)
@@ -1735,7 +2242,9 @@ _SAFE_BUILTINS: dict[str, Any] = {
     name: _getattr(builtins, name) for name in rules_module.GRANTABLE_BUILTINS
 }
 _SAFE_BUILTINS.update(
-    sum=_consume(sum),
+    sum=_sum,
+    repr=_repr,
+    ascii=_ascii,
     min=_consume(min),
     max=_consume(max),
     sorted=_consume(sorted),
@@ -1750,6 +2259,11 @@ _SAFE_BUILTINS.update(
 #: Builtin types whose constructors are checked: the source sees a function that calls the
 #: type; ``type(x)``, ``isinstance`` and ``except`` translate between the two.
 _WRAPPED_NAMES: tuple[str, ...] = (
+    "map",
+    "zip",
+    "enumerate",
+    "str",
+    "int",
     "list",
     "tuple",
     "set",
@@ -1760,13 +2274,23 @@ _WRAPPED_NAMES: tuple[str, ...] = (
 )
 
 
+_LAZY_BUILTINS: frozenset[type] = frozenset({map, zip, enumerate})
+
+
 def _type_wrappers(runtime: Runtime) -> tuple[dict[Any, Any], dict[int, Any]]:
     wrapped: dict[Any, Any] = {}
     real: dict[int, Any] = {}
     for name in _WRAPPED_NAMES:
         kind = _getattr(builtins, name)
         unit = 1 if name in ("bytes", "bytearray") else 8
-        wrapper = _sized(kind, unit) if unit == 1 else _consume(kind)
+        if kind in _LAZY_BUILTINS:
+            wrapper: Any = _lazy_builtin(kind)
+        elif kind is _str:
+            wrapper = _str_call
+        elif kind is _int:
+            wrapper = _int_call
+        else:
+            wrapper = _sized(kind, unit) if unit == 1 else _consume(kind)
         wrapped[kind] = wrapper
         real[id(wrapper)] = kind
     return wrapped, real
@@ -1850,23 +2374,30 @@ def copy_in(value: Any, runtime: Runtime, strict: bool, where: str, depth: int =
 _SKIP = object()
 
 
-def copy_out(value: Any, depth: int = 0) -> Any:
+def copy_out(value: Any, depth: int = 0, seen: set[int] | None = None) -> Any:
     """A result checked before it reaches the host: data crosses as is; a function, class or
-    generator of the evaluated source does not (it would run guarded code after the end)."""
+    generator of the evaluated source does not (it would run guarded code after the end).
+    Each container is looked at once (``seen``): a result of shared references
+    (``a = [a, a]`` fifty times) is walked in the size of its objects, not of its tree."""
 
     kind = _type(value)
     if kind in _SCALARS or kind in _DATES:
         return value
     if depth > 100:
         raise TypeError("the result of a guarded evaluation is nested too deeply")
-    if kind in (list, tuple, set, frozenset):
-        for item in value:
-            copy_out(item, depth + 1)
-        return value
-    if kind is dict:
-        for key, item in value.items():
-            copy_out(key, depth + 1)
-            copy_out(item, depth + 1)
+    if kind in (list, tuple, set, frozenset) or kind is dict:
+        if seen is None:
+            seen = set()
+        elif id(value) in seen:
+            return value
+        seen.add(id(value))
+        if kind is dict:
+            for key, item in value.items():
+                copy_out(key, depth + 1, seen)
+                copy_out(item, depth + 1, seen)
+        else:
+            for item in value:
+                copy_out(item, depth + 1, seen)
         return value
     if (
         kind is _type(copy_out)
@@ -1880,6 +2411,106 @@ def copy_out(value: Any, depth: int = 0) -> Any:
     if kind in (ModuleView, _Setter, _LibraryCall, HostFunction, _Package, Bounded, _RangeIn):
         raise RuleEvalError(f"a {kind.__name__} of the guard cannot be returned to the host")
     return value
+
+
+def check_result_size(value: Any, rules: EvalRules) -> None:
+    """Refuse a result whose text -- what the host makes of it when it prints, compares or
+    copies it, every shared reference counted -- exceeds ``eval-max-alloc``:
+    ``['x' * 10**6] * 700`` is 1 MB in memory and 700 MB once printed."""
+
+    kind = _type(value)
+    if kind in _SHORT_TEXT or kind is _bytes:
+        return
+    size = text_size(value)
+    if size > rules.max_alloc:
+        raise EvalMemoryError(
+            f"the result of a guarded evaluation is about {size} characters once printed "
+            f"(shared references counted), more than {rules.key('eval-max-alloc')} "
+            f"({rules.max_alloc})"
+        )
+
+
+# -- exceptions leaving an evaluation ---------------------------------------------------
+
+#: Characters of an exception's arguments' text that cross to the host as they are: past it
+#: an argument is replaced by a short description (``KeyError(('x' * 10**6,) * 700)``,
+#: raised by C code with the key as its argument, prints 700 MB wherever the host shows it).
+EXCEPTION_TEXT = 1 << 16
+#: Links of an exception's chain (causes and contexts) screened.
+_CHAIN = 16
+_PLAIN_ARGS: frozenset[type] = frozenset({_type(None), bool, float, complex})
+
+
+def screen_exception(exc: BaseException) -> BaseException:
+    """``exc`` (and its chain) with arguments the host can print: an argument whose text
+    would exceed :data:`EXCEPTION_TEXT` (shared references counted as printed) or an int
+    ``str()`` refuses (``KeyError(10**5000)``: ``str(e)`` raised ``ValueError`` in the host's
+    handler) is replaced by a short description of it. Done in the evaluation's process
+    while its budgets still hold (the worker's, for the worker backend), before the
+    exception reaches the host or the worker's error record."""
+
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and _len(seen) < _CHAIN:
+        link = todo.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        _screen_args(link)
+        for nxt in (link.__cause__, link.__context__):
+            if nxt is not None:
+                todo.append(nxt)
+    return exc
+
+
+def _screen_args(exc: BaseException) -> None:
+    try:
+        args = exc.args
+    except Exception:  # pragma: no cover - a broken args descriptor
+        return
+    if _type(args) is not tuple:
+        return
+    changed = False
+    shown: list[Any] = []
+    seen: dict[int, int] = {}
+    for arg in args:
+        kind = _type(arg)
+        if kind in _PLAIN_ARGS or (kind is _str and _len(arg) <= EXCEPTION_TEXT):
+            shown.append(arg)
+            continue
+        if kind is _int and arg.bit_length() * _DIGITS_PER_BIT > 4000:
+            shown.append(f"<an int of {arg.bit_length()} bits, not shown>")
+            changed = True
+            continue
+        try:
+            size = text_size(arg, 0, seen)
+        except Exception:  # pragma: no cover - an object whose walk fails: not shown
+            size = EXCEPTION_TEXT + 1
+        if size > EXCEPTION_TEXT or _has_huge_int(arg):
+            shown.append(f"<a {kind.__name__} of about {size} characters once printed, not shown>")
+            changed = True
+        else:
+            shown.append(arg)
+    if changed:
+        with contextlib.suppress(Exception):  # an exception type that refuses new args
+            exc.args = tuple(shown)
+
+
+def _has_huge_int(value: Any, depth: int = 0) -> bool:
+    """Whether a container holds an int too long for ``str()`` (its text would raise)."""
+
+    kind = _type(value)
+    if kind is _int:
+        return bool(value.bit_length() * _DIGITS_PER_BIT > 4000)
+    if depth > 50:
+        return False
+    if kind in (list, tuple, set, frozenset):
+        return any(_has_huge_int(item, depth + 1) for item in value)
+    if kind is dict:
+        return any(
+            _has_huge_int(k, depth + 1) or _has_huge_int(v, depth + 1) for k, v in value.items()
+        )
+    return False
 
 
 # -- strings compiled by libraries while a source runs ------------------------------

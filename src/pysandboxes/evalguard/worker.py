@@ -222,10 +222,17 @@ class Spawned:
 
     kind = "spawned"
 
-    def __init__(self, path: str, cwd: str) -> None:
+    def __init__(self, path: str, cwd: str, keyword_rules: dict[str, list[str]]) -> None:
         from pysandboxes.partial.pool import Worker
 
-        self.worker = Worker(path, threads=1, max_restarts=1 << 30, cwd=cwd, kind="eval-worker")
+        self.worker = Worker(
+            path,
+            keyword_rules=dict(keyword_rules),
+            threads=1,
+            max_restarts=1 << 30,
+            cwd=cwd,
+            kind="eval-worker",
+        )
         self.pending: Any = None
         self.reader: channel.Reader | None = None
         self.write_fd = -1
@@ -350,15 +357,24 @@ class WorkerBackend:
         key = (*lines, *others)
 
         def spawn() -> Spawned:
+            # The rules go to the worker as rules=, origin <arg> (what the caller passed),
+            # learn=false among them; the rule file the plan needs is empty and is removed
+            # once the worker's plan has read it (issue 26 defect 11: it was left in the
+            # temporary directory, and named as the origin of the caller's rules).
+            keyword: dict[str, list[str]] = {}
+            for line in (*others, *lines, "learn=false"):
+                name, _eq, value = line.partition("=")
+                keyword.setdefault(name, []).append(value)
             if self._dir is None:
                 self._dir = tempfile.mkdtemp(prefix="pysb-eval-")
             path = os.path.join(self._dir, f"eval{len(self._processes)}.py-sandboxes")
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write("# the eval-* lines of one profile (pysandboxes.evalguard)\n")
-                handle.write("learn=false\n")
-                handle.write("".join(line + "\n" for line in others))
-                handle.write("".join(line + "\n" for line in lines))
-            return Spawned(path, self._dir)
+                handle.write("# a guarded evaluation's worker: its rules are the caller's\n")
+            try:
+                return Spawned(path, self._dir, keyword)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
         return key, spawn
 
@@ -428,6 +444,10 @@ class WorkerBackend:
                 channel.write_all(process.write_fd, request)
             answered = compiled.answered
             spin = channel.SPIN_HOST if answered < channel.SPIN_HOST / 2 else 0.0
+            if process.reader is not None:
+                # what an honest worker may answer (it refuses a larger result itself),
+                # with room for the frame's own fields: a larger frame is refused unread
+                process.reader.max_frame = rules.max_alloc + rules.max_output + (1 << 20)
             self._local.serving = process
             try:
                 kind, body, host_error = self._exchange(process, rules, table, tops, deadline, spin)
@@ -497,12 +517,17 @@ class WorkerBackend:
         with self._lock:
             processes, self._processes = list(self._processes.values()), {}
             self._by_rules = {}
+            folder, self._dir = self._dir, None
         for process, _lock in processes:
             with contextlib.suppress(Exception):  # closing at exit: nothing left to report to
                 if isinstance(process, Spawned):
                     process.close()
                 elif process.owner == os.getpid():
                     process.finish()
+        if folder is not None:  # the workers' folder (their rule files are already gone)
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _ended_between_calls(reader: channel.Reader) -> bool:
