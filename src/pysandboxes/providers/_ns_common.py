@@ -124,15 +124,16 @@ def _filter() -> bytes:
     return bytes(seccomp.filter_program(allow_udp=True, allow_unix=True))
 
 
-def start_network(policy: Policy, provider: str) -> Network | None:
+def start_network(policy: Policy, provider: str, denials: str | None = None) -> Network | None:
     """None when no ``net=`` rule exists (loopback only, nothing started); else a running
-    user-mode network with its ruleset (``netns``)."""
+    user-mode network with its ruleset (``netns``) and, when the rules name hosts for TCP, its
+    edge proxy (which writes its refusals to ``denials``, the ``--denials`` file)."""
 
     if not policy.net:
         return None
     from pysandboxes.providers import netns
 
-    return netns.start(policy, provider)
+    return netns.start(policy, provider, denials=denials)
 
 
 def explain_lines(policy: Policy, provider: str) -> list[str]:

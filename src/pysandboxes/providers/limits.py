@@ -36,6 +36,9 @@ NAMESPACE = ("bwrap", "unshare")
 #: guest over 9p) and whose net= rules are the ruleset of ``netns``.
 TREE = ("bwrap", "unshare", "qemu")
 KERNEL = ("landlock", "bwrap", "unshare", "qemu")
+#: The providers whose TCP traffic under rules naming hosts passes the edge proxy
+#: (``providers/edge_proxy.py``), which judges the host name, not the addresses pinned at start.
+EDGE_PROXIED = ("bwrap", "unshare")
 
 
 class Limit:
@@ -679,6 +682,8 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             found.append(wildcard_bind_notice(net, python_layer))
     for net in policy.net:
         if net.action == "ALLOW" and net.is_name and net.direction in ("OUT", "*"):
+            if provider in EDGE_PROXIED and net.proto == "TCP":
+                continue  # the edge proxy judges the name: its address alone is refused
             found.append(
                 notice("net.name-by-address", python_layer, rule=net.text, origin=net.origin)
             )
