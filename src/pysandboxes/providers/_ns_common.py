@@ -152,6 +152,15 @@ def explain_lines(policy: Policy, provider: str) -> list[str]:
             "port (every host address for a wildcard bind, the host's loopback for a "
             "loopback bind)"
         )
+        from pysandboxes.providers.net_enforcement import edge_ports_named, explain_lines
+
+        if edge_ports_named(policy):
+            lines.append(
+                "  edge proxy: python-sb's host-side proxy judges the sandbox's TCP on the ports "
+                "of rules naming hosts (HTTPS_PROXY/HTTP_PROXY/ALL_PROXY name it; other "
+                "programs are redirected to it in the sandbox's namespace)"
+            )
+        lines += explain_lines(policy, provider)
     else:
         lines.append("  network: loopback only (no net= rule)")
     return lines

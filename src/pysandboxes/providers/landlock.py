@@ -1134,7 +1134,9 @@ class LandlockProvider(Provider):
             plan = build_plan(policy, abi=landlock_abi(), prefixes=(sys.prefix,))
         except ConfigError as exc:
             return [f"landlock: refuses to run: {exc}"]
-        return _describe(plan)
+        from pysandboxes.providers.net_enforcement import explain_lines
+
+        return [*_describe(plan), *explain_lines(policy, self.name)]
 
 
 PROVIDER: Final = LandlockProvider()

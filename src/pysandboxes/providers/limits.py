@@ -38,7 +38,7 @@ TREE = ("bwrap", "unshare", "qemu")
 KERNEL = ("landlock", "bwrap", "unshare", "qemu")
 #: The providers whose TCP traffic under rules naming hosts passes the edge proxy
 #: (``providers/edge_proxy.py``), which judges the host name, not the addresses pinned at start.
-EDGE_PROXIED = ("bwrap", "unshare")
+EDGE_PROXIED = ("bwrap", "unshare", "qemu")
 
 
 class Limit:
