@@ -421,3 +421,42 @@ def test_curl_as_a_child(provider: str, world: World, project: Path, home: Path)
     assert lines[0] == "0 hello from granted", command_result.stdout + command_result.stderr
     assert lines[1].startswith("56 "), lines  # CONNECT refused by the proxy (403)
     assert [line.split()[0] for line in world.requests()[len(before) :]] == ["granted"]
+
+
+def test_landlock_runs_the_proxy_for_clients_honouring_proxy_variables(
+    world: World, project: Path, home: Path
+) -> None:
+    """Under landlock (no network namespace) with the Python layer on: the proxy runs on the
+    host's loopback, and clients honouring HTTPS_PROXY (urllib here; curl below) are judged by
+    host name there; the refusal is the proxy's."""
+
+    provider_ok("landlock")
+    ok = sandboxed(
+        world, project, home, "landlock", [GRANT], "urllib", "https://granted.test:8443/ll",
+        python_layer=True,
+    )  # fmt: skip
+    assert ok.stdout == "GOT hello from granted\n", ok.stdout + ok.stderr
+    before = world.requests()
+    refused = sandboxed(
+        world, project, home, "landlock", [GRANT], "urllib", "https://refused.test:8443/ll",
+        python_layer=True,
+    )  # fmt: skip
+    assert "[refused.test]:8443 DENIED: no net= rule allows it" in refused.stdout, refused.stderr
+    assert "retrying another way is refused too" in refused.stdout
+    assert world.requests() == before
+    (project / "curl.py").write_text(CURL)
+    curl = subprocess.run(
+        [
+            "unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/hosts && exec "$@"', str(world.hosts), PYTHON_SB,
+            "--os-sandbox=landlock", "--py-sandbox=true", f"--expose-ro={project}",
+            "--python-import=*", "--python-api=ALLOW:*", "--expose-ro=/usr/bin/curl",
+            f"--net={GRANT}", "curl.py", "x",
+            "https://granted.test:8443/ll-curl", "https://refused.test:8443/ll-curl",
+        ],
+        cwd=project, env=base_env(home), capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    lines = curl.stdout.splitlines()
+    assert lines[:1] == ["0 hello from granted"], curl.stdout + curl.stderr
+    assert lines[1].startswith("56 "), lines

@@ -581,6 +581,80 @@ def listen_in(holder_pid: int, port: int) -> socket.socket:
     return socket.socket(fileno=fds[0])
 
 
+# -- without a network namespace (landlock): a listener on the host's loopback ---------------
+
+#: python-sb's one host-loopback listener for this run (``landlock``): made when the port is
+#: first needed (the Python layer's rule is built before the provider prepares).
+_HOST_LISTENER: list[socket.socket] = []
+
+
+def host_listener() -> socket.socket:
+    """The run's edge-proxy listener on ``127.0.0.1`` (a free port), made once. Under
+    ``landlock`` (no network namespace of its own) only programs that honour the proxy
+    variables reach it; Landlock grants connect to its port."""
+
+    if not _HOST_LISTENER:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        _HOST_LISTENER.append(sock)
+    return _HOST_LISTENER[0]
+
+
+class HostEdge:
+    """The edge proxy of a ``landlock`` run: started from python-sb with the host listener;
+    it ends at end-of-file on its standard input, whose write end the program inherits (python-sb
+    may exec into the program): the proxy lives exactly as long as the program and its
+    children hold it."""
+
+    def __init__(self, rows: tuple[Any, ...], denials: str | None) -> None:
+        import subprocess
+
+        listener = host_listener()
+        self.port = int(listener.getsockname()[1])
+        config = {"listen_fd": listener.fileno(), "rows": rows, "denials": denials}
+        fd = os.memfd_create("pysb-edge", 0)
+        read_end, self.write_end = os.pipe()
+        try:
+            os.write(fd, json.dumps(config).encode())
+            os.lseek(fd, 0, os.SEEK_SET)
+            src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _CODE.format(src=src), str(fd)],
+                stdin=read_end,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(fd, listener.fileno()),
+                start_new_session=True,
+            )
+        finally:
+            os.close(fd)
+            os.close(read_end)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        self.process.stdout.close()
+        if line != b"ready\n":
+            self.close()
+            raise OSError("the edge proxy could not start")
+        listener.close()
+        _HOST_LISTENER.clear()
+        os.set_inheritable(self.write_end, True)
+
+    def close(self) -> None:
+        """End the proxy (python-sb stayed as the parent)."""
+
+        with contextlib.suppress(OSError):
+            os.close(self.write_end)
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=5)
+
+
+_CODE = (
+    "import sys; sys.path.insert(0, {src!r}); "
+    "from pysandboxes.providers.edge_proxy import main; sys.exit(main())"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``edge_proxy CONFIG_FD``: CONFIG_FD holds JSON ``{"holder": PID, "port": N, "rows":
     [...], "denials": PATH|null}``; prints ``ready`` once it listens; ends at end-of-file of
@@ -597,7 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in config["rows"]
     )
     try:
-        listener = listen_in(int(config["holder"]), int(config["port"]))
+        if "listen_fd" in config:  # landlock: the host-loopback listener python-sb made
+            listener = socket.socket(fileno=int(config["listen_fd"]))
+        else:
+            listener = listen_in(int(config["holder"]), int(config["port"]))
     except OSError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1

@@ -61,6 +61,11 @@ def enforcement(rule: NetRule, provider: str, policy: Policy) -> str:
         kernel = "Landlock: TCP by port only (any host on that port)"
         if rule.is_name and rule.action == "ALLOW":
             kernel += "; the host name is not judged by the kernel"
+        if rule.is_name and _tcp_out(rule) and layer:
+            kernel += (
+                "; the edge proxy on the host's loopback judges the name for clients that "
+                "honour the proxy variables"
+            )
         return "; ".join(p for p in (kernel, python) if p)
     return python or "nothing (no kernel network filter under this provider)"
 
