@@ -39,7 +39,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         who = names[self.server.server_address[0]]
         with open(log_path, "a") as log:
-            log.write(f"{who} {self.headers.get('Host')} {self.path}\n")
+            auth = self.headers.get("Authorization")
+            extra = f" {auth}" if auth else ""
+            log.write(f"{who} {self.headers.get('Host')} {self.path}{extra}\n")
         body = f"hello from {who}\n".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -88,6 +90,64 @@ try:
         text = data.decode(errors="replace")
         body = text.split("\r\n\r\n", 1)[-1].strip()
         print("GOT", body if " 200 " in text else text.splitlines()[0])
+    elif kind in ("secret-proxy", "secret-direct"):  # trusts SSL_CERT_FILE (the run's CA)
+        host, port = target.split(":")
+        auth = {"Authorization": "Bearer " + os.environ["TOKEN"]}
+        if kind == "secret-proxy":  # CONNECT through HTTPS_PROXY
+            request = urllib.request.Request(f"https://{host}:{port}/secret", headers=auth)
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                print("GOT", answer.read().decode().strip())
+        else:  # http.client: redirected, judged by the server name
+            conn = http.client.HTTPSConnection(host, int(port), timeout=30)
+            conn.request("GET", "/secret-direct", headers=auth)
+            print("GOT", conn.getresponse().read().decode().strip())
+    elif kind == "scan":  # the real value: nowhere the program can look
+        # Given its first half, its length and its digest only (the value itself, given here,
+        # would be in this process's memory): a leak is the half followed by the right rest.
+        import hashlib
+        half, length, digest = target.split(":")
+        needle_half, length = half.encode(), int(length)
+        def leaks(data):
+            at = data.find(needle_half)
+            while at >= 0:
+                if hashlib.sha256(data[at : at + length]).hexdigest() == digest:
+                    return True
+                at = data.find(needle_half, at + 1)
+            return False
+        where = []
+        if leaks(repr(dict(os.environ)).encode()):
+            where.append("os.environ")
+        if leaks(open("/proc/self/environ", "rb").read()):
+            where.append("/proc/self/environ")
+        with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+            for line in maps:
+                span, perms = line.split()[:2]
+                if not perms.startswith("r") or "[vvar" in line or "[vsyscall" in line:
+                    continue
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                try:
+                    mem.seek(lo)
+                    if leaks(mem.read(hi - lo)):
+                        where.append("memory " + line.strip())
+                except (OSError, ValueError, OverflowError):
+                    pass
+        for top in {os.environ.get("TMPDIR", "/tmp"), "/tmp", os.getcwd(), "/etc"}:
+            for root, _dirs, files in os.walk(top):
+                for name in files:
+                    path = os.path.join(root, name)
+                    try:
+                        if leaks(open(path, "rb").read()):
+                            where.append(path)
+                    except OSError:
+                        pass
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    if leaks(open(f"/proc/{pid}/environ", "rb").read()):
+                        where.append(f"/proc/{pid}/environ")
+                except OSError:
+                    pass
+        print("GOT", "CLEAN" if not where else "LEAK " + ", ".join(where))
     elif kind == "env":
         print("GOT", os.environ.get("HTTPS_PROXY"), os.environ.get("NO_PROXY"))
 except (OSError, http.client.HTTPException) as exc:
@@ -210,6 +270,7 @@ def sandboxed(
     *args: str,
     python_layer: bool = False,
     extra: tuple[str, ...] = (),
+    environ: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``python-sb client.py ARGS`` under ``rules``, in a mount namespace whose /etc/hosts
     names the two servers."""
@@ -241,7 +302,7 @@ def sandboxed(
             *command,
         ],
         cwd=project,
-        env=base_env(home),
+        env=base_env(home, environ),
         capture_output=True,
         text=True,
         timeout=300,
@@ -460,3 +521,62 @@ def test_landlock_runs_the_proxy_for_clients_honouring_proxy_variables(
     lines = curl.stdout.splitlines()
     assert lines[:1] == ["0 hello from granted"], curl.stdout + curl.stderr
     assert lines[1].startswith("56 "), lines
+
+
+SECRET_VALUE = "real-token-0123456789abcdef"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_secret_is_substituted_only_for_its_host_and_never_visible(
+    provider: str, world: World, project: Path, home: Path
+) -> None:
+    """``secret=TOKEN|granted.test|Authorization``: the program's TOKEN is a placeholder; a
+    request to granted.test (through HTTPS_PROXY, and redirected) arrives with the real value
+    in that header; one to another allowed host with the placeholder; the value is in no place
+    the program can read (its environment, its memory, the files it sees, /proc)."""
+
+    needs(provider)
+    rules = [GRANT, "ALLOW|TCP|refused.test|8443|OUT"]
+    secret = "--secret=TOKEN|granted.test|Authorization"
+    # python-sb's environment holds the real value; its edge proxy verifies the servers with
+    # the test's CA (the program trusts the run's CA, through SSL_CERT_FILE in the sandbox).
+    environ = {"TOKEN": SECRET_VALUE, "SSL_CERT_FILE": str(world.ca)}
+    before = len(world.requests())
+    for kind, target in (
+        ("secret-proxy", "granted.test:8443"),
+        ("secret-direct", "granted.test:8443"),
+        ("secret-proxy", "refused.test:8443"),
+    ):
+        result = sandboxed(
+            world, project, home, provider, rules, kind, target,
+            extra=(secret,), environ=environ,
+        )  # fmt: skip
+        assert result.stdout.startswith("GOT hello from"), (kind, result.stdout, result.stderr)
+    seen = world.requests()[before:]
+    assert seen[0] == f"granted granted.test:8443 /secret Bearer {SECRET_VALUE}"
+    assert seen[1] == f"granted granted.test:8443 /secret-direct Bearer {SECRET_VALUE}"
+    assert seen[2].startswith("refused refused.test:8443 /secret Bearer pysb-secret-TOKEN-")
+    import hashlib
+
+    digest = hashlib.sha256(SECRET_VALUE.encode()).hexdigest()
+    half = SECRET_VALUE[: len(SECRET_VALUE) // 2]
+    scan = sandboxed(
+        world, project, home, provider, rules, "scan", f"{half}:{len(SECRET_VALUE)}:{digest}",
+        extra=(secret,), environ=environ,
+    )  # fmt: skip
+    assert scan.stdout == "GOT CLEAN\n", scan.stdout + scan.stderr
+    # The control: the same scan finds the value when an env= rule passes it in.
+    control = sandboxed(
+        world, project, home, provider, rules, "scan", f"{half}:{len(SECRET_VALUE)}:{digest}",
+        extra=("--env=TOKEN=${TOKEN}",), environ=environ,
+    )  # fmt: skip
+    assert control.stdout.startswith("GOT LEAK os.environ, /proc/self/environ, memory")
+
+
+def test_secret_needs_a_namespace_provider(world: World, project: Path, home: Path) -> None:
+    result = sandboxed(
+        world, project, home, "subprocess", [GRANT], "env", "-", python_layer=True,
+        extra=("--secret=TOKEN|granted.test|Authorization",), environ={"TOKEN": "x"},
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "secrets need os-sandbox=bwrap or unshare" in result.stderr

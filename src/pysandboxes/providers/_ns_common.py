@@ -124,7 +124,9 @@ def _filter() -> bytes:
     return bytes(seccomp.filter_program(allow_udp=True, allow_unix=True))
 
 
-def start_network(policy: Policy, provider: str, denials: str | None = None) -> Network | None:
+def start_network(
+    policy: Policy, provider: str, denials: str | None = None, tmpdir: str | None = None
+) -> Network | None:
     """None when no ``net=`` rule exists (loopback only, nothing started); else a running
     user-mode network with its ruleset (``netns``) and, when the rules name hosts for TCP, its
     edge proxy (which writes its refusals to ``denials``, the ``--denials`` file)."""
@@ -133,7 +135,7 @@ def start_network(policy: Policy, provider: str, denials: str | None = None) -> 
         return None
     from pysandboxes.providers import netns
 
-    return netns.start(policy, provider, denials=denials)
+    return netns.start(policy, provider, denials=denials, tmpdir=tmpdir)
 
 
 def explain_lines(policy: Policy, provider: str) -> list[str]:

@@ -152,7 +152,9 @@ class BwrapProvider(Provider):
             raise ConfigError(f"os-sandbox=bwrap: bwrap is not installed ({INSTALL_HINT})")
         policy = launch.policy
         hostname = _ns_common.hostname(policy, self.name)
-        network = _ns_common.start_network(policy, self.name, launch.context.denials_file)
+        network = _ns_common.start_network(
+            policy, self.name, launch.context.denials_file, launch.context.tmpdir
+        )
         try:
             plan = build_plan(
                 launch,

@@ -299,12 +299,25 @@ class Proxy:
         listener: socket.socket,
         judge: Judge,
         denials: str | None = None,
+        secrets: Sequence[dict[str, Any]] = (),
+        tls: dict[str, str] | None = None,
     ) -> None:
         self.listener = listener
         self.judge = judge
         self.denials = denials
         self.own = listener.getsockname()[1]
         self._lock = threading.Lock()
+        #: host -> the secrets substituted in its requests (``secret=``).
+        self.secrets: dict[str, list[dict[str, Any]]] = {}
+        for secret in secrets:
+            for host in secret["hosts"]:
+                self.secrets.setdefault(host, []).append(secret)
+        self.server_context: Any = None
+        if self.secrets and tls is not None:
+            import ssl
+
+            self.server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.server_context.load_cert_chain(tls["cert"], tls["key"])
 
     def serve_forever(self) -> None:
         while True:
@@ -364,6 +377,90 @@ class Proxy:
         conn.settimeout(None)
         return data
 
+    def _peek_until(self, conn: socket.socket, done: Callable[[bytes], bool], wait: float) -> bytes:
+        """What the client sent first, left unread (``MSG_PEEK``): a TLS connection to a
+        secret's host is handed whole to the TLS server side."""
+
+        import select
+        import time
+
+        deadline = time.monotonic() + wait
+        data = b""
+        while len(data) < HEAD_LIMIT and not done(data):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([conn], [], [], left)[0]:
+                break
+            more = conn.recv(HEAD_LIMIT, socket.MSG_PEEK)
+            if len(more) == len(data):  # nothing new yet (or end of file): wait a little
+                if not more or time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
+            data = more
+        return data
+
+    def _terminate(self, conn: socket.socket, host: str, port: int, verdict: Verdict) -> None:
+        """A connection to a secret's host: TLS terminated with the run's certificate (only
+        the sandbox trusts its authority), the placeholder replaced by the real value in the
+        secret's header of the request, the request sent on over TLS verified against the
+        host's real certificate, the answer copied back. One request per connection
+        (``Connection: close``); a body is forwarded by its ``Content-Length``."""
+
+        import ssl
+
+        assert verdict.address is not None
+        try:
+            client = self.server_context.wrap_socket(conn, server_side=True)
+        except (OSError, ssl.SSLError):
+            return
+        with client:
+            data = self._read_until(client, lambda d: b"\r\n\r\n" in d, CONNECT_TIMEOUT)
+            parsed = split_head(data)
+            if parsed is None:
+                return
+            lines, rest = parsed
+            head = self._substitute(host, lines)
+            length = header(lines, "content-length")
+            wanted = int(length) if length and length.isdigit() else 0
+            while len(rest) < wanted:
+                chunk = client.recv(min(262144, wanted - len(rest)))
+                if not chunk:
+                    break
+                rest += chunk
+            try:
+                raw = socket.create_connection((verdict.address, port), timeout=CONNECT_TIMEOUT)
+                upstream = ssl.create_default_context().wrap_socket(raw, server_hostname=host)
+            except (OSError, ssl.SSLError) as exc:
+                self._http_error(client, 502, "Bad Gateway", f"{host}:{port}: {exc}")
+                return
+            with upstream:
+                upstream.sendall(head + rest)
+                while True:
+                    try:
+                        chunk = upstream.recv(262144)
+                    except (OSError, ssl.SSLError):
+                        break
+                    if not chunk:
+                        break
+                    client.sendall(chunk)
+
+    def _substitute(self, host: str, lines: Sequence[str]) -> bytes:
+        """The request head with each secret of ``host`` put in place of its placeholder, in
+        its header only; ``Connection: close``."""
+
+        secrets = self.secrets.get(host, [])
+        out = [lines[0]]
+        for line in lines[1:]:
+            key, sep, value = line.partition(":")
+            lowered = key.strip().lower()
+            if lowered in ("connection", "keep-alive", "proxy-connection"):
+                continue
+            for secret in secrets:
+                if sep and lowered == secret["header"].lower():
+                    value = value.replace(secret["placeholder"], secret["value"])
+            out.append(f"{key}{sep}{value}")
+        out.append("Connection: close")
+        return ("\r\n".join(out) + "\r\n\r\n").encode("latin-1")
+
     def _explicit(self, conn: socket.socket) -> None:
         data = self._read_until(conn, lambda d: b"\r\n\r\n" in d, CONNECT_TIMEOUT)
         parsed = split_head(data)
@@ -377,6 +474,10 @@ class Proxy:
             verdict = self.judge.name(host, port)
             if verdict.address is None:
                 self._refuse_http(conn, host, port, verdict)
+                return
+            if host in self.secrets and self.server_context is not None:
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                self._terminate(conn, host, port, verdict)
                 return
             upstream = self._connect(conn, host, port, verdict, http=True)
             if upstream is None:
@@ -416,7 +517,7 @@ class Proxy:
                 return b"\r\n\r\n" in data
             return len(data) > 0
 
-        data = self._read_until(conn, complete, FIRST_BYTES_WAIT)
+        data = self._peek_until(conn, complete, FIRST_BYTES_WAIT)
         name: str | None = None
         tls = data[:1] == b"\x16"
         is_http = data.startswith(HTTP_METHODS)
@@ -442,6 +543,10 @@ class Proxy:
                 with contextlib.suppress(OSError):
                     conn.sendall(TLS_ACCESS_DENIED)
             return
+        if tls and name in self.secrets and self.server_context is not None:
+            self._terminate(conn, name, port, verdict)  # the hello is still unread
+            return
+        _drain(conn, len(data))
         upstream = self._connect(conn, shown, port, verdict, http=is_http)
         if upstream is not None:
             self._relay(conn, upstream, data)
@@ -517,6 +622,57 @@ class Proxy:
                 os.write(fd, (line + "\n").encode())
             finally:
                 os.close(fd)
+
+
+def _drain(conn: socket.socket, count: int) -> None:
+    """Read the ``count`` bytes :meth:`Proxy._peek_until` left in the socket."""
+
+    while count > 0:
+        chunk = conn.recv(count)
+        if not chunk:
+            return
+        count -= len(chunk)
+
+
+def make_run_ca(directory: str, hosts: Sequence[str]) -> dict[str, str]:
+    """A certificate authority for this run and one certificate for ``hosts`` signed by it,
+    made with ``openssl`` in ``directory`` (python-sb's own, never in the sandbox's tree):
+    ``{"ca": PEM path, "cert": ..., "key": ...}``. The keys never leave ``directory``; the
+    sandbox gets the authority's certificate only."""
+
+    import shutil
+    import subprocess
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise OSError("secret= needs openssl (apt-get install openssl) for the run's certificates")
+
+    def run(*args: str) -> None:
+        done = subprocess.run([openssl, *args], cwd=directory, capture_output=True, check=False)
+        if done.returncode != 0:
+            raise OSError(f"openssl {args[0]}: {done.stderr.decode(errors='replace').strip()}")
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    run(
+        "req", "-x509", *ec, "-days", "2", "-subj", "/CN=python-sb run CA",
+        "-keyout", "ca.key", "-out", "ca.pem",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+    )  # fmt: skip
+    with open(os.path.join(directory, "leaf.ext"), "w", encoding="ascii") as handle:
+        handle.write("subjectAltName=" + ",".join(f"DNS:{h}" for h in hosts) + "\n")
+        handle.write("extendedKeyUsage=serverAuth\n")
+    run("req", *ec, "-subj", f"/CN={hosts[0]}", "-keyout", "leaf.key", "-out", "leaf.csr")
+    run(
+        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-out", "leaf.pem", "-extfile", "leaf.ext",
+    )  # fmt: skip
+    os.unlink(os.path.join(directory, "ca.key"))  # nothing more to sign
+    return {
+        "ca": os.path.join(directory, "ca.pem"),
+        "cert": os.path.join(directory, "leaf.pem"),
+        "key": os.path.join(directory, "leaf.key"),
+    }
 
 
 def _copy(source: socket.socket, sink: socket.socket) -> None:
@@ -678,7 +834,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    proxy = Proxy(listener, Judge(rows), config.get("denials"))
+    proxy = Proxy(
+        listener, Judge(rows), config.get("denials"), config.get("secrets", ()), config.get("tls")
+    )
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     sys.stdout.write("ready\n")
     sys.stdout.flush()

@@ -943,7 +943,12 @@ EDGE_CODE = (
 
 
 def start_proxy(
-    plan: NetPlan, policy: Policy, holder_pid: int, denials: str | None
+    plan: NetPlan,
+    policy: Policy,
+    holder_pid: int,
+    denials: str | None,
+    secrets: Sequence[dict[str, object]] = (),
+    tls: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start the edge proxy for ``plan`` (which has an ``edge_port``): its configuration in a
     memfd, its lifetime tied to a pipe only python-sb holds. Returns once it is started; the
@@ -960,6 +965,8 @@ def start_proxy(
         "port": plan.edge_port,
         "rows": build_rules(policy),
         "denials": os.path.abspath(denials) if denials else None,
+        "secrets": list(secrets),
+        "tls": tls,
     }
     fd = os.memfd_create("pysb-edge", 0)
     try:
@@ -1086,11 +1093,88 @@ def _holder_failed(holder: subprocess.Popen[bytes], provider: str, what: str) ->
     raise ProviderUnavailableError(f"os-sandbox={provider}: {what}: {message}")
 
 
+def prepare_secrets(
+    policy: Policy, workdir: str, tmpdir: str | None, environ: dict[str, str] | None = None
+) -> tuple[list[dict[str, object]], dict[str, str], dict[str, str] | None]:
+    """For the ``secret=`` rules: the proxy's secrets (placeholder and real value, from
+    python-sb's own environment), what the sandbox's environment gains (each ``NAME`` as its
+    placeholder; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE`` naming a bundle
+    of the system's authorities and the run's, ``NODE_EXTRA_CA_CERTS`` the run's alone) and the
+    proxy's certificate and key (made in ``workdir``, python-sb's own directory; only the
+    authority's certificate is copied to ``tmpdir``, the run's directory in the sandbox)."""
+
+    import secrets as random_tokens
+    import ssl
+
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.providers.edge_proxy import make_run_ca
+
+    if not policy.secrets:
+        return [], {}, None
+    source = dict(os.environ) if environ is None else environ
+    named = {rule.host for rule in policy.net if rule.is_name and rule.action == "ALLOW"}
+    found: list[dict[str, object]] = []
+    env: dict[str, str] = {}
+    for rule in policy.secrets:
+        value = source.get(rule.name)
+        if value is None:
+            raise ConfigError(
+                f"{rule.origin}: {rule.text}: {rule.name} is not set in python-sb's environment "
+                "(the real value comes from there; the sandbox sees a placeholder)"
+            )
+        missing = [host for host in rule.hosts if host not in named]
+        if missing:
+            raise ConfigError(
+                f"{rule.origin}: {rule.text}: no net=ALLOW rule names {', '.join(missing)} "
+                "(the secret is only sent through the edge proxy to an allowed host)"
+            )
+        placeholder = f"pysb-secret-{rule.name}-{random_tokens.token_hex(16)}"
+        env[rule.name] = placeholder
+        found.append(
+            {
+                "name": rule.name,
+                "hosts": list(rule.hosts),
+                "header": rule.header,
+                "placeholder": placeholder,
+                "value": value,
+            }
+        )
+    if not tmpdir or not os.path.isdir(tmpdir):
+        raise ConfigError("secret= needs the run's temporary directory (it holds the CA bundle)")
+    private = os.path.join(workdir, "tls")
+    os.mkdir(private, 0o700)
+    hosts = sorted({host for rule in policy.secrets for host in rule.hosts})
+    try:
+        tls = make_run_ca(private, hosts)
+    except OSError as exc:
+        raise ProviderUnavailableError(f"secret=: {exc}") from None
+    with open(tls["ca"], encoding="ascii") as handle:
+        ca = handle.read()
+    system = ""
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile, "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                system = handle.read()
+            break
+    bundle = os.path.join(tmpdir, "pysb-ca-bundle.pem")
+    only = os.path.join(tmpdir, "pysb-run-ca.pem")
+    with open(bundle, "w", encoding="utf-8") as handle:
+        handle.write(system.rstrip("\n") + "\n" + ca)
+    with open(only, "w", encoding="ascii") as handle:
+        handle.write(ca)
+    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        env[name] = bundle
+    env["NODE_EXTRA_CA_CERTS"] = only
+    return found, env, {"cert": tls["cert"], "key": tls["key"]}
+
+
 def start(
     policy: Policy,
     provider: str,
     resolve: Resolver = system_resolver,
     denials: str | None = None,
+    tmpdir: str | None = None,
 ) -> Network:
     """Set up the network of ``policy`` (which has ``net=`` rules); raises
     ``ProviderUnavailableError`` when a tool is missing or cannot start. ``denials``: the
@@ -1155,7 +1239,9 @@ def start(
             preexec_fn=_raise_open_file_limit,  # one host socket per forwarded port
         )
         if plan.edge_port is not None:
-            network.proxy = start_proxy(plan, policy, holder.pid, denials)
+            secrets, secret_env, tls = prepare_secrets(policy, workdir, tmpdir)
+            network.env.update(secret_env)
+            network.proxy = start_proxy(plan, policy, holder.pid, denials, secrets, tls)
         ready = holder.stdout.readline() == b"ready\n"
         _, pasta_err = pasta.communicate(timeout=30)
         if not ready:

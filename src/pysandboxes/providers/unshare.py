@@ -124,7 +124,9 @@ class UnshareProvider(Provider):
         if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
             raise ConfigError("os-sandbox=unshare: the interpreter path must be absolute")
         seccomp = _ns_common.seccomp_program()
-        network = _ns_common.start_network(policy, self.name, launch.context.denials_file)
+        network = _ns_common.start_network(
+            policy, self.name, launch.context.denials_file, launch.context.tmpdir
+        )
         try:
             plan = build_plan(
                 launch,
