@@ -537,6 +537,7 @@ class Proxy:
             shown = address
         if verdict.address is None:
             self._denial(shown, port, verdict)
+            _drain(conn, len(data))  # unread bytes would turn the close into a reset
             if is_http:
                 self._send_403(conn, refusal_message(shown, port, verdict))
             elif tls:
@@ -568,6 +569,9 @@ class Proxy:
 
     def _relay(self, conn: socket.socket, upstream: socket.socket, first: bytes) -> None:
         upstream.settimeout(None)
+        for sock in (conn, upstream):  # the proxy forwards what it has at once (no Nagle wait)
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with upstream:
             if first:
                 upstream.sendall(first)
