@@ -580,3 +580,33 @@ def test_secret_needs_a_namespace_provider(world: World, project: Path, home: Pa
     )  # fmt: skip
     assert result.returncode == 2
     assert "secrets need os-sandbox=bwrap or unshare" in result.stderr
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_proxy_ends_with_python_sb_even_killed(
+    provider: str, project: Path, home: Path, tmp_path: Path
+) -> None:
+    """Like pasta, the edge proxy is python-sb's helper: it ends when python-sb is SIGKILLed
+    (end-of-file on the pipe only python-sb held)."""
+
+    from tests.e2e.test_bwrap_network import helpers_of, wait_no_helpers
+
+    needs(provider)
+    helper_tmp = tmp_path / "helper-tmp"
+    helper_tmp.mkdir()
+    (project / ".py-sandboxes").write_text("# the rules come from the command line\n")
+    (project / "wait.py").write_text("import time\nprint('ready', flush=True)\ntime.sleep(600)\n")
+    proc = subprocess.Popen(
+        [
+            PYTHON_SB, f"--os-sandbox={provider}", "--py-sandbox=false",
+            f"--expose-ro={project}", "--net=ALLOW|TCP|localhost|9|OUT", "wait.py",
+        ],
+        cwd=project, env=base_env(home, {"TMPDIR": str(helper_tmp)}),
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "ready\n"
+    assert any("edge_proxy" in line for line in helpers_of(helper_tmp)), helpers_of(helper_tmp)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert wait_no_helpers(helper_tmp) == []

@@ -949,6 +949,7 @@ def start_proxy(
     denials: str | None,
     secrets: Sequence[dict[str, object]] = (),
     tls: dict[str, str] | None = None,
+    workdir: str = "",
 ) -> subprocess.Popen[bytes]:
     """Start the edge proxy for ``plan`` (which has an ``edge_port``): its configuration in a
     memfd, its lifetime tied to a pipe only python-sb holds. Returns once it is started; the
@@ -973,7 +974,8 @@ def start_proxy(
         os.write(fd, json.dumps(config).encode())
         os.lseek(fd, 0, os.SEEK_SET)
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", EDGE_CODE.format(src=src), str(fd)],
+            # The work directory names the run's helpers (pasta's pid file lives there).
+            [sys.executable, "-I", "-S", "-c", EDGE_CODE.format(src=src), str(fd), workdir],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -1241,7 +1243,9 @@ def start(
         if plan.edge_port is not None:
             secrets, secret_env, tls = prepare_secrets(policy, workdir, tmpdir)
             network.env.update(secret_env)
-            network.proxy = start_proxy(plan, policy, holder.pid, denials, secrets, tls)
+            network.proxy = start_proxy(
+                plan, policy, holder.pid, denials, secrets, tls, network.workdir
+            )
         ready = holder.stdout.readline() == b"ready\n"
         _, pasta_err = pasta.communicate(timeout=30)
         if not ready:
