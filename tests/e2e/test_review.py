@@ -199,3 +199,23 @@ def test_working_tree_deleted_and_new_files(repo: Path, home: Path) -> None:
     rules = {c["rule"]: c["risk"] for c in added["changes"]}
     assert rules["env=CI=true"] == "high"
     assert rules["os-sandbox: subprocess -> bwrap"] == "review"
+
+
+def test_a_new_secret_line_is_high_risk(project: Path, home: Path) -> None:
+    """issue 32: ``secret=`` sends a real credential to its hosts: a human decides."""
+
+    base = "net=ALLOW|TCP|api.example.com|443|OUT\n"
+    write(project, "old.py-sandboxes", base)
+    write(project, "new.py-sandboxes", base + "secret=API_TOKEN|api.example.com|Authorization\n")
+    status, stdout, stderr = review(
+        ["old.py-sandboxes", "new.py-sandboxes", "--json"], project, home
+    )
+    assert status == 1, stderr
+    [report] = json.loads(stdout)["files"]
+    [change] = report["changes"]
+    assert (change["risk"], change["change"], change["rule"]) == (
+        "high",
+        "added",
+        "secret=API_TOKEN|api.example.com|Authorization",
+    )
+    assert "API_TOKEN to api.example.com" in change["why"]

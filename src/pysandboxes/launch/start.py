@@ -443,12 +443,41 @@ def _prepare(start: Start) -> None:
         home=_home(),
     )
     start.context = context
+    if plan.policy.secrets and (
+        plan.mode != "enforce" or start.provider.name not in ("bwrap", "unshare")
+    ):
+        from pysandboxes.errors import ConfigError
+
+        secret = plan.policy.secrets[0]
+        # The edge proxy of a network namespace puts secrets in requests (docs/network.md).
+        raise ConfigError(
+            f"{secret.origin}: {secret.text}: secrets need os-sandbox=bwrap or unshare in "
+            f"enforce mode (this run: os-sandbox={start.provider.name}, {plan.mode})"
+        )
+    for secret in plan.policy.secrets:
+        named = {r.host for r in plan.policy.net if r.is_name and r.action == "ALLOW"}
+        if not set(secret.hosts) <= named:
+            from pysandboxes.errors import ConfigError
+
+            raise ConfigError(
+                f"{secret.origin}: {secret.text}: no net=ALLOW rule names "
+                f"{', '.join(sorted(set(secret.hosts) - named))} (the secret is only sent "
+                "through the edge proxy to an allowed host)"
+            )
     arm = bool(plan.policy.py_sandbox.value) or plan.mode != "enforce"
     if arm and plan.policy.net:
         from pysandboxes.policy.netrules import pin_deny_names
 
         # The Python layer denies the addresses of DENY names too, resolved once, now.
         start.guard_policy = pin_deny_names(plan.policy)
+        if start.provider.name in ("bwrap", "unshare", "landlock"):
+            from pysandboxes.providers.netns import edge_guard_rule
+
+            # The proxy variables name the edge proxy: the Python layer lets the program reach
+            # it (the proxy judges the host the program asks it for).
+            edge = edge_guard_rule(plan.policy, start.provider.name)
+            if edge is not None:
+                start.guard_policy = start.guard_policy.replace(net=(*start.guard_policy.net, edge))
     fields = {
         "kind": request.kind,
         "program": request.program or "",

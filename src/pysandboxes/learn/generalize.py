@@ -263,6 +263,10 @@ def _narrowed(prefix: str) -> list[str]:
     ]
 
 
+#: Keys learning mode never writes (issue 32: ``secret=`` is a human's decision, SPEC §2.2).
+NEVER_LEARNED = frozenset({"secret"})
+
+
 @dataclass
 class Learned:
     """Rule lines per section (comment lines included), and the warnings to print."""
@@ -279,6 +283,9 @@ class Learned:
         return not self.rules and not self.reviews
 
     def add(self, section: str, key: str, value: str, comment: str | None = None) -> None:
+        if key in NEVER_LEARNED:
+            # issue 32: who may receive a real credential is never inferred from a run.
+            raise ValueError(f"learning never writes {key}= lines")
         line = f"{key}={value}" + (f"  # {comment}" if comment else "")
         self.sections.setdefault(section, []).append(line)
         self.rules.append((key, value))

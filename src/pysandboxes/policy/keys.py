@@ -36,6 +36,7 @@ LIST_KEYS: tuple[str, ...] = (
     "python-import",
     "python-api",
     "net",
+    "secret",
     "acknowledge",
 )
 

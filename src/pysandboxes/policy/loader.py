@@ -28,6 +28,7 @@ from pysandboxes.policy.model import (
     PathRule,
     Policy,
     RuleLine,
+    SecretRule,
     Setting,
 )
 from pysandboxes.policy.syntax import (
@@ -417,6 +418,7 @@ class _Builder:
         self.imports: list[NameRule] = []
         self.api: list[ApiRule] = []
         self.net: list[NetRule] = []
+        self.secrets: list[SecretRule] = []
         self.eval_lines: list[RuleLine] = []
         self.acknowledge: list[NameRule] = []
         self.provider_lines: list[RuleLine] = []
@@ -434,6 +436,10 @@ class _Builder:
                     self.singles.setdefault(key, []).append(line)
             elif key == "env":
                 self._env(line)
+            elif key == "secret":
+                from pysandboxes.policy.netrules import parse_secret
+
+                self.secrets.append(parse_secret(value, origin))
             elif key == "unenv":
                 for name in _items(value, key):
                     if not is_var_name(name, pattern=True):
@@ -720,6 +726,7 @@ class _Builder:
             python_import=tuple(self.imports),
             python_api=tuple(self.api),
             net=tuple(self.net),
+            secrets=tuple(self.secrets),
             eval_rules=tuple(evals),
             acknowledge=tuple(self.acknowledge),
             provider_params=tuple(params),

@@ -289,6 +289,29 @@ class NameRule(_Record):
         return f"{self.key}={self.name}"
 
 
+class SecretRule(_Record):
+    """``secret=NAME|HOST[,HOST]|HEADER`` (SPEC §2.2, docs/rules.md): the program sees ``NAME``
+    as a placeholder; the edge proxy puts the real value (python-sb's own ``NAME``) in place
+    of the placeholder in the ``HEADER`` of requests to those hosts only."""
+
+    __slots__ = ("header", "hosts", "name", "origin", "text")
+    _fields = ("name", "hosts", "header", "origin", "text")
+    name: str
+    hosts: tuple[str, ...]
+    header: str
+    origin: Origin
+    text: str
+
+    def __init__(
+        self, name: str, hosts: tuple[str, ...], header: str, origin: Origin, text: str
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "hosts", hosts)
+        _set(self, "header", header)
+        _set(self, "origin", origin)
+        _set(self, "text", text)
+
+
 class IncludeInfo(_Record):
     """An ``include "PATH"`` directive: where it was written and what it resolved to.
 
@@ -330,6 +353,7 @@ _POLICY_DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("python_import", ()),
     ("python_api", ()),
     ("net", ()),
+    ("secrets", ()),  # secret= lines (SecretRule)
     ("eval_rules", ()),  # every eval-* line; evalguard interprets them
     ("acknowledge", ()),  # announced limits not said at start (ids of providers/limits.py)
     ("provider_params", ()),  # "<provider>.<param>" lines
@@ -364,6 +388,7 @@ class Policy(_Record):
     python_import: tuple[NameRule, ...]
     python_api: tuple[ApiRule, ...]
     net: tuple[NetRule, ...]
+    secrets: tuple[SecretRule, ...]
     eval_rules: tuple[RuleLine, ...]
     acknowledge: tuple[NameRule, ...]
     provider_params: tuple[RuleLine, ...]
@@ -466,6 +491,7 @@ _ROW_TYPES: dict[str, type] = {
     "python_import": NameRule,
     "python_api": ApiRule,
     "net": NetRule,
+    "secrets": SecretRule,
     "eval_rules": RuleLine,
     "acknowledge": NameRule,
     "provider_params": RuleLine,

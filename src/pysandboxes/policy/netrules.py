@@ -6,7 +6,7 @@ it, and neither does the sandboxed child of such a file.
 
 from __future__ import annotations
 
-from pysandboxes.policy.model import NetRule, Origin
+from pysandboxes.policy.model import NetRule, Origin, SecretRule
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at run time
 if TYPE_CHECKING:
@@ -198,6 +198,31 @@ def parse_net(value: str, origin: Origin) -> NetRule:
         text=f"net={value}",
         is_name=is_name,
     )
+
+
+# -- secret= (issue 32) ----------------------------------------------------------------------
+
+
+def parse_secret(value: str, origin: Origin) -> SecretRule:
+    """``secret=NAME|HOST[,HOST]|HEADER``: a variable name, host names (no address, no ``*``:
+    the proxy matches the name a request gives) and an HTTP header name."""
+
+    fields = value.split("|")
+    if len(fields) != 3:
+        raise ValueError(f"secret= takes NAME|HOST[,HOST]|HEADER, got {value!r}")
+    name, hosts_text, header = (f.strip() for f in fields)
+    if not (name.isidentifier() and name.isascii()):
+        raise ValueError(f"bad variable name {name!r} in secret=")
+    hosts: list[str] = []
+    for item in hosts_text.split(","):
+        host, is_name = _host(item.strip())
+        if not is_name:
+            raise ValueError(f"secret= takes host names, not {item.strip()!r}")
+        hosts.append(host)
+    token = "!#$%&'*+-.^_`|~"
+    if not header or not all(c.isascii() and (c.isalnum() or c in token) for c in header):
+        raise ValueError(f"bad header name {header!r} in secret=")
+    return SecretRule(name, tuple(hosts), header, origin, f"secret={value}")
 
 
 # -- host names resolved once per run ------------------------------------------------------------

@@ -124,15 +124,18 @@ def _filter() -> bytes:
     return bytes(seccomp.filter_program(allow_udp=True, allow_unix=True))
 
 
-def start_network(policy: Policy, provider: str) -> Network | None:
+def start_network(
+    policy: Policy, provider: str, denials: str | None = None, tmpdir: str | None = None
+) -> Network | None:
     """None when no ``net=`` rule exists (loopback only, nothing started); else a running
-    user-mode network with its ruleset (``netns``)."""
+    user-mode network with its ruleset (``netns``) and, when the rules name hosts for TCP, its
+    edge proxy (which writes its refusals to ``denials``, the ``--denials`` file)."""
 
     if not policy.net:
         return None
     from pysandboxes.providers import netns
 
-    return netns.start(policy, provider)
+    return netns.start(policy, provider, denials=denials, tmpdir=tmpdir)
 
 
 def explain_lines(policy: Policy, provider: str) -> list[str]:
@@ -151,6 +154,15 @@ def explain_lines(policy: Policy, provider: str) -> list[str]:
             "port (every host address for a wildcard bind, the host's loopback for a "
             "loopback bind)"
         )
+        from pysandboxes.providers.net_enforcement import edge_ports_named, explain_lines
+
+        if edge_ports_named(policy):
+            lines.append(
+                "  edge proxy: python-sb's host-side proxy judges the sandbox's TCP on the ports "
+                "of rules naming hosts (HTTPS_PROXY/HTTP_PROXY/ALL_PROXY name it; other "
+                "programs are redirected to it in the sandbox's namespace)"
+            )
+        lines += explain_lines(policy, provider)
     else:
         lines.append("  network: loopback only (no net= rule)")
     return lines

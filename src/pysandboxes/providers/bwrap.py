@@ -152,7 +152,9 @@ class BwrapProvider(Provider):
             raise ConfigError(f"os-sandbox=bwrap: bwrap is not installed ({INSTALL_HINT})")
         policy = launch.policy
         hostname = _ns_common.hostname(policy, self.name)
-        network = _ns_common.start_network(policy, self.name)
+        network = _ns_common.start_network(
+            policy, self.name, launch.context.denials_file, launch.context.tmpdir
+        )
         try:
             plan = build_plan(
                 launch,
@@ -200,7 +202,8 @@ class BwrapProvider(Provider):
         # it runs in a process group of its own so that the terminal's signals do not end it.
         prepared = Prepared(
             argv=argv,
-            env=dict(launch.env),
+            # With an edge proxy, the proxy variables name it (they win over env= rules).
+            env={**launch.env, **(network.env if network else {})},
             pass_fds=(*launch.pass_fds, *data_fds, relay.info_fd),
             pre_exec=[_own_process_group],
             needs_parent=True,

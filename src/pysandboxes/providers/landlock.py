@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any, Final
 
+    from pysandboxes.providers.edge_proxy import HostEdge
     from pysandboxes.providers.listen_guard import ListenGuard
 
 # -- rights (linux/landlock.h) --------------------------------------------------------------------
@@ -1053,6 +1054,41 @@ def _existing_denials_file(path: str | None) -> str | None:
     return path
 
 
+def _with_edge_proxy(policy: Policy, denials: str | None) -> tuple[Policy, HostEdge | None]:
+    """When a TCP ``OUT`` rule names a host: the edge proxy on the host's loopback, for the
+    programs that honour the proxy variables (Landlock cannot redirect the others: it filters
+    TCP by port, docs/network.md), and the policy with a rule granting its port."""
+
+    from pysandboxes.providers import netns
+    from pysandboxes.providers.edge_proxy import HostEdge
+
+    if not _python_layer(policy):
+        # Landlock alone refuses host rules it cannot hold (a name, a DENY of a host on an
+        # open port) before anything runs, as before: no proxy to start.
+        return policy, None
+    rule = netns.edge_guard_rule(policy, "landlock")
+    if rule is None:
+        return policy, None
+    from pysandboxes.guard.network import build_rules
+
+    edge = HostEdge(build_rules(policy), denials)
+    # Landlock grants ports, not hosts: the proxy's port is granted as the port it is (on the
+    # host's loopback, a port only the proxy listens on), not as a host rule that py-sandbox=false
+    # would refuse.
+    from pysandboxes.policy.netrules import parse_net
+
+    port_rule = parse_net(f"ALLOW|TCP|*|{edge.port}|OUT", rule.origin)
+    return policy.replace(net=(*policy.net, port_rule)), edge
+
+
+def edge_env(edge: HostEdge | None) -> dict[str, str]:
+    if edge is None:
+        return {}
+    from pysandboxes.providers.netns import proxy_env
+
+    return proxy_env(edge.port)
+
+
 class LandlockProvider(Provider):
     """The ``landlock`` provider (see the module docstring)."""
 
@@ -1077,8 +1113,10 @@ class LandlockProvider(Provider):
         if context.python:
             executables.append(context.python)
         denials = _existing_denials_file(context.denials_file)
+        policy, edge = _with_edge_proxy(launch.policy, denials)
+        env = {**launch.env, **edge_env(edge)}
         plan = build_plan(
-            launch.policy,
+            policy,
             abi=landlock_abi(),
             tmpdir=context.tmpdir,
             prefixes=context.prefixes,
@@ -1093,11 +1131,12 @@ class LandlockProvider(Provider):
         # lock of a multi-threaded parent could deadlock. The probe above bound ``syscall``.
         listen = listen_mode(plan, context.mode)
         program = filter_for(plan, listen)
+        edge_fds = () if edge is None else (edge.write_end,)
         if listen != "notify":
             return Prepared(
                 argv=list(launch.child_argv),
-                env=dict(launch.env),
-                pass_fds=launch.pass_fds,
+                env=env,
+                pass_fds=(*launch.pass_fds, *edge_fds),
                 pre_exec=[lambda: _apply_step(plan, program)],
                 warnings=warnings,
             )
@@ -1108,11 +1147,11 @@ class LandlockProvider(Provider):
         guard.start()
         return Prepared(
             argv=list(launch.child_argv),
-            env=dict(launch.env),
-            pass_fds=(*launch.pass_fds, guard.child_fd),
+            env=env,
+            pass_fds=(*launch.pass_fds, guard.child_fd, *edge_fds),
             pre_exec=[lambda: _apply_step(plan, program, guard)],
             needs_parent=True,
-            cleanup=[guard.close],
+            cleanup=[guard.close, *([] if edge is None else [edge.close])],
             warnings=warnings,
         )
 
@@ -1142,7 +1181,9 @@ class LandlockProvider(Provider):
             plan = build_plan(policy, abi=landlock_abi(), prefixes=(sys.prefix,))
         except ConfigError as exc:
             return [f"landlock: refuses to run: {exc}"]
-        return _describe(plan)
+        from pysandboxes.providers.net_enforcement import explain_lines
+
+        return [*_describe(plan), *explain_lines(policy, self.name)]
 
 
 PROVIDER: Final = LandlockProvider()

@@ -38,6 +38,26 @@ TREE = ("bwrap", "unshare", "qemu")
 KERNEL = ("landlock", "bwrap", "unshare", "qemu")
 
 
+def _loopback_name(name: str) -> bool:
+    """Whether ``name`` resolves (once per run, ``policy.netrules.resolve_name``) to a loopback
+    address: such a rule is pasta's host-loopback forward, which the edge proxy does not see
+    (loopback is never redirected), so its address is reached without the name."""
+
+    import ipaddress
+
+    from pysandboxes.policy.netrules import resolve_name
+
+    try:
+        return any(ipaddress.ip_address(a).is_loopback for a in resolve_name(name))
+    except (OSError, UnicodeError, ValueError):
+        return False
+
+
+#: The providers whose TCP traffic under rules naming hosts passes the edge proxy
+#: (``providers/edge_proxy.py``), which judges the host name, not the addresses pinned at start.
+EDGE_PROXIED = ("bwrap", "unshare", "qemu")
+
+
 class Limit:
     """One row of the table (see the module docstring)."""
 
@@ -727,6 +747,8 @@ def namespace_notices(policy: Policy, provider: str) -> list[Notice]:
             found.append(wildcard_bind_notice(net, python_layer))
     for net in policy.net:
         if net.action == "ALLOW" and net.is_name and net.direction in ("OUT", "*"):
+            if provider in EDGE_PROXIED and net.proto == "TCP" and not _loopback_name(net.host):
+                continue  # the edge proxy judges the name: its address alone is refused
             found.append(
                 notice("net.name-by-address", python_layer, rule=net.text, origin=net.origin)
             )

@@ -188,6 +188,9 @@ class NetPlan:
     #: for OUT);
     #: an IPv4-only pasta starts in about half the time.
     ipv6: bool = True
+    #: The edge proxy's port inside the sandbox (``providers/edge_proxy.py``), or ``None``
+    #: when no TCP ``OUT`` rule names a host (:func:`edge_port`).
+    edge_port: int | None = None
 
 
 @dataclass
@@ -461,9 +464,11 @@ def build_plan(
         )
         for item in rules
     ) or any(address == "" or ":" in address for address, _ in (*tcp_in, *udp_in))
+    edge = edge_port(policy)
     return NetPlan(
         ipv6=ipv6,
-        ruleset=ruleset_text(rules, loopback_drops),
+        edge_port=edge,
+        ruleset=ruleset_text(rules, loopback_drops, edge, edge_ports(policy)),
         pinned=tuple(pinned),
         tcp_in=tcp_in,
         udp_in=udp_in,
@@ -641,13 +646,20 @@ def _matches(item: _Rule, direction: str) -> list[str]:
 
 
 def ruleset_text(
-    rules: Sequence[_Rule], loopback_drops: Sequence[tuple[str, int, Ranges]] = ()
+    rules: Sequence[_Rule],
+    loopback_drops: Sequence[tuple[str, int, Ranges]] = (),
+    edge: int | None = None,
+    edge_ranges: Ranges = ALL_PORTS,
 ) -> str:
     """The nftables ruleset (``nft -f`` syntax) for the expanded rules.
 
     ``loopback_drops``: (protocol, IP version, ports) forwarded to the host's loopback for the
     other IP version only (a rule for ``::1`` grants nothing on ``127.0.0.1``): dropped on the
-    sandbox's loopback before it is let through."""
+    sandbox's loopback before it is let through.
+
+    ``edge``: the edge proxy's port; every TCP connection to a non-loopback address on
+    ``edge_ranges`` (but DNS) is redirected there (chain ``edge``), where the proxy judges it
+    by name or address."""
 
     family_drops = [
         f'    oifname "lo" {"ip daddr 127.0.0.0/8" if version == 4 else "ip6 daddr ::1"} '
@@ -686,6 +698,7 @@ def ruleset_text(
         "    type filter hook output priority 0; policy drop;",
         *family_drops,
         '    oifname "lo" accept',
+        *_edge_accept(edge),
         # Link-local neighbour discovery, for pasta alone (the only other end of the link):
         # pasta learns the namespace's MAC address from what the namespace sends, and
         # delivers nothing inbound (the IN forwards from the host's addresses) before it has.
@@ -706,8 +719,129 @@ def ruleset_text(
         *in_allow,
         "  }",
         "}",
+        *_edge_tables(edge, edge_ranges),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _edge_tables(edge: int | None, ranges: Ranges = ALL_PORTS) -> list[str]:
+    """The ``nat`` output chains that send the sandbox's TCP to the edge proxy: a program that
+    ignores the proxy variables reaches it too (the redirected connection keeps its original
+    destination, which the proxy reads with ``SO_ORIGINAL_DST``). Loopback (the sandbox's own
+    servers, pasta's host-loopback forwards) and DNS (to the resolver, judged by the filter
+    chain) are not redirected, nor the ports no rule naming a host covers (the filter chain
+    judges those by address, refusing at once with ``EPERM``).
+
+    One table per family (``ip``, ``ip6``): a ``redirect`` in an ``inet`` nat chain was
+    accepted by nft but changed nothing here (kernel 6.x)."""
+
+    if edge is None:
+        return []
+    listed = port_text(ranges).replace(",", ", ")
+    ports = "" if ranges == ALL_PORTS else f"tcp dport {{ {listed} }} "
+    out: list[str] = []
+    for family, loopback in (("ip", "127.0.0.0/8"), ("ip6", "::1")):
+        out += [
+            f"table {family} pysb_edge {{",
+            "  chain output {",
+            "    type nat hook output priority -100; policy accept;",
+            '    oifname "lo" return',
+            f"    {family} daddr {loopback} return",
+            "    tcp dport 53 return",
+            f'    meta l4proto tcp {ports}redirect to :{edge} comment "python-sb edge proxy"',
+            "  }",
+            "}",
+        ]
+    return out
+
+
+def _edge_accept(edge: int | None) -> list[str]:
+    """Filter lines letting the redirected connections reach the proxy: the filter hook still
+    sees the interface the packet was routed to before the redirect, not ``lo``."""
+
+    if edge is None:
+        return []
+    return [
+        f'    ip daddr 127.0.0.1 tcp dport {edge} accept comment "python-sb edge proxy"',
+        f'    ip6 daddr ::1 tcp dport {edge} accept comment "python-sb edge proxy"',
+    ]
+
+
+#: The first port tried for the edge proxy inside the sandbox (a namespace of its own: only the
+#: rules' ports can be taken there).
+EDGE_PORT = 3128
+
+
+def names_hosts_for_tcp(policy: Policy) -> bool:
+    """Whether a TCP ``OUT`` rule names a host (ALLOW or DENY): what the edge proxy is for."""
+
+    return any(
+        rule.is_name and rule.proto in ("TCP", "*") and rule.direction in ("OUT", "*")
+        for rule in policy.net
+    )
+
+
+def edge_port(policy: Policy) -> int | None:
+    """The edge proxy's port inside the sandbox for ``policy``, from the rules alone (the
+    Python layer is told it before the network starts): :data:`EDGE_PORT` or the first port
+    above it that no rule names (which the program may bind, or pasta forward); ``None``
+    when no TCP ``OUT`` rule names a host."""
+
+    if not names_hosts_for_tcp(policy):
+        return None
+    taken = merge(port for rule in policy.net if rule.ports is not None for port in rule.ports)
+    port = EDGE_PORT
+    while any(lo <= port <= hi for lo, hi in taken):
+        port += 1
+    return port
+
+
+def edge_ports(policy: Policy) -> Ranges:
+    """The TCP ports redirected to the edge proxy: those of the ``OUT`` rules naming a host."""
+
+    found: list[tuple[int, int]] = []
+    for rule in policy.net:
+        if rule.is_name and rule.proto in ("TCP", "*") and rule.direction in ("OUT", "*"):
+            found += ALL_PORTS if rule.ports is None else rule.ports
+    return merge(found)
+
+
+def edge_guard_rule(policy: Policy, provider: str = "bwrap") -> NetRule | None:
+    """The rule the Python layer needs to reach the edge proxy (``HTTPS_PROXY`` names it):
+    ``net=ALLOW|TCP|127.0.0.1|PORT|OUT``, origin ``<edge proxy>``. Under ``landlock`` the port
+    is the host-loopback listener's (``edge_proxy.host_listener``), made now."""
+
+    port = edge_port(policy)
+    if port is None:
+        return None
+    if provider == "landlock":
+        from pysandboxes.providers.edge_proxy import host_listener
+
+        port = int(host_listener().getsockname()[1])
+    from pysandboxes.policy.model import Origin
+
+    return NetRule(
+        action="ALLOW",
+        proto="TCP",
+        host="127.0.0.1",
+        ports=((port, port),),
+        direction="OUT",
+        origin=Origin("<edge proxy>"),
+        text=f"net=ALLOW|TCP|127.0.0.1|{port}|OUT",
+        is_name=False,
+    )
+
+
+def proxy_env(port: int) -> dict[str, str]:
+    """The proxy variables of the sandbox: every usual spelling names the edge proxy; loopback
+    is not proxied (the sandbox's own servers, the host-loopback forwards)."""
+
+    url = f"http://127.0.0.1:{port}"
+    env: dict[str, str] = {}
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = url
+    env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1"
+    return env
 
 
 # -- running it ------------------------------------------------------------------------------------
@@ -737,6 +871,10 @@ class Network:
         self.join_user = f"/proc/{holder.pid}/ns/user"
         self.join_net = f"/proc/{holder.pid}/ns/net"
         self._stopped = False
+        #: The edge proxy (``providers/edge_proxy.py``), when the rules name hosts for TCP.
+        self.proxy: subprocess.Popen[bytes] | None = None
+        #: What the sandbox's environment gains: the proxy variables naming the edge proxy.
+        self.env: dict[str, str] = {} if plan.edge_port is None else proxy_env(plan.edge_port)
 
     @property
     def pidfile(self) -> str:
@@ -775,9 +913,77 @@ class Network:
         for stream in (self.holder.stdout, self.holder.stderr):
             if stream is not None:
                 stream.close()
+        if self.proxy is not None:
+            _end_proxy(self.proxy)
         if pasta_pid is not None and _is_pasta(pasta_pid):
             _end_pasta(pasta_pid)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _end_proxy(proxy: subprocess.Popen[bytes]) -> None:
+    """End the edge proxy: end-of-file on its standard input (what it also gets when python-sb
+    dies), then SIGKILL if it lingers."""
+
+    for stream in (proxy.stdin, proxy.stdout, proxy.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    try:
+        proxy.wait(timeout=PASTA_EXIT_WAIT)
+    except subprocess.TimeoutExpired:
+        proxy.kill()
+        proxy.wait()
+
+
+#: The edge proxy's command: this interpreter, isolated, importing python-sb from where it is.
+EDGE_CODE = (
+    "import sys; sys.path.insert(0, {src!r}); "
+    "from pysandboxes.providers.edge_proxy import main; sys.exit(main())"
+)
+
+
+def start_proxy(
+    plan: NetPlan,
+    policy: Policy,
+    holder_pid: int,
+    denials: str | None,
+    secrets: Sequence[dict[str, object]] = (),
+    tls: dict[str, str] | None = None,
+    workdir: str = "",
+) -> subprocess.Popen[bytes]:
+    """Start the edge proxy for ``plan`` (which has an ``edge_port``): its configuration in a
+    memfd, its lifetime tied to a pipe only python-sb holds. Returns once it is started; the
+    caller reads its ``ready`` line."""
+
+    import json
+
+    from pysandboxes.guard.network import build_rules
+
+    assert plan.edge_port is not None
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    config = {
+        "holder": holder_pid,
+        "port": plan.edge_port,
+        "rows": build_rules(policy),
+        "denials": os.path.abspath(denials) if denials else None,
+        "secrets": list(secrets),
+        "tls": tls,
+    }
+    fd = os.memfd_create("pysb-edge", 0)
+    try:
+        os.write(fd, json.dumps(config).encode())
+        os.lseek(fd, 0, os.SEEK_SET)
+        return subprocess.Popen(
+            # The work directory names the run's helpers (pasta's pid file lives there).
+            [sys.executable, "-I", "-S", "-c", EDGE_CODE.format(src=src), str(fd), workdir],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(fd,),
+            start_new_session=True,
+        )
+    finally:
+        os.close(fd)
 
 
 #: How long :func:`_end_pasta` waits for pasta to exit after SIGTERM (then after SIGKILL).
@@ -889,9 +1095,92 @@ def _holder_failed(holder: subprocess.Popen[bytes], provider: str, what: str) ->
     raise ProviderUnavailableError(f"os-sandbox={provider}: {what}: {message}")
 
 
-def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) -> Network:
+def prepare_secrets(
+    policy: Policy, workdir: str, tmpdir: str | None, environ: dict[str, str] | None = None
+) -> tuple[list[dict[str, object]], dict[str, str], dict[str, str] | None]:
+    """For the ``secret=`` rules: the proxy's secrets (placeholder and real value, from
+    python-sb's own environment), what the sandbox's environment gains (each ``NAME`` as its
+    placeholder; ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``CURL_CA_BUNDLE`` naming a bundle
+    of the system's authorities and the run's, ``NODE_EXTRA_CA_CERTS`` the run's alone) and the
+    proxy's certificate and key (made in ``workdir``, python-sb's own directory; only the
+    authority's certificate is copied to ``tmpdir``, the run's directory in the sandbox)."""
+
+    import secrets as random_tokens
+    import ssl
+
+    from pysandboxes.errors import ConfigError
+    from pysandboxes.providers.edge_proxy import make_run_ca
+
+    if not policy.secrets:
+        return [], {}, None
+    source = dict(os.environ) if environ is None else environ
+    named = {rule.host for rule in policy.net if rule.is_name and rule.action == "ALLOW"}
+    found: list[dict[str, object]] = []
+    env: dict[str, str] = {}
+    for rule in policy.secrets:
+        value = source.get(rule.name)
+        if value is None:
+            raise ConfigError(
+                f"{rule.origin}: {rule.text}: {rule.name} is not set in python-sb's environment "
+                "(the real value comes from there; the sandbox sees a placeholder)"
+            )
+        missing = [host for host in rule.hosts if host not in named]
+        if missing:
+            raise ConfigError(
+                f"{rule.origin}: {rule.text}: no net=ALLOW rule names {', '.join(missing)} "
+                "(the secret is only sent through the edge proxy to an allowed host)"
+            )
+        placeholder = f"pysb-secret-{rule.name}-{random_tokens.token_hex(16)}"
+        env[rule.name] = placeholder
+        found.append(
+            {
+                "name": rule.name,
+                "hosts": list(rule.hosts),
+                "header": rule.header,
+                "placeholder": placeholder,
+                "value": value,
+            }
+        )
+    if not tmpdir or not os.path.isdir(tmpdir):
+        raise ConfigError("secret= needs the run's temporary directory (it holds the CA bundle)")
+    private = os.path.join(workdir, "tls")
+    os.mkdir(private, 0o700)
+    hosts = sorted({host for rule in policy.secrets for host in rule.hosts})
+    try:
+        tls = make_run_ca(private, hosts)
+    except OSError as exc:
+        raise ProviderUnavailableError(f"secret=: {exc}") from None
+    with open(tls["ca"], encoding="ascii") as handle:
+        ca = handle.read()
+    system = ""
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile, "/etc/ssl/certs/ca-certificates.crt"):
+        if candidate and os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                system = handle.read()
+            break
+    bundle = os.path.join(tmpdir, "pysb-ca-bundle.pem")
+    only = os.path.join(tmpdir, "pysb-run-ca.pem")
+    with open(bundle, "w", encoding="utf-8") as handle:
+        handle.write(system.rstrip("\n") + "\n" + ca)
+    with open(only, "w", encoding="ascii") as handle:
+        handle.write(ca)
+    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        env[name] = bundle
+    env["NODE_EXTRA_CA_CERTS"] = only
+    return found, env, {"cert": tls["cert"], "key": tls["key"]}
+
+
+def start(
+    policy: Policy,
+    provider: str,
+    resolve: Resolver = system_resolver,
+    denials: str | None = None,
+    tmpdir: str | None = None,
+) -> Network:
     """Set up the network of ``policy`` (which has ``net=`` rules); raises
-    ``ProviderUnavailableError`` when a tool is missing or cannot start."""
+    ``ProviderUnavailableError`` when a tool is missing or cannot start. ``denials``: the
+    ``--denials`` file, where the edge proxy writes its refusals."""
 
     missing = missing_tools()
     if missing:
@@ -951,6 +1240,12 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
             stderr=subprocess.PIPE,
             preexec_fn=_raise_open_file_limit,  # one host socket per forwarded port
         )
+        if plan.edge_port is not None:
+            secrets, secret_env, tls = prepare_secrets(policy, workdir, tmpdir)
+            network.env.update(secret_env)
+            network.proxy = start_proxy(
+                plan, policy, holder.pid, denials, secrets, tls, network.workdir
+            )
         ready = holder.stdout.readline() == b"ready\n"
         _, pasta_err = pasta.communicate(timeout=30)
         if not ready:
@@ -961,6 +1256,15 @@ def start(policy: Policy, provider: str, resolve: Resolver = system_resolver) ->
                 f"os-sandbox={provider}: pasta could not start the sandbox's network: "
                 f"{_clean_stderr(pasta_err.decode(errors='replace'))}"
             )
+        proxy = network.proxy
+        if proxy is not None:
+            assert proxy.stdout is not None and proxy.stderr is not None
+            if proxy.stdout.readline() != b"ready\n":
+                proxy.wait(timeout=10)
+                raise ProviderUnavailableError(
+                    f"os-sandbox={provider}: the edge proxy could not start: "
+                    f"{_clean_stderr(proxy.stderr.read().decode(errors='replace'))}"
+                )
     except BaseException:
         network.stop()
         raise

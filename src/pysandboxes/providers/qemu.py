@@ -451,7 +451,7 @@ class QemuProvider(Provider):
         learning = launch.context.mode != "enforce"
         if learning:
             launch = learning_launch(launch)
-        network = _ns_common.start_network(policy, self.name)
+        network = _ns_common.start_network(policy, self.name, launch.context.denials_file)
         workdir = _work_directory(launch.context.tmpdir)
         try:
             forwards = _forwards(network) if network else []
@@ -592,6 +592,9 @@ class QemuProvider(Provider):
                 "namespace of the net= rules (filtered on the host side; the guest is 10.0.2.15 "
                 f"on 10.0.2.0/24, the host's loopback is {HOST_ALIAS})"
             )
+            from pysandboxes.providers.net_enforcement import explain_lines as net_lines
+
+            lines += net_lines(policy, self.name)
         else:
             lines.append("  network: no network device (no net= rule); loopback only")
         return lines

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import Policy
@@ -55,8 +56,12 @@ def encode_spec(
     join_user: str = "",
     join_net: str = "",
     parent_pid: int = 0,
+    extra_env: Mapping[str, str] | None = None,
 ) -> bytes:
-    """The setup step's input: NUL-separated tokens, read by ``_ns_init.Spec``."""
+    """The setup step's input: NUL-separated tokens, read by ``_ns_init.Spec``. ``extra_env``
+    (the edge proxy's variables) wins over the program's environment."""
+
+    env = {**launch.env, **(extra_env or {})}
 
     tokens: list[str] = [
         "pysb-ns-1",
@@ -70,8 +75,8 @@ def encode_spec(
         seccomp.hex(),
         str(len(launch.child_argv)),
         *launch.child_argv,
-        str(len(launch.env)),
-        *(f"{key}={value}" for key, value in launch.env.items()),
+        str(len(env)),
+        *(f"{key}={value}" for key, value in env.items()),
         str(len(plan.mounts)),
     ]
     for mount in plan.mounts:
@@ -119,7 +124,9 @@ class UnshareProvider(Provider):
         if not launch.child_argv or not os.path.isabs(launch.child_argv[0]):
             raise ConfigError("os-sandbox=unshare: the interpreter path must be absolute")
         seccomp = _ns_common.seccomp_program()
-        network = _ns_common.start_network(policy, self.name)
+        network = _ns_common.start_network(
+            policy, self.name, launch.context.denials_file, launch.context.tmpdir
+        )
         try:
             plan = build_plan(
                 launch,
@@ -136,6 +143,7 @@ class UnshareProvider(Provider):
                 join_net=network.join_net if network else "",
                 # With a network python-sb stays as the supervising parent.
                 parent_pid=os.getpid() if network else 0,
+                extra_env=network.env if network else None,
             )
             spec_fd = _ns_common.data_fd(spec, "unshare-spec") if network else -1
         except BaseException:

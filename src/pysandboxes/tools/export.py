@@ -209,6 +209,7 @@ RENDERED_KEYS = (
     "python-import",
     "python-api",
     "net",
+    "secret",  # refused: a pod runs landlock, and secrets need the edge proxy of bwrap/unshare
     "eval-*",
     "acknowledge",
     "PROVIDER.PARAM",
@@ -575,6 +576,13 @@ def render(opts: Options, policy: Policy, cmd: Any, cwd: str, source: str) -> Ex
 
     notes: list[str] = []
     steps: list[str] = []
+    if policy.secrets:
+        secret = policy.secrets[0]
+        raise ExportError(
+            f"{secret.origin}: {secret.text}: secret= is not exported: the pod runs "
+            "os-sandbox=landlock, and secrets need the edge proxy of bwrap or unshare "
+            "(docs/rules.md §2.4a)"
+        )
     if not opts.name:
         opts.name = _default_name(cmd.kind, cmd.program)
     relocate = _Relocate(cwd, opts.workdir)

@@ -305,6 +305,13 @@ def rights(version: Version) -> dict[str, tuple[str, str, str, str, str]]:
             "high", "low", env.text, _where(env.origin),
             f"the program sees the variable {env.name} (a token or secret?)",
         )  # fmt: skip
+    for secret in policy.secrets:
+        # A secret goes out to its hosts: who may receive the real credential is a human call.
+        found[f"secret {secret.text}"] = (
+            "high", "review", secret.text, _where(secret.origin),
+            f"the edge proxy sends the real {secret.name} to {', '.join(secret.hosts)} "
+            f"(in {secret.header})",
+        )  # fmt: skip
     for name in policy.unenv:
         found[f"unenv {name.name}"] = (
             "low", "review", name.text, _where(name.origin), f"{name.name} is never passed",

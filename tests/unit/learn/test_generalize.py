@@ -489,3 +489,14 @@ def test_code_generation_no_eval_line_can_allow_is_learned_unguarded(
     assert rules(learned, "eval") == []
     assert rules(learned, "api") == ["python-api=ALLOW:builtins.compile  # dynamic-code"]
     assert any("no eval-* rule can allow" in warning for warning in learned.warnings)
+
+
+def test_learning_never_writes_a_secret_line() -> None:
+    """issue 32: ``secret=`` names who receives a real credential; no run can infer it."""
+
+    from pysandboxes.learn.generalize import Learned
+
+    learned = Learned()
+    with pytest.raises(ValueError, match="never writes secret="):
+        learned.add("network", "secret", "TOKEN|api.example.com|Authorization")
+    assert learned.empty

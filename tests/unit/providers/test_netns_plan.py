@@ -292,3 +292,43 @@ def test_a_deny_of_loopback_on_own_ports_is_announced_without_the_python_layer()
     everything = (parse_net("DENY|TCP|*|*|OUT", ARG), parse_net("ALLOW|TCP|*|0|IN", ARG))
     plan = netns.build_plan(Policy(net=everything, py_sandbox=Setting(False)))
     assert any("nothing refuses them" in w for w in plan.warnings), plan.warnings
+
+
+def test_rules_naming_hosts_get_the_edge_proxy_and_its_redirect() -> None:
+    """issue 32: a TCP OUT rule naming a host starts the edge proxy; the sandbox's TCP on the
+    named rules' ports is redirected to it (per-family nat tables), loopback and DNS are not;
+    the port avoids every port a rule names."""
+
+    require_tool("nft", "nftables")
+    require_tool("unshare", "util-linux")
+    dns = fake_dns({"api.example.com": ["192.0.2.7"], "evil.example": ["192.0.2.66"]})
+    plan = netns.build_plan(
+        policy(
+            "ALLOW|TCP|api.example.com|443,3128|OUT",
+            "DENY|TCP|evil.example|*|OUT",
+            "ALLOW|TCP|10.1.2.3|5432|OUT",
+        ),
+        resolve=dns,
+    )
+    assert plan.edge_port == 3129  # 3128 is a rule's port
+    assert "table ip pysb_edge" in plan.ruleset and "table ip6 pysb_edge" in plan.ruleset
+    assert 'meta l4proto tcp redirect to :3129 comment "python-sb edge proxy"' in plan.ruleset
+    assert "ip daddr 127.0.0.1 tcp dport 3129 accept" in plan.ruleset
+    only_named = netns.build_plan(policy("ALLOW|TCP|api.example.com|443|OUT"), resolve=dns)
+    assert "tcp dport { 443 } redirect to :3128" in only_named.ruleset
+    assert netns.build_plan(policy("ALLOW|TCP|10.1.2.3|443|OUT")).edge_port is None
+    assert (
+        netns.build_plan(policy("ALLOW|UDP|api.example.com|53|OUT"), resolve=dns).edge_port is None
+    )
+    result = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--net", "nft", "-c", "-f", "-"],
+        input=plan.ruleset,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr + plan.ruleset
+    assert netns.proxy_env(3128)["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+    guard = netns.edge_guard_rule(policy("ALLOW|TCP|api.example.com|443|OUT"))
+    assert guard is not None and guard.text == "net=ALLOW|TCP|127.0.0.1|3128|OUT"

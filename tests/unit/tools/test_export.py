@@ -274,3 +274,16 @@ def test_yaml_subset_round_trip_and_refusals() -> None:
     for bad in ("a: &anchor 1\n", "a: !!str 1\n", "a: {b: 1}\n", "a:\n\t- 1\n"):
         with pytest.raises(yamlsub.YamlError):
             yamlsub.load_all(bad)
+
+
+def test_a_secret_line_is_refused() -> None:
+    """issue 32: ``secret=`` needs the edge proxy of bwrap/unshare; a pod runs landlock."""
+
+    from pysandboxes.policy.model import ARG, Policy
+    from pysandboxes.policy.netrules import parse_secret
+
+    policy = Policy(secrets=(parse_secret("TOKEN|api.example.com|Authorization", ARG),))
+    opts = export.Options()
+    opts.format, opts.image = "kubernetes", "i"
+    with pytest.raises(export.ExportError, match="secret= is not exported"):
+        export.render(opts, policy, None, "/", "x")
