@@ -156,6 +156,12 @@ class Forked:
         self.write_fd = -1
         self.owner = os.getpid()
 
+    def ended(self) -> bool:
+        """Whether it is known to have ended without reading its channel: never here (the
+        forked worker is the process itself: its channel's end of file says it)."""
+
+        return False
+
     def start(self) -> None:
         to_worker = os.pipe()
         to_host = os.pipe()
@@ -254,6 +260,15 @@ class Spawned:
     def kill(self) -> None:
         if self.pending is not None:
             self.pending.started.kill()
+
+    def ended(self) -> bool:
+        """Whether the worker's outer process (the provider's, or its tree's holder) has
+        ended. The worker inside may still be dying then, its end of the channel still open
+        (a holder killed by SIGKILL takes its PID namespace down a moment later), so the
+        channel alone would not say it yet."""
+
+        pending = self.pending
+        return pending is not None and pending.started.process.poll() is not None
 
     def finish(self) -> int | None:
         pending, self.pending = self.pending, None
@@ -422,7 +437,9 @@ class WorkerBackend:
                 "backend='in-process' to the inner call)"
             )
         with lock:
-            if process.reader is not None and _ended_between_calls(process.reader):
+            if process.reader is not None and (
+                process.ended() or _ended_between_calls(process.reader)
+            ):
                 process.finish()  # it ended since its last answer (killed, or its limits)
             if process.reader is None:
                 self._ensure_started(process)

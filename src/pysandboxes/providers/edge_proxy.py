@@ -773,23 +773,29 @@ class HostEdge:
         listener = host_listener()
         self.port = int(listener.getsockname()[1])
         config = {"listen_fd": listener.fileno(), "rows": rows, "denials": denials}
-        fd = os.memfd_create("pysb-edge", 0)
+        # The configuration through a pipe the proxy reads to its end (written once it runs:
+        # rules larger than a pipe's buffer): python-sb's process may have no memfd_create
+        # (macOS; the portable paths, PYSANDBOXES_PORTABLE), and a pipe is everywhere.
+        config_r, config_w = os.pipe()
         read_end, self.write_end = os.pipe()
         try:
-            os.write(fd, json.dumps(config).encode())
-            os.lseek(fd, 0, os.SEEK_SET)
             src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _CODE.format(src=src), str(fd)],
+                [sys.executable, "-I", "-S", "-c", _CODE.format(src=src), str(config_r)],
                 stdin=read_end,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                pass_fds=(fd, listener.fileno()),
+                pass_fds=(config_r, listener.fileno()),
                 start_new_session=True,
             )
         finally:
-            os.close(fd)
+            os.close(config_r)
             os.close(read_end)
+        try:
+            with os.fdopen(config_w, "wb") as out:
+                out.write(json.dumps(config).encode())
+        except OSError:  # the proxy ended before reading it: said below ("could not start")
+            pass
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         self.process.stdout.close()
