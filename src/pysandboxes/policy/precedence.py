@@ -122,32 +122,19 @@ def make_path_matcher(
 
     table = tuple((prefix, below, kind, info) for prefix, below, kind, info in rows)
     lower = str.lower
-    if windows:
-
-        def match_windows(path: str) -> tuple[Kind, Info | None]:
-            path = lower(path)
-            if not path.endswith(":\\"):  # a drive's root keeps its separator
-                path = path.rstrip("\\")
-            if anchored is not None and anchored(path) is not None:
-                return ignored, None
-            if names is not None:
-                for part in path.split("\\"):
-                    if part and names(part) is not None:
-                        return ignored, None
-            for prefix, below, kind, info in table:
-                if path == prefix or path.startswith(below):
-                    return kind, info
-            return none, None
-
-        return match_windows
+    sep = "\\" if windows else "/"
 
     def match(path: str) -> tuple[Kind, Info | None]:
-        if path != "/":
-            path = path.rstrip("/")
+        if windows:
+            path = lower(path)
+            if not path.endswith(":\\"):  # a drive's root keeps its separator
+                path = path.rstrip(sep)
+        elif path != "/":
+            path = path.rstrip(sep)
         if anchored is not None and anchored(path) is not None:
             return ignored, None
         if names is not None:
-            for part in path.split("/"):
+            for part in path.split(sep):
                 if part and names(part) is not None:
                     return ignored, None
         for prefix, below, kind, info in table:
