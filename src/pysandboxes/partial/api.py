@@ -91,7 +91,7 @@ def sandbox(
     """
 
     if rules is not None:
-        rules = os.path.abspath(os.path.expanduser(rules))
+        rules = rule_file_path(rules)
     if returns is not None:
         allowed_globals(returns)  # a bad value is an error when decorating, not at the call
     if timeout is not None:
@@ -153,6 +153,28 @@ def sandbox(
 _active_lock = threading.Lock()
 
 
+def rule_file_path(rules: Any) -> str:
+    """The absolute path ``rules=`` names (``~`` expanded). A rule file that does not exist is
+    learned into, as on the command line; but text that does not exist and reads as rules
+    (a line break, or a ``key=value`` name) is a mistake, never a file to create: a rule file
+    named ``./eval-call=__import__`` would be written and the rules meant would not apply."""
+
+    if not isinstance(rules, (str, os.PathLike)):
+        raise PartialModeError(
+            f"rules= names a rule file (a path), not {type(rules).__name__}: rule lines are "
+            "keywords (sandboxes(python_import='json'))"
+        )
+    path = os.path.abspath(os.path.expanduser(os.fspath(rules)))
+    text = os.fspath(rules)
+    if not os.path.exists(path) and ("\n" in text or "=" in os.path.basename(text)):
+        raise PartialModeError(
+            f"rules={text!r} names no file and reads as rule text: rules= names a rule file "
+            "(a path; a missing one is learned into); rule lines are keywords "
+            "(sandboxes(python_import='json'), '-' for '_' in the key)"
+        )
+    return path
+
+
 class sandboxes:
     """Start the worker(s) for the ``@sandbox`` functions: ``with sandboxes(): ...`` or
     ``async with sandboxes(): ...``.
@@ -193,7 +215,7 @@ class sandboxes:
         rules = rules if rules is not None else sandboxes_config
         allowed_globals(returns)
         _check_timeout(timeout)
-        self.rules = os.path.abspath(os.path.expanduser(rules)) if rules is not None else None
+        self.rules = rule_file_path(rules) if rules is not None else None
         self.options: dict[str, Any] = {
             "timeout": timeout,
             "learn": learn,
