@@ -526,6 +526,8 @@ def test_provider_param_override_from_command_line(tmp_path: Path) -> None:
         ("os-sandbox=unshare\nunshare.hostname=-x", "'-x' is not a host name: 1-63 letters"),
         ("os-sandbox=bwrap\nbwrap.hostname=a.b", "'a.b' is not a host name"),
         ("os-sandbox=qemu\nqemu.memory=lots", "'lots' is not a size"),
+        ("os-sandbox=qemu\nqemu.memory=1", "'1' is too little for the guest: at least 128M"),
+        ("os-sandbox=qemu\nqemu.memory=64M", "'64M' is too little for the guest"),
         ("os-sandbox=qemu\nqemu.cpus=0", "'0' is not a count from 1 to 1024"),
         ("os-sandbox=qemu\nqemu.accel=hvf", "'hvf' is not an accelerator"),
         ("os-sandbox=qemu\nqemu.kernel=", "empty path"),
