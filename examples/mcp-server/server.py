@@ -44,7 +44,7 @@ def fetch(url: str) -> str:
         return response.read(100_000).decode("utf-8", "replace")
 
 
-@sandbox(timeout=2)
+@sandbox(timeout=10)  # seconds per call: generous, so that a busy machine does not kill it
 @server.tool()
 def calculate(expression: str) -> float:
     """Evaluate an arithmetic expression: numbers, + - * / ** and parentheses."""

@@ -58,20 +58,44 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+#: The exec path's pipe, checked in a process of its own: the end of file it waits for comes
+#: when every copy of the write end is closed, and in a test process that has run hundreds of
+#: other tests, a process they forked could hold one (the test hung there twice in full runs,
+#: never alone). python-sb's launcher makes the channel and execs at once.
+_BEFORE_EXEC = """
+import os, sys
+from pysandboxes.launch import channel as channel_module
+from pysandboxes.platform_caps import Capabilities
+channel_module.CAPS = Capabilities("posix")
+data = os.urandom(int(sys.argv[1]))
+channel = channel_module.Channel(data, spawn=False)
+assert channel.kind == "pipe" and channel.token == channel.fd
+assert os.get_inheritable(channel.fd)
+channel.before_exec()  # the write end is closed here; a writer finishes a large one
+chunks = []
+while chunk := os.read(channel.fd, 1 << 16):
+    chunks.append(chunk)
+channel.close()
+assert b"".join(chunks) == data, "not what was written"
+try:
+    os.wait()
+except ChildProcessError:  # the writer is nobody's child here
+    print("ok")
+"""
+
+
 @pytest.mark.parametrize("size", [10, 3 << 20])  # fits the pipe; needs the writer process
-def test_pipe_channel_before_exec(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-    monkeypatch.setattr(channel_module, "CAPS", Capabilities("posix"))
-    data = os.urandom(size)
-    channel = Channel(data, spawn=False)
-    assert channel.kind == "pipe" and channel.token == channel.fd
-    assert os.get_inheritable(channel.fd)
-    channel.before_exec()  # the write end is closed here; a writer finishes a large one
-    try:
-        assert _read_all(channel.fd) == data
-    finally:
-        channel.close()
-    with pytest.raises(ChildProcessError):  # the writer is nobody's child here
-        os.wait()
+def test_pipe_channel_before_exec(size: int) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _BEFORE_EXEC, str(size)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
 
 
 def test_pipe_channel_after_spawn(monkeypatch: pytest.MonkeyPatch) -> None:
