@@ -78,8 +78,15 @@ class Relay:
         if self.ended:
             return
         # Nothing waiting, and the relay thread is not writing what it took: nothing to do.
-        # (In this order: what the thread took, it writes with the lock held.)
-        if not self.poller.poll(0) and not self.lock.locked():
+        # (In this order: what the thread took, it writes with the lock held.) A poll object
+        # refuses a second thread while one polls it (RuntimeError: concurrent poll()
+        # invocation: callers of a worker with threads=N drain at once): that thread then
+        # takes the locked path, whose reads never wait.
+        try:
+            waiting = bool(self.poller.poll(0))
+        except RuntimeError:
+            waiting = True
+        if not waiting and not self.lock.locked():
             return
         with self.lock:
             while True:
