@@ -142,3 +142,24 @@ def test_audit_is_refused_under_the_lock_and_runs_nothing(home: Path, project: P
     assert "--audit refused" in refused.stderr
     assert "locked by learn=false at .py-sandboxes(5)" in refused.stderr
     assert refused.stderr.rstrip().endswith("python-sb: nothing was run")
+
+
+def test_audit_refuses_an_eval_grant_no_rule_may_give(home: Path, project: Path) -> None:
+    """A rule file with an ``eval-*`` grant that no profile may give is refused at start under
+    ``--audit`` as in an enforcing run (exit 2, the line named, nothing run): an audit of a
+    file that cannot run would report on rules that do not exist. The control: the same file
+    without that line is audited and the program runs."""
+
+    program = project / "p.py"
+    program.write_text("print('ran')\n")
+    rules = f"expose-ro={project}\neval-syntax=arith\n"
+    (project / ".py-sandboxes").write_text(rules)
+    control = run_sb(["--audit", "p.py"], cwd=project, env=base_env(home))
+    assert (control.returncode, control.stdout) == (0, "ran\n"), control.stderr
+
+    (project / ".py-sandboxes").write_text(rules + "eval-call=__import__\n")
+    for argv in (["p.py"], ["--audit", "p.py"]):
+        refused = run_sb(argv, cwd=project, env=base_env(home))
+        assert refused.returncode == 2, (argv, refused.stderr)
+        assert refused.stdout == ""
+        assert "eval-call=__import__: __import__ cannot be granted" in refused.stderr

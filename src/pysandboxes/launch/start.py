@@ -364,10 +364,11 @@ def _check_request(plan: RunPlan, request: Request, provider: ProviderImpl) -> N
         except OSError as exc:
             message = f"--denials={request.denials}: cannot be written: {exc.strerror or exc}"
             raise ConfigError([ConfigProblem("<arg>", message)]) from None
-    if plan.policy.eval_rules and plan.mode == "enforce" and plan.policy.py_sandbox.value:
+    if plan.policy.eval_rules and plan.mode != "learn" and plan.policy.py_sandbox.value:
         # Every profile built now, as the child's guard will (a rule no profile may grant is
-        # refused before anything starts): through the extension the child hands the guard,
-        # loaded by name (a layer above launch).
+        # refused before anything starts; an audit too: it reports against the rules, and a
+        # file that cannot run has none to report against): through the extension the child
+        # hands the guard, loaded by name (a layer above launch).
         from pysandboxes.launch.child import EXTENSIONS
 
         __import__(EXTENSIONS["eval"], fromlist=("check",)).check(plan.policy)
