@@ -1386,13 +1386,7 @@ class _LibraryCall:
         if cost is not None and _getattr(function, "__module__", None) in _COST_MODULES:
             cost(args, kwargs)
         if qualname in _DECIMAL_SLOW:
-            context = kwargs.get("context")
-            if context is None:
-                context = (
-                    _getattr(function, "__self__", None)
-                    if qualname.startswith("Context.")
-                    else decimal.getcontext()
-                )
+            context = _decimal_context_of(function, qualname, kwargs)
             _decimal_cost(_getattr(context, "prec", 0), qualname)
             if qualname == "Context.power" and (_len(args) > 2 or "modulo" in kwargs):
                 modpow_cost(
@@ -1400,13 +1394,7 @@ class _LibraryCall:
                     kwargs.get("modulo", args[2] if _len(args) > 2 else None),
                 )
         elif qualname in _DECIMAL_SQRT:
-            context = kwargs.get("context")
-            if context is None:
-                context = (
-                    _getattr(function, "__self__", None)
-                    if qualname.startswith("Context.")
-                    else decimal.getcontext()
-                )
+            context = _decimal_context_of(function, qualname, kwargs)
             _sqrt_cost(_getattr(context, "prec", 0), qualname)
         elif qualname in _DECIMAL_TO_INT:
             decimal_int_cost(_getattr(function, "__self__", None), qualname)
@@ -2580,3 +2568,18 @@ def _string_hook(event: str, args: tuple[Any, ...]) -> None:
             "as sympify or namedtuple are refused while a guarded evaluation runs)"
         )
     )
+
+
+def _decimal_context_of(function: Any, qualname: str, kwargs: dict[str, Any]) -> Any:
+    """The decimal context a call computes in: its ``context=`` argument, the ``Context`` it
+    is a method of, or the thread's current one (the estimates of ``_DECIMAL_SLOW`` and
+    ``_DECIMAL_SQRT`` read its precision)."""
+
+    context = kwargs.get("context")
+    if context is None:
+        context = (
+            _getattr(function, "__self__", None)
+            if qualname.startswith("Context.")
+            else decimal.getcontext()
+        )
+    return context
