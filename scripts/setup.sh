@@ -31,6 +31,9 @@ done
 pythons=${pythons//,/ }
 
 PACKAGES=(bubblewrap nftables passt slirp4netns iproute2 util-linux)
+# The edge proxy's per-run certificate authority of secret= (issue 32) is made with openssl;
+# its tests also run curl in the sandbox as a client that ignores the proxy variables.
+PACKAGES+=(openssl curl)
 # python-sb inside containers (tests/containers, issue 31): podman with Debian's runc (crun
 # refuses these machines' cgroup v1 hybrid hierarchy), its pause helper, the tools of rootless
 # podman, and mmdebstrap, which builds the image from Debian packages (no registry).
