@@ -444,9 +444,7 @@ def _prepare(start: Start) -> None:
         home=_home(),
     )
     start.context = context
-    if plan.policy.secrets and (
-        plan.mode != "enforce" or start.provider.name not in ("bwrap", "unshare")
-    ):
+    if plan.policy.secrets and (plan.mode != "enforce" or start.provider.edge != "netns"):
         from pysandboxes.errors import ConfigError
 
         secret = plan.policy.secrets[0]
@@ -471,12 +469,12 @@ def _prepare(start: Start) -> None:
 
         # The Python layer denies the addresses of DENY names too, resolved once, now.
         start.guard_policy = pin_deny_names(plan.policy)
-        if start.provider.name in ("bwrap", "unshare", "landlock"):
+        if start.provider.edge:
             from pysandboxes.providers.netns import edge_guard_rule
 
             # The proxy variables name the edge proxy: the Python layer lets the program reach
             # it (the proxy judges the host the program asks it for).
-            edge = edge_guard_rule(plan.policy, start.provider.name)
+            edge = edge_guard_rule(plan.policy, start.provider.edge)
             if edge is not None:
                 start.guard_policy = start.guard_policy.replace(net=(*start.guard_policy.net, edge))
     fields = {

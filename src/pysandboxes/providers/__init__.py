@@ -41,6 +41,7 @@ class UnavailableProvider:
     in_process = False
     passes_descriptors = True
     contains_processes = False
+    edge = ""
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name

@@ -211,6 +211,11 @@ if TYPE_CHECKING:
         passes_descriptors: bool
         #: Whether the program's processes end with it (a PID namespace of its own, a VM).
         contains_processes: bool
+        #: Where the edge proxy (issue 32) stands for this provider: ``"netns"`` (the sandbox's
+        #: network namespace is redirected to it: ``secret=`` works), ``"variables"`` (a host
+        #: listener the proxy variables name), ``""`` (none: qemu's host side runs it unseen
+        #: by the guest's Python layer, or no network boundary at all).
+        edge: str
 
         def availability(self) -> Availability:
             """Probe this machine (cheaply, cached by the caller)."""
@@ -246,6 +251,8 @@ class Provider:
     #: a PID namespace of its own or a VM; otherwise the launcher sees to it for a partial-mode
     #: worker (``launch/spawn.tree_mechanism``).
     contains_processes = False
+    #: See ``ProviderImpl.edge``.
+    edge = ""
 
     def announcements(self, policy: Policy, mode: str) -> list[Notice]:
         raise NotImplementedError(f"os-sandbox={self.name} says nothing of its limits")

@@ -127,6 +127,7 @@ class BwrapProvider(Provider):
     name = "bwrap"
     kernel = True
     contains_processes = True  # its own PID namespace
+    edge = "netns"  # the edge proxy in its network namespace
 
     def availability(self) -> Availability:
         path = bwrap_path()

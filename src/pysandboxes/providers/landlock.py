@@ -1066,7 +1066,7 @@ def _with_edge_proxy(policy: Policy, denials: str | None) -> tuple[Policy, HostE
         # Landlock alone refuses host rules it cannot hold (a name, a DENY of a host on an
         # open port) before anything runs, as before: no proxy to start.
         return policy, None
-    rule = netns.edge_guard_rule(policy, "landlock")
+    rule = netns.edge_guard_rule(policy, LandlockProvider.edge)
     if rule is None:
         return policy, None
     from pysandboxes.guard.network import build_rules
@@ -1094,6 +1094,7 @@ class LandlockProvider(Provider):
 
     name = "landlock"
     kernel = True
+    edge = "variables"  # a host listener the proxy variables name (Python layer on)
 
     def availability(self) -> Availability:
         abi, err = _probe()

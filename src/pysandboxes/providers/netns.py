@@ -806,15 +806,16 @@ def edge_ports(policy: Policy) -> Ranges:
     return merge(found)
 
 
-def edge_guard_rule(policy: Policy, provider: str = "bwrap") -> NetRule | None:
+def edge_guard_rule(policy: Policy, edge: str = "netns") -> NetRule | None:
     """The rule the Python layer needs to reach the edge proxy (``HTTPS_PROXY`` names it):
-    ``net=ALLOW|TCP|127.0.0.1|PORT|OUT``, origin ``<edge proxy>``. Under ``landlock`` the port
-    is the host-loopback listener's (``edge_proxy.host_listener``), made now."""
+    ``net=ALLOW|TCP|127.0.0.1|PORT|OUT``, origin ``<edge proxy>``. ``edge``: the provider's
+    (``ProviderImpl.edge``); for ``"variables"`` (landlock) the port is the host-loopback
+    listener's (``edge_proxy.host_listener``), made now."""
 
     port = edge_port(policy)
     if port is None:
         return None
-    if provider == "landlock":
+    if edge == "variables":
         from pysandboxes.providers.edge_proxy import host_listener
 
         port = int(host_listener().getsockname()[1])

@@ -99,6 +99,7 @@ class UnshareProvider(Provider):
     name = "unshare"
     kernel = True
     contains_processes = True  # its own PID namespace
+    edge = "netns"  # the edge proxy in its network namespace
 
     def availability(self) -> Availability:
         if os.uname().machine not in SYSCALL_NUMBERS:
