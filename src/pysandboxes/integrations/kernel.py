@@ -40,7 +40,7 @@ from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.launch.argv import PROG, UsageError, parse
 from pysandboxes.launch.cli import RunPlan, run_command, say_refused
 from pysandboxes.policy import parse_text
-from pysandboxes.policy.model import Origin, Policy, display_path
+from pysandboxes.policy.model import RULE_FIELDS, Origin, Policy, display_path
 
 __all__ = [
     "BASE_PROFILE",
@@ -146,19 +146,9 @@ def kernel_rules_text(connection: Connection) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: The policy fields that hold rules (tuples), merged by :func:`add_kernel_rules`.
-_RULE_FIELDS = (
-    "env",
-    "unenv",
-    "expose_ro",
-    "expose_rw",
-    "ignore",
-    "python_import",
-    "python_api",
-    "net",
-    "lines",
-    "warnings",
-)
+#: The fields merged by :func:`add_kernel_rules`: every rule field, and the lines and warnings
+#: that ``--explain`` shows with them.
+_MERGED_FIELDS = (*RULE_FIELDS, "lines", "warnings")
 
 
 def _merged(policy: Policy, extra: Policy, label: str) -> Policy:
@@ -171,7 +161,7 @@ def _merged(policy: Policy, extra: Policy, label: str) -> Policy:
 
     changes = {
         name: (*getattr(policy, name), *(relabel(rule) for rule in getattr(extra, name)))
-        for name in _RULE_FIELDS
+        for name in _MERGED_FIELDS
     }
     return policy.replace(**changes)
 

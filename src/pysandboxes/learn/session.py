@@ -34,23 +34,11 @@ from pysandboxes.errors import ConfigError, Denial
 from pysandboxes.learn.children import ChildObserver
 from pysandboxes.learn.generalize import LearnContext, Learned, generalize
 from pysandboxes.learn.records import ApiAccess, EnvAccess, EnvScan, ImportListing, Recording
-from pysandboxes.policy.model import Policy
+from pysandboxes.policy.model import RULE_FIELDS, Policy
 
 __all__ = ["LearningSession"]
 
 _PREFIX = "python-sb"
-#: The list fields of a :class:`Policy` that hold rules with an origin.
-_RULE_FIELDS = (
-    "env",
-    "unenv",
-    "expose_ro",
-    "expose_rw",
-    "ignore",
-    "python_import",
-    "python_api",
-    "net",
-    "eval_rules",
-)
 _READ_SIZE = 1 << 16
 
 
@@ -241,7 +229,7 @@ class LearningSession:
         # they grant is the launcher's business, never learned into the rule file.
         supplied = {
             name: tuple(rule for rule in getattr(self.policy, name) if _supplied(rule.origin))
-            for name in _RULE_FIELDS
+            for name in RULE_FIELDS
         }
         if not os.path.exists(path):
             return self.policy.replace(**supplied) if any(supplied.values()) else None
@@ -256,7 +244,7 @@ class LearningSession:
 
         kept = {
             name: (*(rule for rule in getattr(loaded, name) if own(rule.origin)), *supplied[name])
-            for name in _RULE_FIELDS
+            for name in RULE_FIELDS
         }
         return loaded.replace(**kept)
 

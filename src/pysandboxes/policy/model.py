@@ -365,6 +365,26 @@ _POLICY_DEFAULTS: tuple[tuple[str, Any], ...] = (
 )
 
 
+#: The fields of a :class:`Policy` that hold rules, each rule with its :class:`Origin`: what
+#: code that merges or filters a policy's rules by origin walks (the kernel's added rules,
+#: learning's "which rules are this file's own"). One list, so that a new rule key cannot be
+#: merged by one of them and silently dropped by another.
+RULE_FIELDS: tuple[str, ...] = (
+    "env",
+    "unenv",
+    "expose_ro",
+    "expose_rw",
+    "ignore",
+    "python_import",
+    "python_api",
+    "net",
+    "secrets",
+    "eval_rules",
+    "acknowledge",
+    "provider_params",
+)
+
+
 class Policy(_Record):
     """The effective rules of one run. Immutable; build it with ``pysandboxes.policy.load_policy``.
 
