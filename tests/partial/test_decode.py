@@ -193,3 +193,72 @@ def test_the_python_unpicklers_operations_are_counted() -> None:
     assert loads_result(bomb, DATA, ANYTHING) is None  # within the default budget
     with pytest.raises(UnsafeResultError, match="pickle operations"):
         decode.decode(bomb, DATA, ANYTHING, decode.Limits(1 << 20, nodes=1000))
+
+
+def _reference_bounded(data: bytes) -> bool:
+    """What :func:`decode._memo_is_bounded` must answer, read by ``pickletools``' own parser."""
+
+    import pickletools
+
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name in ("PUT", "LONG_BINPUT") and not (0 <= int(arg) < len(data)):
+                return False
+    except Exception:
+        return False
+    return True
+
+
+TEXTS = ["plain", "pr" * 40, "p\n" * 30, "r\xff\x7f" * 50, "é" * 300, "x" * 70_000]
+VALUES: list[Any] = [
+    TEXTS,
+    {text: [text.encode(), (text, 1.5)] for text in TEXTS[:4]},
+    [b"r" * 300, bytearray(b"p" * 5), 2**70, -(2**40), 3.25, None, True],
+    [[["pr"] * 3] * 3, {"p": {"r": "pr"}}],
+]
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("index", range(len(VALUES)))
+def test_the_memo_scan_reads_replies_as_pickle_does(protocol: int, index: int) -> None:
+    # Protocols 0 to 3 write PUT / BINPUT / LONG_BINPUT, 4 and 5 MEMOIZE; texts hold the bytes
+    # "p" and "r", which the scan must step over as arguments. It agrees with pickletools.
+    data = pickle.dumps(VALUES[index], protocol)
+    assert decode._memo_is_bounded(data, 1 << 30) is _reference_bounded(data)
+    if protocol >= 3:  # below, bytes are pickled through _codecs.encode: not a data type
+        assert _load(data) == VALUES[index]
+
+
+@pytest.mark.parametrize(
+    "crafted",
+    [
+        b"\x80\x05]r\xff\xff\xff\x7f.",  # LONG_BINPUT 2**31 - 1
+        b"\x80\x05]p99999999\n.",  # PUT far beyond the reply
+        b"\x80\x05]p-1\n.",  # not a plain index
+        b"\x80\x05]p 1\n.",
+        b"\x80\x05\x8c\xffpr]r\xff\xff\xff\x7f.",  # a text whose length runs past the end
+        b"\x80\x05T\xff\xff\xff\xff]r\xff\xff\xff\x7f.",  # BINSTRING of negative length
+        b"\x80\x05]r\xff\xff",  # cut short
+        b"\x80\x05]\xffr\x00\x00\x00\x00.",  # an opcode pickle does not have
+        b"\x80\x05]p0\n",  # no STOP
+    ],
+)
+def test_the_memo_scan_refuses_what_it_cannot_follow(crafted: bytes) -> None:
+    assert decode._memo_is_bounded(crafted, 1 << 30) is False
+
+
+def test_a_text_heavy_reply_takes_the_c_unpickler() -> None:
+    value = [f"line {i}: a report with p and r in it" for i in range(2000)]
+    data = pickle.dumps(value, 5)
+    assert b"p" in data and b"r" in data
+    unpickler = decode._unpickler(data, DATA, ANYTHING, decode.Limits(1 << 24))
+    assert isinstance(unpickler, decode._CUnpickler)
+    assert _load(data) == value
+
+
+def test_the_memo_scan_counts_its_operations() -> None:
+    # 20,000 one-byte opcodes after a PUT: over a budget of 1,000, the scan refuses as the
+    # pure-Python unpickler would.
+    bomb = b"\x80\x05Np0\n" + b"N0" * 10_000 + b"."
+    with pytest.raises(UnsafeResultError, match="pickle operations"):
+        decode._memo_is_bounded(bomb, 1000)
