@@ -11,15 +11,38 @@ import sys
 
 from pysandboxes.errors import ConfigError, ConfigProblem
 from pysandboxes.policy.model import Origin, Policy
+from pysandboxes.providers.base import Provider
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing and re stay off the start-up path
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pysandboxes.providers.limits import Notice
     from pysandboxes.providers.netns import Network
 
 DEFAULT_HOSTNAME = "python-sb"
+
+
+class NamespaceProvider(Provider):
+    """What the namespace providers are alike in: a kernel layer with its own PID namespace,
+    the edge proxy in its network namespace, and the same ``--explain`` lines and
+    announcements (what the rules alone decide of the namespace tree and network; the mount
+    plan and the network add, at start, what depends on the host)."""
+
+    kernel = True
+    contains_processes = True  # its own PID namespace
+    edge = "netns"  # the edge proxy in its network namespace
+
+    def explain(self, policy: Policy) -> Sequence[str]:
+        return explain_lines(policy, self.name)
+
+    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
+        from pysandboxes.providers.limits import namespace_notices
+
+        return namespace_notices(policy, self.name)
 
 
 def rule_error(origin: Origin, text: str, message: str) -> ConfigError:

@@ -26,12 +26,11 @@ import os
 import sys
 
 from pysandboxes.errors import ConfigError
-from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import PROC_READ_ONLY
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared, Provider, memo
+from pysandboxes.providers.base import Availability, Launch, Prepared, memo
 from pysandboxes.providers.bwrap_signals import BwrapSignalRelay
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
@@ -41,7 +40,6 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from pysandboxes.providers.limits import Notice
 
 INSTALL_HINT = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 #: Options this provider cannot do without (all in bubblewrap >= 0.5).
@@ -123,11 +121,8 @@ def _own_process_group() -> None:
     os.setpgid(0, 0)
 
 
-class BwrapProvider(Provider):
+class BwrapProvider(_ns_common.NamespaceProvider):
     name = "bwrap"
-    kernel = True
-    contains_processes = True  # its own PID namespace
-    edge = "netns"  # the edge proxy in its network namespace
 
     def availability(self) -> Availability:
         path = bwrap_path()
@@ -214,17 +209,6 @@ class BwrapProvider(Provider):
         if network:
             prepared.cleanup.append(network.stop)
         return prepared
-
-    def explain(self, policy: Policy) -> Sequence[str]:
-        return _ns_common.explain_lines(policy, self.name)
-
-    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
-        """What the rules alone decide of the namespace tree and network (the mount plan and
-        the network add, at start, what depends on the host)."""
-
-        from pysandboxes.providers.limits import namespace_notices
-
-        return namespace_notices(policy, self.name)
 
 
 PROVIDER = BwrapProvider()

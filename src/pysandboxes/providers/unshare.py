@@ -18,21 +18,19 @@ import sys
 from collections.abc import Mapping
 
 from pysandboxes.errors import ConfigError
-from pysandboxes.policy.model import Policy
 from pysandboxes.providers import _ns_common
 from pysandboxes.providers._ns_init import SYSCALL_NUMBERS
 from pysandboxes.providers._ns_mounts import TreePlan, build_plan
 from pysandboxes.providers._ns_probe import cached_namespace_problem
-from pysandboxes.providers.base import Availability, Launch, Prepared, Provider
+from pysandboxes.providers.base import Availability, Launch, Prepared
 
 if sys.platform != "linux":  # Linux kernel features only: imported where CAPS.linux
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING: typing, functools, collections stay unloaded
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
-    from pysandboxes.providers.limits import Notice
 
 INIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ns_init.py")
 MIN_KERNEL = (5, 12)
@@ -95,11 +93,8 @@ def _enter_step(spec: bytes, parent: int) -> Callable[[], None]:
     return lambda: _ns_init.enter_in_process(spec, parent)
 
 
-class UnshareProvider(Provider):
+class UnshareProvider(_ns_common.NamespaceProvider):
     name = "unshare"
-    kernel = True
-    contains_processes = True  # its own PID namespace
-    edge = "netns"  # the edge proxy in its network namespace
 
     def availability(self) -> Availability:
         if os.uname().machine not in SYSCALL_NUMBERS:
@@ -174,17 +169,6 @@ class UnshareProvider(Provider):
             needs_parent=True,
             cleanup=[network.stop],
         )
-
-    def explain(self, policy: Policy) -> Sequence[str]:
-        return _ns_common.explain_lines(policy, self.name)
-
-    def announcements(self, policy: Policy, mode: str) -> list[Notice]:
-        """What the rules alone decide of the namespace tree and network (the mount plan and
-        the network add, at start, what depends on the host)."""
-
-        from pysandboxes.providers.limits import namespace_notices
-
-        return namespace_notices(policy, self.name)
 
 
 PROVIDER = UnshareProvider()
