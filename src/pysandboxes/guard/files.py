@@ -8,7 +8,10 @@ answers for one resolved path with the same precedence as
 :func:`pysandboxes.policy.decide.path_access` (``ignore`` first, then the longest exposed
 prefix, read-write first at equal length) -- the unit tests check that they agree.
 
-:func:`make_file_handlers` returns the audit-event handlers. The hot path is ``open``: a path
+:func:`make_file_handlers` returns the audit-event handlers, assembled from small factories
+that take what their closures use as arguments (``file_refusals``: how a refusal names a path;
+``file_judges``: the judgments; ``file_events``: the handlers; ``sqlite_handlers``: SQLite's),
+so that no handler reads a module global after arming. The hot path is ``open``: a path
 already judged since the last change of the file tree (``rename``, ``remove``, ``symlink``,
 ``chdir``...) is answered from a small cache; reads below the interpreter's own read-only
 directories are answered from the written path. The cache is off when the program may run
