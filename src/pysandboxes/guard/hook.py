@@ -30,6 +30,7 @@ from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wr
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
 from pysandboxes.guard.denials import NOT_FOUND, make_reporter
 from pysandboxes.guard.descriptors import make_descriptor_handlers
+from pysandboxes.guard.file_refusals import make_lexical
 from pysandboxes.guard.frames import CODE_DEPUTIES, make_frames
 from pysandboxes.guard.kit import capture, make_busy
 from pysandboxes.guard.paths import FD, make_path_tools
@@ -539,6 +540,7 @@ def _special_handlers(
     resolve = tools.resolve
     fd_path = tools.fd_path
     getcwd = kit.getcwd
+    lexical_of = make_lexical(type_, getcwd)  # the file handlers' own (guard/file_refusals.py)
     show = reporter.show_path
     traceback_type = type(_traceback())
     generator_type = type(_generator())
@@ -689,16 +691,7 @@ def _special_handlers(
         if "/." in path or "//" in path:
             # The name as written (a link whose own name ignore= hides is absent, issue 24,
             # item 7), and where it leads.
-            parts: list[str] = []
-            for part in path.split("/"):
-                if part == "" or part == ".":
-                    continue
-                if part == "..":
-                    if parts:
-                        parts.pop()
-                    continue
-                parts.append(part)
-            lexical = "/" + "/".join(parts)
+            lexical = lexical_of(path, None) or path  # (absolute: never None)
             path = lexical if is_ignored(lexical) else resolve(path, None)
         if is_ignored(path):
             resolved = path

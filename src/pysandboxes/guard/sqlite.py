@@ -3,7 +3,7 @@
 
 ``_sqlite3.connect`` is wrapped (``guard/native_files.py``, in a hidden generator): once the
 connection is made, it raises ``pysandboxes.sqlite.authorizer`` and the hook sets an authorizer
-on it (``guard/files.py``) before the program holds it. The authorizer judges the file of
+on it (``guard/sqlite_handlers.py``) before the program holds it. The authorizer judges the file of
 ``SQLITE_ATTACH`` -- which ``VACUUM INTO`` raises too, with the file name evaluated -- as a
 write by the file rules, and denies it (``SQLITE_DENY``) when refused; the refusal is kept for
 the thread. A connection made any other way (``sqlite3.Connection(...)`` directly, a factory
@@ -30,9 +30,10 @@ wider one after a narrower one making SQLite refuse the open; ``vfs=memdb`` open
 other than the unix ones is judged as a write. A read-only open of a database in WAL mode
 still creates and writes its ``-wal`` and ``-shm`` files, unless ``immutable=1`` (read as
 SQLite reads a boolean) says the file cannot change: those two are then judged as writes
-(``files.py`` reads the database header to know). Which ``uri`` value the program passed is
-read from the hidden wrapper's frame (``files.py``); when it is not known, or ``uri=False``,
-a ``file:`` name is judged both ways (a URI, and a plain file opened read-write).
+(``sqlite_handlers.py`` reads the database header to know). Which ``uri`` value the program
+passed is read from the hidden wrapper's frame (``sqlite_handlers.py``); when it is not known,
+or ``uri=False``, a ``file:`` name is judged both ways (a URI, and a plain file opened
+read-write).
 
 Everything here is built at arm time (:func:`build`) and holds what it uses in closures: a
 module global looked up at run time could be replaced by the program (``__globals__`` raises no
@@ -270,9 +271,10 @@ def build(kit: Kit) -> Callable[[Any], tuple[Before, After]]:
 
 def connect_before_code() -> Any:
     """The code object of the ``connect`` wrapper's ``before`` (:func:`build`): the marker its
-    hidden generator's frame names (``native_files.hide_reentrant``), which ``files.py`` looks
-    for to know that a connection is being made by that wrapper. Read when the guard is armed
-    (a code object changes nothing, and the program cannot read one without an audit event)."""
+    hidden generator's frame names (``native_files.hide_reentrant``), which
+    ``sqlite_handlers.py`` looks for to know that a connection is being made by that wrapper.
+    Read when the guard is armed (a code object changes nothing, and the program cannot read one
+    without an audit event)."""
 
     for_module = None
     for const in build.__code__.co_consts:
