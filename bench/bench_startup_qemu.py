@@ -31,9 +31,15 @@ def setup(workdir: Path) -> None:
     (workdir / ".py-sandboxes").write_text(f"os-sandbox=qemu\nexpose-ro={workdir}\n")
 
 
-def _to_output(workdir: Path, extra: list[str], first: list[bool] | None = None) -> float:
+def _to_output(
+    workdir: Path,
+    extra: list[str],
+    first: list[bool] | None = None,
+    exits: list[float] | None = None,
+) -> float:
     """Seconds to the program's output line; ``first`` gets whether this run built the cache
-    (it said so on stderr: ``qemu.FirstRunProgress``)."""
+    (it said so on stderr: ``qemu.FirstRunProgress``), ``exits`` the seconds to python-sb's exit
+    (issue 29 counts start to exit: the VM's shutdown after the output is in it)."""
 
     import tempfile
 
@@ -49,6 +55,8 @@ def _to_output(workdir: Path, extra: list[str], first: list[bool] | None = None)
         line = proc.stdout.readline()
         elapsed = time.perf_counter() - start
         proc.wait()
+        if exits is not None:
+            exits.append(time.perf_counter() - start)
         errors.seek(0)
         if first is not None:
             first.append(b"python-sb: qemu: booting the VM" in errors.read())
@@ -64,8 +72,10 @@ def _measure(label: str, extra: list[str]) -> Any:
         accel = "tcg" if kvm_problem() else "kvm"
         built: list[bool] = []
         first = _to_output(workdir, extra, built)  # builds the kernel cache if needed
-        times = [_to_output(workdir, extra) for _ in range(RUNS)]
+        exits: list[float] = []
+        times = [_to_output(workdir, extra, exits=exits) for _ in range(RUNS)]
         median = statistics.median(times)
+        to_exit = statistics.median(exits)
         load = os.getloadavg()[0]
         verdict = "ok" if median <= TARGET_S[accel] else "MISSED"
         rows = {}
@@ -78,7 +88,8 @@ def _measure(label: str, extra: list[str]) -> Any:
                 first_text = "first run not measured (the cache was built already)"
                 first_ok = True
             rows["qemu"] = (
-                f"{accel}: warm {median:.2f} s (median of {RUNS}), {first_text}",
+                f"{accel}: warm {median:.2f} s to the output, {to_exit:.2f} s to exit (median "
+                f"of {RUNS}), {first_text}",
                 f"<= {warm_goal:g} s warm, first run <= {first_goal:g} s with progress shown",
                 median <= warm_goal and first_ok,
             )
@@ -86,7 +97,8 @@ def _measure(label: str, extra: list[str]) -> Any:
             "name": f"qemu ({accel}{label}): to the program's output, median of {RUNS}",
             "kind": "value",
             "value": round(median, 2),
-            "unit": f"s  (runs {', '.join(f'{t:.1f}' for t in times)}; load {load:.1f}; "
+            "unit": f"s  (runs {', '.join(f'{t:.1f}' for t in times)}; to exit {to_exit:.2f} s; "
+            f"load {load:.1f}; "
             f"target <= {TARGET_S[accel]:g} s: {verdict})",
             "issue29": rows,
         }
