@@ -1110,12 +1110,13 @@ def prepare_secrets(
     import ssl
 
     from pysandboxes.errors import ConfigError
-    from pysandboxes.providers.edge_proxy import make_run_ca
+    from pysandboxes.providers.edge_proxy import host_key, make_run_ca
 
     if not policy.secrets:
         return [], {}, None
     source = dict(os.environ) if environ is None else environ
-    named = {rule.host for rule in policy.net if rule.is_name and rule.action == "ALLOW"}
+    # compared as the proxy compares them (lower case, no final dot: host_key)
+    named = {host_key(r.host) for r in policy.net if r.is_name and r.action == "ALLOW"}
     found: list[dict[str, object]] = []
     env: dict[str, str] = {}
     for rule in policy.secrets:
@@ -1125,7 +1126,7 @@ def prepare_secrets(
                 f"{rule.origin}: {rule.text}: {rule.name} is not set in python-sb's environment "
                 "(the real value comes from there; the sandbox sees a placeholder)"
             )
-        missing = [host for host in rule.hosts if host not in named]
+        missing = [host for host in rule.hosts if host_key(host) not in named]
         if missing:
             raise ConfigError(
                 f"{rule.origin}: {rule.text}: no net=ALLOW rule names {', '.join(missing)} "
