@@ -463,3 +463,60 @@ def test_the_proxy_ends_with_python_sb_even_killed(
     proc.kill()
     proc.wait(timeout=30)
     assert wait_no_helpers(helper_tmp) == []
+
+
+REFUSED_CONNECTS = r"""
+import socket, sys
+port = int(sys.argv[1])
+for kind, family, address, to in (
+    ("tcp", socket.AF_INET6, "::1", port),  # forwarded for IPv4 only
+    ("tcp", socket.AF_INET, "192.0.2.1", 443),  # no rule names it
+    ("udp", socket.AF_INET, "192.0.2.1", 9),
+):
+    kind_of = socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM
+    with socket.socket(family, kind_of) as sock:
+        sock.settimeout(30)  # only against a hang: a refusal comes at once
+        try:
+            if kind == "tcp":
+                sock.connect((address, to))
+            else:
+                sock.sendto(b"x", (address, to))
+            print(kind, address, "sent")
+        except OSError as exc:
+            print(kind, address, type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_refused_connect_fails_at_once(provider: str, project: Path, home: Path) -> None:
+    """The ruleset refuses TCP going out with a reset, not a silent drop: a connect() no rule
+    allows fails with ECONNREFUSED instead of retrying its SYN until a timeout (a dropped SYN
+    is sent again and again: the program hung for minutes). To another machine on a port no
+    rule names, and to the sandbox's ``::1`` on a port a rule forwards to the host's
+    ``127.0.0.1`` only; a refused UDP send still fails with EPERM. The socket timeout (30 s)
+    only guards against a hang: the assertion is the kind of error."""
+
+    import socket as sockets
+
+    provider_ok(provider)
+    require_tool("pasta", "passt")
+    require_tool("nft", "nftables")
+    with sockets.socket() as server:  # the host's service: 127.0.0.1 only
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        (project / ".py-sandboxes").write_text(f"net=ALLOW|TCP|127.0.0.1|{port}|OUT\n")
+        (project / "refused.py").write_text(REFUSED_CONNECTS)
+        result = subprocess.run(
+            [
+                PYTHON_SB, f"--os-sandbox={provider}", "--py-sandbox=false",
+                f"--expose-ro={project}", "refused.py", str(port),
+            ],
+            cwd=project, env=base_env(home), capture_output=True, text=True, timeout=300,
+            check=False,
+        )  # fmt: skip
+    assert result.stdout.splitlines() == [
+        "tcp ::1 ConnectionRefusedError",
+        "tcp 192.0.2.1 ConnectionRefusedError",
+        "udp 192.0.2.1 PermissionError",
+    ], result.stdout + result.stderr
