@@ -37,6 +37,25 @@ try:
         handler = urllib.request.HTTPSHandler(context=context)
         with urllib.request.build_opener(handler).open(target, timeout=30) as answer:
             print("GOT", answer.read().decode().strip())
+    elif kind in ("requests", "httpx", "httpx-direct"):
+        # requests and httpx honour HTTPS_PROXY; httpx with trust_env=False ignores it
+        ca = os.path.join(os.path.dirname(__file__), "ca.pem")
+        if kind == "requests":
+            import requests
+            try:
+                answer = requests.get(target, verify=ca, timeout=30)
+            except requests.RequestException as exc:
+                raise OSError(f"{type(exc).__name__}: {exc}") from None
+            print("GOT", answer.text.strip())
+        else:
+            import httpx
+            try:
+                trust = kind == "httpx"
+                with httpx.Client(verify=context, timeout=30, trust_env=trust) as client:
+                    answer = client.get(target)
+            except httpx.HTTPError as exc:
+                raise OSError(f"{type(exc).__name__}: {exc}") from None
+            print("GOT", answer.text.strip())
     elif kind == "direct-tls":  # http.client ignores the proxy variables
         host, port = target.split(":")
         conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
@@ -288,6 +307,33 @@ def test_client_ignoring_proxy_variables_is_redirected(
     rules = [GRANT, "ALLOW|TCP|refused.test|8080|OUT"]  # another port of refused.test only
     refused = sandboxed(world, project, home, provider, rules, "direct-tls", "refused.test:8443")
     assert refused.stdout.startswith("REFUSED"), refused.stdout + refused.stderr
+    assert world.requests() == before
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("client", ["requests", "httpx", "httpx-direct"])
+def test_requests_and_httpx_clients(
+    provider: str, client: str, world: World, project: Path, home: Path
+) -> None:
+    """requests and httpx in the sandbox (through HTTPS_PROXY, which both honour; httpx with
+    ``trust_env=False`` ignores it and is redirected, judged by the TLS server name): the
+    granted host answers, the refused host gets nothing and the refusal names it."""
+
+    import importlib.util
+
+    needs(provider)
+    module = client.split("-")[0]
+    require(importlib.util.find_spec(module), f"{module} is not installed (pip install -e .[dev])")
+    ok = sandboxed(world, project, home, provider, [GRANT], client, "https://granted.test:8443/c")
+    assert ok.stdout == "GOT hello from granted\n", ok.stdout + ok.stderr
+    assert world.requests()[-1] == "granted granted.test:8443 /c"
+    before = world.requests()
+    refused = sandboxed(
+        world, project, home, provider, [GRANT], client, "https://refused.test:8443/c"
+    )
+    assert refused.stdout.startswith("REFUSED"), refused.stdout + refused.stderr
+    if client != "httpx-direct":  # a redirected TLS connection gets an alert, not a message
+        assert "[refused.test]:8443 DENIED" in refused.stdout, refused.stdout
     assert world.requests() == before
 
 
