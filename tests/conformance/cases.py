@@ -15,7 +15,10 @@ Placeholders, replaced per cell: ``{T}`` the cell's tree (see ``harness.build_tr
 and ``{Q}`` two ports (host servers for OUT cases, free ports for IN cases), ``{NAME}`` a host
 name ``/etc/hosts`` maps to 127.0.0.1 only, ``{STDLIB}`` the interpreter's standard library,
 ``{U}`` a name of the cell's own for the host's ``/tmp``, ``{HOSTPID}`` a host process of the
-same user (the test's own).
+same user (the test's own). The ``remote`` cases (host names through the edge proxy, issue 32)
+run against another machine (``remote.py``: a network namespace on a veth pair): ``{P}`` and
+``{Q}`` are its HTTPS and HTTP ports, ``{G}`` and ``{R}`` the addresses of ``granted.test`` and
+``refused.test``, which the cell's ``/etc/hosts`` names.
 """
 
 from __future__ import annotations
@@ -281,6 +284,15 @@ LIMITS: dict[str, Limit] = {
         "providers/landlock.md, limits.py net.host-names: with py-sandbox=false a name of the "
         "host's /etc/hosts resolves whatever the rules say (said at start)",
     ),
+    "landlock-tcp-host-part": Limit(
+        ("landlock-py",),
+        ALLOWED,
+        ("landlock grants them for every host", "checked by the python layer only"),
+        "providers/landlock.md, network.md (the edge proxy under landlock), limits.py "
+        "net.tcp-host-part: Landlock filters TCP by port, so a client the Python layer does not "
+        "see (a child) that ignores the proxy variables reaches any host on a rule's ports "
+        "(--explain: 'Landlock grants them for every host')",
+    ),
     "qemu-udp-host-loopback": Limit(
         QEMU,
         REFUSED,
@@ -330,7 +342,8 @@ class Case(NamedTuple):
     limits: tuple[str, ...] = ()
     #: Host side of the run: ``tcp-servers``/``udp-servers`` (OUT targets on {P} and {Q}),
     #: ``tcp-client``/``udp-client`` (reach the program's server on the port of op[-1]),
-    #: ``create-after-start`` (create op[-1] once the program is READY).
+    #: ``create-after-start`` (create op[-1] once the program is READY), ``remote`` (the
+    #: remote host of ``remote.py``, its names in the cell's ``/etc/hosts``).
     host: str = ""
     cwd: str = "{T}/work"
     config: str = "{T}/rules.py-sandboxes"
@@ -362,6 +375,7 @@ RO_IN_RW = f"{RW}; expose-ro={{T}}/rw/ro_sub"
 RO_FILE_IN_RW = f"{RW}; expose-ro={{T}}/rw/ro_file.txt"
 RW_IN_RO = "expose-ro={T}/ro2; expose-rw={T}/ro2/rw_sub"
 LL_HOST = ("landlock-net-host",)
+EDGE_GRANT = "net=ALLOW|TCP|granted.test|{P}|OUT"
 
 CASES: list[Case] = [
     # -- files: read-only and read-write exposures (SPEC §3.1, §2.5) ---------------------------
@@ -2106,6 +2120,89 @@ CASES: list[Case] = [
         "a UDP IN rule grants no TCP server",
         limits=("landlock-udp",),
         host="tcp-client",
+    ),
+    # -- host names through the edge proxy: a remote host, not loopback (issue 32) -------------
+    # Loopback is never redirected to the proxy, so these run against another machine
+    # (remote.py): granted.test and refused.test, HTTPS on {P}, plain HTTP on {Q}.
+    _case(
+        "net/edge-name-granted",
+        EDGE_GRANT,
+        "https_get https://granted.test:{P}/ granted",
+        A,
+        "an ALLOW by name, reached by name (urllib: through HTTPS_PROXY where it is set)",
+        limits=LL_HOST,
+        host="remote",
+    ),
+    _case(
+        "net/edge-name-refused",
+        EDGE_GRANT,
+        "https_get https://refused.test:{P}/ refused",
+        R,
+        "no rule names refused.test",
+        host="remote",
+    ),
+    _case(
+        "net/edge-deny-name-beside-star",
+        "net=ALLOW|TCP|*|{P}|OUT; net=DENY|TCP|refused.test|*|OUT",
+        "https_get https://refused.test:{P}/ refused",
+        R,
+        "a DENY by name wins over a wider ALLOW",
+        host="remote",
+    ),
+    _case(
+        "net/edge-deny-name-other-allowed",
+        "net=ALLOW|TCP|*|{P}|OUT; net=DENY|TCP|refused.test|*|OUT",
+        "https_get https://granted.test:{P}/ granted",
+        A,
+        "a DENY of one name leaves the wider ALLOW to the others",
+        limits=LL_HOST,
+        host="remote",
+    ),
+    _case(
+        "net/edge-name-by-address",
+        EDGE_GRANT,
+        "https_get https://{G}:{P}/ granted",
+        R,
+        "a rule naming a host matches the name, not the name's address written directly "
+        "(issue 24 item 7; the proxy judges a connection naming no host by address rules)",
+        host="remote",
+    ),
+    _case(
+        "net/edge-lying-host",
+        "net=ALLOW|TCP|granted.test|{Q}|OUT",
+        "http_host {R} {Q} granted.test refused",
+        R,
+        "plain HTTP to refused.test's address, its Host line naming granted.test: no rule "
+        "allows that address (the proxy reaches only the host named: the lie gains nothing)",
+        host="remote",
+    ),
+    _case(
+        "net/edge-direct-granted",
+        EDGE_GRANT,
+        "https_direct granted.test {P} granted",
+        A,
+        "a client ignoring the proxy variables (http.client), by name: redirected where "
+        "there is a proxy, judged by the TLS server name",
+        limits=LL_HOST,
+        host="remote",
+    ),
+    _case(
+        "net/edge-direct-refused",
+        f"{EDGE_GRANT}; net=ALLOW|TCP|refused.test|{{Q}}|OUT",
+        "https_direct refused.test {P} refused",
+        R,
+        "a client ignoring the proxy variables, to a name allowed on another port only",
+        host="remote",
+    ),
+    _case(
+        "net/edge-child-direct-refused",
+        f"{EDGE_GRANT}; net=ALLOW|TCP|refused.test|{{Q}}|OUT; {EXEC}",
+        "child_https_direct refused.test {P} refused",
+        R,
+        "a child (which the Python layer does not see) ignoring the proxy variables, to a "
+        "name allowed on another port only",
+        limits=("python-layer-children", "landlock-tcp-host-part"),
+        host="remote",
     ),
     # -- imports: the Python layer only (SPEC §3.3) --------------------------------------------
     _case("imports/granted", "python-import=json", "import json", A, "listed", python_only=True),

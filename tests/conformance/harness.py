@@ -37,6 +37,7 @@ from tests.conformance.cases import (
     WORKER_CONFIGS,
     Case,
 )
+from tests.conformance.remote import HTTP_PORT, TLS_PORT, World, in_world
 from tests.helpers import PYTHON, PYTHON_SB, base_env, loopback_host_name
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -304,8 +305,15 @@ def substitute(text: str, values: dict[str, str]) -> str:
     return text
 
 
-def placeholder_values(tree: Path, ports: tuple[int, int]) -> dict[str, str]:
+def placeholder_values(
+    tree: Path, ports: tuple[int, int], world: World | None = None
+) -> dict[str, str]:
+    """The placeholders of a cell (see ``cases.py``); ``{G}`` and ``{R}`` are the remote host's
+    addresses for ``granted.test`` and ``refused.test`` when the case has one (``world``)."""
+
+    remote = {"G": world.granted, "R": world.refused} if world is not None else {}
     return {
+        **remote,
         "T": str(tree),
         "P": str(ports[0]),
         "Q": str(ports[1]),
@@ -359,14 +367,34 @@ def _is_python_sb_line(line: str) -> bool:
     return line.startswith(("python-sb:", "python-sb (", "python-sb "))
 
 
+def enter_world(tree: Path, world: World | None) -> None:
+    """Give the probe the remote host's CA (``prog/ca.pem``, beside it), when there is one."""
+
+    if world is not None:
+        shutil.copy(world.ca, tree / "prog" / "ca.pem")
+
+
+def in_world_of(argv: list[str], world: World | None) -> list[str]:
+    """``argv`` as it runs for a cell: in the remote host's world (its names in ``/etc/hosts``
+    of a mount namespace of its own) when the case has one."""
+
+    return argv if world is None else in_world(world, argv)
+
+
 def run_program(
-    argv: list[str], case: Case, values: dict[str, str], cwd: str, env: dict[str, str]
+    argv: list[str],
+    case: Case,
+    values: dict[str, str],
+    cwd: str,
+    env: dict[str, str],
+    world: World | None = None,
 ) -> Run:
-    """Run ``argv`` (python-sb or python3 on the probe), playing the host side of ``case``."""
+    """Run ``argv`` (python-sb or python3 on the probe), playing the host side of ``case``;
+    in the remote host's world when ``world`` is given."""
 
     effect = host_effect([substitute(w, values) for w in case.op])
     proc = subprocess.Popen(
-        argv,
+        in_world_of(argv, world),
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE,
@@ -411,7 +439,7 @@ def run_program(
     outcome, detail = _classify(outcome_line, host_refusal, proc.returncode, output)
     if outcome == ALLOWED and effect is not None and not effect():
         outcome, detail = REFUSED, "the program saw success, but the host's files did not change"
-    return Run(argv, outcome, detail, announcements, output, proc.returncode)
+    return Run(in_world_of(argv, world), outcome, detail, announcements, output, proc.returncode)
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -467,9 +495,13 @@ def sb_argv(config: str, rules: Path, op: list[str], tree: Path) -> list[str]:
 
 @contextmanager
 def host_side(case: Case, ports: tuple[int, int] | None = None) -> Iterator[tuple[int, int]]:
-    """The host servers of an OUT case (on ``ports`` when given), or two free ports."""
+    """The host servers of an OUT case (on ``ports`` when given), the remote host's HTTPS and
+    HTTP ports for a ``remote`` case (its servers run for the whole session:
+    ``remote.other_machine``), or two free ports."""
 
-    if case.host in SERVER_KINDS:
+    if case.host == "remote":
+        yield (TLS_PORT, HTTP_PORT)
+    elif case.host in SERVER_KINDS:
         servers = _Servers(case.host[:3], ports, SERVER_KINDS[case.host])
         try:
             yield (servers.ports[0], servers.ports[1])
@@ -479,12 +511,15 @@ def host_side(case: Case, ports: tuple[int, int] | None = None) -> Iterator[tupl
         yield ports or (free_port(), free_port())
 
 
-def explain_warnings(argv: list[str], cwd: str, env: dict[str, str]) -> list[str]:
+def explain_warnings(
+    argv: list[str], cwd: str, env: dict[str, str], world: World | None = None
+) -> list[str]:
     """``--explain --json`` warnings and provider notices for the same command line (argv of
-    :func:`sb_argv`)."""
+    :func:`sb_argv`), in the remote host's world when the case has one (python-sb resolves
+    the rules' names for --explain too)."""
 
     done = subprocess.run(
-        [argv[0], "--explain", "--json", *argv[1:]],
+        in_world_of([argv[0], "--explain", "--json", *argv[1:]], world),
         cwd=cwd,
         env=env,
         capture_output=True,

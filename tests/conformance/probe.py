@@ -282,6 +282,94 @@ def op_udp(host: str, port: str) -> str | None:
     return None
 
 
+# -- the remote host (``remote.py``: granted.test, refused.test on another network namespace) --
+
+
+def _ca() -> str:
+    """The remote host's CA, copied beside the probe by the harness."""
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca.pem")
+
+
+def _answered_by(body: bytes, who: str) -> str | None:
+    """The objective of a remote case: the answer of ``who`` (each remote address answers
+    ``hello from granted`` or ``hello from refused``, whatever the request named)."""
+
+    return None if body.strip() == f"hello from {who}".encode() else "other-host"
+
+
+def op_https_get(url: str, who: str) -> str | None:
+    """GET ``url`` with urllib, which honours the proxy variables (``HTTPS_PROXY``)."""
+
+    import ssl
+    import urllib.request
+
+    context = ssl.create_default_context(cafile=_ca())
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
+    with opener.open(url, timeout=TIMEOUT) as answer:
+        return _answered_by(answer.read(), who)
+
+
+HTTPS_DIRECT = """
+import http.client, ssl, sys
+host, port, ca = sys.argv[1:4]
+context = ssl.create_default_context(cafile=ca)
+conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=10)
+conn.request("GET", "/")
+sys.stdout.write(conn.getresponse().read().decode())
+"""
+
+
+def op_https_direct(host: str, port: str, who: str) -> str | None:
+    """GET ``https://host:port/`` with http.client, which ignores the proxy variables."""
+
+    import http.client
+    import ssl
+
+    context = ssl.create_default_context(cafile=_ca())
+    conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=TIMEOUT)
+    try:
+        conn.request("GET", "/")
+        return _answered_by(conn.getresponse().read(), who)
+    finally:
+        conn.close()
+
+
+def op_child_https_direct(host: str, port: str, who: str) -> str | None:
+    """The same GET from a Python child (``-I -S``): a client the Python layer does not see,
+    ignoring the proxy variables."""
+
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", HTTPS_DIRECT, host, port, _ca()],
+        capture_output=True,
+        timeout=TIMEOUT * 2,
+    )
+    if done.returncode != 0:
+        return f"status-{done.returncode}"
+    return _answered_by(done.stdout, who)
+
+
+def op_http_host(address: str, port: str, host: str, who: str) -> str | None:
+    """Plain HTTP sent to ``address`` with ``Host: host`` (a raw socket): the objective is
+    ``who``'s answer, the server at ``address``."""
+
+    import socket
+
+    with socket.create_connection((address, int(port)), timeout=TIMEOUT) as sock:
+        request = f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        sock.sendall(request.encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(status) < 2 or status[1] != b"200":
+        return "http-" + (status[1].decode(errors="replace") if len(status) > 1 else "none")
+    return _answered_by(body, who)
+
+
 def _ready() -> None:
     sys.stdout.write("READY\n")
     sys.stdout.flush()

@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conformance import harness
+from tests.conformance import harness, remote
 from tests.conformance.cases import (
     ALLOWED,
     CASES,
@@ -46,6 +47,8 @@ QEMU_CASES = frozenset(
         "defaults/usr-share",  # an announced limit of the shared tree
         "env/unenv-beats-pattern",
         "net/out-ip",  # the host's loopback, relayed from the guest's 127.0.0.1
+        "net/edge-direct-granted",  # a remote name, the guest's connection redirected
+        "net/edge-lying-host",  # to the edge proxy, which reaches only the host named
         "children/cat-reads-ungranted",
         "imports/not-granted",  # qemu-py only
         "sqlite/write-in-rw",  # writes reach the host through 9p
@@ -124,8 +127,29 @@ def _control_env(case: Case, tree: Path) -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="session")
+def remote_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[remote.World]:
+    """The remote host of the ``remote`` cases, made once per test process (skips, or fails
+    under PYSANDBOXES_REQUIRE_ALL=1, without root, ip(8) or openssl)."""
+
+    with remote.other_machine(tmp_path_factory.mktemp("remote")) as world:
+        yield world
+
+
+def _world(case: Case, request: pytest.FixtureRequest, tree: Path) -> remote.World | None:
+    """The remote host when the case has one (its CA then beside the probe in ``tree``)."""
+
+    if case.host != "remote":
+        return None
+    world: remote.World = request.getfixturevalue("remote_world")
+    harness.enter_world(tree, world)
+    return world
+
+
 @pytest.mark.parametrize(("case_id", "config"), CONTROLS)
-def test_control_reaches_the_objective(case_id: str, config: str, tmp_path: Path) -> None:
+def test_control_reaches_the_objective(
+    case_id: str, config: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """Under plain python3 the program reaches its objective: a refusal in a cell then means
     the sandbox refused it, not that the objective was out of reach anyway."""
 
@@ -133,8 +157,9 @@ def test_control_reaches_the_objective(case_id: str, config: str, tmp_path: Path
     _requirements(case, None)
     tree = tmp_path / "t"
     harness.build_tree(tree)
+    world = _world(case, request, tree)
     with harness.host_side(case) as ports:
-        values = harness.placeholder_values(tree, ports)
+        values = harness.placeholder_values(tree, ports, world)
         harness.write_rules(case, values)  # the same files exist (a case may write the rules)
         op = [harness.substitute(w, values) for w in case.op]
         try:
@@ -144,6 +169,7 @@ def test_control_reaches_the_objective(case_id: str, config: str, tmp_path: Path
                 values,
                 harness.substitute(case.cwd, values),
                 _control_env(case, tree),
+                world,
             )
         finally:
             harness.remove_host_tmp(tree)
@@ -183,6 +209,7 @@ def test_cell(
     tmp_path: Path,
     learned_cache: dict[str, _Learned],
     learned_root: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     case = BY_ID[case_id]
     _requirements(case, config)
@@ -199,8 +226,9 @@ def test_cell(
         tree = tmp_path / "t"
         harness.build_tree(tree)
         rules, fixed_ports = None, None
+    world = _world(case, request, tree)
     with harness.host_side(case, fixed_ports) as ports:
-        values = harness.placeholder_values(tree, ports)
+        values = harness.placeholder_values(tree, ports, world)
         if rules is None:
             rules = harness.write_rules(case, values)
         op = [harness.substitute(w, values) for w in case.op]
@@ -208,7 +236,7 @@ def test_cell(
         env = harness.cell_env(tree)
         cwd = harness.substitute(case.cwd, values)
         try:
-            run = harness.run_program(argv, case, values, cwd, env)
+            run = harness.run_program(argv, case, values, cwd, env, world)
         finally:
             harness.remove_host_tmp(tree)
     warnings = None
@@ -218,7 +246,7 @@ def test_cell(
         and run.outcome == LIMITS[limit].outcome != expect
         and harness.announced(limit, run.announcements) is None
     ):  # not said on stderr: look in --explain --json's warnings
-        warnings = harness.explain_warnings(argv, cwd, env)
+        warnings = harness.explain_warnings(argv, cwd, env, world)
     verdict = harness.judge(case, config, run, warnings)
     assert verdict.ok, (
         verdict.message + "\n\n" + harness.describe(case, config, run, rules.read_text())
@@ -232,6 +260,7 @@ def test_worker_cell(
     tmp_path: Path,
     learned_cache: dict[str, _Learned],
     learned_root: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The case's operation as a ``@sandbox`` function in a worker: held to the command line's
     cell of the same provider (``WORKER_CONFIGS``: the same expected outcome and limits)."""
@@ -249,8 +278,9 @@ def test_worker_cell(
         tree = tmp_path / "t"
         harness.build_tree(tree)
         rules, fixed_ports = None, None
+    world = _world(case, request, tree)
     with harness.host_side(case, fixed_ports) as ports:
-        values = harness.placeholder_values(tree, ports)
+        values = harness.placeholder_values(tree, ports, world)
         if rules is None:
             rules = harness.write_rules(case, values)
         op = [harness.substitute(w, values) for w in case.op]
@@ -258,7 +288,7 @@ def test_worker_cell(
         env = harness.cell_env(tree)
         cwd = harness.substitute(case.cwd, values)
         try:
-            run = harness.run_program(argv, case, values, cwd, env)
+            run = harness.run_program(argv, case, values, cwd, env, world)
         finally:
             harness.remove_host_tmp(tree)
     warnings = None
@@ -268,7 +298,9 @@ def test_worker_cell(
         and run.outcome == LIMITS[limit].outcome != expect
         and harness.announced(limit, run.announcements) is None
     ):  # what the command line's --explain --json says for the same rules and provider
-        warnings = harness.explain_warnings(harness.sb_argv(reference, rules, op, tree), cwd, env)
+        warnings = harness.explain_warnings(
+            harness.sb_argv(reference, rules, op, tree), cwd, env, world
+        )
     verdict = harness.judge(case, reference, run, warnings)
     assert verdict.ok, (
         f"the worker differs from the command line's {reference} cell: {verdict.message}\n\n"
@@ -346,6 +378,7 @@ def test_table_is_consistent() -> None:
             "tcp-client",
             "udp-client",
             "create-after-start",
+            "remote",
         ), case.id
         assert hasattr(harness, "PROBE")
     for limit in LIMITS.values():

@@ -1,70 +1,32 @@
 """The edge proxy (issue 32): host-name ``net=`` rules judged where the sandbox's TCP traffic
 leaves, under ``bwrap`` and ``unshare``, through the real ``python-sb`` with real clients.
 
-The world of these tests: "another machine" (a network namespace joined to this host by a veth
-pair) serves HTTPS on port 8443 and plain HTTP on port 8080 at two addresses, one standing for
-``granted.test`` and one for ``refused.test``; each answers with its own name and logs every
-request it gets. The certificates are made here with ``openssl`` (a CA the clients are told to
-trust). The names are mapped to those addresses by an ``/etc/hosts`` bind-mounted in a mount
-namespace of the test's own, in which python-sb runs: python-sb and its edge proxy resolve them
-as they would any name.
+The world of these tests is ``tests/conformance/remote.py``'s (the conformance matrix uses the
+same): "another machine" (a network namespace joined to this host by a veth pair) serves HTTPS
+on port 8443 and plain HTTP on port 8080 at two addresses, one standing for ``granted.test``
+and one for ``refused.test``; each answers with its own name and logs every request it gets.
+The certificates are made with ``openssl`` (a CA the clients are told to trust). The names are
+mapped to those addresses by an ``/etc/hosts`` bind-mounted in a mount namespace of the test's
+own, in which python-sb runs: python-sb and its edge proxy resolve them as they would any name.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.conformance.remote import World, in_world, other_machine
 from tests.e2e.test_unshare_e2e import provider_ok
 from tests.helpers import PYTHON_SB, base_env, require, require_tool
 
 PROVIDERS = ["bwrap", "unshare"]
 #: qemu's guest gets no proxy variables: its connections are redirected (the transparent cases).
 TRANSPARENT = [*PROVIDERS, "qemu"]
-
-SERVER = r"""
-import http.server, socketserver, ssl, sys, threading
-log_path, cert, key, *addresses = sys.argv[1:]
-names = {addresses[0]: "granted", addresses[1]: "refused"}
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        who = names[self.server.server_address[0]]
-        with open(log_path, "a") as log:
-            auth = self.headers.get("Authorization")
-            extra = f" {auth}" if auth else ""
-            log.write(f"{who} {self.headers.get('Host')} {self.path}{extra}\n")
-        body = f"hello from {who}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(cert, key)
-servers = []
-for address in addresses:
-    plain = Server((address, 8080), Handler)
-    tls = Server((address, 8443), Handler)
-    tls.socket = context.wrap_socket(tls.socket, server_side=True)
-    servers += [plain, tls]
-for server in servers:
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-print("listening", flush=True)
-sys.stdin.read()
-"""
 
 CLIENT = r"""
 import http.client, os, socket, ssl, sys, urllib.request
@@ -75,6 +37,25 @@ try:
         handler = urllib.request.HTTPSHandler(context=context)
         with urllib.request.build_opener(handler).open(target, timeout=30) as answer:
             print("GOT", answer.read().decode().strip())
+    elif kind in ("requests", "httpx", "httpx-direct"):
+        # requests and httpx honour HTTPS_PROXY; httpx with trust_env=False ignores it
+        ca = os.path.join(os.path.dirname(__file__), "ca.pem")
+        if kind == "requests":
+            import requests
+            try:
+                answer = requests.get(target, verify=ca, timeout=30)
+            except requests.RequestException as exc:
+                raise OSError(f"{type(exc).__name__}: {exc}") from None
+            print("GOT", answer.text.strip())
+        else:
+            import httpx
+            try:
+                trust = kind == "httpx"
+                with httpx.Client(verify=context, timeout=30, trust_env=trust) as client:
+                    answer = client.get(target)
+            except httpx.HTTPError as exc:
+                raise OSError(f"{type(exc).__name__}: {exc}") from None
+            print("GOT", answer.text.strip())
     elif kind == "direct-tls":  # http.client ignores the proxy variables
         host, port = target.split(":")
         conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
@@ -155,99 +136,6 @@ except (OSError, http.client.HTTPException) as exc:
 """
 
 
-@dataclass
-class World:
-    granted: str
-    refused: str
-    hosts: Path
-    log: Path
-    ca: Path
-
-    def requests(self) -> list[str]:
-        return self.log.read_text().splitlines() if self.log.exists() else []
-
-
-@contextlib.contextmanager
-def other_machine(tmp: Path) -> Iterator[World]:
-    """The servers' machine: a network namespace on a veth link, 10.214.N.2 (granted.test)
-    and 10.214.N.3 (refused.test) there, 10.214.N.1 here."""
-
-    ip = shutil.which("ip") or shutil.which("ip", path="/usr/sbin:/sbin")
-    require(ip is not None and os.geteuid() == 0, "needs root and ip(8) for a veth pair")
-    require_tool("openssl", "openssl")
-    assert ip is not None
-    tag = f"{os.getpid() % 50000:x}"
-    here, there = f"pyse{tag}a", f"pyse{tag}b"
-    subnet = f"10.214.{os.getpid() % 250}"
-    granted, refused = f"{subnet}.2", f"{subnet}.3"
-    _certificates(tmp, granted, refused)
-    holder = subprocess.Popen(["unshare", "--net", "sleep", "900"])
-    server: subprocess.Popen[str] | None = None
-    try:
-        subprocess.run(
-            [ip, "link", "add", here, "type", "veth", "peer", "name", there],
-            check=True,
-            capture_output=True,
-        )
-        enter = ["nsenter", f"--net=/proc/{holder.pid}/ns/net"]
-        for argv in (
-            [ip, "link", "set", there, "netns", str(holder.pid)],
-            [ip, "addr", "add", f"{subnet}.1/29", "dev", here],
-            [ip, "link", "set", here, "up"],
-            [*enter, ip, "addr", "add", f"{granted}/29", "dev", there],
-            [*enter, ip, "addr", "add", f"{refused}/29", "dev", there],
-            [*enter, ip, "link", "set", there, "up"],
-            [*enter, ip, "link", "set", "lo", "up"],
-        ):
-            subprocess.run(argv, check=True, capture_output=True)
-        log = tmp / "requests.log"
-        (tmp / "server.py").write_text(SERVER)
-        files = [str(tmp / "leaf.pem"), str(tmp / "leaf.key")]
-        server = subprocess.Popen(
-            [*enter, sys.executable, str(tmp / "server.py"), str(log), *files, granted, refused],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert server.stdout is not None
-        assert server.stdout.readline() == "listening\n"
-        hosts = tmp / "hosts"
-        hosts.write_text(
-            f"127.0.0.1 localhost\n::1 localhost\n{granted} granted.test\n{refused} refused.test\n"
-        )
-        yield World(granted, refused, hosts, log, tmp / "ca.pem")
-    finally:
-        if server is not None:
-            server.kill()
-            server.wait()
-        subprocess.run([ip, "link", "del", here], capture_output=True, check=False)
-        holder.kill()
-        holder.wait()
-
-
-def _certificates(tmp: Path, *addresses: str) -> None:
-    """A CA and one leaf certificate for both names and both addresses, made with openssl."""
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
-
-    openssl(
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test CA",
-        "-keyout", "ca.key", "-out", "ca.pem",
-        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=keyCertSign",
-    )  # fmt: skip
-    san = ",".join(["DNS:granted.test", "DNS:refused.test", *(f"IP:{a}" for a in addresses)])
-    (tmp / "leaf.ext").write_text(f"subjectAltName={san}\n")
-    openssl(
-        "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=granted.test",
-        "-keyout", "leaf.key", "-out", "leaf.csr",
-    )  # fmt: skip
-    openssl(
-        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-days", "2", "-out", "leaf.pem", "-extfile", "leaf.ext",
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with other_machine(tmp_path_factory.mktemp("edge")) as found:
@@ -290,17 +178,7 @@ def sandboxed(
         *args,
     ]
     return subprocess.run(
-        [
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            'mount --bind "$0" /etc/hosts && exec "$@"',
-            str(world.hosts),
-            *command,
-        ],
+        in_world(world, command),
         cwd=project,
         env=base_env(home, environ),
         capture_output=True,
@@ -432,6 +310,33 @@ def test_client_ignoring_proxy_variables_is_redirected(
     assert world.requests() == before
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("client", ["requests", "httpx", "httpx-direct"])
+def test_requests_and_httpx_clients(
+    provider: str, client: str, world: World, project: Path, home: Path
+) -> None:
+    """requests and httpx in the sandbox (through HTTPS_PROXY, which both honour; httpx with
+    ``trust_env=False`` ignores it and is redirected, judged by the TLS server name): the
+    granted host answers, the refused host gets nothing and the refusal names it."""
+
+    import importlib.util
+
+    needs(provider)
+    module = client.split("-")[0]
+    require(importlib.util.find_spec(module), f"{module} is not installed (pip install -e .[dev])")
+    ok = sandboxed(world, project, home, provider, [GRANT], client, "https://granted.test:8443/c")
+    assert ok.stdout == "GOT hello from granted\n", ok.stdout + ok.stderr
+    assert world.requests()[-1] == "granted granted.test:8443 /c"
+    before = world.requests()
+    refused = sandboxed(
+        world, project, home, provider, [GRANT], client, "https://refused.test:8443/c"
+    )
+    assert refused.stdout.startswith("REFUSED"), refused.stdout + refused.stderr
+    if client != "httpx-direct":  # a redirected TLS connection gets an alert, not a message
+        assert "[refused.test]:8443 DENIED" in refused.stdout, refused.stdout
+    assert world.requests() == before
+
+
 CURL = r"""
 import os, subprocess, sys
 ca = os.path.join(os.path.dirname(__file__), "ca.pem")
@@ -452,25 +357,20 @@ def test_curl_as_a_child(provider: str, world: World, project: Path, home: Path)
     (project / "curl.py").write_text(CURL)
     shutil.copy(world.ca, project / "ca.pem")
     command_result = subprocess.run(
-        [
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            'mount --bind "$0" /etc/hosts && exec "$@"',
-            str(world.hosts),
-            PYTHON_SB,
-            f"--os-sandbox={provider}",
-            "--py-sandbox=false",
-            f"--expose-ro={project}",
-            f"--net={GRANT}",
-            "curl.py",
-            "x",
-            "https://granted.test:8443/curl",
-            "https://refused.test:8443/curl",
-        ],
+        in_world(
+            world,
+            [
+                PYTHON_SB,
+                f"--os-sandbox={provider}",
+                "--py-sandbox=false",
+                f"--expose-ro={project}",
+                f"--net={GRANT}",
+                "curl.py",
+                "x",
+                "https://granted.test:8443/curl",
+                "https://refused.test:8443/curl",
+            ],
+        ),
         cwd=project,
         env=base_env(home),
         capture_output=True,
@@ -507,14 +407,13 @@ def test_landlock_runs_the_proxy_for_clients_honouring_proxy_variables(
     assert world.requests() == before
     (project / "curl.py").write_text(CURL)
     curl = subprocess.run(
-        [
-            "unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount --bind "$0" /etc/hosts && exec "$@"', str(world.hosts), PYTHON_SB,
+        in_world(world, [
+            PYTHON_SB,
             "--os-sandbox=landlock", "--py-sandbox=true", f"--expose-ro={project}",
             "--python-import=*", "--python-api=ALLOW:*", "--expose-ro=/usr/bin/curl",
             f"--net={GRANT}", "curl.py", "x",
             "https://granted.test:8443/ll-curl", "https://refused.test:8443/ll-curl",
-        ],
+        ]),
         cwd=project, env=base_env(home), capture_output=True, text=True, timeout=300,
         check=False,
     )  # fmt: skip
@@ -610,3 +509,60 @@ def test_the_proxy_ends_with_python_sb_even_killed(
     proc.kill()
     proc.wait(timeout=30)
     assert wait_no_helpers(helper_tmp) == []
+
+
+REFUSED_CONNECTS = r"""
+import socket, sys
+port = int(sys.argv[1])
+for kind, family, address, to in (
+    ("tcp", socket.AF_INET6, "::1", port),  # forwarded for IPv4 only
+    ("tcp", socket.AF_INET, "192.0.2.1", 443),  # no rule names it
+    ("udp", socket.AF_INET, "192.0.2.1", 9),
+):
+    kind_of = socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM
+    with socket.socket(family, kind_of) as sock:
+        sock.settimeout(30)  # only against a hang: a refusal comes at once
+        try:
+            if kind == "tcp":
+                sock.connect((address, to))
+            else:
+                sock.sendto(b"x", (address, to))
+            print(kind, address, "sent")
+        except OSError as exc:
+            print(kind, address, type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_refused_connect_fails_at_once(provider: str, project: Path, home: Path) -> None:
+    """The ruleset refuses TCP going out with a reset, not a silent drop: a connect() no rule
+    allows fails with ECONNREFUSED instead of retrying its SYN until a timeout (a dropped SYN
+    is sent again and again: the program hung for minutes). To another machine on a port no
+    rule names, and to the sandbox's ``::1`` on a port a rule forwards to the host's
+    ``127.0.0.1`` only; a refused UDP send still fails with EPERM. The socket timeout (30 s)
+    only guards against a hang: the assertion is the kind of error."""
+
+    import socket as sockets
+
+    provider_ok(provider)
+    require_tool("pasta", "passt")
+    require_tool("nft", "nftables")
+    with sockets.socket() as server:  # the host's service: 127.0.0.1 only
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        (project / ".py-sandboxes").write_text(f"net=ALLOW|TCP|127.0.0.1|{port}|OUT\n")
+        (project / "refused.py").write_text(REFUSED_CONNECTS)
+        result = subprocess.run(
+            [
+                PYTHON_SB, f"--os-sandbox={provider}", "--py-sandbox=false",
+                f"--expose-ro={project}", "refused.py", str(port),
+            ],
+            cwd=project, env=base_env(home), capture_output=True, text=True, timeout=300,
+            check=False,
+        )  # fmt: skip
+    assert result.stdout.splitlines() == [
+        "tcp ::1 ConnectionRefusedError",
+        "tcp 192.0.2.1 ConnectionRefusedError",
+        "udp 192.0.2.1 PermissionError",
+    ], result.stdout + result.stderr

@@ -114,7 +114,7 @@ def tls_server_name(data: bytes) -> str | bool | None:
                 while at + 3 <= len(names):
                     name_type, name_len = names[at], struct.unpack("!H", names[at + 1 : at + 3])[0]
                     if name_type == 0:
-                        return names[at + 3 : at + 3 + name_len].decode("ascii").lower()
+                        return host_key(names[at + 3 : at + 3 + name_len].decode("ascii"))
                     at += 3 + name_len
                 return None
             pos += size
@@ -142,6 +142,14 @@ def header(lines: Sequence[str], name: str) -> str | None:
     return None
 
 
+def host_key(name: str) -> str:
+    """A host name as rules hold it (``policy.netrules``: lower case, no final dot): what a
+    connection names (``CONNECT``, ``Host``, the TLS server name) is compared in that form,
+    with ``net=`` rules and with the hosts of ``secret=`` rules alike."""
+
+    return name.lower().removesuffix(".")
+
+
 def split_authority(text: str, default_port: int) -> tuple[str, int]:
     """``host[:port]`` or ``[v6]:port`` into (host, port)."""
 
@@ -151,8 +159,8 @@ def split_authority(text: str, default_port: int) -> tuple[str, int]:
         return host.lower(), port
     host, sep, port_text = text.rpartition(":")
     if not sep or not port_text.isdigit():
-        return text.lower().rstrip("."), default_port
-    return host.lower().rstrip("."), int(port_text)
+        return host_key(text), default_port
+    return host_key(host), int(port_text)
 
 
 def is_address(host: str) -> bool:
@@ -307,17 +315,24 @@ class Proxy:
         self.denials = denials
         self.own = listener.getsockname()[1]
         self._lock = threading.Lock()
-        #: host -> the secrets substituted in its requests (``secret=``).
+        #: host (as :func:`host_key` gives it) -> the secrets substituted in its requests
+        #: (``secret=``).
         self.secrets: dict[str, list[dict[str, Any]]] = {}
         for secret in secrets:
             for host in secret["hosts"]:
-                self.secrets.setdefault(host, []).append(secret)
+                self.secrets.setdefault(host_key(host), []).append(secret)
         self.server_context: Any = None
         if self.secrets and tls is not None:
             import ssl
 
             self.server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.server_context.load_cert_chain(tls["cert"], tls["key"])
+
+    def terminates(self, host: str) -> bool:
+        """Whether TLS to ``host`` is terminated here: a ``secret=`` names it (in any case,
+        with or without a final dot, as ``net=`` matching compares names)."""
+
+        return self.server_context is not None and host_key(host) in self.secrets
 
     def serve_forever(self) -> None:
         while True:
@@ -447,7 +462,7 @@ class Proxy:
         """The request head with each secret of ``host`` put in place of its placeholder, in
         its header only; ``Connection: close``."""
 
-        secrets = self.secrets.get(host, [])
+        secrets = self.secrets.get(host_key(host), [])
         out = [lines[0]]
         for line in lines[1:]:
             key, sep, value = line.partition(":")
@@ -475,7 +490,7 @@ class Proxy:
             if verdict.address is None:
                 self._refuse_http(conn, host, port, verdict)
                 return
-            if host in self.secrets and self.server_context is not None:
+            if self.terminates(host):
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 self._terminate(conn, host, port, verdict)
                 return
@@ -544,7 +559,7 @@ class Proxy:
                 with contextlib.suppress(OSError):
                     conn.sendall(TLS_ACCESS_DENIED)
             return
-        if tls and name in self.secrets and self.server_context is not None:
+        if tls and name and self.terminates(name):
             self._terminate(conn, name, port, verdict)  # the hello is still unread
             return
         _drain(conn, len(data))

@@ -24,9 +24,11 @@ The ruleset (table ``inet pysb``), in order: loopback inside the sandbox is free
 to the sandbox itself and to the forwards above, computed with the DENY rules already
 subtracted); link-local neighbour discovery goes out to pasta (which learns the namespace's MAC
 address from it, and delivers nothing inbound before); DNS to any address but :data:`RESOLVER`
-is dropped; every DENY rule drops (for ``IN``, by the destination: the bound address); replies
-of accepted flows pass; each ALLOW rule accepts; everything else is dropped (``policy drop``),
-for TCP, UDP and everything else, in both directions. Host names are resolved once, here, and
+is refused; every DENY rule refuses (for ``IN``, by the destination: the bound address);
+replies of accepted flows pass; each ALLOW rule accepts; everything else is refused, for TCP,
+UDP and everything else, in both directions. Refused going out: TCP gets a reset (a refused
+connect fails at once with ``ECONNREFUSED``), the rest is dropped (the send fails with
+``EPERM``); coming in, dropped (``policy drop``). Host names are resolved once, here, and
 pinned: the ruleset holds their addresses and the sandbox's ``/etc/hosts`` maps them the same
 way. ``docs/network.md`` explains the choices (pasta rather than slirp4netns, the resolver, what
 ``*`` grants).
@@ -645,6 +647,10 @@ def _matches(item: _Rule, direction: str) -> list[str]:
     return out
 
 
+#: The verdict of the output chain's refusals (see the ``refuse`` chain of :func:`ruleset_text`).
+REFUSE = "goto refuse"
+
+
 def ruleset_text(
     rules: Sequence[_Rule],
     loopback_drops: Sequence[tuple[str, int, Ranges]] = (),
@@ -664,7 +670,7 @@ def ruleset_text(
     family_drops = [
         f'    oifname "lo" {"ip daddr 127.0.0.0/8" if version == 4 else "ip6 daddr ::1"} '
         f"meta l4proto {proto.lower()} th dport {{ {port_text(ranges).replace(',', ', ')} }} "
-        f'drop comment "forwarded for the other IP version only"'
+        f'{REFUSE} comment "forwarded for the other IP version only"'
         for proto, version, ranges in loopback_drops
     ]
 
@@ -682,7 +688,10 @@ def ruleset_text(
                 ("ALLOW", "OUT"): out_allow,
                 ("ALLOW", "IN"): in_allow,
             }[(rule.action, direction)]
-            verdict = "drop" if rule.action == "DENY" else "accept"
+            # OUT refusals go to the refuse chain (TCP reset: a refused connect fails at once)
+            verdict = (
+                "accept" if rule.action == "ALLOW" else "drop" if direction == "IN" else REFUSE
+            )
             comment = rule.text.replace('"', "'")[:120]
             for match in _matches(item, direction):
                 target.append(f'    {match} {verdict} comment "{comment}"')
@@ -694,6 +703,13 @@ def ruleset_text(
         resolver_lines.append(f'    ip daddr {RESOLVER} udp dport 53 accept comment "resolver"')
     lines = [
         "table inet pysb {",
+        # What the output chain refuses: TCP gets a reset, so that a refused connect() fails
+        # at once (ECONNREFUSED) instead of retrying its SYN until a timeout (a dropped SYN
+        # is retransmitted); anything else is dropped, which fails the send with EPERM.
+        "  chain refuse {",
+        "    meta l4proto tcp reject with tcp reset",
+        "    drop",
+        "  }",
         "  chain output {",
         "    type filter hook output priority 0; policy drop;",
         *family_drops,
@@ -704,12 +720,13 @@ def ruleset_text(
         # delivers nothing inbound (the IN forwards from the host's addresses) before it has.
         "    icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert, "
         "mld-listener-report, mld2-listener-report } ip6 daddr { ff02::/16, fe80::/10 } accept",
-        f"    meta l4proto {{ tcp, udp }} th dport 53 ip daddr != {RESOLVER} drop",
-        "    meta nfproto ipv6 meta l4proto { tcp, udp } th dport 53 drop",
+        f"    meta l4proto {{ tcp, udp }} th dport 53 ip daddr != {RESOLVER} {REFUSE}",
+        f"    meta nfproto ipv6 meta l4proto {{ tcp, udp }} th dport 53 {REFUSE}",
         *out_deny,
         "    ct state established,related accept",
         *resolver_lines,
         *out_allow,
+        f"    {REFUSE}",
         "  }",
         "  chain input {",
         "    type filter hook input priority 0; policy drop;",
@@ -730,7 +747,7 @@ def _edge_tables(edge: int | None, ranges: Ranges = ALL_PORTS) -> list[str]:
     destination, which the proxy reads with ``SO_ORIGINAL_DST``). Loopback (the sandbox's own
     servers, pasta's host-loopback forwards) and DNS (to the resolver, judged by the filter
     chain) are not redirected, nor the ports no rule naming a host covers (the filter chain
-    judges those by address, refusing at once with ``EPERM``).
+    judges those by address, refusing at once: a TCP reset, ``ECONNREFUSED``).
 
     One table per family (``ip``, ``ip6``): a ``redirect`` in an ``inet`` nat chain was
     accepted by nft but changed nothing here (kernel 6.x)."""
@@ -1110,12 +1127,13 @@ def prepare_secrets(
     import ssl
 
     from pysandboxes.errors import ConfigError
-    from pysandboxes.providers.edge_proxy import make_run_ca
+    from pysandboxes.providers.edge_proxy import host_key, make_run_ca
 
     if not policy.secrets:
         return [], {}, None
     source = dict(os.environ) if environ is None else environ
-    named = {rule.host for rule in policy.net if rule.is_name and rule.action == "ALLOW"}
+    # compared as the proxy compares them (lower case, no final dot: host_key)
+    named = {host_key(r.host) for r in policy.net if r.is_name and r.action == "ALLOW"}
     found: list[dict[str, object]] = []
     env: dict[str, str] = {}
     for rule in policy.secrets:
@@ -1125,7 +1143,7 @@ def prepare_secrets(
                 f"{rule.origin}: {rule.text}: {rule.name} is not set in python-sb's environment "
                 "(the real value comes from there; the sandbox sees a placeholder)"
             )
-        missing = [host for host in rule.hosts if host not in named]
+        missing = [host for host in rule.hosts if host_key(host) not in named]
         if missing:
             raise ConfigError(
                 f"{rule.origin}: {rule.text}: no net=ALLOW rule names {', '.join(missing)} "

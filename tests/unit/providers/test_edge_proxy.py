@@ -82,3 +82,28 @@ def test_judging_names_and_addresses() -> None:
     message = ep.refusal_message("other.example", 443, refused)
     assert message.startswith("Connection to [other.example]:443 DENIED: no net= rule allows it;")
     assert "retrying another way is refused too" in message
+
+
+def test_secret_hosts_are_compared_as_rules_compare_names() -> None:
+    """A ``secret=`` host matches what a connection names in any case and with a final dot, as
+    ``net=`` matching does (the TLS server name, ``CONNECT`` and ``Host`` alike): otherwise
+    the proxy would pass the placeholder on to the very host the secret is for."""
+
+    import socket
+
+    assert ep.tls_server_name(client_hello("Granted.Test.")) == "granted.test"
+    assert ep.split_authority("GRANTED.test.:8443", 443) == ("granted.test", 8443)
+    assert ep.host_key("Granted.TEST.") == "granted.test"
+    secret = {"name": "T", "hosts": ["Granted.Test."], "header": "Authorization"}
+    secret |= {"placeholder": "pysb-secret-T-x", "value": "real"}
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        proxy = ep.Proxy(listener, judge("ALLOW|TCP|granted.test|443|OUT"), secrets=[secret])
+        proxy.server_context = object()  # as with tls= (a certificate): terminate TLS here
+        for named in ("granted.test", "GRANTED.Test", "granted.test."):
+            assert proxy.terminates(named), named
+        assert not proxy.terminates("refused.test")
+        head = proxy._substitute(
+            "Granted.TEST", ["GET / HTTP/1.1", "authorization: pysb-secret-T-x"]
+        )
+        assert b"authorization: real\r\n" in head

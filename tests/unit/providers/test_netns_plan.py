@@ -47,7 +47,11 @@ def test_ruleset_order_deny_first_default_drop() -> None:
     assert "policy drop" in out and "policy drop" in text[text.index("chain input") :]
     deny = out.index("10.0.0.0/8")
     assert deny < out.index("established") < out.index("th dport { 443 } accept")
-    assert out.index("th dport 53 ip daddr != 169.254.0.53 drop") < deny
+    assert out.index("th dport 53 ip daddr != 169.254.0.53 goto refuse") < deny
+    # What is refused going out: a TCP reset (a refused connect fails at once), else a drop.
+    assert out.strip().splitlines()[-2].strip() == "goto refuse"
+    refuse = text[text.index("chain refuse") : text.index("chain output")]
+    assert "meta l4proto tcp reject with tcp reset" in refuse and "drop" in refuse
     # A rule for any host needs the resolver; it is the only DNS destination.
     assert f"ip daddr {netns.RESOLVER} udp dport 53 accept" in out
 
@@ -85,15 +89,15 @@ def test_loopback_forwards_are_per_ip_version() -> None:
     plan = netns.build_plan(policy("ALLOW|TCP|::1|7000|OUT", "ALLOW|TCP|127.0.0.1|7001|OUT"))
     assert plan.tcp_to_host == ((7000, 7001),)
     out = plan.ruleset[plan.ruleset.index("chain output") : plan.ruleset.index("chain input")]
-    v4_drop = 'oifname "lo" ip daddr 127.0.0.0/8 meta l4proto tcp th dport { 7000 } drop'
-    v6_drop = 'oifname "lo" ip6 daddr ::1 meta l4proto tcp th dport { 7001 } drop'
+    v4_drop = 'oifname "lo" ip daddr 127.0.0.0/8 meta l4proto tcp th dport { 7000 } goto refuse'
+    v6_drop = 'oifname "lo" ip6 daddr ::1 meta l4proto tcp th dport { 7001 } goto refuse'
     assert v4_drop in out and v6_drop in out
     assert out.index(v4_drop) < out.index('oifname "lo" accept')
     denied = netns.build_plan(
         policy("ALLOW|TCP|127.0.0.1|7000|OUT", "ALLOW|TCP|::1|7000|OUT", "DENY|TCP|::1|7000|OUT")
     )
     assert denied.tcp_to_host == ((7000, 7000),)
-    assert "ip6 daddr ::1 meta l4proto tcp th dport { 7000 } drop" in denied.ruleset
+    assert "ip6 daddr ::1 meta l4proto tcp th dport { 7000 } goto refuse" in denied.ruleset
     assert "ip daddr 127.0.0.0/8 meta l4proto tcp" not in denied.ruleset
 
 
