@@ -153,7 +153,8 @@ def test_deep_paths_are_resolved_by_the_kernel(tree: dict[str, str]) -> None:
     finally:
         _RECORDING[0] = False
     directory = os.fsencode(os.path.dirname(tree["relative link"]))
-    assert _OPENS == [(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+    expected = [(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+    assert expected == _OPENS
 
 
 @linux_proc
