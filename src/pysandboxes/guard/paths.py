@@ -50,10 +50,11 @@ FD = 1
 _S_IFMT = 0o170000
 _S_IFLNK = 0o120000
 _MAX_LINKS = 40
-#: The kernel resolves a path's directory part when it has at least this many components: it
-#: costs six system calls (open, readlink, close, two stat to check the answer, the final
-#: name's lstat) where the walk costs one per component (measured in docs/performance.md).
-KERNEL_MIN_DEPTH = 6
+#: The kernel resolves a path's directory part when the path has at least this many components
+#: (its final name included): that costs six system calls (open, readlink, close, two stat to
+#: check the answer, the final name's lstat) where the walk costs one per component and a
+#: little less Python; the CPU times cross at 7 to 9 components (docs/performance.md).
+KERNEL_MIN_DEPTH = 7
 _DIR_FLAGS = (
     getattr(native, "O_PATH", 0)
     | getattr(native, "O_DIRECTORY", 0)
