@@ -375,12 +375,15 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
     # is recorded it has no other use. pickle.find_class under python-api=ALLOW:* (one event
     # per global an unpickler loads, test_decimal's 100,000) then costs a set lookup instead
     # of a frame walk (docs/performance.md). Not with function rules: the chain decides then.
+    all_ = all  # a local: the expression below reads no module global
     settled = frozenset(
         function
         for function, row in entries.items()
         if not recording
         and not chain_needed
-        and all(by_function.get(name, by_function.get(function, no_decision))[0] for name in row[2])
+        and all_(
+            by_function.get(name, by_function.get(function, no_decision))[0] for name in row[2]
+        )
         and by_function.get(function, no_decision)[0]
     )
 
