@@ -13,11 +13,15 @@ Two closures, built at arm time:
   resolved, as ``os.path.realpath`` does (missing tails are kept as written), written with
   the C module's ``lstat``/``readlink`` so that the program cannot replace the implementation.
   ``/proc/self/fd/N`` resolves through the kernel's magic links, which is how a ``dir_fd``
-  argument is judged. On Windows (``CAPS.path_flavour``): the lexical form of
-  ``policy/pathforms.py`` (``..`` applied first, as Windows does; verbatim and device
-  prefixes, alternate data streams and trailing dots or spaces refused), then the platform's
-  final name (``nt._getfinalpathname``: links, junctions, 8.3 short names) of the part that
-  exists.
+  argument is judged. On Linux a deep path's directory part is resolved by the kernel itself
+  (``kernel_resolve`` below: one ``open(O_PATH)`` and a ``readlink`` of its
+  ``/proc/self/fd`` entry instead of one ``lstat`` per component); whenever that answer is
+  not certain to be the walk's (a component missing or not searchable, a loop, no ``/proc``,
+  a final symbolic link), the walk decides, so both give the same path. On Windows
+  (``CAPS.path_flavour``): the lexical form of ``policy/pathforms.py`` (``..`` applied first,
+  as Windows does; verbatim and device prefixes, alternate data streams and trailing dots or
+  spaces refused), then the platform's final name (``nt._getfinalpathname``: links,
+  junctions, 8.3 short names) of the part that exists.
 - ``fd_path(fd)``: the path a descriptor is open on, by the platform's own query
   (``CAPS.fd_path``: ``/proc/self/fd`` on Linux, ``fcntl(F_GETPATH)`` on macOS), else
   ``None``; ``fd_known`` says whether ``None`` means "no path" (a pipe) or "not known here".
@@ -46,6 +50,36 @@ FD = 1
 _S_IFMT = 0o170000
 _S_IFLNK = 0o120000
 _MAX_LINKS = 40
+#: The kernel resolves a path's directory part when the path has at least this many components
+#: (its final name included): that costs six system calls (open, readlink, close, two stat to
+#: check the answer, the final name's lstat) where the walk costs one per component and a
+#: little less Python; the CPU times cross at 7 to 9 components (docs/performance.md).
+KERNEL_MIN_DEPTH = 7
+_DIR_FLAGS = (
+    getattr(native, "O_PATH", 0)
+    | getattr(native, "O_DIRECTORY", 0)
+    | getattr(native, "O_CLOEXEC", 0)
+)
+
+
+def dir_request(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    _type: Callable[[object], Any] = type,
+    _bytes: type = bytes,
+    _len: Callable[[Any], int] = len,
+    _flags: int = _DIR_FLAGS,
+    _type_error: type[Exception] = TypeError,
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The ``before`` of the resolver's hidden ``posix.open``: the one request it serves is
+    ``(exact bytes path,)``, opened ``O_PATH | O_DIRECTORY | O_CLOEXEC`` with no ``dir_fd``
+    (the ``open`` event does not carry one). A program that reached the hidden call could do
+    no more with it than open a directory for its path, with the event judged as usual.
+    Positional defaults: it runs after arming and this module is in ``sys.modules``."""
+
+    if kwargs or _len(args) != 1 or _type(args[0]) is not _bytes:
+        raise _type_error("python-sb: the resolver's open takes one bytes path")
+    return (args[0], _flags), {}
 
 
 class PathTools(NamedTuple):
@@ -61,11 +95,17 @@ REFUSED = "?"
 
 
 def make_path_tools(
-    kit: Kit, stdlib_dir: str, flavour: str | None = None, fd_query: str | None = None
+    kit: Kit,
+    stdlib_dir: str,
+    flavour: str | None = None,
+    fd_query: str | None = None,
+    kernel: bool | None = None,
 ) -> PathTools:
     """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
     ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
-    to run the other platforms' code here."""
+    to run the other platforms' code here. ``kernel``: whether deep paths are resolved by the
+    kernel (``kernel_resolve``); default: where ``/proc/self/fd`` answers for an ``O_PATH``
+    descriptor now. Called before the wrappers replace ``posix.open`` (``hook.install``)."""
 
     from pysandboxes.platform_caps import CAPS
 
@@ -93,6 +133,18 @@ def make_path_tools(
     int_ = int
     bool_ = bool
     dir_entry = native.DirEntry
+    stat = kit.stat
+    close = kit.close
+    get_ident = kit.get_ident
+    encode = str.encode
+    str_count = str.count
+    captured_min_depth = KERNEL_MIN_DEPTH
+    captured_deleted = " (deleted)"
+    captured_fd_dir = "/proc/self/fd/"
+    #: The resolver's own ``open`` of a directory, by thread: the exact ``bytes`` object it
+    #: passes, which ``text_of`` answers as "already judged" (``FD``) once, for the ``open``
+    #: event that very call raises (see ``kernel_resolve``).
+    own_open: dict[int, bytes] = {}
     mro_of = type.__dict__["__mro__"].__get__
     dict_of = type.__dict__["__dict__"].__get__
     function_type = type(make_path_tools)
@@ -151,6 +203,11 @@ def make_path_tools(
         if kind is str_:
             return obj
         if kind is bytes_:
+            if own_open:
+                ident = get_ident()
+                if own_open.get(ident) is obj:
+                    del own_open[ident]  # once: its own event, nothing else
+                    return captured_fd
             return decode(obj, encoding, "surrogateescape")
         if kind is int_ or kind is bool_:
             return captured_fd
@@ -172,6 +229,85 @@ def make_path_tools(
             if base is None:
                 base = getcwd()
             path = base + "/" + path
+        if open_dir is not None and str_count(path, "/") >= captured_min_depth:
+            found = kernel_resolve(path)
+            if found is not None:
+                return found
+        return walk(path)
+
+    def kernel_resolve(path: str) -> str | None:
+        """``walk(path)`` with the directory part resolved by the kernel, or ``None`` when
+        the walk must decide.
+
+        The directory is opened ``O_PATH`` by the hidden ``posix.open`` and its path read from
+        ``/proc/self/fd/N``: every link followed and every ``..`` applied as the kernel does,
+        as the walk does. Any failure (a component missing, not a directory, not searchable,
+        a loop, a name too long, no ``/proc``) gives ``None``: the walk's answer for those
+        (missing components kept as written) is not the kernel's. The ``open`` event of that
+        call reaches the hook: its path is an exact ``bytes`` object made here, which
+        ``text_of`` takes for "already judged" once, so that the event is neither judged (the
+        directory of a readable file need not be readable) nor recorded as the program's
+        ``open`` -- nothing else can pass the same object, made here and used once.
+
+        Another thread of the program could close descriptor N and open another directory
+        under the same number before the ``readlink``: the answer is taken only when the
+        directory as written and the answer name the same inode (two ``stat``). A final
+        component that is a symbolic link is left to the walk (its count of links is the
+        whole path's)."""
+
+        cut = path.rfind("/")
+        name: str | None = path[cut + 1 :]
+        if name == "" or name == "." or name == "..":
+            directory, name = path, None
+        else:
+            directory = path[:cut]
+        ident = get_ident()
+        if ident in own_open:  # the hook judging this thread's own open again: never
+            return None
+        try:
+            raw = encode(directory, encoding, "surrogateescape")
+        except captured_valueerror:  # UnicodeEncodeError
+            return None
+        own_open[ident] = raw
+        try:
+            fd = open_dir((raw,), {})  # type: ignore[misc]
+        except (captured_oserror, captured_valueerror):
+            return None
+        finally:
+            own_open.pop(ident, None)
+        try:
+            target = readlink(captured_fd_dir + int_.__repr__(fd))
+        except captured_oserror:
+            target = ""
+        finally:
+            try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
+                close(fd)
+            except captured_oserror:
+                pass
+        if not target.startswith("/") or target.endswith(captured_deleted):
+            return None
+        try:
+            written = stat(directory)
+            found = lstat(target)
+        except (captured_oserror, captured_valueerror):
+            return None
+        if written.st_ino != found.st_ino or written.st_dev != found.st_dev:
+            return None
+        if name is None:
+            return target
+        candidate = (target if target != "/" else "") + "/" + name
+        try:
+            mode = lstat(candidate).st_mode
+        except (captured_oserror, captured_valueerror):
+            return candidate
+        if mode & captured_s_ifmt == captured_s_iflnk:
+            return None
+        return candidate
+
+    def walk(path: str) -> str:
+        """``path`` (absolute) resolved one component at a time: ``lstat``, and ``readlink``
+        for a link; a component that cannot be looked up is kept as written."""
+
         pending = path.split("/")
         pending.reverse()
         resolved = ""
@@ -208,6 +344,9 @@ def make_path_tools(
                 resolved = candidate
         return resolved or "/"
 
+    open_dir: Callable[[tuple[Any, ...], dict[str, Any]], int] | None = None
+    if flavour == "posix" and fd_query == "proc" and _DIR_FLAGS and kernel is not False:
+        open_dir = _hidden_dir_open(kit, kernel is None)
     resolve = _windows_resolve(kit) if flavour == "windows" else posix_resolve
 
     def proc_fd_path(fd: int) -> str | None:
@@ -235,6 +374,40 @@ def make_path_tools(
         fd_known=bool_(fd_query),
         windows=flavour == "windows",
     )
+
+
+def _hidden_dir_open(
+    kit: Kit, probe: bool
+) -> Callable[[tuple[Any, ...], dict[str, Any]], int] | None:
+    """The C ``posix.open`` for directories only (:func:`dir_request`), kept in a hidden
+    generator (``native_files.hide_reentrant``): a closure holding it would hand a program
+    that reached the closure an ``open`` whose ``dir_fd`` the ``open`` event does not carry.
+    ``None`` when ``posix.open`` is no longer the C function (replaced: armed already) or,
+    with ``probe``, when ``/proc/self/fd`` does not name an ``O_PATH`` descriptor of ``/``
+    (no ``/proc`` in this tree): the walk resolves everything then."""
+
+    from pysandboxes.guard.native_files import hide_reentrant
+
+    original = getattr(native, "open", None)
+    if type(original) is not type(len):  # a builtin function: the C one
+        return None
+    open_dir: Callable[[tuple[Any, ...], dict[str, Any]], int] = hide_reentrant(
+        original, kit, dir_request
+    )
+    if probe:
+        try:
+            fd = open_dir((b"/",), {})
+        except OSError:
+            return None
+        try:
+            answer = kit.readlink("/proc/self/fd/" + repr(fd))
+        except OSError:
+            answer = ""
+        finally:
+            kit.close(fd)
+        if answer != "/":
+            return None
+    return open_dir
 
 
 def _fcntl_fd_path(kit: Kit) -> Callable[[int], str | None]:

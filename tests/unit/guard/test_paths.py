@@ -1,0 +1,260 @@
+"""``guard/paths.py``'s ``resolve``: the kernel's answer for a deep path's directory part
+(``kernel_resolve``: a hidden ``open(O_PATH)`` and ``/proc/self/fd/N``) is the walk's, one
+``lstat`` per component, in every case: links in the middle, ``..`` after a link, loops,
+missing or unsearchable components, names too long, trailing ``/``, ``.`` and ``..``.
+
+The walk (``kernel=False``) is the reference: it is the resolution the file rules were always
+judged by. Where the path exists, both must also be ``os.path.realpath``'s answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pysandboxes.guard.kit import capture
+from pysandboxes.guard.paths import KERNEL_MIN_DEPTH, make_path_tools
+from pysandboxes.platform_caps import CAPS
+from tests.unit.guard.harness import run_armed
+
+linux_proc = pytest.mark.skipif(
+    CAPS.fd_path != "proc" or not hasattr(os, "O_PATH"),
+    reason="the kernel resolution needs Linux's O_PATH and /proc/self/fd",
+)
+
+_OPENS: list[tuple[object, int]] = []
+_RECORDING: list[bool] = [False]
+
+
+def _record_open(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _RECORDING[0] and type(args[0]) is bytes:
+        _OPENS.append((args[0], args[2]))  # type: ignore[arg-type]
+
+
+sys.addaudithook(_record_open)  # records only while a test asks (hooks cannot be removed)
+
+
+def _tools(kernel: bool) -> object:
+    return make_path_tools(capture(), os.path.dirname(os.__file__), kernel=kernel)
+
+
+def _deep(root: Path) -> Path:
+    """A directory at least ``KERNEL_MIN_DEPTH`` components deep below ``root``."""
+
+    deep = root
+    while str(deep).count("/") < KERNEL_MIN_DEPTH + 1:
+        deep = deep / "d"
+    deep.mkdir(parents=True, exist_ok=True)
+    return deep
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Paths (absolute or relative to ``root``) covering what resolution must get right."""
+
+    deep = _deep(root / "tree")
+    (deep / "sub" / "leaf").mkdir(parents=True)
+    (deep / "sub" / "leaf" / "file").write_text("x\n")
+    (deep / "file").write_text("y\n")
+    (deep / "rel").symlink_to("sub/leaf")  # relative link in the middle
+    (deep / "abs").symlink_to(deep / "sub" / "leaf")  # absolute link
+    (deep / "up").symlink_to("sub/leaf/..")  # a link whose target ends in ..
+    (deep / "loop1").symlink_to("loop2")
+    (deep / "loop2").symlink_to("loop1")
+    (deep / "self").symlink_to("self")
+    (deep / "dangling").symlink_to("nowhere/at/all")
+    (deep / "tofile").symlink_to("file")
+    (deep / "chain").symlink_to("rel")
+    (deep / "sub" / "leaf" / "back").symlink_to(deep / "up")
+    d = str(deep)
+    return {
+        "plain": f"{d}/sub/leaf/file",
+        "plain dir": f"{d}/sub/leaf",
+        "relative link": f"{d}/rel/file",
+        "absolute link": f"{d}/abs/file",
+        "chain of links": f"{d}/chain/file",
+        "link to a link": f"{d}/sub/leaf/back/leaf/file",
+        ".. after a link": f"{d}/rel/../file",
+        ".. after a link, twice": f"{d}/abs/../../file",
+        "link ending in ..": f"{d}/up/file",
+        "loop in the middle": f"{d}/loop1/file",
+        "loop at the end": f"{d}/loop1",
+        "self loop": f"{d}/self/x/y",
+        "missing middle": f"{d}/missing/sub/file",
+        "missing middle, then ..": f"{d}/missing/../file",
+        "missing final": f"{d}/sub/leaf/new",
+        "dangling final link": f"{d}/dangling",
+        "through a dangling link": f"{d}/dangling/x",
+        "final link to a file": f"{d}/tofile",
+        "file in the middle": f"{d}/file/x",
+        "file in the middle, then ..": f"{d}/file/../sub",
+        "trailing slash": f"{d}/sub/leaf/",
+        "trailing slash on a file": f"{d}/file/",
+        "trailing .": f"{d}/rel/.",
+        "trailing ..": f"{d}/rel/..",
+        "doubled slashes": f"{d}//sub///leaf//file",
+        "dots": f"{d}/./sub/./leaf/./file",
+        "above the root": "/../../.." + d + "/file",
+        "a name too long": f"{d}/" + "n" * 300 + "/file",
+        "a path too long": f"{d}/" + "/".join(["sub/leaf/.."] * 400) + "/file",
+        "nul byte": f"{d}/sub\0x/file",
+        "relative": "tree/" + os.path.relpath(d, root / "tree") + "/rel/file",
+    }
+
+
+def _both(tools_kernel: object, tools_walk: object, path: str, base: str | None) -> None:
+    kernel = tools_kernel.resolve(path, base)  # type: ignore[attr-defined]
+    walk = tools_walk.resolve(path, base)  # type: ignore[attr-defined]
+    assert kernel == walk, (path, kernel, walk)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[dict[str, str]]:
+    yield _tree(tmp_path)
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@linux_proc
+def test_the_kernel_and_the_walk_agree(tmp_path: Path, tree: dict[str, str]) -> None:
+    kernel, walk = _tools(True), _tools(False)
+    base = str(tmp_path)
+    before = _open_fds()
+    for name, path in tree.items():
+        _both(kernel, walk, path, base)
+        absolute = path if path.startswith("/") else base + "/" + path
+        if "\0" not in path and os.path.exists(absolute):
+            real = os.path.realpath(absolute)
+            resolved = kernel.resolve(path, base)  # type: ignore[attr-defined]
+            assert resolved == real.rstrip("/") or real == "/", (name, resolved, real)
+    assert _open_fds() == before  # the descriptor is closed on every way out
+
+
+@linux_proc
+def test_deep_paths_are_resolved_by_the_kernel(tree: dict[str, str]) -> None:
+    """The kernel answers (one O_PATH open of the directory part) for a deep path; the walk
+    alone answers for a shallow one and when asked to (``kernel=False``)."""
+
+    kernel, walk = _tools(True), _tools(False)
+    _OPENS.clear()
+    _RECORDING[0] = True
+    try:
+        kernel.resolve(tree["relative link"], None)  # type: ignore[attr-defined]
+        kernel.resolve("/usr/lib", None)  # type: ignore[attr-defined]
+        walk.resolve(tree["plain"], None)  # type: ignore[attr-defined]
+    finally:
+        _RECORDING[0] = False
+    directory = os.fsencode(os.path.dirname(tree["relative link"]))
+    expected = [(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+    assert expected == _OPENS
+
+
+@linux_proc
+def test_a_directory_that_cannot_be_searched() -> None:
+    """A component the process may not search: the kernel refuses the open, the walk keeps
+    what it cannot look up as written -- both answers agree. Run as an unprivileged user
+    (root searches everything)."""
+
+    root = Path(tempfile.mkdtemp(prefix="pysb-paths-"))
+    try:
+        root.chmod(0o755)
+        deep = _deep(root / "t")
+        for parent in [deep, *deep.parents]:
+            if parent == root:
+                break
+            parent.chmod(0o755)
+        (deep / "closed" / "inner").mkdir(parents=True)
+        (deep / "closed" / "inner" / "file").write_text("x\n")
+        (deep / "link").symlink_to("closed/inner")
+        (deep / "closed").chmod(0o600)  # readable, not searchable
+        paths = [
+            f"{deep}/closed/inner/file",
+            f"{deep}/closed/inner/../../closed",
+            f"{deep}/link/file",
+            f"{deep}/closed/../closed/inner",
+            f"{deep}/closed",
+        ]
+        code = (
+            "import json, os, sys\n"
+            "from pysandboxes.guard.kit import capture\n"
+            "from pysandboxes.guard.paths import make_path_tools\n"
+            "if os.getuid() == 0:\n"
+            "    os.setgid(65534); os.setuid(65534)\n"
+            "kit = capture()\n"
+            "k = make_path_tools(kit, os.path.dirname(os.__file__), kernel=True)\n"
+            "w = make_path_tools(kit, os.path.dirname(os.__file__), kernel=False)\n"
+            "before = sorted(os.listdir('/proc/self/fd'))\n"
+            "out = [(k.resolve(p, None), w.resolve(p, None)) for p in json.loads(sys.argv[1])]\n"
+            "print(json.dumps([out, before == sorted(os.listdir('/proc/self/fd'))]))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        pairs, closed = json.loads(done.stdout)
+        assert closed
+        for path, (kernel, walk) in zip(paths, pairs, strict=True):
+            assert kernel == walk, (path, kernel, walk)
+    finally:
+        (deep / "closed").chmod(0o755)
+        subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+@linux_proc
+def test_without_proc_the_walk_resolves(tree: dict[str, str]) -> None:
+    """No ``/proc/self/fd`` here (``fd_query=""``: the platform cannot name a descriptor):
+    the walk answers, the same."""
+
+    tools = make_path_tools(capture(), os.path.dirname(os.__file__), fd_query="")
+    walk = _tools(False)
+    for path in tree.values():
+        _both(tools, walk, path, None)
+
+
+def test_the_kernel_answer_reaches_the_rules(tmp_path: Path) -> None:
+    """Through the armed guard: a file exposed alone, deep in directories no rule exposes, is
+    read (the resolver's own open of its directory is not judged as the program's, and
+    leaves no --denials line); its unexposed neighbour and a link through a loop are refused
+    with the file rules' error; ``..`` after a link lands where the kernel goes."""
+
+    project = tmp_path / "project"
+    project.mkdir()
+    deep = _deep(tmp_path / "hidden")
+    (deep / "alone").write_text("alone\n")
+    (deep / "other").write_text("other\n")
+    (deep / "sub").mkdir()
+    (deep / "loop").symlink_to("loop")
+    (project / "link").symlink_to(deep / "sub")
+    denials = tmp_path / "denials.jsonl"
+    code = f"""
+print(open({str(deep / "alone")!r}).read().strip())
+for path in ({str(deep / "other")!r}, {str(deep / "loop" / "x")!r}, "link/../other"):
+    try:
+        open(path)
+    except OSError as exc:
+        print(type(exc).__name__)
+"""
+    rules = f"expose-ro=.\nexpose-ro={deep / 'alone'}\npython-import=*\n"
+    result = run_armed(code, rules, project, denials_file=denials)
+    assert result.returncode == 0, result.stderr
+    assert result.lines == [
+        "alone",
+        "RulePermissionError",
+        "RulePermissionError",
+        "RulePermissionError",
+    ], result.stdout
+    logged = denials.read_text().splitlines()
+    assert len(logged) == 3, logged  # the three refused opens, nothing for the directory
+    assert all(str(deep / "other") in line or str(deep / "loop") in line for line in logged)
