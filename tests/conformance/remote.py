@@ -20,6 +20,7 @@ Used by the conformance matrix (``tests/conformance``, the ``remote`` host side)
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -98,16 +99,23 @@ def require_world() -> str:
     return ip
 
 
+#: How many other machines this process has made (see :func:`other_machine`).
+_MACHINES = itertools.count()
+
+
 @contextlib.contextmanager
 def other_machine(tmp: Path) -> Iterator[World]:
-    """The servers' machine: a network namespace on a veth link, 10.214.N.2 (granted.test)
-    and 10.214.N.3 (refused.test) there, 10.214.N.1 here (N from this process's id, so that
-    two test processes at once get two links)."""
+    """The servers' machine: a network namespace on a veth link, 10.M.N.2 (granted.test)
+    and 10.M.N.3 (refused.test) there, 10.M.N.1 here (N from this process's id, so that two
+    test processes at once get two links; M from 214 by the machines this process made)."""
 
     ip = require_world()
-    tag = f"{os.getpid() % 50000:x}"
+    # One test process may hold two at once (the conformance matrix's for its session, the
+    # edge e2e tests' for their module): the link's name and the subnet take a count too.
+    count = next(_MACHINES)
+    tag = f"{os.getpid() % 50000:x}{count}"
     here, there = f"pyse{tag}a", f"pyse{tag}b"
-    subnet = f"10.214.{os.getpid() % 250}"
+    subnet = f"10.{214 + count % 40}.{os.getpid() % 250}"
     granted, refused = f"{subnet}.2", f"{subnet}.3"
     _certificates(tmp, granted, refused)
     holder = subprocess.Popen(["unshare", "--net", "sleep", "3600"])

@@ -161,7 +161,7 @@ def hide_reentrant(
     closures -- the modules wrapped later, the C environment's copy -- stay out of reach too
     (``attacks/r5_disarm_create_dynamic_after_closure.py``). ``marker``: a harmless object the
     one-shot generator's frame names, by which the hook recognises that frame
-    (``files.py``'s ``connect_call``: the code object of the SQLite ``before``).
+    (``sqlite_handlers.py``'s ``connect_call``: the code object of the SQLite ``before``).
     """
 
     base = _base
@@ -174,7 +174,7 @@ def hide_reentrant(
         # box: [fn, after, before], each popped just before its use: while fn runs, this frame
         # names none of them (after is on the value stack only), so program code that fn runs
         # and that walks here finds neither the original nor the closures of before/after.
-        # ``marker``: what files.py's connect_call looks for (a code object, nothing more).
+        # ``marker``: what sqlite_handlers' connect_call looks for (a code object only).
         try:
             request: Any = yield None
         except base:  # thrown in by the program: this one-shot generator ends unused
