@@ -42,8 +42,6 @@ GUARD_MODULES = sorted(
 ARM_TIME_ONLY = {
     "files.build_table.*": "builds the path table when the guard is armed",
     "precedence.order_rows.<lambda>": "sorts the path table when the guard is armed",
-    "files.make_file_handlers.inner_code": "finds code objects when the guard is armed",
-    "files.make_file_handlers.inner_code.<genexpr>": "the same",
     "hook._roots.*": "library roots, computed when the guard is armed",
     "hook.install.<genexpr>": "the hook's installation",
     "kit.capture.<genexpr>": "the Kit, collected when the guard is armed",
