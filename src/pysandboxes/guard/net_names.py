@@ -329,7 +329,7 @@ def make_resolver_handlers(
         proto = "TCP" if stype == sock_stream else "UDP" if stype == sock_dgram else "*"
         # The event does not carry the flags (AI_PASSIVE): a lookup for a server (asyncio's
         # create_server) is judged as IN when no OUT rule could allow the name.
-        name = host.lower().removesuffix(".")
+        name = host.lower().removesuffix(".")  # policy.netrules.host_key, inline
         direction = "OUT"
         if (
             not match(proto, (name,), None, port, "OUT")[0]

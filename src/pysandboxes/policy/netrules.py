@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ephemeral_port_range",
+    "host_key",
     "is_loopback_bind",
     "is_wildcard_bind",
     "normalise_ip",
@@ -31,6 +32,17 @@ _PROTOS: dict[str, Proto] = {"TCP": "TCP", "UDP": "UDP", "*": "*"}
 _DIRS: dict[str, Direction] = {"OUT": "OUT", "IN": "IN", "*": "*"}
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _MAPPED_PREFIX = 0xFFFF << 32  # ::ffff:0:0/96
+
+
+def host_key(name: str) -> str:
+    """A host name in the form rules hold it and every enforcer compares it: lower case, no
+    final dot (``Example.ORG.`` is ``example.org``). The rule parser, the guard's and the
+    decision tables' matchers (``policy/precedence``) and the edge proxy (the name a
+    ``CONNECT``, a ``Host`` line or a TLS server name carries; the hosts of ``secret=``) all
+    read names through it. (The guard's resolver handler spells the same two operations
+    inline: it runs in the program's event path, where it calls nothing it did not capture.)"""
+
+    return name.lower().removesuffix(".")
 
 
 def unmap_network(
@@ -151,7 +163,7 @@ def _host(text: str) -> tuple[str, bool]:
         if net.prefixlen == net.max_prefixlen:
             return str(net.network_address), False
         return str(net), False
-    name = text.lower().removesuffix(".")
+    name = host_key(text)
     if ":" in bare or name.rsplit(".", 1)[-1].isdigit():  # may be an address: ask ipaddress
         try:
             return normalise_ip(bare), False

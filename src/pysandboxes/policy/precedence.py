@@ -155,13 +155,15 @@ def net_rows(rules: Sequence[NetRule]) -> tuple[NetRow, ...]:
     and an IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``) is the IPv4 network it maps, as
     the addresses it is matched against are (an IPv4-mapped address is judged as IPv4)."""
 
+    from pysandboxes.policy.netrules import host_key
+
     rows: list[NetRow] = []
     for index, rule in enumerate(rules):
         version = network = mask = 0
         if rule.host == "*":
             kind, name = "any", ""
         elif rule.is_name:
-            kind, name = "name", rule.host.lower().removesuffix(".")
+            kind, name = "name", host_key(rule.host)
         else:
             import ipaddress  # only for address rules
 

@@ -41,6 +41,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pysandboxes.policy.netrules import host_key
+
 if sys.platform != "linux":  # setns, SO_ORIGINAL_DST: Linux only (started by providers/netns.py)
     raise ImportError(f"{__name__} needs Linux (this is {sys.platform})")
 
@@ -140,14 +142,6 @@ def header(lines: Sequence[str], name: str) -> str | None:
         if sep and key.strip().lower() == name:
             return value.strip()
     return None
-
-
-def host_key(name: str) -> str:
-    """A host name as rules hold it (``policy.netrules``: lower case, no final dot): what a
-    connection names (``CONNECT``, ``Host``, the TLS server name) is compared in that form,
-    with ``net=`` rules and with the hosts of ``secret=`` rules alike."""
-
-    return name.lower().removesuffix(".")
 
 
 def split_authority(text: str, default_port: int) -> tuple[str, int]:

@@ -1127,7 +1127,8 @@ def prepare_secrets(
     import ssl
 
     from pysandboxes.errors import ConfigError
-    from pysandboxes.providers.edge_proxy import host_key, make_run_ca
+    from pysandboxes.policy.netrules import host_key
+    from pysandboxes.providers.edge_proxy import make_run_ca
 
     if not policy.secrets:
         return [], {}, None

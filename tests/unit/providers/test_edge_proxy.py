@@ -93,7 +93,7 @@ def test_secret_hosts_are_compared_as_rules_compare_names() -> None:
 
     assert ep.tls_server_name(client_hello("Granted.Test.")) == "granted.test"
     assert ep.split_authority("GRANTED.test.:8443", 443) == ("granted.test", 8443)
-    assert ep.host_key("Granted.TEST.") == "granted.test"
+    assert ep.host_key("Granted.TEST.") == "granted.test"  # the rules' own form (netrules)
     secret = {"name": "T", "hosts": ["Granted.Test."], "header": "Authorization"}
     secret |= {"placeholder": "pysb-secret-T-x", "value": "real"}
     with socket.socket() as listener:
