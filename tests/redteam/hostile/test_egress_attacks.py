@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_edge_proxy import GRANT, World, needs, world
+from tests.conformance.remote import World
+from tests.e2e.test_edge_proxy import GRANT, needs, world
 from tests.helpers import PYTHON_SB, base_env
 
 __all__ = ["world"]  # the fixture, imported for this module's tests
