@@ -1059,17 +1059,17 @@ def _with_edge_proxy(policy: Policy, denials: str | None) -> tuple[Policy, HostE
     programs that honour the proxy variables (Landlock cannot redirect the others: it filters
     TCP by port, docs/network.md), and the policy with a rule granting its port."""
 
-    from pysandboxes.providers import netns
-    from pysandboxes.providers.edge_proxy import HostEdge
+    from pysandboxes.providers.edge_rules import edge_guard_rule, names_hosts_for_tcp
 
-    if not _python_layer(policy):
+    if not _python_layer(policy) or not names_hosts_for_tcp(policy):
         # Landlock alone refuses host rules it cannot hold (a name, a DENY of a host on an
         # open port) before anything runs, as before: no proxy to start.
         return policy, None
-    rule = netns.edge_guard_rule(policy, LandlockProvider.edge)
+    rule = edge_guard_rule(policy, LandlockProvider.edge)
     if rule is None:
         return policy, None
     from pysandboxes.guard.network import build_rules
+    from pysandboxes.providers.edge_proxy import HostEdge
 
     edge = HostEdge(build_rules(policy), denials)
     # Landlock grants ports, not hosts: the proxy's port is granted as the port it is (on the
@@ -1084,7 +1084,7 @@ def _with_edge_proxy(policy: Policy, denials: str | None) -> tuple[Policy, HostE
 def edge_env(edge: HostEdge | None) -> dict[str, str]:
     if edge is None:
         return {}
-    from pysandboxes.providers.netns import proxy_env
+    from pysandboxes.providers.edge_rules import proxy_env
 
     return proxy_env(edge.port)
 

@@ -14,7 +14,7 @@ import pytest
 from pysandboxes.errors import ConfigError
 from pysandboxes.policy.model import ARG, Policy
 from pysandboxes.policy.netrules import parse_net
-from pysandboxes.providers import netns
+from pysandboxes.providers import edge_rules, netns
 from tests.helpers import require_tool
 
 
@@ -32,7 +32,7 @@ def fake_dns(table: dict[str, list[str]]) -> netns.Resolver:
 
 
 def test_port_ranges() -> None:
-    assert netns.merge([(5, 9), (1, 3), (4, 4), (20, 30)]) == ((1, 9), (20, 30))
+    assert edge_rules.merge([(5, 9), (1, 3), (4, 4), (20, 30)]) == ((1, 9), (20, 30))
     assert netns.subtract(((1, 100),), ((10, 20), (50, 50))) == ((1, 9), (21, 49), (51, 100))
     assert netns.subtract(((53, 53),), ((53, 53),)) == ()
     assert netns.port_text(((80, 80), (1000, 2000))) == "80,1000-2000"
@@ -333,6 +333,6 @@ def test_rules_naming_hosts_get_the_edge_proxy_and_its_redirect() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr + plan.ruleset
-    assert netns.proxy_env(3128)["HTTPS_PROXY"] == "http://127.0.0.1:3128"
-    guard = netns.edge_guard_rule(policy("ALLOW|TCP|api.example.com|443|OUT"))
+    assert edge_rules.proxy_env(3128)["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+    guard = edge_rules.edge_guard_rule(policy("ALLOW|TCP|api.example.com|443|OUT"))
     assert guard is not None and guard.text == "net=ALLOW|TCP|127.0.0.1|3128|OUT"
