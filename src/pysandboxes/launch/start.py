@@ -12,7 +12,7 @@ does each step once, in this order:
    which a worker cannot and a command line only with the CPython options that still apply;
 2. the ``--denials`` file, appendable; the ``eval-*`` rules, each grantable (through the eval
    extension the child hands the guard: ``child.EXTENSIONS``); the script, readable under its
-   rules (``providers/limits.check_script``);
+   rules (``policy/decide.script_readable``, worded by ``providers/limits.check_script``);
 3. the environment from ``env=`` (learning and audit: python-sb's whole environment);
 4. the private temporary directory, after the sweep of the ones finished runs left;
 5. the learning session (learn and audit modes);
@@ -199,6 +199,9 @@ class Start:
 
         assert self.prepared is not None
         session = self.session
+        from pysandboxes.launch.child import settle_heap
+
+        settle_heap()  # python-sb's start is over: it waits for its child from here on
         return supervise(
             self.prepared,
             on_start=session.start if session is not None else None,
@@ -376,11 +379,13 @@ def _check_request(plan: RunPlan, request: Request, provider: ProviderImpl) -> N
     if plan.mode == "enforce" and request.kind == "script" and request.program and judged:
         # One behaviour under every provider (SPEC 5.2, issue 11 point 8): a script its rules
         # do not let the sandbox read is refused here, naming the rule to add.
-        from pysandboxes.providers.limits import check_script
+        from pysandboxes.policy.decide import script_readable
 
-        refusal = check_script(plan.policy, request.program, prefixes())
-        if refusal is not None:
+        if not script_readable(plan.policy, request.program, prefixes()):
             from pysandboxes.policy.model import display_path
+            from pysandboxes.providers.limits import unreadable_script  # its wording
+
+            refusal = unreadable_script(request.program)
 
             raise ConfigError([ConfigProblem(display_path(plan.rule_file), refusal.text)])
 
@@ -470,7 +475,7 @@ def _prepare(start: Start) -> None:
         # The Python layer denies the addresses of DENY names too, resolved once, now.
         start.guard_policy = pin_deny_names(plan.policy)
         if start.provider.edge:
-            from pysandboxes.providers.netns import edge_guard_rule
+            from pysandboxes.providers.edge_rules import edge_guard_rule
 
             # The proxy variables name the edge proxy: the Python layer lets the program reach
             # it (the proxy judges the host the program asks it for).

@@ -29,6 +29,7 @@ __all__ = [
     "import_allowed",
     "net_decision",
     "path_access",
+    "script_readable",
 ]
 
 
@@ -390,6 +391,32 @@ def path_access(policy: Policy, resolved_path: str) -> PathAccess:
     """
 
     return _path(_compiled(policy), resolved_path)
+
+
+def script_readable(policy: Policy, script: str, read_roots: tuple[str, ...]) -> bool:
+    """Whether the rules let a sandbox read the script ``script`` (SPEC 5.2, issue 11 point 8:
+    one behaviour under every provider): an exposure, or a default grant (the interpreter's
+    installation, ``read_roots``), and not hidden by ``ignore=``. ``providers/limits.
+    check_script`` words the refusal; the start asks here first, so that a run whose script is
+    readable never loads the limits' table."""
+
+    import os
+
+    from pysandboxes.policy import defaults
+
+    real = os.path.realpath(script)
+
+    def under(path: str, root: str) -> bool:
+        return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
+
+    if policy.ignore and path_access(policy, real) == "ignored":  # compiles globs: only then
+        return False
+    exposures = [rule.path for rule in (*policy.expose_ro, *policy.expose_rw)]
+    defaults_ro = [*read_roots, *defaults.python_layer_paths(defaults.RO)]
+    return any(
+        root and (under(real, root) or under(real, os.path.realpath(root)))
+        for root in (*exposures, *defaults_ro)
+    )
 
 
 def _path(compiled: Decider, resolved_path: str) -> PathAccess:

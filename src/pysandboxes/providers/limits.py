@@ -915,33 +915,18 @@ def no_enforcer(policy: Policy, mode: str) -> list[Notice]:
 
 
 def check_script(policy: Policy, script: str, read_roots: tuple[str, ...]) -> Notice | None:
-    """Issue 11, point 8: one behaviour under every provider. The script must be readable under
-    the rules (an exposure, or a default grant: the interpreter's installation, ``read_roots``)
-    and not hidden by ``ignore=``; else the refusal to give before anything runs."""
+    """Issue 11, point 8: one behaviour under every provider. The refusal to give before
+    anything runs when the rules do not let the sandbox read the script
+    (``policy/decide.script_readable``), else ``None``."""
 
-    import os
+    from pysandboxes.policy.decide import script_readable
 
-    from pysandboxes.policy import defaults
-
-    real = os.path.realpath(script)
-
-    def under(path: str, root: str) -> bool:
-        return path == root or root == "/" or path.startswith(root.rstrip("/") + "/")
-
-    if policy.ignore:
-        from pysandboxes.policy.decide import path_access  # compiles globs: only then
-
-        if path_access(policy, real) == "ignored":
-            return _unreadable(script)
-    exposures = [rule.path for rule in (*policy.expose_ro, *policy.expose_rw)]
-    defaults_ro = [*read_roots, *defaults.python_layer_paths(defaults.RO)]
-    for root in (*exposures, *defaults_ro):
-        if root and (under(real, root) or under(real, os.path.realpath(root))):
-            return None
-    return _unreadable(script)
+    return None if script_readable(policy, script, read_roots) else unreadable_script(script)
 
 
-def _unreadable(script: str) -> Notice:
+def unreadable_script(script: str) -> Notice:
+    """The refusal of a script the rules do not let the sandbox read (``check_script``)."""
+
     import os
 
     from pysandboxes.policy.model import display_path
