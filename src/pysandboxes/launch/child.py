@@ -23,6 +23,7 @@ RunContext and the policy as plain data, ``marshal``-encoded) is decoded only wh
 armed, and checked to hold nothing but plain data. Never a pickle (DESIGN decision 1).
 """
 
+import atexit  # built-in, like os and sys: registered at the program's start (program_begins)
 import os
 import sys
 
@@ -152,8 +153,6 @@ def remove_tree(path: str) -> None:
 
 
 def register_tmpdir_cleanup(tmpdir: str) -> None:
-    import atexit
-
     owner = os.getpid()
 
     def cleanup() -> None:
@@ -547,7 +546,9 @@ def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
     CPython clears the audit hooks *before* it destroys modules, the codec registry and what
     they hold: a ``__del__`` running then (an object given to ``_codecs.register``, a global of
     ``__main__``) would run with no guard at all. So the end is done here, still guarded: wait
-    for non-daemon threads, run the ``atexit`` handlers, flush the standard streams, and
+    for non-daemon threads, run the ``atexit`` handlers (the last of which releases the
+    program's objects as CPython's finalization would: :func:`release_program`), flush the
+    standard streams, and
     ``os._exit`` with the status CPython would have used (0; the ``SystemExit`` code; 1 after an
     uncaught exception, whose traceback is already printed; death by SIGINT after an uncaught
     ``KeyboardInterrupt``).
@@ -559,13 +560,14 @@ def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
         status = _system_exit_status(exc)
     else:
         status = 1
+    flush_std()  # as CPython does once the main module has run (pythonrun.c's flush_io)
     threading = sys.modules.get("threading")
     if threading is not None:
         try:  # noqa: SIM105 (no contextlib import in the child)
             threading._shutdown()  # type: ignore[attr-defined]
         except BaseException:
             pass
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # the last of them releases the program's objects (program_begins)
     flush_std()
     if isinstance(exc, KeyboardInterrupt):
         import _signal  # type: ignore[import-not-found]
@@ -573,6 +575,89 @@ def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         _signal.raise_signal(_signal.SIGINT)
     os._exit(status)
+
+
+#: The modules loaded when the program's code began (:func:`program_begins`): python-sb's own,
+#: and the standard library's its start imported. :func:`release_program` leaves them alone.
+_START_MODULES: "list[frozenset[str]]" = []
+
+
+def program_begins() -> None:
+    """The last step before the program's first instruction, in every process that runs one
+    (the bootstrap's ``main``, ``os-sandbox=none``'s ``inprocess.run_in_process``).
+
+    Registers :func:`release_program` as the first ``atexit`` handler, so that it runs last of
+    them: after the program's own handlers, before CPython's finalization (or ``end_guarded``'s
+    ``os._exit``), with the guard still armed; and settles the collector (:func:`settle_heap`).
+    """
+
+    _START_MODULES[:] = [frozenset(sys.modules)]
+    atexit.register(release_program)
+    settle_heap()
+
+
+def release_program() -> None:
+    """Free the program's objects the way CPython's finalization does, while the guard is armed.
+
+    The exec'd interpreter ends with ``os._exit`` (``end_guarded``: no ``__del__`` may run after
+    CPython has cleared the audit hooks), and ``os-sandbox=none``'s objects made before the
+    program are frozen (:func:`settle_heap`: its ``__main__`` module among them, which
+    CPython's last collection then never frees). Without this step a program that ends with a
+    file still open would lose what it wrote (the buffer is written when the file object is
+    freed), and objects kept in the program's globals would never run their ``__del__`` (a
+    ``zipfile.ZipFile`` writes its central directory then).
+
+    The namespaces released are the program's own: ``__main__``, and every module imported
+    since the program began from a file outside the interpreter's installation and python-sb's
+    package, the latest first. Not the installation's modules: the standard library's may be
+    the very objects python-sb's start uses (the Python layer hands a module it loaded to the
+    program's first import of it), and clearing them would break the rest of the end; an
+    object the program stored in one of them is not freed. In three steps, each followed by a
+    collection (the first one too, for the program's cyclic garbage): the names bound to
+    anything but a module, a class or a function are set to ``None`` (the data: open files,
+    archives, the program's objects), so that their ``__del__`` still finds the modules and
+    functions it calls; then, as CPython's finalization does, every name beginning with ``_``,
+    then every other name (``__builtins__`` kept). No namespace is touched while a daemon
+    thread still runs: CPython stops such threads before it clears anything, and this cannot,
+    so clearing names under a running thread could make it fail where it would not have (the
+    collection still runs). A ``__del__`` that runs here is the program's code, judged by the
+    guard.
+    """
+
+    import gc
+
+    flush_std()  # as CPython: the standard streams are written out before anything is freed
+    gc.collect()
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    start = _START_MODULES[0] if _START_MODULES else frozenset(sys.modules)
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = tuple(path.rstrip(os.sep) + os.sep for path in (*roots, package) if path)
+    namespaces = []
+    for name, module in reversed(list(sys.modules.items())):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict:
+            continue
+        if name != "__main__":
+            where = namespace.get("__file__")
+            if name in start or type(where) is not str or where.startswith(installed):
+                continue
+        namespaces.append(namespace)
+    kept = (type(sys), type, type(release_program), type(len))  # module, class, functions
+    for step in ("data", "private", "all"):
+        for namespace in namespaces:
+            for key in list(namespace):
+                value = namespace[key]
+                if key == "__builtins__" or value is None:
+                    continue
+                if step == "data" and isinstance(value, kept):
+                    continue
+                if step == "private" and not str(key).startswith("_"):
+                    continue
+                namespace[key] = None
+        gc.collect()
 
 
 def flush_std() -> None:
@@ -648,6 +733,62 @@ def start_ipython(fields: dict[str, str]) -> None:
     config.TerminalInteractiveShell.banner1 = fields.get("banner", "")
     config.TerminalInteractiveShell.prompts_class = SandboxPrompts
     _start(argv=[], user_ns=sys.modules["__main__"].__dict__, config=config)
+
+
+# -- the collector -------------------------------------------------------------------------------
+#
+# A run's start allocates tens of thousands of objects that live as long as the run: the
+# launcher's and the guard's modules, their code, the rule tables, the guard's closures. For the
+# cyclic collector they are pure cost: its passes during the start free nothing, every full
+# collection while the program runs walks them again, and so does the collection at the
+# interpreter's exit (docs/performance.md, "Start-up"). Two steps, here for every process
+# python-sb owns (this file is the exec'd interpreter's bootstrap and, as
+# ``pysandboxes.launch.child``, the command line's and ``os-sandbox=none``'s):
+#
+# - ``pause_collector`` stops the collector for python-sb's own start, only in a process
+#   python-sb owns: the console script (``cli.main``) and the bootstrap (``main``). Never in a
+#   caller's process (partial mode's ``@sandbox`` host, a notebook), never while program code
+#   runs (partial mode's workers import the program's module before arming: not paused).
+# - ``settle_heap`` is the last step before the program's first instruction, or before
+#   python-sb waits for its child: the objects that exist then go to the collector's permanent
+#   generation (``gc.freeze()``), which no later collection walks, and the collector is put
+#   back. Only where ``pause_collector`` ran: ``gc.freeze`` concerns the whole process, so only
+#   a process whose every object so far is python-sb's own is frozen.
+#
+# What the program can tell: ``gc.get_freeze_count()`` is not zero; ``gc.get_objects()`` and
+# ``gc.get_referrers()`` do not list the start's objects (refused as introspection unless
+# granted; with the grant they show less of python-sb, not more); a cycle of the start's objects
+# the program breaks is never freed (memory: none of python-sb's objects needs its finalizer
+# run at exit). The program's own objects are collected as in a plain interpreter, at exit too.
+# Not a security step: the collector frees memory, it decides nothing.
+
+#: ``[True]`` while ``pause_collector`` holds the collector stopped in this process.
+_COLLECTOR_PAUSED: "list[bool]" = []
+
+
+def pause_collector() -> None:
+    """Stop the cyclic collector for python-sb's start (see the section's comment); nothing
+    when it is off already (a second call, or start-up code that disabled it)."""
+
+    import gc  # built-in
+
+    if not _COLLECTOR_PAUSED and gc.isenabled():
+        gc.disable()
+        _COLLECTOR_PAUSED.append(True)
+
+
+def settle_heap(freeze: bool = True) -> None:
+    """Freeze the start's objects (``freeze``) and put the collector back, once, if
+    ``pause_collector`` stopped it; nothing otherwise (a caller's process, a worker).
+    ``freeze=False``: python-sb's own work ends in this process without a program."""
+
+    if _COLLECTOR_PAUSED:
+        import gc
+
+        _COLLECTOR_PAUSED.clear()
+        if freeze:
+            gc.freeze()
+        gc.enable()
 
 
 # -- entry points --------------------------------------------------------------------------------
@@ -794,9 +935,9 @@ def set_orig_argv(fields: dict[str, str], words: list[str]) -> list[str]:
 def main(fd: "int | str", src_dir: str) -> None:
     """The bootstrap's entry point in the child interpreter (called by ``launch/boot.py``)."""
 
-    import atexit  # built-in, for end_guarded; imported before the guard is armed
-
     fields, args, guard_data = decode_run(_read_fd(open_channel(fd)))
+    if fields["kind"] not in WORKER_KINDS:  # a worker imports the program's module before arming
+        pause_collector()
     saved_path = sys.path[:]
     tmpdir = fields.get("tmpdir", "")
     if tmpdir:
@@ -832,6 +973,7 @@ def main(fd: "int | str", src_dir: str) -> None:
         server.start_threads()
     set_path0(program, isolated=isolated, saved_path=saved_path)
     program.prepare_main()
+    program_begins()
     if fields.get("inspect_prompt") == "1":
         sys.ps1, sys.ps2 = fields.get("ps1", "[sb] >>> "), fields.get("ps2", "[sb] ... ")
     if load_error is not None:

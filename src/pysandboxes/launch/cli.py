@@ -68,7 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     if cmd.action in ("help-env", "help-xoptions", "help-all"):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
-    return run_command(cmd)
+    from pysandboxes.launch.child import pause_collector, settle_heap
+
+    pause_collector()  # python-sb's own start, in its own process (child.py, the collector)
+    try:
+        return run_command(cmd)
+    finally:
+        settle_heap(freeze=False)  # a run that ended without a program; else nothing left
 
 
 def run_command(cmd: CommandLine, adjust: Callable[[RunPlan], RunPlan] | None = None) -> int:

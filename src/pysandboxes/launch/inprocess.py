@@ -17,6 +17,7 @@ from pysandboxes.launch.child import (
     Program,
     eval_extension,
     flush_std,
+    program_begins,
     register_tmpdir_cleanup,
     report_uncaught,
     run_startup,
@@ -260,6 +261,7 @@ def run_in_process(
         arm(policy, context, eval_extension(policy, context.mode))
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
+    program_begins()
     PROGRAM_RUNNING[0] = True
     if inspect or program.kind == "repl":
         sys.ps1 = fields.get("ps1", "[sb] >>> ")
