@@ -20,12 +20,11 @@ What must hold for the program, whatever the provider:
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import PYTHON, base_env, run_sb
+from tests.helpers import base_env, run_python, run_sb
 
 PROGRAM = """
 import gc, json, sys
@@ -54,9 +53,7 @@ def _rules(work: Path, provider: str) -> None:
 
 
 def _plain(work: Path, tmp_path: Path) -> list[str]:
-    proc = subprocess.run(
-        [PYTHON, "prog.py"], cwd=work, env=base_env(tmp_path), capture_output=True, text=True
-    )
+    proc = run_python(["prog.py"], cwd=work, env=base_env(tmp_path))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 
@@ -119,14 +116,7 @@ def test_a_partial_mode_host_and_its_worker_are_left_alone(tmp_path: Path) -> No
     (work / "host.py").write_text(HOST)
     rules = work / "rules.py-sandboxes"
     rules.write_text(f"os-sandbox=subprocess\nexpose-ro={work}\npython-import=gc\n")
-    proc = subprocess.run(
-        [PYTHON, "host.py", str(rules)],
-        cwd=work,
-        env=base_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = run_python(["host.py", str(rules)], cwd=work, env=base_env(tmp_path), timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert report["host_before"] == [True, 0]
@@ -200,13 +190,7 @@ def test_a_del_at_exit_runs_after_the_atexit_handlers_and_is_judged(
     (work / ".py-sandboxes").write_text(
         f"os-sandbox={provider}\nexpose-ro={work}\npython-import=atexit,os\n"
     )
-    plain = subprocess.run(
-        [PYTHON, "prog.py", str(secret)],
-        cwd=work,
-        env=base_env(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    plain = run_python(["prog.py", str(secret)], cwd=work, env=base_env(tmp_path))
     assert plain.stdout.splitlines() == ["main", "handler", "read at exit"], plain.stderr
     denials = tmp_path / "denials.jsonl"
     proc = run_sb(
