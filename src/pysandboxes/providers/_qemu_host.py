@@ -217,7 +217,7 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
 
     _ns_init.sc("unshare", CLONE_NEWNS)
     _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
-    root = str(spec["scratch"]) + "/qemu-root"
+    root = f"{spec['scratch']}/qemu-root-{os.getpid()}"  # one per qemu (a restore can fail)
     os.mkdir(root, 0o755)
     _ns_init.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -405,14 +405,17 @@ class HostRelay:
 
         if kind == b"P":
             # /init waits for its parameter line: where a saved state is taken, if one is due.
-            if self.qmp >= 0:
-                problem = save_state(self.spec, self.qmp)
+            # Only the first P of a run that saves, before B (nothing of the run is in the VM
+            # yet); any other is ignored.
+            if self.qmp >= 0 and not self.booted:
+                qmp, self.qmp = self.qmp, -1
+                problem = save_state(self.spec, qmp)
                 if problem:
                     os.write(
                         2, f"python-sb: qemu: the VM's state was not saved: {problem}\n".encode()
                     )
                 self.send_params()
-        elif kind == b"B":
+        elif kind == b"B" and not self.booted:
             self.booted = True
             # Raw from now on (until then Ctrl-C still ends a boot that takes too long).
             self.saved_terminal = raw_terminal(self.spec)
@@ -574,9 +577,11 @@ def save_state(spec: dict[str, object], qmp_fd: int) -> str:
     final = str(spec["state_save"])
     tmp = f"{final}.{os.getpid()}.tmp"
     deadline = time.monotonic() + SAVE_TIMEOUT
+    qmp: _Qmp | None = None
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except OSError as exc:
+        os.close(qmp_fd)
         return f"{tmp}: {exc.strerror}"
     try:
         header = spec["state_header"]
@@ -610,6 +615,10 @@ def save_state(spec: dict[str, object], qmp_fd: int) -> str:
         return str(exc)
     finally:
         os.close(fd)
+        if qmp is not None:
+            qmp.sock.close()  # the monitor is of no further use: qemu sees it closed
+        else:
+            os.close(qmp_fd)
 
 
 def window_size(fd: int) -> tuple[int, int] | None:
@@ -759,7 +768,8 @@ def main() -> None:
             # once, drop it (the next run saves a new one) and boot cold; never a failed run.
             _end_qemu(relay)
             os.close(relay.sock)
-            reason = (relay.failure or "").splitlines()[0] if relay.failure else "no reason"
+            said = [line[4:] for line in (relay.failure or "").splitlines() if line[:4] == "  | "]
+            reason = said[0] if said else (relay.failure or "no reason").splitlines()[0]
             discard_state(spec)
             os.write(
                 2,
