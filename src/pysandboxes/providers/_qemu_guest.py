@@ -105,6 +105,9 @@ class Port:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.decoder = frames.Decoder(frames.HOST_TYPES)
+        #: Frames read with the run description and due after it (stdin, a signal...): the
+        #: host sends ``C``, ``R`` and the program's first input in one go.
+        self.pending: list[tuple[bytes, bytes]] = []
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         view = memoryview(frames.encode(kind, payload))
@@ -130,11 +133,13 @@ class Port:
 
         clocked = False
         while True:
-            for kind, payload in self.receive():
+            received = self.receive()
+            for index, (kind, payload) in enumerate(received):
                 if kind == b"C" and not clocked:
                     set_clock_and_reseed(*frames.decode_clock(payload))
                     clocked = True
                 elif kind == b"R" and clocked:
+                    self.pending = received[index + 1 :]
                     return frames.decode_run(payload)
                 else:
                     raise GuestError(f"frame {kind!r} out of order before the run description")
@@ -321,6 +326,9 @@ class Relay:
 
         poller = select.poll
         readable = select.POLLIN | select.POLLHUP | select.POLLERR
+        early, self.port.pending = self.port.pending, []
+        for kind, payload in early:
+            self.host_frame(kind, payload)
         while self.status is None:
             # One mask per descriptor: a terminal's master is both the program's input and its
             # output (registering it twice would replace the first mask).
