@@ -388,7 +388,9 @@ def saved_state(
 
     from pysandboxes.providers import _qemu_state
 
+    # A custom initramfs may not speak /init's side of the save (the P frame): it boots cold.
     setting = _param(policy, "saved-state", "true") == "true"
+    setting = setting and policy.provider_param("qemu", "initrd") is None
     if not _qemu_state.eligible(
         network=network, accel=accel, memory=memory, cpus=cpus, setting=setting
     ):
