@@ -37,8 +37,9 @@ def qemu_tcg_available() -> None:
 
     availability = get_provider("qemu").availability()
     require(availability.ok, f"os-sandbox=qemu: {availability.reason}")
-    # The saved state is used under TCG only (KVM boots in well under a second).
-    require(choose_accelerator("auto")[0] == "tcg", "KVM works here: runs boot cold")
+    if choose_accelerator("auto")[0] != "tcg":
+        # Nothing is missing: under KVM runs boot cold by design (no saved state).
+        pytest.skip("KVM works here: the saved state is used under TCG only")
 
 
 @pytest.fixture
