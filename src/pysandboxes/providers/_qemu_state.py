@@ -73,18 +73,26 @@ def state_key(argv: Sequence[str], workdir: str, files: Sequence[str]) -> str:
     """The key of the VM that ``argv`` starts: qemu's command with the run's own directory
     (``workdir``: the export, the console) replaced by a placeholder, the identity (path, size,
     modification time, inode) of each of ``files`` (qemu's binary, the kernel, the initramfs) and
-    of qemu's firmware, python-sb's version and :data:`STATE_FORMAT`. A package upgrade of qemu
-    or of the kernel, a rebuilt initramfs, another python-sb: another key."""
+    of qemu's firmware, python-sb's version, the source of its guest init and of this module,
+    and :data:`STATE_FORMAT`. A package upgrade of qemu or of the kernel, a rebuilt initramfs,
+    another python-sb: another key."""
 
     import hashlib
 
-    from pysandboxes import __version__
-
+    # The version of the package already loaded (importing the package's root from here would
+    # go up the layers), and the code that decides what the state holds: the guest's /init
+    # (in _qemu_kernel) and this module, by content.
+    version = str(getattr(sys.modules.get("pysandboxes"), "__version__", ""))
     digest = hashlib.sha256()
-    for part in (STATE_FORMAT, __version__, *(a.replace(workdir, "{workdir}") for a in argv)):
+    for part in (STATE_FORMAT, version, *(a.replace(workdir, "{workdir}") for a in argv)):
         digest.update(part.encode() + b"\0")
     for path in (*files, *FIRMWARE):
         digest.update(_identity(path).encode() + b"\0")
+    from pysandboxes.providers import _qemu_kernel
+
+    for module in (_qemu_kernel.__file__, __file__):
+        with open(module, "rb") as handle:
+            digest.update(handle.read())
     return digest.hexdigest()[:32]
 
 
