@@ -249,6 +249,7 @@ PROVIDER_PARAMS: dict[str, dict[str, Callable[[str], str]]] = {
         "initrd": _file_path,
         "accel": _accel,
         "boot-timeout": _seconds,
+        "saved-state": _switch,
     },
 }
 #: Parameters whose value is a path: ``~``, ``./`` and relative paths are made absolute.

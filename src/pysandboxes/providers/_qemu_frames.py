@@ -4,10 +4,15 @@ Everything that crosses the VM boundary besides the 9p share travels on one virt
 (a socketpair on the host side) as frames ``TYPE (1 byte) LENGTH (4 bytes, big-endian)
 PAYLOAD``:
 
-- host -> guest: ``R`` the run (see :func:`encode_run`), ``I`` bytes for the program's stdin,
+- before the frames, host -> guest: one line, ``INTERPRETER SOURCE-DIRECTORY\n``, read by the
+  initramfs's ``/init`` (a busybox shell) after it asked for it with a ``P`` frame;
+- host -> guest: ``C`` the host's clock and fresh randomness, sent when the guest says ``B``
+  (:func:`encode_clock`: a VM restored from a saved state holds the snapshot's clock and
+  random generator), ``R`` the run (see :func:`encode_run`), ``I`` bytes for the program's stdin,
   ``E`` end of stdin, ``S`` a signal (its number, one byte), ``W`` a window size (rows, columns,
   two 16-bit big-endian numbers);
-- guest -> host: ``B`` the guest is up (the boot watchdog stops), ``O``/``e`` bytes the program
+- guest -> host: ``P`` (``/init``) the guest waits for the parameter line (where a saved state
+  is taken), ``B`` the guest is up (the boot watchdog stops), ``O``/``e`` bytes the program
   wrote on stdout/stderr, ``T`` bytes of its terminal (when python-sb's stdio is one: the
   program then has a pseudo-terminal in the guest), ``L`` learning records (the lines the
   Python layer writes on its record descriptor), ``D`` lines of ``--denials`` (the guard appends
@@ -30,14 +35,31 @@ if TYPE_CHECKING:
 HEADER = 5
 #: A frame's payload is at most this long (a stdin chunk, a run description with its memfd).
 MAX_PAYLOAD = 64 << 20
-HOST_TYPES = frozenset(b"RIESW")
-GUEST_TYPES = frozenset(b"BOeTLDXF")
+HOST_TYPES = frozenset(b"CRIESW")
+GUEST_TYPES = frozenset(b"PBOeTLDXF")
+#: Bytes of host randomness in a ``C`` frame (the guest's generator is reseeded from them).
+ENTROPY_BYTES = 64
 #: Version of the run description (the guest refuses another one).
 RUN_FORMAT = "pysb-qemu-2"
 
 
 class FrameError(ValueError):
     """A malformed frame: the channel cannot be trusted any more."""
+
+
+def encode_clock(time_ns: int, entropy: bytes) -> bytes:
+    """The ``C`` payload: the host's wall clock (nanoseconds since the epoch, 8 bytes) and
+    :data:`ENTROPY_BYTES` bytes of the host's randomness."""
+
+    if len(entropy) != ENTROPY_BYTES:
+        raise ValueError(f"a clock frame carries {ENTROPY_BYTES} bytes of randomness")
+    return time_ns.to_bytes(8, "big") + entropy
+
+
+def decode_clock(payload: bytes) -> tuple[int, bytes]:
+    if len(payload) != 8 + ENTROPY_BYTES:
+        raise FrameError(f"clock frame of {len(payload)} bytes")
+    return int.from_bytes(payload[:8], "big"), payload[8:]
 
 
 def encode(kind: bytes, payload: bytes = b"") -> bytes:

@@ -6,7 +6,9 @@ running :func:`main` with ``-I -S``. This module then:
 
 1. mounts the guest's own ``/proc`` and a minimal ``/dev`` (a tmpfs with the same few device
    nodes as the namespace providers, ``/dev/pts``, ``/dev/shm``), says ``B`` (booted);
-2. reads the ``R`` frame (``_qemu_frames.decode_run``: data only, checked);
+2. reads the ``C`` frame (the host's clock and randomness: the wall clock is set and the random
+   generator reseeded, which a VM restored from a saved state needs) and the ``R`` frame
+   (``_qemu_frames.decode_run``: data only, checked);
 3. recreates the run's memfd at the descriptor number the ``-c`` bootstrap names, and the learning
    record descriptor as a pipe whose lines go back as ``L`` frames;
 4. forks the program: new session, stdin/stdout/stderr on pipes, or on a pseudo-terminal for
@@ -103,6 +105,9 @@ class Port:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.decoder = frames.Decoder(frames.HOST_TYPES)
+        #: Frames read with the run description and due after it (stdin, a signal...): the
+        #: host sends ``C``, ``R`` and the program's first input in one go.
+        self.pending: list[tuple[bytes, bytes]] = []
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         view = memoryview(frames.encode(kind, payload))
@@ -124,11 +129,52 @@ class Port:
         return self.decoder.feed(data)
 
     def receive_run(self) -> dict[str, object]:
+        """The ``C`` frame (applied at once: :func:`set_clock_and_reseed`), then the run."""
+
+        clocked = False
         while True:
-            for kind, payload in self.receive():
-                if kind == b"R":
+            received = self.receive()
+            for index, (kind, payload) in enumerate(received):
+                if kind == b"C" and not clocked:
+                    set_clock_and_reseed(*frames.decode_clock(payload))
+                    clocked = True
+                elif kind == b"R" and clocked:
+                    self.pending = received[index + 1 :]
                     return frames.decode_run(payload)
-                raise GuestError(f"frame {kind!r} before the run description")
+                else:
+                    raise GuestError(f"frame {kind!r} out of order before the run description")
+
+
+#: ``ioctl`` requests of the kernel's random device (``linux/random.h``).
+RNDADDENTROPY = 0x40085203
+RNDRESEEDCRNG = 0x5207
+
+
+def set_clock_and_reseed(time_ns: int, entropy: bytes) -> None:
+    """The guest's wall clock from the host's, and its random generator reseeded from the host's
+    bytes, before anything of the run starts. A VM restored from a saved state
+    (``_qemu_state``) resumes with the snapshot's clock and the snapshot's generator state: without
+    this every run restored from one state would draw the same "random" numbers (hash seeds,
+    ``os.urandom``, ``secrets``). ``RNDADDENTROPY`` mixes the bytes into the input pool (credited:
+    they come from the host's own generator), ``RNDRESEEDCRNG`` makes the generator rekey from it
+    at once rather than at its next scheduled reseed. A cold boot does the same (one path)."""
+
+    import fcntl
+    import time
+
+    try:
+        time.clock_settime_ns(time.CLOCK_REALTIME, time_ns)
+    except OSError as exc:
+        raise GuestError(f"cannot set the guest's clock: {exc.strerror}") from None
+    info = (len(entropy) * 8).to_bytes(4, sys.byteorder) + len(entropy).to_bytes(4, sys.byteorder)
+    fd = os.open("/dev/urandom", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, RNDADDENTROPY, info + entropy)
+        fcntl.ioctl(fd, RNDRESEEDCRNG)
+    except OSError as exc:
+        raise GuestError(f"cannot reseed the guest's random generator: {exc.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 _next_high = [HIGH_FD]
@@ -280,6 +326,9 @@ class Relay:
 
         poller = select.poll
         readable = select.POLLIN | select.POLLHUP | select.POLLERR
+        early, self.port.pending = self.port.pending, []
+        for kind, payload in early:
+            self.host_frame(kind, payload)
         while self.status is None:
             # One mask per descriptor: a terminal's master is both the program's input and its
             # output (registering it twice would replace the first mask).

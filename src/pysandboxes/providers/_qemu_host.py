@@ -65,10 +65,17 @@ SPEC_FIELDS: dict[str, type] = {
     "parent_pid": int,
     "uid": int,
     "gid": int,
+    "params": str,
+    "state_fd": int,
+    "state_path": str,
+    "state_save": str,
+    "state_header": bytes,
 }
-SPEC_FORMAT = "pysb-qemu-host-2"
+SPEC_FORMAT = "pysb-qemu-host-3"
 #: The placeholder in ``qemu_argv`` replaced by qemu's end of the socketpair.
 PORT_FD = "{port_fd}"
+#: Seconds a save of the VM's state may take before it is given up (the run goes on).
+SAVE_TIMEOUT = 60.0
 
 
 def fail(message: str) -> None:
@@ -150,8 +157,22 @@ def build_tree(spec: dict[str, object]) -> None:
 # -- qemu -----------------------------------------------------------------------------------------
 
 
-def spawn_qemu(spec: dict[str, object], port_fd: int) -> int:
+def qemu_command(spec: dict[str, object], port_fd: int, restore: bool, qmp_fd: int) -> list[str]:
+    """qemu's command for this attempt: the spec's, with the port's descriptor, and either
+    ``-incoming`` from the saved state's descriptor (``restore``) or a QMP monitor on
+    ``qmp_fd`` (a run that saves the state; -1 otherwise)."""
+
     argv = [str(a).replace(PORT_FD, str(port_fd)) for a in spec["qemu_argv"]]  # type: ignore[attr-defined]
+    sandbox = argv.index("-sandbox")
+    extra: list[str] = []
+    if restore:
+        extra = ["-incoming", f"fd:{spec['state_fd']}"]
+    elif qmp_fd >= 0:
+        extra = ["-chardev", f"socket,id=qmp,fd={qmp_fd}", "-mon", "chardev=qmp,mode=control"]
+    return argv[:sandbox] + extra + argv[sandbox:]
+
+
+def spawn_qemu(spec: dict[str, object], argv: list[str], keep: list[int]) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
     log = os.open(str(spec["qemu_log"]), flags, 0o600)
     pid = os.fork()
@@ -171,7 +192,8 @@ def spawn_qemu(spec: dict[str, object], port_fd: int) -> int:
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        os.set_inheritable(port_fd, True)
+        for fd in keep:
+            os.set_inheritable(fd, True)
         confine_view(spec, argv)
         _drop_capabilities()
         env = {"PATH": "/usr/bin:/bin", "LANG": "C"}
@@ -195,7 +217,7 @@ def confine_view(spec: dict[str, object], argv: list[str]) -> None:
 
     _ns_init.sc("unshare", CLONE_NEWNS)
     _ns_init.mount(None, "/", None, MS_REC | MS_PRIVATE)
-    root = str(spec["scratch"]) + "/qemu-root"
+    root = f"{spec['scratch']}/qemu-root-{os.getpid()}"  # one per qemu (a restore can fail)
     os.mkdir(root, 0o755)
     _ns_init.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -276,11 +298,15 @@ def _write_all(fd: int, data: bytes) -> bool:
 
 
 class HostRelay:
-    def __init__(self, spec: dict[str, object], sock: int, qemu: int, wakeup: int) -> None:
+    def __init__(
+        self, spec: dict[str, object], sock: int, qemu: int, wakeup: int, qmp: int = -1
+    ) -> None:
         self.spec = spec
         self.sock = sock
         self.qemu = qemu
         self.wakeup = wakeup
+        #: The QMP socket of a run that saves the VM's state when /init asks (-1: none).
+        self.qmp = qmp
         self.decoder = frames.Decoder(frames.GUEST_TYPES)
         self.booted = False
         self.status: int | None = None
@@ -311,6 +337,11 @@ class HostRelay:
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         _write_all(self.sock, frames.encode(kind, payload))
+
+    def send_params(self) -> None:
+        """The line ``/init`` reads before it mounts the tree: interpreter, source directory."""
+
+        _write_all(self.sock, str(self.spec["params"]).encode() + b"\n")
 
     def loop(self) -> None:
         import select
@@ -372,10 +403,28 @@ class HostRelay:
     def handle(self, kind: bytes, payload: bytes) -> None:
         """One frame from the guest."""
 
-        if kind == b"B":
+        if kind == b"P":
+            # /init waits for its parameter line: where a saved state is taken, if one is due.
+            # Only the first P of a run that saves, before B (nothing of the run is in the VM
+            # yet); any other is ignored.
+            if self.qmp >= 0 and not self.booted:
+                qmp, self.qmp = self.qmp, -1
+                problem = save_state(self.spec, qmp)
+                if problem:
+                    os.write(
+                        2, f"python-sb: qemu: the VM's state was not saved: {problem}\n".encode()
+                    )
+                self.send_params()
+        elif kind == b"B" and not self.booted:
             self.booted = True
             # Raw from now on (until then Ctrl-C still ends a boot that takes too long).
             self.saved_terminal = raw_terminal(self.spec)
+            # The host's clock and randomness first (a restored VM holds the snapshot's), then
+            # the run.
+            self.send(b"C", frames.encode_clock(time.time_ns(), os.urandom(frames.ENTROPY_BYTES)))
+            run = self.spec["run"]
+            assert isinstance(run, bytes)
+            self.send(b"R", run)
         elif kind in (b"O", b"e"):
             fd = 1 if kind == b"O" else 2
             if self.outputs_ok[fd]:
@@ -473,6 +522,105 @@ class HostRelay:
             pass
 
 
+class _Qmp:
+    """Just enough of qemu's machine protocol (QMP, JSON lines) to save the VM's state."""
+
+    def __init__(self, fd: int) -> None:
+        import _socket
+
+        self.sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+        self.sock.settimeout(SAVE_TIMEOUT)
+        self.buffer = b""
+
+    def message(self) -> dict[str, object]:
+        import json
+
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise OSError("qemu closed its monitor")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        found = json.loads(line)
+        if not isinstance(found, dict):
+            raise ValueError("not a QMP message")
+        return found
+
+    def execute(
+        self, command: str, arguments: dict[str, object] | None = None, fds: tuple[int, ...] = ()
+    ) -> object:
+        import _socket
+        import json
+
+        data = json.dumps({"execute": command, "arguments": arguments or {}}).encode() + b"\n"
+        if fds:
+            rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+            self.sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+        else:
+            self.sock.sendall(data)
+        while True:
+            answer = self.message()
+            if "return" in answer:
+                return answer["return"]
+            if "error" in answer:
+                raise OSError(f"{command}: {answer['error']}")
+
+
+def save_state(spec: dict[str, object], qmp_fd: int) -> str:
+    """Save the running VM's state (``/init`` waits for its parameter line: the kernel has booted
+    and loaded its modules, nothing of the run is in the VM yet) into ``spec['state_save']``,
+    written beside it and renamed into place, owner-only; '' or what went wrong. The VM goes on
+    running afterwards: this run continues as a cold boot would have. The file starts with
+    ``spec['state_header']`` (the key the next runs check, ``qemu.saved_state``), then qemu's
+    migration stream (qemu writes from the descriptor's offset)."""
+
+    final = str(spec["state_save"])
+    tmp = f"{final}.{os.getpid()}.tmp"
+    deadline = time.monotonic() + SAVE_TIMEOUT
+    qmp: _Qmp | None = None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        os.close(qmp_fd)
+        return f"{tmp}: {exc.strerror}"
+    try:
+        header = spec["state_header"]
+        assert isinstance(header, bytes)
+        _write_all(fd, header)
+        qmp = _Qmp(qmp_fd)
+        qmp.message()  # the greeting
+        qmp.execute("qmp_capabilities")
+        # qemu's default of 32 MiB/s would make a 70 MB state take seconds: a file is no link.
+        qmp.execute("migrate-set-parameters", {"max-bandwidth": 1 << 40})
+        qmp.execute("getfd", {"fdname": "pysbstate"}, (fd,))
+        qmp.execute("migrate", {"uri": "fd:pysbstate"})
+        status = ""
+        while time.monotonic() < deadline:
+            found = qmp.execute("query-migrate")
+            status = str(found.get("status", "")) if isinstance(found, dict) else ""
+            if status in ("completed", "failed", "cancelled"):
+                break
+            time.sleep(0.02)
+        qmp.execute("cont")  # a finished migration leaves the source paused
+        if status != "completed":
+            raise OSError(f"migration {status or 'timed out'}")
+        os.fsync(fd)
+        os.replace(tmp, final)
+        return ""
+    except (OSError, ValueError) as exc:
+        try:  # noqa: SIM105
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return str(exc)
+    finally:
+        os.close(fd)
+        if qmp is not None:
+            qmp.sock.close()  # the monitor is of no further use: qemu sees it closed
+        else:
+            os.close(qmp_fd)
+
+
 def window_size(fd: int) -> tuple[int, int] | None:
     try:
         size = os.get_terminal_size(fd)
@@ -535,6 +683,48 @@ def _end_qemu(relay: HostRelay) -> None:
         pass
 
 
+def start_vm(spec: dict[str, object], wakeup: int, restore: bool) -> HostRelay:
+    """qemu started on a new socketpair (restored from the saved state when ``restore``, with a
+    monitor to save one when the spec asks and this is not a restore), and its relay. The
+    parameter line goes at once, except when the state is to be saved first (on ``P``)."""
+
+    import _socket  # type: ignore[import-not-found]
+
+    host_end, guest_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0)
+    sock = host_end.detach()
+    port = guest_end.detach()
+    os.set_inheritable(sock, False)
+    qmp_host = qmp_qemu = -1
+    if not restore and spec["state_save"]:
+        qmp_a, qmp_b = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0)
+        qmp_host, qmp_qemu = qmp_a.detach(), qmp_b.detach()
+        os.set_inheritable(qmp_host, False)
+    keep = [port] + ([qmp_qemu] if qmp_qemu >= 0 else [])
+    if restore:
+        keep.append(int(spec["state_fd"]))  # type: ignore[call-overload]
+    qemu = spawn_qemu(spec, qemu_command(spec, port, restore, qmp_qemu), keep)
+    os.close(port)
+    if qmp_qemu >= 0:
+        os.close(qmp_qemu)
+    relay = HostRelay(spec, sock, qemu, wakeup, qmp_host)
+    if qmp_host < 0:
+        relay.send_params()
+    return relay
+
+
+def discard_state(spec: dict[str, object]) -> None:
+    """Remove the saved state that failed to restore, if the path still names that file."""
+
+    fd = int(spec["state_fd"])  # type: ignore[call-overload]
+    path = str(spec["state_path"])
+    try:
+        held, named = os.fstat(fd), os.stat(path)
+        if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+            os.unlink(path)
+    except OSError:
+        pass
+
+
 def end_like(status: int) -> None:
     """End as the program in the VM did (``status``: an exit code, or minus a signal)."""
 
@@ -556,12 +746,6 @@ def main() -> None:
         os._exit(FAILURE)
     enter_namespaces(spec)
     build_tree(spec)
-    import _socket  # type: ignore[import-not-found]
-
-    host_end, guest_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0)
-    sock = host_end.detach()
-    port = guest_end.detach()
-    os.set_inheritable(sock, False)
     # Signals wake the loop through a pipe (set_wakeup_fd); they are caught from now on.
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -569,20 +753,32 @@ def main() -> None:
     for name in (*SIGNALS, "SIGCHLD", "SIGWINCH"):
         _signal.signal(getattr(_signal, name), lambda *_: None)
     _signal.set_wakeup_fd(wake_w)
-    qemu = spawn_qemu(spec, port)
-    os.close(port)
-    relay = HostRelay(spec, sock, qemu, wake_r)
+    restore = int(spec["state_fd"]) >= 0  # type: ignore[call-overload]
+    relay = start_vm(spec, wake_r, restore)
     relay.parent = parent
     # From now on python-sb's death is a SIGHUP the loop sees (HostRelay.wake), so that the
     # terminal made raw is restored and qemu ended; before, SIGKILL (nothing to restore yet).
     _ns_init.sc("prctl", _ns_init.PR_SET_PDEATHSIG, _signal.SIGHUP, 0, 0, 0)
     if os.getppid() != parent:
         os.kill(os.getpid(), _signal.SIGHUP)  # it died before the line above: the same path
-    run = spec["run"]
-    assert isinstance(run, bytes)
-    relay.send(b"R", run)
     try:
         relay.loop()
+        if restore and not relay.booted and relay.status is None:
+            # The saved state did not come up (corrupt, truncated, of another qemu): say so
+            # once, drop it (the next run saves a new one) and boot cold; never a failed run.
+            _end_qemu(relay)
+            os.close(relay.sock)
+            said = [line[4:] for line in (relay.failure or "").splitlines() if line[:4] == "  | "]
+            reason = said[0] if said else (relay.failure or "no reason").splitlines()[0]
+            discard_state(spec)
+            os.write(
+                2,
+                f"python-sb: qemu: the saved VM state {spec['state_path']} could not be "
+                f"restored ({reason}); booting cold\n".encode(),
+            )
+            relay = start_vm(spec, wake_r, restore=False)
+            relay.parent = parent
+            relay.loop()
     finally:
         restore_terminal(relay.saved_terminal)
         _end_qemu(relay)

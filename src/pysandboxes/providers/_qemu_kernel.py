@@ -47,12 +47,15 @@ INSTALL_HINT = (
     "/var/cache/python-sb/qemu-kernel (or set qemu.kernel=/path/to/vmlinuz)"
 )
 
-#: The initramfs's /init. Parameters come from the kernel command line (``pysb_*=`` words are
-#: handed to init as environment variables): the interpreter, the package's source directory.
-#: The guest's PID 1 needs three modules of the package (``_qemu_guest``, ``_qemu_frames``,
-#: ``_ns_init``, which import only built-in modules): the two packages above them are entered
-#: as bare namespaces, without running their ``__init__`` files (their imports cost a tenth of
-#: a second under TCG and are of no use there).
+#: The initramfs's /init. It loads the modules, opens the ``pysb`` port, asks the host for the
+#: run's parameters (a ``P`` frame: ``P`` and a zero length) and reads them as one line: the
+#: interpreter and the package's source directory. That line is the first thing a VM restored
+#: from a saved state (``_qemu_state``) receives: the state is taken while ``/init`` waits in that
+#: ``read``, after the kernel's boot and the module loads and before the 9p mount, so nothing
+#: per-run is on the kernel command line or in the state. The guest's PID 1 needs three modules
+#: of the package (``_qemu_guest``, ``_qemu_frames``, ``_ns_init``, which import only built-in
+#: modules): the two packages above them are entered as bare namespaces, without running their
+#: ``__init__`` files (their imports cost a tenth of a second under TCG and are of no use there).
 INIT_SCRIPT = r"""#!/bin/busybox sh
 B=/bin/busybox
 fail() { echo "python-sb guest: $*" >&2; $B sync; $B reboot -f; }
@@ -60,8 +63,6 @@ $B mount -t devtmpfs dev /dev || fail "devtmpfs"
 $B mount -t proc proc /proc
 $B mount -t sysfs sys /sys
 for m in $($B cat /modules); do $B insmod /lib/modules/$m.ko || fail "insmod $m"; done
-$B mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose,access=any \
-  pysbroot /newroot || fail "cannot mount the shared tree"
 port=
 for p in /sys/class/virtio-ports/*; do
   [ "$($B cat $p/name 2>/dev/null)" = pysb ] && port=/dev/${p##*/}
@@ -75,6 +76,10 @@ fi
 $B umount /sys
 $B umount /proc
 exec 3<>"$port"
+$B printf 'P\000\000\000\000' >&3
+read -r pysb_python pysb_src <&3 || fail "no parameters from the host"
+$B mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose,access=any \
+  pysbroot /newroot || fail "cannot mount the shared tree"
 $B umount -l /dev
 code="import sys; p = '$pysb_src/pysandboxes'; m = type(sys)"
 code="$code; t = sys.modules['pysandboxes'] = m('pysandboxes'); t.__path__ = [p]"

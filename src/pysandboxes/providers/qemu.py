@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from pysandboxes.providers._ns_mounts import Mount
     from pysandboxes.providers._qemu_kernel import Artefacts
+    from pysandboxes.providers._qemu_state import Choice
     from pysandboxes.providers.limits import Notice
     from pysandboxes.providers.netns import Network
 
@@ -179,13 +180,15 @@ def qemu_argv(
 ) -> list[str]:
     """qemu's command: a microvm with no default device, the kernel and initramfs, the 9p
     export, the ``pysb`` port on ``{port_fd}`` (the relay's end of a socketpair), a network
-    device only when ``network``, and qemu's own seccomp filter."""
+    device only when ``network``, and qemu's own seccomp filter. Nothing of the run is on the
+    kernel command line (a saved state is restored whatever it says): ``python`` and ``src``
+    go to ``/init`` on the port (:func:`params_line`), and are checked here for that line."""
 
     for name, value in (("interpreter", python), ("source directory", src)):
         if any(ch.isspace() or ch in "'\"\\" for ch in value):
             raise ConfigError(
                 f"os-sandbox=qemu: the {name} path {value!r} holds blanks or quotes, which "
-                "the guest's kernel command line cannot carry"
+                "the guest's /init cannot read from its parameter line"
             )
     append = [
         "console=ttyS0",
@@ -196,8 +199,6 @@ def qemu_argv(
         # The kernel's self-tests of its crypto implementations: a third of a second of boot
         # under TCG, and nothing the guest relies on (they test the kernel build, not the run).
         "cryptomgr.notests",
-        f"pysb_python={python}",
-        f"pysb_src={src}",
     ]
     if accel == "tcg" and tsc:
         append.insert(5, f"tsc_early_khz={tsc}")
@@ -251,6 +252,13 @@ def qemu_argv(
     return argv
 
 
+def params_line(python: str, src: str) -> str:
+    """The line ``/init`` reads on the port before it mounts the tree (``qemu_argv`` checked
+    that neither path holds a blank or a quote)."""
+
+    return f"{python} {src}"
+
+
 def _forwards(network: Network) -> list[tuple[str, int]]:
     """The ``IN`` ports (already forwarded by pasta from the host's loopback into the network
     namespace), forwarded on into the guest by qemu."""
@@ -298,6 +306,13 @@ class FirstRunProgress:
         except (OSError, ValueError, AttributeError):  # no usable stderr: progress is optional
             return
         self.said = True
+
+    def warn(self, text: str) -> None:
+        """One line that is not a step of the build (a saved state that cannot be used)."""
+
+        said = self.said
+        self(text)
+        self.said = said
 
     def booting(self, accel: str) -> None:
         if self.said:
@@ -354,6 +369,34 @@ def compile_ahead(src: str = SRC_DIR, progress: Callable[[str], None] | None = N
                 continue
             written.append(path)
     return written
+
+
+def saved_state(
+    policy: Policy,
+    argv: list[str],
+    workdir: str,
+    files: list[str],
+    *,
+    network: bool,
+    accel: str,
+    memory: str,
+    cpus: str,
+    progress: FirstRunProgress,
+) -> Choice:
+    """Whether this run restores the saved VM state, saves one, or boots cold as before
+    (another configuration, or ``qemu.saved-state=false``)."""
+
+    from pysandboxes.providers import _qemu_state
+
+    # A custom initramfs may not speak /init's side of the save (the P frame): it boots cold.
+    setting = _param(policy, "saved-state", "true") == "true"
+    setting = setting and policy.provider_param("qemu", "initrd") is None
+    if not _qemu_state.eligible(
+        network=network, accel=accel, memory=memory, cpus=cpus, setting=setting
+    ):
+        return _qemu_state.Choice()
+    key = _qemu_state.state_key(argv, workdir, files)
+    return _qemu_state.choose(key, progress=progress, warn=progress.warn)
 
 
 def _param(policy: Policy, name: str, default: str) -> str:
@@ -447,12 +490,12 @@ class QemuProvider(Provider):
         compile_ahead(progress=progress)
         hostname = _ns_common.hostname(policy, self.name)
         artefacts = self.artefacts(policy, network=bool(policy.net), progress=progress)
-        progress.booting(accel)
         learning = launch.context.mode != "enforce"
         if learning:
             launch = learning_launch(launch)
         network = _ns_common.start_network(policy, self.name, launch.context.denials_file)
         workdir = _work_directory(launch.context.tmpdir)
+        state = None
         try:
             forwards = _forwards(network) if network else []
             plan = build_plan(
@@ -467,13 +510,15 @@ class QemuProvider(Provider):
             os.mkdir(scratch)
             console = os.path.join(workdir, "console.log")
             python = os.path.realpath(launch.child_argv[0])
+            memory = _param(policy, "memory", DEFAULT_MEMORY)
+            cpus = _param(policy, "cpus", DEFAULT_CPUS)
             argv = qemu_argv(
                 qemu=qemu,
                 accel=accel,
                 kernel=artefacts.kernel,
                 initrd=artefacts.initrd,
-                memory=_param(policy, "memory", DEFAULT_MEMORY),
-                cpus=_param(policy, "cpus", DEFAULT_CPUS),
+                memory=memory,
+                cpus=cpus,
                 export=export,
                 console=console,
                 python=python,
@@ -482,6 +527,18 @@ class QemuProvider(Provider):
                 forwards=forwards,
                 tsc=tsc_khz() if accel == "tcg" else 0,
             )
+            state = saved_state(
+                policy,
+                argv,
+                workdir,
+                [qemu, artefacts.kernel, artefacts.initrd],
+                network=network is not None,
+                accel=accel,
+                memory=memory,
+                cpus=cpus,
+                progress=progress,
+            )
+            progress.booting(accel)
             run_fd = launch.pass_fds[0] if launch.pass_fds else -1
             terminals = [fd for fd in (0, 1, 2) if os.isatty(fd)]
             denials = launch.context.denials_file
@@ -526,11 +583,18 @@ class QemuProvider(Provider):
                 "parent_pid": os.getpid(),
                 "uid": os.getuid(),
                 "gid": os.getgid(),
+                "params": params_line(python, SRC_DIR),
+                "state_fd": state.fd,
+                "state_path": state.path,
+                "state_save": state.save,
+                "state_header": state.header,
             }
             spec_fd = _ns_common.data_fd(marshal.dumps(spec, 4), "qemu-spec")
         except BaseException:
             if network:
                 network.stop()
+            if state is not None:
+                state.close()
             _remove(workdir)
             raise
         warnings = list(plan.warnings) + (list(network.plan.warnings) if network else [])
@@ -546,10 +610,10 @@ class QemuProvider(Provider):
                 "plus the working directory and the program's directory, read-only; what the "
                 "program does vanishes with the VM"
             )
-        cleanup = [lambda: _remove(workdir)]
+        cleanup = [lambda: _remove(workdir), state.close]
         if network is not None:
             cleanup.insert(0, network.stop)
-        pass_fds = [spec_fd]
+        pass_fds = [spec_fd] + ([state.fd] if state.fd >= 0 else [])
         if launch.context.record_fd >= 0:
             pass_fds.append(launch.context.record_fd)
         return Prepared(

@@ -109,3 +109,16 @@ def test_run_description_round_trip() -> None:
 def test_run_description_holds_only_the_expected_plain_data(bad: bytes) -> None:
     with pytest.raises(frames.FrameError):
         frames.decode_run(bad)
+
+
+def test_the_clock_frame_carries_the_hosts_time_and_randomness() -> None:
+    entropy = bytes(range(frames.ENTROPY_BYTES))
+    payload = frames.encode_clock(1_796_000_000_123_456_789, entropy)
+    assert frames.decode_clock(payload) == (1_796_000_000_123_456_789, entropy)
+    with pytest.raises(frames.FrameError, match="clock frame"):
+        frames.decode_clock(payload[:-1])
+    with pytest.raises(ValueError, match="randomness"):
+        frames.encode_clock(0, b"short")
+    # C goes host -> guest only, P (init asking for its parameter line) guest -> host only
+    assert b"C"[0] in frames.HOST_TYPES and b"C"[0] not in frames.GUEST_TYPES
+    assert b"P"[0] in frames.GUEST_TYPES and b"P"[0] not in frames.HOST_TYPES
