@@ -262,6 +262,7 @@ class Judging(NamedTuple):
     judge: Callable[..., str | None]  # (obj, write, dir_fd, missing=NO_CHECK)
     judge_entry: Callable[..., str | None]  # (obj, dir_fd, missing=ENTRY)
     has_ignore: bool  # the table has ignore= rules
+    free_reads: bool  # no read of an absolute path can be refused (see reads_are_free)
 
 
 def make_is_protected(protected: frozenset[str], windows: bool) -> Callable[[str], bool]:
@@ -280,6 +281,26 @@ def make_is_protected(protected: frozenset[str], windows: bool) -> Callable[[str
             return path in protected
 
     return is_protected
+
+
+def reads_are_free(table: PathTable, recording: bool) -> bool:
+    """Whether ``judge_text`` allows every read of every path, whatever it resolves to: the
+    table has a row for ``/`` (``expose-ro=/`` or ``expose-rw=/``), no ``ignore=`` rule, every
+    row grants reading (they all do: a row is ``RO`` or ``RW``), POSIX paths (every path
+    ``resolve`` gives starts with ``/``, so the ``/`` row holds it when no longer row does),
+    and nothing is recorded (learn and audit modes record the resolved path of a read that a
+    rule granted). Then a read handler may skip the resolution of an absolute path: no
+    symbolic link, ``..`` or ``/proc/self/fd`` entry can lead to a path that another row would
+    judge differently for reading. Writes are judged as always (an ``expose-rw=`` directory's
+    links may point outside it)."""
+
+    if recording or table.windows or table.ignore_names is not None:
+        return False
+    if table.ignore_anchored is not None or table.ignore_rules:
+        return False
+    if not all(row.access in (RO, RW) for row in table.rows):
+        return False
+    return any(row.path == "/" and row.below == "/" for row in table.rows)
 
 
 def make_predicates(
@@ -388,6 +409,7 @@ def make_judging(
         judge,
         judge_entry,
         has_ignore,
+        reads_are_free(table, reporter.recording),
     )
 
 
@@ -420,6 +442,7 @@ def make_open_handlers(
         denials_token=denials_token,
         write_flags=_WRITE_FLAGS,
         caching=caching,
+        free_reads=j.free_reads,
         cache=cache,
         window=window,
         is_protected=j.is_protected,
@@ -482,7 +505,9 @@ def make_file_handlers(
         denials_token=denials_token,
         depth=handler_depth if handler_depth is not None else [0],
     )
-    on_read_dir, on_xattr_read = events.make_reads(listing, TARGET, j.judge)
+    on_read_dir, on_xattr_read = events.make_reads(
+        listing, TARGET, j.judge, tools.text_of if j.free_reads else None
+    )
     entry_writer, writer, metadata_writer = events.make_writers(
         kit_type=kit_type,
         tools=tools,
