@@ -243,12 +243,17 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
         return make_path_matcher(
             rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
         )
-    return make_bucketed_access(
-        rows,
-        lambda subset: make_path_matcher(
-            subset, table.ignore_names, table.ignore_anchored, False, NONE, IGNORED
-        ),
+    names, anchored, none_code, ignored_code = (
+        table.ignore_names,
+        table.ignore_anchored,
+        NONE,
+        IGNORED,
     )
+
+    def matcher_of(subset: tuple[tuple[str, str, int, Info], ...]) -> Callable[[str], Any]:
+        return make_path_matcher(subset, names, anchored, False, none_code, ignored_code)
+
+    return make_bucketed_access(rows, matcher_of)
 
 
 def _first_component(path: str) -> str:
@@ -303,7 +308,9 @@ def make_bucketed_access(
                 bucket.append(row)
     everything = make_matcher(rows)
     fallback = make_matcher(tuple(shared))
-    matchers = {key: make_matcher(tuple(bucket)) for key, bucket in by_key.items()}
+    matchers: dict[str, Callable[[str], Any]] = {}
+    for key, bucket in by_key.items():  # a loop: no nested code reads a global
+        matchers[key] = make_matcher(tuple(bucket))
     get = matchers.get
 
     def access(path: str) -> tuple[int, Info | None]:
@@ -376,9 +383,12 @@ def reads_are_free(table: PathTable, recording: bool) -> bool:
         return False
     if table.ignore_anchored is not None or table.ignore_rules:
         return False
-    if not all(row.access in (RO, RW) for row in table.rows):
-        return False
-    return any(row.path == "/" and row.below == "/" for row in table.rows)
+    root = False
+    for row in table.rows:  # a loop, not a generator: no nested code reads a global
+        if row.access not in (RO, RW):
+            return False
+        root = root or (row.path == "/" and row.below == "/")
+    return root
 
 
 def make_predicates(
