@@ -330,10 +330,13 @@ def make_links(
     invalidate: Callable[[], None],
     judge: Judge,
     unsupported: Callable[[Any], None],
+    free_reads: bool,
 ) -> tuple[Handler, Handler, Handler]:
     """``(on_link, on_symlink, on_chdir)``: a hard link is a second way to write its file; a
     symbolic link may not point outside the exposures; both change the tree, and ``chdir``
-    changes what relative paths mean (the cache is emptied)."""
+    changes what relative paths mean (the cache is emptied). ``free_reads``: every path is
+    readable (``files.reads_are_free``), so every target is exposed: the link's own name is
+    judged, its target is not resolved."""
 
     none_code, ro_code, rw_code, _ignored_code = codes
     _no_check, target_needed, _entry_needed, parent_needed = kinds
@@ -354,6 +357,8 @@ def make_links(
         invalidate()
         link = judge(args[1], True, args[2], parent_needed)
         target = text_of(args[0])
+        if free_reads and link is not None and target is not None and target is not fd_mark:
+            return  # wherever it points, the target is readable: exposed
         if target is None or target is fd_mark or link is None:
             if target is None:
                 unsupported(args[0])

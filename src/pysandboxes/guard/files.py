@@ -614,6 +614,7 @@ def make_file_handlers(
         invalidate=invalidate,
         judge=j.judge,
         unsupported=j.unsupported,
+        free_reads=j.free_reads,
     )
     sqlite_handlers = sqlite_events.make_sqlite_handlers(
         reporter=reporter,

@@ -116,3 +116,30 @@ print(open(os.path.join(os.getcwd(), "out", "secret.txt")).read().strip())
     assert result.returncode == 0, result.stderr
     paths = {r.get("path") for r in result.records if r["kind"] == "file" and r["op"] == "read"}
     assert str(outside / "secret.txt") in paths, result.records
+
+
+def test_symlink_targets_still_judged_when_reads_are_not_free(tmp_path: Path) -> None:
+    """Under free reads a link's target is not resolved (every target is exposed); with an
+    ``ignore=`` rule reads are not free, and a link to an ignored name is still refused."""
+
+    project, outside = _world(tmp_path)
+    (project / ".env").write_text("TOKEN=x\n")
+    code = f"""
+import os
+os.symlink({str(outside)!r}, "out")
+print("outside", os.readlink("out") == {str(outside)!r})
+try:
+    os.symlink(os.path.abspath(".env"), "plain")
+except PermissionError as exc:
+    print("ignored", type(exc).__name__)
+"""
+    free = run_armed(code, RULES, project)
+    assert free.returncode == 0, free.stderr
+    assert "outside True" in free.lines and not any(x.startswith("ignored") for x in free.lines)
+    (project / "out").unlink()
+    (project / "plain").unlink()
+    judged = run_armed(code, RULES + "ignore=.env\n", project)
+    assert judged.returncode == 0, judged.stderr
+    assert "outside True" in judged.lines
+    assert "ignored RulePermissionError" in judged.lines
+    assert not (project / "plain").exists()
