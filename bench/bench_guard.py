@@ -4,7 +4,10 @@ Targets (issue 4): open+read of a small file and a TCP connect to loopback <= 1.
 <= 1.1x. Also measured: import of an allowed module (removed from sys.modules each time),
 getaddrinfo('localhost'), os.stat when ignore= rules are present (the only case where
 python-sb wraps os.stat), and the start-up cost of arming the layer (python-sb with and
-without it).
+without it). The ``file events, permissive rules`` cases time the events of issue 29
+(``os.scandir``, ``open`` for reading and writing, ``os.mkdir`` with ``os.rmdir``) on a path
+three components below the work directory, under the rules of ``bench_cpython.py``
+(``python-api=ALLOW:*``: no decision cache).
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ def setup(workdir: Path) -> None:
     (workdir / "ignore.py-sandboxes").write_text(
         "expose-ro=.\npython-import=os,time,sys\nignore=*.pem\nignore=.env\n"
     )
+    (workdir / "permissive.py-sandboxes").write_text(
+        "python-import=*\npython-api=ALLOW:*\nexpose-ro=/\n"
+        f"expose-rw={workdir}\nenv=*=${{*}}\nnet=ALLOW|*|*|*|*\n"
+    )
+    deep = workdir / "deep" / "a" / "b"
+    deep.mkdir(parents=True, exist_ok=True)
+    (deep / "f.txt").write_text("x\n")
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(512)
@@ -51,6 +61,16 @@ def _default(workdir: Path) -> list[str]:
 def _with_ignore(workdir: Path) -> list[str]:
     return ["--os-sandbox=subprocess", f"--pysandboxes-config={workdir / 'ignore.py-sandboxes'}"]
 
+
+def _permissive(workdir: Path) -> list[str]:
+    return [
+        "--os-sandbox=subprocess",
+        f"--pysandboxes-config={workdir / 'permissive.py-sandboxes'}",
+    ]
+
+
+#: The permissive cases' directory (five components below /) and file, as absolute paths.
+_DEEP = "import os\nd = os.path.join(os.getcwd(), 'deep', 'a', 'b')\nf = os.path.join(d, 'f.txt')"
 
 CASES: list[CommandCase | SnippetCase] = [
     CommandCase(
@@ -107,5 +127,33 @@ CASES: list[CommandCase | SnippetCase] = [
         body="socket.getaddrinfo('localhost', 80, type=socket.SOCK_STREAM)",
         loops=1000,
         sb_args=_default,
+    ),
+    SnippetCase(
+        name="guard: os.scandir, file events, permissive rules",
+        init=_DEEP,
+        body="os.scandir(d).close()",
+        loops=5000,
+        sb_args=_permissive,
+    ),
+    SnippetCase(
+        name="guard: open for reading, file events, permissive rules",
+        init=_DEEP,
+        body="open(f).close()",
+        loops=5000,
+        sb_args=_permissive,
+    ),
+    SnippetCase(
+        name="guard: open for writing, file events, permissive rules",
+        init=_DEEP,
+        body="open(f, 'a').close()",
+        loops=5000,
+        sb_args=_permissive,
+    ),
+    SnippetCase(
+        name="guard: os.mkdir + os.rmdir, file events, permissive rules",
+        init=_DEEP + "\nn = os.path.join(d, 'n')",
+        body="os.mkdir(n)\nos.rmdir(n)",
+        loops=2000,
+        sb_args=_permissive,
     ),
 ]

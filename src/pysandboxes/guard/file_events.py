@@ -45,6 +45,7 @@ def make_on_open(
     denials_token: str | None,
     write_flags: int,
     caching: bool,
+    free_reads: bool,
     cache: dict[str, int],
     window: list[Any],
     is_protected: Callable[[str], bool],
@@ -56,7 +57,8 @@ def make_on_open(
     their access code (when ``caching``); ``window``: ``[path text, write]`` of the last
     ``open`` judged (see :func:`make_window`). ``denials_token``: the denials file's own
     ``str`` object, which the guard's reporter may open (identity, not equality);
-    ``write_flags``: the ``open`` flags that make it a write."""
+    ``write_flags``: the ``open`` flags that make it a write; ``free_reads``: no read can be
+    refused (``files.reads_are_free``), so a read of an absolute path is not resolved."""
 
     _none_code, ro_code, rw_code, ignored_code = codes
     _no_check, target_needed, _entry_needed, parent_needed = kinds
@@ -96,6 +98,8 @@ def make_on_open(
                 write = "w" in mode or "a" in mode or "x" in mode or "+" in mode
                 if write and "r" not in mode:
                     missing = parent_needed
+        if free_reads and not write and text.startswith("/"):
+            return  # allowed wherever it leads (files.reads_are_free); the window is set
         if caching:
             code = cache.get(text)
             if code is not None and (code == rw_code or (code == ro_code and not write)):
@@ -158,14 +162,34 @@ def make_window(
     return window_state, recheck, invalidate
 
 
-def make_reads(listing: list[bool], target_needed: int, judge: Judge) -> tuple[Handler, Handler]:
+def make_reads(
+    listing: list[bool],
+    target_needed: int,
+    judge: Judge,
+    free_text_of: Callable[[Any], Any] | None = None,
+) -> tuple[Handler, Handler]:
     """``(on_read_dir, on_xattr_read)``: a directory listing (``listing`` is ``[True]`` while
-    it is judged, for the refusal's reporting) and the reading of extended attributes."""
+    it is judged, for the refusal's reporting) and the reading of extended attributes.
+    ``free_text_of``: ``PathTools.text_of`` when no read can be refused
+    (``files.reads_are_free``): an argument whose text is an absolute path is then allowed
+    without resolving it; any other (a relative path, a type the guard cannot read) is judged
+    as always, so its refusals are the same."""
+
+    str_ = str
+    type_ = type  # of a value text_of returned: str, int (FD) or None, never the program's
+
+    def free(obj: Any) -> bool:
+        if free_text_of is None:
+            return False
+        text = free_text_of(obj)
+        return type_(text) is str_ and text.startswith("/")  # type: ignore[no-any-return]
 
     def on_read_dir(args: tuple[Any, ...]) -> None:
         obj = args[0] if args else None
         if obj is None:
             obj = "."
+        if free(obj):
+            return
         listing[0] = True
         try:
             judge(obj, False, -1, target_needed)
@@ -174,6 +198,8 @@ def make_reads(listing: list[bool], target_needed: int, judge: Judge) -> tuple[H
 
     def on_xattr_read(args: tuple[Any, ...]) -> None:
         obj = args[0] if args else None
+        if obj is not None and free(obj):
+            return
         judge("." if obj is None else obj, False, -1)  # attributes are content too
 
     return on_read_dir, on_xattr_read
@@ -304,10 +330,13 @@ def make_links(
     invalidate: Callable[[], None],
     judge: Judge,
     unsupported: Callable[[Any], None],
+    free_reads: bool,
 ) -> tuple[Handler, Handler, Handler]:
     """``(on_link, on_symlink, on_chdir)``: a hard link is a second way to write its file; a
     symbolic link may not point outside the exposures; both change the tree, and ``chdir``
-    changes what relative paths mean (the cache is emptied)."""
+    changes what relative paths mean (the cache is emptied). ``free_reads``: every path is
+    readable (``files.reads_are_free``), so every target is exposed: the link's own name is
+    judged, its target is not resolved."""
 
     none_code, ro_code, rw_code, _ignored_code = codes
     _no_check, target_needed, _entry_needed, parent_needed = kinds
@@ -328,6 +357,8 @@ def make_links(
         invalidate()
         link = judge(args[1], True, args[2], parent_needed)
         target = text_of(args[0])
+        if free_reads and link is not None and target is not None and target is not fd_mark:
+            return  # wherever it points, the target is readable: exposed
         if target is None or target is fd_mark or link is None:
             if target is None:
                 unsupported(args[0])

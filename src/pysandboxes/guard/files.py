@@ -230,14 +230,99 @@ def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
     there too). On Windows (``table.windows``) the paths, normalised by ``guard/paths.py``'s
     resolve, are lowered and split on ``\\``; a path ``resolve`` refused (``paths.REFUSED``
     first) matches nothing. The closure holds plain tuples only (no attribute of a guard class
-    is read at run time)."""
+    is read at run time).
+
+    POSIX paths are matched by one of several of precedence's matchers, chosen by the path's
+    first component (:func:`make_bucketed_access`): the table has some fifty rows (the
+    default grants), which one matcher tries in turn for every file event."""
 
     from pysandboxes.policy.precedence import make_path_matcher
 
     rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
-    return make_path_matcher(
-        rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
+    if table.windows:
+        return make_path_matcher(
+            rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
+        )
+    names, anchored, none_code, ignored_code = (
+        table.ignore_names,
+        table.ignore_anchored,
+        NONE,
+        IGNORED,
     )
+
+    def matcher_of(subset: tuple[tuple[str, str, int, Info], ...]) -> Callable[[str], Any]:
+        return make_path_matcher(subset, names, anchored, False, none_code, ignored_code)
+
+    return make_bucketed_access(rows, matcher_of)
+
+
+def _first_component(path: str) -> str:
+    """The first component of an absolute POSIX path (``""`` for ``/`` or ``//...``)."""
+
+    end = path.find("/", 1)
+    return path[1:end] if end > 0 else path[1:]
+
+
+def make_bucketed_access(
+    rows: tuple[tuple[str, str, int, Info], ...],
+    make_matcher: Callable[[tuple[tuple[str, str, int, Info], ...]], Callable[[str], Any]],
+) -> Callable[[str], tuple[int, Info | None]]:
+    """``access`` over POSIX ``rows`` (``(prefix, below, kind, info)`` in precedence's order):
+    one matcher (``make_matcher`` of a subset of the rows, their order kept) per first
+    component of the rows' prefixes, holding the rows of that component and the *shared*
+    ones (``/``, and any prefix that is not a plain absolute path without a final ``/``:
+    none is, it is a safeguard); a path is matched by the matcher of its own first
+    component, else by the shared rows'.
+
+    The same answer as one matcher of every row: a row ``/K...`` holds a path (its final
+    ``/`` removed, as the matcher does) only when the path is ``/K...`` itself or starts with
+    ``/K.../``, so the path's first component (before that removal) is ``K`` too -- a row
+    left out of the path's matcher could not have held it, and the rows kept are tried in
+    the same order, with the same ``ignore=`` checks first. Not absolute: every row."""
+
+    shared: list[tuple[str, str, int, Info]] = []
+    by_key: dict[str, list[tuple[str, str, int, Info]]] = {}
+    for row in rows:
+        prefix, below = row[0], row[1]
+        plain = (
+            prefix.startswith("/")
+            and not prefix.startswith("//")
+            and not prefix.endswith("/")
+            and below == prefix + "/"
+        )
+        if plain:
+            by_key.setdefault(_first_component(prefix), [])
+    for row in rows:
+        prefix, below = row[0], row[1]
+        plain = (
+            prefix.startswith("/")
+            and not prefix.startswith("//")
+            and not prefix.endswith("/")
+            and below == prefix + "/"
+        )
+        if plain:
+            by_key[_first_component(prefix)].append(row)
+        else:
+            shared.append(row)
+            for bucket in by_key.values():
+                bucket.append(row)
+    everything = make_matcher(rows)
+    fallback = make_matcher(tuple(shared))
+    matchers: dict[str, Callable[[str], Any]] = {}
+    for key, bucket in by_key.items():  # a loop: no nested code reads a global
+        matchers[key] = make_matcher(tuple(bucket))
+    get = matchers.get
+
+    def access(path: str) -> tuple[int, Info | None]:
+        if not path.startswith("/"):
+            return everything(path)  # type: ignore[no-any-return]
+        end = path.find("/", 1)
+        matcher = get(path[1:end] if end > 0 else path[1:])
+        if matcher is None:
+            return fallback(path)  # type: ignore[no-any-return]
+        return matcher(path)  # type: ignore[no-any-return]
+
+    return access
 
 
 class FileHandlers(NamedTuple):
@@ -262,6 +347,7 @@ class Judging(NamedTuple):
     judge: Callable[..., str | None]  # (obj, write, dir_fd, missing=NO_CHECK)
     judge_entry: Callable[..., str | None]  # (obj, dir_fd, missing=ENTRY)
     has_ignore: bool  # the table has ignore= rules
+    free_reads: bool  # no read of an absolute path can be refused (see reads_are_free)
 
 
 def make_is_protected(protected: frozenset[str], windows: bool) -> Callable[[str], bool]:
@@ -280,6 +366,29 @@ def make_is_protected(protected: frozenset[str], windows: bool) -> Callable[[str
             return path in protected
 
     return is_protected
+
+
+def reads_are_free(table: PathTable, recording: bool) -> bool:
+    """Whether ``judge_text`` allows every read of every path, whatever it resolves to: the
+    table has a row for ``/`` (``expose-ro=/`` or ``expose-rw=/``), no ``ignore=`` rule, every
+    row grants reading (they all do: a row is ``RO`` or ``RW``), POSIX paths (every path
+    ``resolve`` gives starts with ``/``, so the ``/`` row holds it when no longer row does),
+    and nothing is recorded (learn and audit modes record the resolved path of a read that a
+    rule granted). Then a read handler may skip the resolution of an absolute path: no
+    symbolic link, ``..`` or ``/proc/self/fd`` entry can lead to a path that another row would
+    judge differently for reading. Writes are judged as always (an ``expose-rw=`` directory's
+    links may point outside it)."""
+
+    if recording or table.windows or table.ignore_names is not None:
+        return False
+    if table.ignore_anchored is not None or table.ignore_rules:
+        return False
+    root = False
+    for row in table.rows:  # a loop, not a generator: no nested code reads a global
+        if row.access not in (RO, RW):
+            return False
+        root = root or (row.path == "/" and row.below == "/")
+    return root
 
 
 def make_predicates(
@@ -388,6 +497,7 @@ def make_judging(
         judge,
         judge_entry,
         has_ignore,
+        reads_are_free(table, reporter.recording),
     )
 
 
@@ -420,6 +530,7 @@ def make_open_handlers(
         denials_token=denials_token,
         write_flags=_WRITE_FLAGS,
         caching=caching,
+        free_reads=j.free_reads,
         cache=cache,
         window=window,
         is_protected=j.is_protected,
@@ -482,7 +593,9 @@ def make_file_handlers(
         denials_token=denials_token,
         depth=handler_depth if handler_depth is not None else [0],
     )
-    on_read_dir, on_xattr_read = events.make_reads(listing, TARGET, j.judge)
+    on_read_dir, on_xattr_read = events.make_reads(
+        listing, TARGET, j.judge, tools.text_of if j.free_reads else None
+    )
     entry_writer, writer, metadata_writer = events.make_writers(
         kit_type=kit_type,
         tools=tools,
@@ -501,6 +614,7 @@ def make_file_handlers(
         invalidate=invalidate,
         judge=j.judge,
         unsupported=j.unsupported,
+        free_reads=j.free_reads,
     )
     sqlite_handlers = sqlite_events.make_sqlite_handlers(
         reporter=reporter,

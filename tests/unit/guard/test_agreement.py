@@ -35,7 +35,20 @@ def test_the_matchers_are_precedences_own(tmp_path: Path) -> None:
     guard_paths = files.make_access(files.build_table(policy, RunContext(), ()))
     guard_windows = files.make_access(files.build_table(policy, RunContext(), (), "windows"))
     decider = decide.compile_policy(policy)
-    assert guard_paths.__code__ is path_code
+    # POSIX: precedence's matchers, one per first component (files.make_bucketed_access)
+    assert guard_paths.__code__ is files.make_bucketed_access((), len).__code__
+    inner = [
+        cell.cell_contents
+        for cell in guard_paths.__closure__ or ()
+        if callable(cell.cell_contents) and hasattr(cell.cell_contents, "__code__")
+    ]
+    inner += [
+        value
+        for cell in guard_paths.__closure__ or ()
+        if type(cell.cell_contents) is type(len) and cell.cell_contents.__name__ == "get"
+        for value in cell.cell_contents.__self__.values()
+    ]
+    assert len(inner) >= 3 and all(f.__code__ is path_code for f in inner)
     assert guard_windows.__code__ is windows_code
     assert decider.paths.match.__code__ is path_code
     assert network.make_matcher(network.build_rules(policy)).__code__ is net_code
@@ -82,6 +95,35 @@ def test_paths_agree_with_decide(tmp_path: Path) -> None:
         assert CODES[access(path)[0]] == decide.path_access(policy, path), path
         checked += 1
     assert checked == len(names)
+
+
+def test_bucketed_paths_agree_with_one_matcher(tmp_path: Path) -> None:
+    """``files.make_access`` (one matcher per first component) answers as one matcher of
+    every row, over the real default rows, narrower rules and the edge cases of the text."""
+
+    (tmp_path / "w" / "sub").mkdir(parents=True)
+    policy = _policy(
+        tmp_path,
+        f"expose-ro=/\nexpose-rw={tmp_path}/w\nexpose-ro={tmp_path}/w/sub\n"
+        "expose-ro=/etc/ssl\nexpose-rw=/etc\nignore=.env\nignore=/var/secret\n",
+    )
+    for table in (
+        files.build_table(policy, RunContext(tmpdir=str(tmp_path / "t")), ("/usr/lib",)),
+        files.build_table(_policy(tmp_path, f"expose-rw={tmp_path}/w\n"), RunContext(), ()),
+    ):
+        rows = tuple((r.path, r.below, r.access, (r.rule, r.origin)) for r in table.rows)
+        one = precedence.make_path_matcher(
+            rows, table.ignore_names, table.ignore_anchored, False, files.NONE, files.IGNORED
+        )
+        bucketed = files.make_access(table)
+        texts = ["", "/", "//", "///", "relative", "a/b", "/etc/", "//etc/ssl", "/etc//ssl"]
+        for row in table.rows:
+            for tail in ("", "/", "//", "/x", "x", "/.env", "/x/../y", "/sub", "/sub/f"):
+                texts.append(row.path + tail)
+                texts.append(row.path.rstrip("/") + "/" + tail)
+        texts += [str(tmp_path / "w" / "sub" / "f"), "/var/secret/k", "/var/secretary", "/tmpx"]
+        for text in texts:
+            assert bucketed(text) == one(text), text
 
 
 @pytest.mark.parametrize(
