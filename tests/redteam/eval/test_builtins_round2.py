@@ -26,6 +26,7 @@ from tests.redteam.eval.corpus import (
     Attack,
     HostUnchanged,
 )
+from tests.redteam.eval.deadlines import load_factor, scaled
 
 PROGRAM = """\
 import json, sys
@@ -46,11 +47,13 @@ def _names(held: Any) -> list[str]:
     return [kind.__name__ for kind in kinds]
 
 
-def _rule_file(rules: list[str]) -> str:
+def _rule_file(rules: list[str], factor: float) -> str:
     head = ["expose-ro=.", "python-import=json"]
     if rules is CALC_RULES:
         head.append("python-import=sympy")
-    return "\n".join([*head, *rules]) + "\n"
+    # most attacks are held by something else than time: the deadline follows the load
+    # (deadlines.py; the same lines at low load)
+    return "\n".join([*head, *scaled(rules, factor)]) + "\n"
 
 
 PROFILES = {"RULES": RULES, "CALC_RULES": CALC_RULES, "TOOL_RULES": TOOL_RULES}
@@ -65,10 +68,13 @@ def test_second_round_is_held_through_the_exec_builtin(
         require(importlib.util.find_spec("sympy"), "sympy is not installed (pip install -e .[dev])")
     attacks: list[Attack] = [a for a in SECOND_ROUND if (a.rules or RULES) is rules]
     assert attacks
-    (project / ".py-sandboxes").write_text(_rule_file(rules))
+    factor = load_factor()
+    (project / ".py-sandboxes").write_text(_rule_file(rules, factor))
     (project / "attacks.json").write_text(json.dumps([[a.name, a.source] for a in attacks]))
     (project / "prog.py").write_text(PROGRAM)
-    done = run_sb(["--os-sandbox=none", "prog.py"], cwd=project, env=base_env(home), timeout=120)
+    done = run_sb(
+        ["--os-sandbox=none", "prog.py"], cwd=project, env=base_env(home), timeout=120 * factor
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.splitlines()[-1])
     for attack in attacks:

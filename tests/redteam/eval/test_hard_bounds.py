@@ -18,6 +18,7 @@ import pytest
 from pysandboxes import sandbox_denials
 from pysandboxes.errors import EvalAttributeDenied, EvalMemoryError, EvalTimeout
 from pysandboxes.evalguard.api import guarded_eval
+from tests.redteam.eval.deadlines import scaled
 
 RULES = [
     "eval-syntax=arith,compare,import,assign,comprehension,loop",
@@ -57,8 +58,9 @@ def test_one_long_c_call_is_killed_at_the_timeout(backend: str) -> None:
     with pytest.raises(EvalTimeout, match="killed"):
         guarded_eval(BACKTRACK, mode="exec", rules=RULES, backend=backend)
     assert time.monotonic() - start < 10
-    # the caller's process goes on: the next evaluation works (a new worker)
-    assert guarded_eval("6 * 7", rules=RULES, backend=backend) == 42
+    # the caller's process goes on: the next evaluation works (a new worker; its deadline
+    # follows the load, deadlines.py)
+    assert guarded_eval("6 * 7", rules=scaled(RULES), backend=backend) == 42
 
 
 def test_control_growth_runs_out_of_memory() -> None:
@@ -82,20 +84,21 @@ def test_memory_growth_is_bounded_in_the_child(backend: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_results_and_refusals_cross_back(backend: str) -> None:
+    rules = scaled(RULES)  # none of these outcomes is the deadline: it follows the load
     bound = guarded_eval(
         "import fractions\nr = fractions.Fraction(1, 3)\nd = [1, {2: (3, 4.5)}]",
         mode="exec",
-        rules=RULES,
+        rules=rules,
         backend=backend,
     )
     assert bound == {"r": __import__("fractions").Fraction(1, 3), "d": [1, {2: (3, 4.5)}]}
     with pytest.raises(EvalAttributeDenied) as info:
-        guarded_eval("getattr(1, '__class__')", rules=RULES, backend=backend)
+        guarded_eval("getattr(1, '__class__')", rules=rules, backend=backend)
     assert sandbox_denials(info.value)[0].kind == "eval"
     with pytest.raises(ZeroDivisionError):
-        guarded_eval("1 / 0", rules=RULES, backend=backend)
+        guarded_eval("1 / 0", rules=rules, backend=backend)
     with pytest.raises(EvalTimeout, match="iterations"):
-        guarded_eval("sum(range(10**12))", rules=RULES, backend=backend)
+        guarded_eval("sum(range(10**12))", rules=rules, backend=backend)
 
 
 def test_worker_is_warm() -> None:
