@@ -41,15 +41,12 @@ _armed: list[Policy] = []
 #: ``(fork, setrlimit)`` given by the guard when it armed the rules (``guard/evalbuiltins``):
 #: the eval worker's only process operations under python-sb.
 _operations: list[Any] = []
-_built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
-#: The last ``(policy, profile, rules)`` of :func:`rules_for`, compared by identity: the
-#: look-up of every evaluation in the eval worker (one armed policy) calls no ``id()``.
-_last_built: list[tuple[Policy, str | None, EvalRules]] = []
+_built: dict[tuple[Policy, str | None], EvalRules] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
 #: Set in a learning or audit run of python-sb (``guard/evalbuiltins.install_learning``).
 LEARNING: list[bool] = []
 #: The non-eval lines of a ``rules=`` policy, by ``id`` of the policy (kept in ``_from_lines``).
-_worker_lines: dict[int, tuple[str, ...]] = {}
+_worker_lines: dict[Policy, tuple[str, ...]] = {}
 
 
 def arm(policy: Policy, operations: Any = None) -> None:
@@ -83,30 +80,24 @@ def worker_lines(rules: EvalRules) -> tuple[str, ...]:
     """The lines of ``rules=`` that are not ``eval-*`` (``os-sandbox=``, ``python-api=``...):
     the rule file of the worker process that runs the evaluations, besides its eval lines."""
 
-    for policy, built in _built.values():
+    for (policy, _profile), built in _built.items():
         if built is rules:
-            return _worker_lines.get(id(policy), ())
+            return _worker_lines.get(policy, ())
     return ()
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
     """The rules of ``profile`` under ``policy``, built once per policy object.
 
-    The last answer is checked first by identity: under python-sb every ``id()`` call raises
-    an audit event the guard dispatches (about 3 us each in the eval worker, where this runs
-    once per evaluation), and a ``Policy`` hashes by value (15 us), so neither is a key of the
-    hot path."""
+    Keyed by the objects themselves (``Policy`` compares and hashes by identity), not by
+    ``id()``: under python-sb every ``id()`` call raises an audit event the guard dispatches
+    (about 3 us each in the eval worker, where this runs once per evaluation)."""
 
-    if _last_built:
-        last = _last_built[0]
-        if last[0] is policy and last[1] == profile:
-            return last[2]
-    key = (id(policy), profile)
+    key = (policy, profile)
     found = _built.get(key)
-    if found is None or found[0] is not policy:
-        found = _built[key] = (policy, rules_module.build(policy, profile))
-    _last_built[:] = [(policy, profile, found[1])]
-    return found[1]
+    if found is None:
+        found = _built[key] = rules_module.build(policy, profile)
+    return found
 
 
 def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
@@ -132,7 +123,7 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
         from pysandboxes.policy import load_policy
 
         found = _from_lines[lines] = load_policy(None, cli_rules=pairs, environ={})
-        _worker_lines[id(found)] = tuple(others)
+        _worker_lines[found] = tuple(others)
     return found
 
 
