@@ -41,12 +41,12 @@ _armed: list[Policy] = []
 #: ``(fork, setrlimit)`` given by the guard when it armed the rules (``guard/evalbuiltins``):
 #: the eval worker's only process operations under python-sb.
 _operations: list[Any] = []
-_built: dict[tuple[Policy, str | None], EvalRules] = {}
+_built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
 _from_lines: dict[tuple[str, ...], Policy] = {}
 #: Set in a learning or audit run of python-sb (``guard/evalbuiltins.install_learning``).
 LEARNING: list[bool] = []
 #: The non-eval lines of a ``rules=`` policy, by ``id`` of the policy (kept in ``_from_lines``).
-_worker_lines: dict[Policy, tuple[str, ...]] = {}
+_worker_lines: dict[int, tuple[str, ...]] = {}
 
 
 def arm(policy: Policy, operations: Any = None) -> None:
@@ -80,24 +80,18 @@ def worker_lines(rules: EvalRules) -> tuple[str, ...]:
     """The lines of ``rules=`` that are not ``eval-*`` (``os-sandbox=``, ``python-api=``...):
     the rule file of the worker process that runs the evaluations, besides its eval lines."""
 
-    for (policy, _profile), built in _built.items():
+    for policy, built in _built.values():
         if built is rules:
-            return _worker_lines.get(policy, ())
+            return _worker_lines.get(id(policy), ())
     return ()
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
-    """The rules of ``profile`` under ``policy``, built once per policy object.
-
-    Keyed by the objects themselves (``Policy`` compares and hashes by identity), not by
-    ``id()``: under python-sb every ``id()`` call raises an audit event the guard dispatches
-    (about 3 us each in the eval worker, where this runs once per evaluation)."""
-
-    key = (policy, profile)
+    key = (id(policy), profile)
     found = _built.get(key)
-    if found is None:
-        found = _built[key] = rules_module.build(policy, profile)
-    return found
+    if found is None or found[0] is not policy:
+        found = _built[key] = (policy, rules_module.build(policy, profile))
+    return found[1]
 
 
 def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
@@ -123,7 +117,7 @@ def _policy_from(rules: str | Iterable[str] | Policy) -> Policy:
         from pysandboxes.policy import load_policy
 
         found = _from_lines[lines] = load_policy(None, cli_rules=pairs, environ={})
-        _worker_lines[found] = tuple(others)
+        _worker_lines[id(found)] = tuple(others)
     return found
 
 

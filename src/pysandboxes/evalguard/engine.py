@@ -23,11 +23,8 @@ if TYPE_CHECKING:
 
 FILENAME = "<guarded-eval>"
 _CACHE_SIZE = 1024
-#: Both keyed by the rules object itself (``EvalRules`` hashes by identity), never by ``id()``:
-#: under python-sb each ``id()`` call raises an audit event the guard dispatches, and these
-#: look-ups run on every evaluation.
-_cache: dict[tuple[str, str, EvalRules], Any] = {}
-_runtimes: dict[EvalRules, runtime.Runtime] = {}
+_cache: dict[tuple[str, str, int], Any] = {}
+_runtimes: dict[int, tuple[EvalRules, runtime.Runtime]] = {}
 _real_compile = compile
 _real_eval = eval
 
@@ -58,10 +55,10 @@ class Compiled:
 
 
 def runtime_for(rules: EvalRules) -> runtime.Runtime:
-    found = _runtimes.get(rules)
-    if found is None:
-        found = _runtimes[rules] = runtime.Runtime(rules)
-    return found
+    found = _runtimes.get(id(rules))
+    if found is None or found[0] is not rules:
+        found = _runtimes[id(rules)] = (rules, runtime.Runtime(rules))
+    return found[1]
 
 
 def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
@@ -74,10 +71,10 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
             raise TypeError(f"guarded evaluation needs source text, not {type(source).__name__}")
     if mode not in ("eval", "exec"):
         raise ValueError(f"mode must be 'eval' or 'exec', not {mode!r}")
-    key = (source, mode, rules)
+    key = (source, mode, id(rules))
     found = _cache.get(key)
     if found is not None:
-        if isinstance(found, Compiled):
+        if isinstance(found, Compiled) and found.rules is rules:
             return found
         if isinstance(found, EvalSyntaxRejected):
             raise EvalSyntaxRejected(found.msg, violations=found.violations)
@@ -95,7 +92,7 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
     return compiled
 
 
-def _store(key: tuple[str, str, EvalRules], value: Any) -> None:
+def _store(key: tuple[str, str, int], value: Any) -> None:
     if len(_cache) >= _CACHE_SIZE:
         _cache.pop(next(iter(_cache)))
     _cache[key] = value
