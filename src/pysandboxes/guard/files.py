@@ -280,28 +280,21 @@ def make_bucketed_access(
     left out of the path's matcher could not have held it, and the rows kept are tried in
     the same order, with the same ``ignore=`` checks first. Not absolute: every row."""
 
-    shared: list[tuple[str, str, int, Info]] = []
+    # One pass for the keys (the first component of each row whose prefix is a plain absolute
+    # path, else None: a shared row), one to fill the buckets; loops, not comprehensions: no
+    # nested code reads a global (test_run_time_state).
+    keys: list[str | None] = []
     by_key: dict[str, list[tuple[str, str, int, Info]]] = {}
-    for row in rows:
-        prefix, below = row[0], row[1]
-        plain = (
-            prefix.startswith("/")
-            and not prefix.startswith("//")
-            and not prefix.endswith("/")
-            and below == prefix + "/"
-        )
-        if plain:
-            by_key.setdefault(_first_component(prefix), [])
-    for row in rows:
-        prefix, below = row[0], row[1]
-        plain = (
-            prefix.startswith("/")
-            and not prefix.startswith("//")
-            and not prefix.endswith("/")
-            and below == prefix + "/"
-        )
-        if plain:
-            by_key[_first_component(prefix)].append(row)
+    for prefix, below, _kind, _info in rows:
+        plain = prefix.startswith("/") and not prefix.startswith("//") and not prefix.endswith("/")
+        key = _first_component(prefix) if plain and below == prefix + "/" else None
+        keys.append(key)
+        if key is not None:
+            by_key.setdefault(key, [])
+    shared: list[tuple[str, str, int, Info]] = []
+    for row, key in zip(rows, keys, strict=True):
+        if key is not None:
+            by_key[key].append(row)
         else:
             shared.append(row)
             for bucket in by_key.values():
