@@ -577,9 +577,22 @@ def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
     os._exit(status)
 
 
-#: The modules loaded when the program's code began (:func:`program_begins`): python-sb's own,
-#: and the standard library's its start imported. :func:`release_program` leaves them alone.
-_START_MODULES: "list[frozenset[str]]" = []
+def installation_dirs() -> "tuple[str, ...]":
+    """The interpreter's installation and site directories, and the directory that holds
+    ``pysandboxes`` (``launch/start.prefixes``: readable by default, SPEC §3.1; here also what
+    :func:`release_program` leaves alone)."""
+
+    found: list[str] = []
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        if path and path not in found:
+            found.append(path)
+    for entry in sys.path:
+        if entry and ("site-packages" in entry or "dist-packages" in entry) and entry not in found:
+            found.append(entry)
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if src not in found:
+        found.append(src)
+    return tuple(found)
 
 
 def program_begins() -> None:
@@ -588,15 +601,17 @@ def program_begins() -> None:
 
     Registers :func:`release_program` as the first ``atexit`` handler, so that it runs last of
     them: after the program's own handlers, before CPython's finalization (or ``end_guarded``'s
-    ``os._exit``), with the guard still armed; and settles the collector (:func:`settle_heap`).
+    ``os._exit``), with the guard still armed, handed what the start loaded and where the
+    installation lies as they are now (not as the program may have changed ``sys.path``);
+    and settles the collector (:func:`settle_heap`).
     """
 
-    _START_MODULES[:] = [frozenset(sys.modules)]
-    atexit.register(release_program)
+    installed = tuple(path.rstrip(os.sep) + os.sep for path in installation_dirs())
+    atexit.register(release_program, frozenset(sys.modules), installed)
     settle_heap()
 
 
-def release_program() -> None:
+def release_program(start: "frozenset[str]", installed: "tuple[str, ...]") -> None:
     """Free the program's objects the way CPython's finalization does, while the guard is armed.
 
     The exec'd interpreter ends with ``os._exit`` (``end_guarded``: no ``__del__`` may run after
@@ -608,8 +623,9 @@ def release_program() -> None:
     ``zipfile.ZipFile`` writes its central directory then).
 
     The namespaces released are the program's own: ``__main__``, and every module imported
-    since the program began from a file outside the interpreter's installation and python-sb's
-    package, the latest first. Not the installation's modules: the standard library's may be
+    since the program began (not in ``start``) from a file outside the interpreter's
+    installation and python-sb's package (``installed``: directory prefixes), the latest
+    first. Not the installation's modules: the standard library's may be
     the very objects python-sb's start uses (the Python layer hands a module it loaded to the
     program's first import of it), and clearing them would break the rest of the end; an
     object the program stored in one of them is not freed. In three steps, each followed by a
@@ -631,10 +647,6 @@ def release_program() -> None:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return
-    start = _START_MODULES[0] if _START_MODULES else frozenset(sys.modules)
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    installed = tuple(path.rstrip(os.sep) + os.sep for path in (*roots, package) if path)
     namespaces = []
     for name, module in reversed(list(sys.modules.items())):
         namespace = getattr(module, "__dict__", None)

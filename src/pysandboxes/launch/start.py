@@ -658,19 +658,12 @@ def refuse_without_learning(plan: RunPlan) -> None:
 
 def prefixes() -> tuple[str, ...]:
     """The interpreter's installation and site directories (readable by default, SPEC §3.1),
-    and the directory that holds ``pysandboxes``."""
+    and the directory that holds ``pysandboxes``: ``child.installation_dirs``, the one
+    definition (the bootstrap needs it too, at the program's end)."""
 
-    found: list[str] = []
-    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-        if path and path not in found:
-            found.append(path)
-    for entry in sys.path:
-        if entry and ("site-packages" in entry or "dist-packages" in entry) and entry not in found:
-            found.append(entry)
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if src not in found:
-        found.append(src)
-    return tuple(found)
+    from pysandboxes.launch.child import installation_dirs
+
+    return installation_dirs()
 
 
 def _abs(path: str | None) -> str | None:
