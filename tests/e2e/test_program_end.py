@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import base_env, run_python, run_sb
+from tests.kernel.support import require_provider
 
 PROGRAM = """
 import gc, json, sys
@@ -134,15 +135,11 @@ print("done")
 """
 
 
-@pytest.mark.parametrize("provider", ["none", "subprocess", "landlock"])
+@pytest.mark.parametrize("provider", ["none", "subprocess", "landlock", "bwrap", "unshare"])
 def test_what_the_program_left_open_is_written_out_at_exit(tmp_path: Path, provider: str) -> None:
     import zipfile
 
-    from pysandboxes.providers import get_provider
-    from tests.helpers import require
-
-    state = get_provider(provider).availability()
-    require(state.ok, f"os-sandbox={provider}: {state.reason}")
+    require_provider(provider)
     work = tmp_path / "work"
     work.mkdir()
     (work / "prog.py").write_text(LEFT_OPEN)
@@ -174,14 +171,18 @@ print("main")
 """
 
 
-@pytest.mark.parametrize("provider", ["none", "subprocess"])
+@pytest.mark.parametrize("provider", ["none", "subprocess", "landlock"])
 def test_a_del_at_exit_runs_after_the_atexit_handlers_and_is_judged(
     tmp_path: Path, provider: str
 ) -> None:
     """The program's ``atexit`` handlers run first, its objects are freed after them, and a
     ``__del__`` then is the program's code under the guard (the control: plain python reads
-    the file). The review corpus's ``disarm_exit_global_del`` is the attack form."""
+    the file). The review corpus's ``disarm_exit_global_del`` is the attack form. Under
+    landlock the Python layer refuses first, as it does for any read (bwrap and unshare: the
+    file does not exist in their tree, which the guard reports as CPython would, unlogged:
+    docs/python-layer.md)."""
 
+    require_provider(provider)
     work = tmp_path / "work"
     work.mkdir()
     secret = tmp_path / "secret.txt"
