@@ -130,6 +130,12 @@ def test_calls_run_concurrently(report: dict[str, Any]) -> None:
     assert report["executor"] == {"ok": 6}
 
 
+def test_a_call_that_waits_for_a_concurrent_call_does_not_hang(report: dict[str, Any]) -> None:
+    # The first call runs until the second (sent while it runs) has run in the same worker.
+    assert report["releases_other"] == {"ok": True}
+    assert report["waits_for_other"] == {"ok": "released"}
+
+
 def test_each_profile_has_its_own_worker_and_rules(report: dict[str, Any]) -> None:
     assert report["profile_json"]["ok"][0] == "[1, 2]"
     assert report["profile_default"]["error"] == "RuleModuleNotFoundError"

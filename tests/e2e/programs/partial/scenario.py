@@ -92,6 +92,36 @@ def sleep_then(seconds):
     return seconds
 
 
+#: The worker's own copy (the first function shipped with it brings it; later ones keep it):
+#: what one call leaves there, a concurrent call of the same worker sees.
+RENDEZVOUS = {}
+
+
+@sandbox
+def wait_for_other():
+    """Runs until a concurrent call sets ``released`` (at most 60 s): the worker must read and
+    run that call while this one is still running."""
+
+    RENDEZVOUS["waiting"] = True
+    deadline = time.monotonic() + 60
+    while "released" not in RENDEZVOUS:
+        if time.monotonic() > deadline:
+            return "never released"
+        time.sleep(0.002)
+    return RENDEZVOUS["released"]
+
+
+@sandbox
+def is_waiting():
+    return "waiting" in RENDEZVOUS
+
+
+@sandbox
+def release_other():
+    RENDEZVOUS["released"] = "released"
+    return True
+
+
 @sandbox(rules=os.path.join(HERE, "json.py-sandboxes"))
 def with_json(value):
     import json
@@ -282,6 +312,17 @@ with sandboxes() as pool:
     for thread in threads:
         thread.join()
     out("sync_concurrency_seconds", time.monotonic() - start)
+
+    # A call that waits for a concurrent call: the second must run while the first runs (a
+    # worker whose reader ran its call before letting anyone read the next would hang here).
+    waiter = threading.Thread(target=guarded, args=("waits_for_other", wait_for_other))
+    waiter.start()
+    polls = 0
+    while not is_waiting() and polls < 30_000:  # each poll is a call concurrent with it too
+        polls += 1
+        time.sleep(0.002)
+    guarded("releases_other", release_other)
+    waiter.join()
 
     async def eight():
         marks = [os.path.join(WORK, f"m{i}") for i in range(8)]
