@@ -708,10 +708,12 @@ class Server:
 
     def _write(self, frame: bytes) -> None:
         with self.write_lock:
-            view = memoryview(frame)
             try:
-                while view:
-                    view = view[os.write(self.fd, view) :]
+                written = os.write(self.fd, frame)  # a small frame: whole at once
+                if written < len(frame):
+                    view = memoryview(frame)[written:]
+                    while view:
+                        view = view[os.write(self.fd, view) :]
             except OSError:
                 self.stopped.set()
 
