@@ -48,9 +48,10 @@ picks one):
   thread that runs the call. A call that waits for a concurrent call does not hold up the
   read: the next frame wakes another idle thread. When one read brings more than one frame, the
   thread that took the first wakes another through an ``eventfd`` in the same epoll instance.
-- **Elsewhere, and with ``threads=1``** (:meth:`Server._take_turns`): the threads take turns
-  reading the socket (a "leader/follower" loop: the reader hands the read lock on and then
-  runs the call; with one thread there is nobody to hand it to).
+- **Elsewhere, with ``threads=1``, and under ``PYSANDBOXES_PORTABLE``**
+  (:meth:`Server._take_turns`): the threads take turns reading the socket (a
+  "leader/follower" loop: the reader hands the read lock on and then runs the call; with one
+  thread there is nobody to hand it to).
 
 The worker's standard output is its standard error (``dup2``): what a function prints never
 reaches the parent's standard output, a stdio MCP server's protocol channel.
@@ -419,11 +420,15 @@ class Server:
         (one event per write: the explicit wake of :meth:`_wait_and_read`), and a socket object
         on the descriptor for ``recv(MSG_DONTWAIT)`` (the descriptor itself stays blocking, for
         the writes and for :func:`take_channel`). ``False`` where any part is missing: a
-        descriptor that is not a socket, an old kernel; the turn-taking loop serves then."""
+        descriptor that is not a socket, an old kernel; the turn-taking loop serves then, as
+        it does under the portable profiles (``PYSANDBOXES_PORTABLE``, which the bootstrap
+        adopted before this: the tests' way to run that loop here)."""
+
+        from pysandboxes import platform_caps
 
         if sys.platform != "linux":
             return False
-        if self.thread_count < 2:
+        if self.thread_count < 2 or not platform_caps.CAPS.linux:
             return False
         try:
             sock = _socket.socket(fileno=self.fd)
