@@ -64,13 +64,11 @@ as the program's (imports, dynamic code, introspection), wherever its source fil
 """
 
 import _queue  # type: ignore[import-not-found,unused-ignore]
-import _socket
 import builtins
 import io
 import marshal
 import os
 import pickle
-import select
 import sys
 import threading
 import types
@@ -430,6 +428,9 @@ class Server:
             return False
         if self.thread_count < 2 or not platform_caps.CAPS.linux:
             return False
+        import _socket  # here: 0.4 ms of start-up that a worker of one thread never pays
+        import select
+
         try:
             sock = _socket.socket(fileno=self.fd)
             wake_fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
