@@ -561,7 +561,11 @@ class Server:
         self.go.wait()
         wait = self.epoll.poll
         while not self.stopped.is_set():
-            wait(-1, 1)
+            try:
+                wait(-1, 1)
+            except OSError:  # (not expected: the epoll instance is never closed)
+                self.stopped.set()
+                return
             with self.read_lock:
                 try:
                     self._read_available()
