@@ -130,6 +130,21 @@ def test_calls_run_concurrently(report: dict[str, Any]) -> None:
     assert report["executor"] == {"ok": 6}
 
 
+def test_a_call_that_waits_for_a_concurrent_call_does_not_hang(report: dict[str, Any]) -> None:
+    # The first call runs until the second (sent while it runs) has run in the same worker.
+    assert report["releases_other"] == {"ok": True}
+    assert report["waits_for_other"] == {"ok": "released"}
+
+
+def test_two_calls_read_at_once_run_at_once(report: dict[str, Any]) -> None:
+    # Both calls were sent while every worker thread was busy, so one read takes both frames;
+    # the first waits for the second, which another thread must run.
+    assert report["batched_sent_while_held"] is True
+    assert report["holders"] == [{"ok": "held"}] * 8
+    assert report["batched_releases"] == {"ok": True}
+    assert report["batched_waits"] == {"ok": "released"}
+
+
 def test_each_profile_has_its_own_worker_and_rules(report: dict[str, Any]) -> None:
     assert report["profile_json"]["ok"][0] == "[1, 2]"
     assert report["profile_default"]["error"] == "RuleModuleNotFoundError"

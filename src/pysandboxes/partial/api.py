@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 def is_in_sandbox() -> bool:
     """Whether this code runs under python-sb: a whole program (complete mode) or a worker."""
 
-    return bool(getattr(sys, "_pysandboxes_child", ""))
+    # (Not getattr with a default: in a caller, where it is missing, that raises and catches
+    # an AttributeError at every call of a sandboxed function.)
+    return bool(vars(sys).get("_pysandboxes_child", ""))
 
 
 class Marked:

@@ -128,6 +128,9 @@ class Worker:
         self.starts = 0
         self._lock = threading.Lock()
         self._cv = threading.Condition(self._lock)
+        #: Callers asleep on ``_cv`` (changed with ``_lock`` held): with none, nobody is
+        #: notified (a ``notify_all`` is Python code, paid twice a call otherwise).
+        self._sleepers = 0
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._started: Started | None = None
@@ -416,12 +419,25 @@ class Worker:
                         self._pump(pending.started, remaining)
                 finally:
                     self._read_lock.release()
-                    with self._cv:
-                        self._cv.notify_all()
+                    self._wake_sleepers()
             else:
                 with self._cv:
-                    if not pending.done:
-                        self._cv.wait(remaining)
+                    # Asleep only while another caller reads: the reader notifies the sleepers
+                    # when it lets the read lock go (after releasing it, with ``_lock`` held).
+                    if not pending.done and self._read_lock.locked():
+                        self._sleepers += 1
+                        try:
+                            self._cv.wait(remaining)
+                        finally:
+                            self._sleepers -= 1
+
+    def _wake_sleepers(self) -> None:
+        """Notify the callers asleep on ``_cv``, if any (the read lock is free, or a call of
+        theirs may be done)."""
+
+        with self._lock:
+            if self._sleepers:
+                self._cv.notify_all()
 
     def _pump_thread(self) -> None:
         """Reads for the ``async`` callers while any waits (they cannot block their loop)."""
@@ -439,8 +455,7 @@ class Worker:
                 self._pump(started, 0.05)
             finally:
                 self._read_lock.release()
-                with self._cv:
-                    self._cv.notify_all()
+                self._wake_sleepers()
 
     def _pump(self, started: Started, timeout: float | None) -> None:
         """Read one frame from ``started`` (read lock held) and hand it to its call; a worker
@@ -467,7 +482,8 @@ class Worker:
                 del self._pending[ident]
                 assert pending is not None
                 pending.kind, pending.body, pending.done = kind, body, True
-                self._cv.notify_all()
+                if self._sleepers:
+                    self._cv.notify_all()
         if forged:
             # An answer no call of ours asked for (a guessed id, a wrong token): the worker
             # breaks the protocol; it is ended and its calls fail (never a forged result).

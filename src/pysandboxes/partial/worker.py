@@ -38,11 +38,23 @@ start-up waits for it); then, for call ``ID``:
   unpickler that resolves no global at all, and rebuilds the exception.
 
 Sync functions run in a pool of threads started before arming; coroutine functions run on an
-event loop in its own thread. The threads take turns reading the socket (a "leader/follower"
-loop: the reader hands the read lock on and runs the call itself), so a sequential caller costs
-no thread hand-off. The worker's standard output is its standard error (``dup2``): what a
-function prints never reaches the parent's standard output, a stdio MCP server's protocol
-channel.
+event loop in its own thread. How the threads share the socket (:meth:`Server.start_threads`
+picks one):
+
+- **Linux, more than one thread** (:meth:`Server._wait_and_read`): every idle thread waits in
+  ``epoll_wait`` on one epoll instance, the socket registered edge-triggered. The kernel wakes
+  *one* waiter per arriving frame, which reads it (without blocking: ``MSG_DONTWAIT``) and runs
+  the call itself. A sequential caller costs no thread hand-off at all: nobody is woken but the
+  thread that runs the call. A call that waits for a concurrent call does not hold up the
+  read: the next frame wakes another idle thread. When one read brings more than one frame, the
+  thread that took the first wakes another through an ``eventfd`` in the same epoll instance.
+- **Elsewhere, with ``threads=1``, and under ``PYSANDBOXES_PORTABLE``**
+  (:meth:`Server._take_turns`): the threads take turns reading the socket (a
+  "leader/follower" loop: the reader hands the read lock on and then runs the call; with one
+  thread there is nobody to hand it to).
+
+The worker's standard output is its standard error (``dup2``): what a function prints never
+reaches the parent's standard output, a stdio MCP server's protocol channel.
 
 A function's code is rebuilt here with ``marshal`` and ``types.FunctionType`` by this module,
 which is python-sb's (library) code, so the guard does not judge those steps as the program's
@@ -98,6 +110,16 @@ def _read_exact(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _frame_size(buffer: bytes) -> int:
+    """The size of the frame whose header starts ``buffer``; one outside the protocol ends the
+    worker (``EOFError``, as the parent's closing would)."""
+
+    size = int.from_bytes(buffer[:4], "little") + 4
+    if size < HEADER or size > MAX_INCOMING:
+        raise EOFError
+    return size
 
 
 # -- rebuilding shipped functions and classes (parent -> worker) ----------------------------------
@@ -384,6 +406,47 @@ class Server:
         self.loop_ready = threading.Event()
         self.loop_error: BaseException | None = None
         self.executor_queue: Any = _queue.SimpleQueue()
+        #: The epoll loop's parts (Linux, more than one thread; see :meth:`_epoll_parts`).
+        self.epoll: Any = None
+        self.sock: Any = None
+        self.dontwait = 0
+        self.wake_other: Any = None
+
+    def _epoll_parts(self) -> bool:
+        """Make the epoll loop's parts (before arming): an epoll instance holding the socket
+        (edge-triggered: one event per arrival, whatever is still unread) and an ``eventfd``
+        (one event per write: the explicit wake of :meth:`_wait_and_read`), and a socket object
+        on the descriptor for ``recv(MSG_DONTWAIT)`` (the descriptor itself stays blocking, for
+        the writes and for :func:`take_channel`). ``False`` where any part is missing: a
+        descriptor that is not a socket, an old kernel; the turn-taking loop serves then, as
+        it does under the portable profiles (``PYSANDBOXES_PORTABLE``, which the bootstrap
+        adopted before this: the tests' way to run that loop here)."""
+
+        from pysandboxes import platform_caps
+
+        if sys.platform != "linux":
+            return False
+        if self.thread_count < 2 or not platform_caps.CAPS.linux:
+            return False
+        import _socket  # here: 0.4 ms of start-up that a worker of one thread never pays
+        import select
+
+        try:
+            sock = _socket.socket(fileno=self.fd)
+            wake_fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        except (OSError, AttributeError):
+            return False
+        try:
+            epoll = select.epoll()
+            epoll.register(self.fd, select.EPOLLIN | select.EPOLLET)
+            epoll.register(wake_fd, select.EPOLLIN | select.EPOLLET)
+        except OSError:
+            sock.detach()
+            os.close(wake_fd)
+            return False
+        self.sock, self.epoll, self.dontwait = sock, epoll, _socket.MSG_DONTWAIT
+        self.wake_other = lambda: os.eventfd_write(wake_fd, 1)
+        return True
 
     def start_threads(self) -> None:
         """Start every thread now, before the guard is armed (it judges thread starts): the
@@ -397,8 +460,9 @@ class Server:
                 target=self._executor_thread, name="pysb-executor", daemon=True
             ).start()
         threading.Thread(target=self._loop_thread, name="pysb-loop", daemon=True).start()
+        reader = self._wait_and_read if self._epoll_parts() else self._take_turns
         for index in range(self.thread_count):
-            thread = threading.Thread(target=self._take_turns, name=f"pysb-{index}", daemon=True)
+            thread = threading.Thread(target=reader, name=f"pysb-{index}", daemon=True)
             thread.start()
             self.threads.append(thread)
 
@@ -481,24 +545,103 @@ class Server:
                     return
             self._call(ident, token, body)  # the read lock is another thread's turn now
 
-    def _next_frame(self) -> "tuple[bytes, int, bytes, bytes]":
-        """The next frame from the parent (read lock held); reads ahead into a buffer, so that
-        a small frame costs one system call."""
+    def _wait_and_read(self) -> None:
+        """The epoll loop (see the module docstring): wait for an event, take the read lock,
+        read what the socket holds, take one call (defines on the way are run here), run it
+        with the lock released.
 
-        buffer = self.buffer
-        while len(buffer) < HEADER:
-            chunk = os.read(self.fd, 1 << 16)
+        Why no frame waits unseen: whoever holds the read lock first empties the socket (until
+        a short read or ``EAGAIN``), so a byte still unread when the lock is released arrived
+        after that, and its arrival made an event that some thread takes (an idle one at
+        once, else the next that waits). A complete frame left in the buffer has no event of
+        its own: the thread that leaves it writes to the ``eventfd``, which wakes one more
+        (who leaves the next one the same way). A thread woken for bytes another thread has
+        read already finds nothing and waits again."""
+
+        self.go.wait()
+        wait = self.epoll.poll
+        while not self.stopped.is_set():
+            try:
+                wait(-1, 1)
+            except OSError:  # (not expected: the epoll instance is never closed)
+                self.stopped.set()
+                return
+            with self.read_lock:
+                try:
+                    self._read_available()
+                    while True:
+                        frame = self._take_frame()
+                        if frame is None and self.buffer:
+                            frame = self._next_frame()  # the rest is on its way: wait for it
+                        if frame is None or frame[0] != DEFINE:
+                            break
+                        self._define(frame[1], frame[3])
+                except (EOFError, OSError):
+                    self.stopped.set()
+                    return
+                if frame is None:
+                    continue
+                if frame[0] != CALL:
+                    self.stopped.set()
+                    return
+                if self._whole_frame_buffered():
+                    self.wake_other()  # that frame is another thread's
+            self._call(frame[1], frame[2], frame[3])
+
+    def _read_available(self) -> None:
+        """Append what the socket holds to the buffer, without blocking (read lock held). Reads
+        again after a full read (more may be there), never after a short one (the socket was
+        empty then)."""
+
+        recv, flag, want = self.sock.recv, self.dontwait, 1 << 16
+        chunks = [self.buffer] if self.buffer else []
+        while True:
+            try:
+                chunk = recv(want, flag)
+            except BlockingIOError:
+                break
             if not chunk:
                 raise EOFError
-            buffer = buffer + chunk if buffer else chunk
-        size = int.from_bytes(buffer[:4], "little") + 4
-        if size < HEADER or size > MAX_INCOMING:
-            raise EOFError
+            chunks.append(chunk)
+            if len(chunk) < want:
+                break
+        if chunks:
+            self.buffer = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _whole_frame_buffered(self) -> bool:
+        buffer = self.buffer
+        return len(buffer) >= HEADER and len(buffer) >= _frame_size(buffer)
+
+    def _take_frame(self) -> "tuple[bytes, int, bytes, bytes] | None":
+        """The frame at the start of the buffer if it is whole (read lock held), else ``None``;
+        a size outside the protocol ends the worker, as the parent's closing would."""
+
+        buffer = self.buffer
+        if len(buffer) < HEADER:
+            return None
+        size = _frame_size(buffer)
         if len(buffer) < size:
-            buffer = buffer + _read_exact(self.fd, size - len(buffer))
+            return None
         self.buffer = buffer[size:]
         ident = int.from_bytes(buffer[5:9], "little")
         return buffer[4:5], ident, buffer[9:HEADER], buffer[HEADER:size]
+
+    def _next_frame(self) -> "tuple[bytes, int, bytes, bytes]":
+        """The next frame from the parent (read lock held), blocking until it is whole; reads
+        ahead into a buffer, so that a small frame costs one system call."""
+
+        while True:
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+            buffer = self.buffer
+            if len(buffer) < HEADER:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    raise EOFError
+                self.buffer = buffer + chunk if buffer else chunk
+            else:
+                self.buffer = buffer + _read_exact(self.fd, _frame_size(buffer) - len(buffer))
 
     def _define(self, ident: int, body: bytes) -> None:
         try:
@@ -575,10 +718,12 @@ class Server:
 
     def _write(self, frame: bytes) -> None:
         with self.write_lock:
-            view = memoryview(frame)
             try:
-                while view:
-                    view = view[os.write(self.fd, view) :]
+                written = os.write(self.fd, frame)  # a small frame: whole at once
+                if written < len(frame):
+                    view = memoryview(frame)[written:]
+                    while view:
+                        view = view[os.write(self.fd, view) :]
             except OSError:
                 self.stopped.set()
 

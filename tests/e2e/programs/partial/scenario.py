@@ -92,6 +92,52 @@ def sleep_then(seconds):
     return seconds
 
 
+#: The worker's own copy (the first function shipped with it brings it; later ones keep it):
+#: what one call leaves there, a concurrent call of the same worker sees.
+RENDEZVOUS = {}
+
+
+@sandbox
+def wait_for_other(key):
+    """Runs until a concurrent call releases ``key`` (at most 20 s, so that a worker that
+    never runs that call fails the test rather than its time limit): the worker must read and
+    run that call while this one is still running."""
+
+    RENDEZVOUS["waiting", key] = True
+    deadline = time.monotonic() + 20
+    while ("released", key) not in RENDEZVOUS:
+        if time.monotonic() > deadline:
+            return "never released"
+        time.sleep(0.002)
+    return RENDEZVOUS["released", key]
+
+
+@sandbox
+def is_waiting(key):
+    return ("waiting", key) in RENDEZVOUS
+
+
+@sandbox
+def release_other(key):
+    RENDEZVOUS["released", key] = "released"
+    return True
+
+
+@sandbox
+def hold(marker, until):
+    """Keeps a worker thread busy: writes ``marker``, returns once the file ``until`` exists
+    (at most 60 s)."""
+
+    with open(marker, "w") as handle:
+        handle.write("running")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(until):
+        if time.monotonic() > deadline:
+            return "never released"
+        time.sleep(0.002)
+    return "held"
+
+
 @sandbox(rules=os.path.join(HERE, "json.py-sandboxes"))
 def with_json(value):
     import json
@@ -196,9 +242,9 @@ def fails():
 # -- the points --------------------------------------------------------------------------------
 
 
-def guarded(key, call):
+def guarded(key, call, *args):
     try:
-        out(key, {"ok": call()})
+        out(key, {"ok": call(*args)})
     except BaseException as exc:
         out(
             key,
@@ -282,6 +328,46 @@ with sandboxes() as pool:
     for thread in threads:
         thread.join()
     out("sync_concurrency_seconds", time.monotonic() - start)
+
+    # A call that waits for a concurrent call: the second must run while the first runs (a
+    # worker whose reader ran its call before letting anyone read the next would hang here).
+    waiter = threading.Thread(target=guarded, args=("waits_for_other", wait_for_other, "one"))
+    waiter.start()
+    polls = 0
+    while not is_waiting("one") and polls < 30_000:  # each poll is a concurrent call too
+        polls += 1
+        time.sleep(0.002)
+    guarded("releases_other", release_other, "one")
+    waiter.join()
+
+    # The same two calls reaching the worker together: every one of its threads is held busy
+    # while both are sent, so that the first thread set free reads both frames at once. It
+    # runs the first, which waits for the second: another thread must be woken for that one.
+    until = os.path.join(WORK, "release-holders")
+    markers = [os.path.join(WORK, f"holder-{i}") for i in range(worker.threads)]
+    holders = [
+        threading.Thread(target=guarded, args=(f"holder_{i}", hold, marker, until))
+        for i, marker in enumerate(markers)
+    ]
+    for thread in holders:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while not all(map(os.path.exists, markers)) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    pair = [
+        threading.Thread(target=guarded, args=("batched_waits", wait_for_other, "two")),
+        threading.Thread(target=guarded, args=("batched_releases", release_other, "two")),
+    ]
+    for thread in pair:
+        thread.start()
+    while len(worker._pending) < worker.threads + 2 and time.monotonic() < deadline:
+        time.sleep(0.005)  # both frames are sent (the calls are in flight)
+    out("batched_sent_while_held", len(worker._pending) == worker.threads + 2)
+    with open(until, "w"):
+        pass
+    for thread in holders + pair:
+        thread.join()
+    out("holders", [report.pop(f"holder_{i}") for i in range(worker.threads)])
 
     async def eight():
         marks = [os.path.join(WORK, f"m{i}") for i in range(8)]
