@@ -6,15 +6,21 @@ its provider as ``os-sandbox=${OS_SANDBOX:-...}``, as learned files do): the sam
 one of:
 
 ``--mode events`` (default)
-    every audit event the run raised, by kind: how many, how many reached a handler, and the
-    time spent in the hook for them (``perf_counter_ns`` around the hook's body, which the
-    guard installs as its one audit hook; the wrapper adds about 0.1 us per event, the same for
-    every kind, not counted in the figures). Events raised *while the hook runs* (the guard's
+    every audit event the run raised, by kind: how many, whether they reached a handler, and
+    the time spent in their handler (``perf_counter_ns`` around it, see ``_time_handlers``;
+    the body's dispatch around it -- the table look-up, the collector's switches, the safe
+    point -- is not counted: some 0.3-0.5 us an event, handled or not, shown as 0 for the
+    events without a handler). Events raised *while the hook runs* (the guard's
     own ``id()``, ``f_code`` reads, ``sys._getframe``) re-enter the hook: they are listed as
     ``nested EVENT``, and each figure is exclusive (an event's time without its nested
     events'). One stack for all threads: a run whose threads raise events at the same time
     mixes their nesting (the suites profiled here are single-threaded). ``object.__getattr__``
     is listed by attribute name.
+    With ``--detail``, a file event's row is split by its first argument (type, ``w`` for an
+    ``open`` that writes, ``dir_fd``, the first two components of a ``str`` path) and a
+    ``compile`` by its file name. With ``--no-gc`` the cyclic collector is off for the whole
+    run: a collection is then not counted in the time of whichever event's allocation
+    triggered it (with it on, the cheapest events show tens of microseconds now and then).
 ``--mode cprofile``
     a cProfile of the whole run, started before the guard is armed, printed for the guard's
     own functions (``pysandboxes/guard``, the hook's handlers by name) and the wrappers, sorted
@@ -24,6 +30,7 @@ one of:
 Usage (from the directory the program runs in; the rule file is found as usual)::
 
     .venv/bin/python bench/profile_hook.py -- -m pytest -q tests/
+    .venv/bin/python bench/profile_hook.py --no-gc --detail -- -m test test_pathlib
     .venv/bin/python bench/profile_hook.py --mode cprofile --top 40 -- -m pytest -q tests/
 
 The report goes to the standard error at exit. For development only: nothing of python-sb
@@ -40,55 +47,112 @@ from collections.abc import Callable
 from typing import Any
 
 _TIMED_SOURCE = """
-def timed_hook_body(
-    *args, _counts=None, _original=None, _clock=None, _stack=None, _type=None, _str=None
-):
-    event = args[-2]
-    nested = _stack != []
-    _stack.append(0)
-    start = _clock()
-    try:
-        _original(*args)
-    finally:
-        spent = _clock() - start
-        inner = _stack.pop()
-        if _stack:
-            _stack[-1] += spent
-        key = ("nested " + event) if nested else event
-        if event == "object.__getattr__" and _type(args[-1][1]) is _str:
-            key = key + " ." + args[-1][1]
-        entry = _counts.get(key)
-        if entry is None:
-            entry = _counts[key] = [0, 0, args[0](event) is not None]
-        entry[0] += 1
-        entry[1] += spent - inner
+def make_timed_get(get, counts, clock, stack, type_, str_, detail):
+    cache = {}
+
+    def timed_get(event):
+        handler = get(event)
+        if handler is None:
+            key = ("nested " + event) if stack else event
+            entry = counts.get(key)
+            if entry is None:
+                entry = counts[key] = [0, 0, False]
+            entry[0] += 1
+            return None
+        timed = cache.get(event)
+        if timed is None or timed[0] is not handler:
+
+            def run(args, handler=handler, event=event):
+                nested = stack != []
+                stack.append(0)
+                start = clock()
+                try:
+                    handler(args)
+                finally:
+                    spent = clock() - start
+                    inner = stack.pop()
+                    if stack:
+                        stack[-1] += spent
+                    key = ("nested " + event) if nested else event
+                    if event == "object.__getattr__" and len(args) > 1 and type_(args[1]) is str_:
+                        key = key + " ." + args[1]
+                    elif detail is not None:
+                        key = key + detail(event, args)
+                    entry = counts.get(key)
+                    if entry is None:
+                        entry = counts[key] = [0, 0, True]
+                    entry[0] += 1
+                    entry[1] += spent - inner
+
+            timed = cache[event] = (handler, run)
+        return timed[1]
+
+    return timed_get
 """
 
 
-def _timed_hook_body(
-    counts: dict[str, list[int]], original: Callable[..., None], hook_module: Any
-) -> Callable[..., None]:
-    """A stand-in for ``guard.hook._hook_body`` that times every call by event kind
-    (``args[0]`` is the hook's ``get``: whether the event has a handler).
+def _detail_of(event: str, args: tuple[Any, ...]) -> str:
+    """``--detail``: the file name of a ``compile`` (``<...>`` as given, else whether the
+    source is text or bytes); what a file event's first argument is (its type, ``w`` for an
+    ``open`` that writes, ``dir_fd`` for an ``os.*`` event with one, the first two components
+    of a ``str`` path, ``rel`` for a relative one), so that the slow cases of one event kind
+    show apart. Runs inside the hook: nothing here may raise an audited event."""
 
-    Its code carries ``hook.py``'s file name and runs in that module's globals, so that the
-    guard takes its frame for one of its own (``guard/frames.py``): a frame of this file
-    below the hook would be taken for the program's, the caller of every event. The guard
-    installs a copy of it with globals of the hook's own (``hook._private_copy``), where no
-    builtin is found: what it uses comes in keyword defaults."""
+    if event == "compile" and len(args) > 1:  # (source, filename): the filename's kind
+        name = args[1]
+        if type(name) is str and name.startswith("<"):
+            return f" [{name[:24]}]"
+        return f" [{type(args[0]).__name__} source, file]"
+    if not (event == "open" or event.startswith("os.")) or not args:
+        return ""
+    first = args[0]
+    kind = type(first)
+    text = ""
+    if kind is str:
+        text = " " + "/".join(first.split("/")[:3]) if first.startswith("/") else " rel"
+    write = ""
+    if event == "open" and len(args) > 2 and type(args[2]) is int and args[2] & 0o3103:
+        write = " w"
+    fd = ""
+    if event.startswith("os.") and len(args) > 1 and type(args[-1]) is int and args[-1] >= 0:
+        fd = " dir_fd"
+    return f" [{kind.__name__}{write}{fd}{text}]"
+
+
+def _time_handlers(
+    counts: dict[str, list[int]],
+    hook_module: Any,
+    detail: Callable[[str, tuple[Any, ...]], str] | None,
+) -> None:
+    """Have ``hook.install`` give its hook a ``get`` that times every handler by event kind.
+
+    ``install`` builds the hook as ``_functools.partial(hook body, get, ...)``; for that one
+    call, the partial is given ``timed_get`` instead of ``get`` (``_functools.partial`` is put
+    back at once). ``timed_get`` is called *by* the hook's body, so no frame of the profiler
+    stands between the body and the program: the body's safe point (``signals.safe``: no
+    guard frame below it) and the frame walks (``frames.below_hook``) see the stack they see
+    without the profiler. (An earlier version wrapped the body itself: its frame, a guard
+    frame below the body, made every safe point fail, and the frames the guard releases then
+    waited through whole test modules, each event paying a walk of the stack.) The handler
+    wrappers carry ``hook.py``'s file name and globals, so that the guard takes their frames
+    for its own."""
+
+    import _functools  # type: ignore[import-not-found]
 
     namespace = hook_module.__dict__
     exec(compile(_TIMED_SOURCE, hook_module.__file__, "exec"), namespace)
-    body = namespace.pop("timed_hook_body")
-    body.__kwdefaults__ = {
-        "_counts": counts,
-        "_original": original,
-        "_clock": time.perf_counter_ns,
-        "_stack": [],
-        "_type": type,
-        "_str": str,
-    }
-    return body  # type: ignore[no-any-return]
+    make_timed_get = namespace.pop("make_timed_get")
+    body_code = hook_module._hook_body.__code__
+    real_partial = _functools.partial
+
+    def partial(function: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(function, "__code__", None) is body_code and args:
+            _functools.partial = real_partial
+            timed = make_timed_get(args[0], counts, time.perf_counter_ns, [], type, str, detail)
+            args = (timed, *args[1:])
+        return real_partial(function, *args, **kwargs)
+
+    _functools.partial = partial
 
 
 def _report_events(counts: dict[str, list[int]], wall: list[float]) -> None:
@@ -105,7 +169,7 @@ def _report_events(counts: dict[str, list[int]], wall: list[float]) -> None:
         share = 100 * ns / total_ns if total_ns else 0.0
         out.write(
             f"{event:<32} {n:>8} {'yes' if handled else 'no':>8} {ns / 1e6:>9.2f} "
-            f"{ns / n / 1000:>9.2f} {share:>5.1f}%\n"
+            f"{ns / n / 1000 if handled else 0:>9.2f} {share:>5.1f}%\n"
         )
     out.flush()
 
@@ -141,6 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--mode", choices=("events", "cprofile"), default="events")
     parser.add_argument("--top", type=int, default=30, help="rows of the cProfile report")
+    parser.add_argument(
+        "--detail",
+        action="store_true",
+        help="events mode: file events apart by argument type, write, dir_fd and path prefix; "
+        "compile by file name",
+    )
+    parser.add_argument(
+        "--no-gc",
+        action="store_true",
+        help="the cyclic collector off for the whole run, so that a collection is not "
+        "counted in the time of the event whose allocation triggered it",
+    )
     parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then python-sb's arguments")
     options = parser.parse_args(argv)
     args = options.args[1:] if options.args[:1] == ["--"] else options.args
@@ -150,11 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     from pysandboxes.launch import cli
 
     wall = [time.perf_counter()]
+    if options.no_gc:
+        import gc
+
+        gc.disable()
     if options.mode == "events":
         counts: dict[str, list[int]] = {}
-        hook_module._hook_body = _timed_hook_body(  # type: ignore[assignment]
-            counts, hook_module._hook_body, hook_module
-        )
+        _time_handlers(counts, hook_module, _detail_of if options.detail else None)
         # Registered before the program's: runs after them, still inside the armed run.
         atexit.register(_report_events, counts, wall)
     else:

@@ -69,6 +69,7 @@ def make_on_open(
     str_ = str
     int_ = int
     len_ = len
+    dot_tails = ("/.", "/..")
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
@@ -107,10 +108,14 @@ def make_on_open(
         if (
             not write
             and text.startswith(trusted)
-            and "/." not in text
             and "//" not in text
+            and "/./" not in text
+            and "/../" not in text
+            and not text.endswith(dot_tails)
             and (not has_ignore or access(text)[0] != ignored_code)
         ):
+            # No component is "." or "..": the text names a path below the trusted prefix
+            # (a name that merely starts with a dot, ~/.pyenv or .venv, is a name like any).
             return
         resolved = judge_text(text, None, write, missing)
         if caching and resolved is not None:

@@ -226,96 +226,19 @@ Info = tuple[str | None, str | None]  # (rule text, origin) of the deciding row
 
 def make_access(table: PathTable) -> Callable[[str], tuple[int, Info | None]]:
     """``access(resolved_path) -> (NONE|RO|RW|IGNORED, (rule, origin))`` over ``table``: the
-    one precedence of ``policy/precedence.py`` (``decide.path_access`` builds its matcher
-    there too). On Windows (``table.windows``) the paths, normalised by ``guard/paths.py``'s
-    resolve, are lowered and split on ``\\``; a path ``resolve`` refused (``paths.REFUSED``
-    first) matches nothing. The closure holds plain tuples only (no attribute of a guard class
-    is read at run time).
-
-    POSIX paths are matched by one of several of precedence's matchers, chosen by the path's
-    first component (:func:`make_bucketed_access`): the table has some fifty rows (the
-    default grants), which one matcher tries in turn for every file event."""
+    one precedence of ``policy/precedence.py``, whose matcher ``decide.path_access`` uses too
+    (POSIX rows grouped by their first component there: the table has some fifty rows, the
+    default grants). On Windows (``table.windows``) the paths, normalised by
+    ``guard/paths.py``'s resolve, are lowered and split on ``\\``; a path ``resolve`` refused
+    (``paths.REFUSED`` first) matches nothing. The closure holds plain tuples only (no
+    attribute of a guard class is read at run time)."""
 
     from pysandboxes.policy.precedence import make_path_matcher
 
     rows = tuple((row.path, row.below, row.access, (row.rule, row.origin)) for row in table.rows)
-    if table.windows:
-        return make_path_matcher(
-            rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
-        )
-    names, anchored, none_code, ignored_code = (
-        table.ignore_names,
-        table.ignore_anchored,
-        NONE,
-        IGNORED,
+    return make_path_matcher(
+        rows, table.ignore_names, table.ignore_anchored, table.windows, NONE, IGNORED
     )
-
-    def matcher_of(subset: tuple[tuple[str, str, int, Info], ...]) -> Callable[[str], Any]:
-        return make_path_matcher(subset, names, anchored, False, none_code, ignored_code)
-
-    return make_bucketed_access(rows, matcher_of)
-
-
-def _first_component(path: str) -> str:
-    """The first component of an absolute POSIX path (``""`` for ``/`` or ``//...``)."""
-
-    end = path.find("/", 1)
-    return path[1:end] if end > 0 else path[1:]
-
-
-def make_bucketed_access(
-    rows: tuple[tuple[str, str, int, Info], ...],
-    make_matcher: Callable[[tuple[tuple[str, str, int, Info], ...]], Callable[[str], Any]],
-) -> Callable[[str], tuple[int, Info | None]]:
-    """``access`` over POSIX ``rows`` (``(prefix, below, kind, info)`` in precedence's order):
-    one matcher (``make_matcher`` of a subset of the rows, their order kept) per first
-    component of the rows' prefixes, holding the rows of that component and the *shared*
-    ones (``/``, and any prefix that is not a plain absolute path without a final ``/``:
-    none is, it is a safeguard); a path is matched by the matcher of its own first
-    component, else by the shared rows'.
-
-    The same answer as one matcher of every row: a row ``/K...`` holds a path (its final
-    ``/`` removed, as the matcher does) only when the path is ``/K...`` itself or starts with
-    ``/K.../``, so the path's first component (before that removal) is ``K`` too -- a row
-    left out of the path's matcher could not have held it, and the rows kept are tried in
-    the same order, with the same ``ignore=`` checks first. Not absolute: every row."""
-
-    # One pass for the keys (the first component of each row whose prefix is a plain absolute
-    # path, else None: a shared row), one to fill the buckets; loops, not comprehensions: no
-    # nested code reads a global (test_run_time_state).
-    keys: list[str | None] = []
-    by_key: dict[str, list[tuple[str, str, int, Info]]] = {}
-    for prefix, below, _kind, _info in rows:
-        plain = prefix.startswith("/") and not prefix.startswith("//") and not prefix.endswith("/")
-        key = _first_component(prefix) if plain and below == prefix + "/" else None
-        keys.append(key)
-        if key is not None:
-            by_key.setdefault(key, [])
-    shared: list[tuple[str, str, int, Info]] = []
-    for row, key in zip(rows, keys, strict=True):
-        if key is not None:
-            by_key[key].append(row)
-        else:
-            shared.append(row)
-            for bucket in by_key.values():
-                bucket.append(row)
-    everything = make_matcher(rows)
-    fallback = make_matcher(tuple(shared))
-    matchers: dict[str, Callable[[str], Any]] = {}
-    for key, bucket in by_key.items():  # a loop: no nested code reads a global
-        matchers[key] = make_matcher(tuple(bucket))
-    get = matchers.get
-
-    def access(path: str) -> tuple[int, Info | None]:
-        if not path.startswith("/"):
-            return everything(path)  # type: ignore[no-any-return]
-        end = path.find("/", 1)
-        matcher = get(path[1:end] if end > 0 else path[1:])
-        if matcher is None:
-            return fallback(path)  # type: ignore[no-any-return]
-        return matcher(path)  # type: ignore[no-any-return]
-
-    return access
 
 
 class FileHandlers(NamedTuple):

@@ -244,11 +244,13 @@ def make_frames(
             probe = probe.f_back
         return frame
 
-    def outside_guard(deputies: tuple[str, ...]) -> Any:
-        """The first frame that is neither the guard's nor a deputy's (busy must be set).
+    def outside_guard(deputies: tuple[str, ...]) -> tuple[Any, Any]:
+        """``(frame, its code)``: the first frame that is neither the guard's nor a deputy's
+        (``(None, None)`` when there is none; busy must be set).
 
         One ``f_code`` read per frame (each raises an event that re-enters the hook): the
-        guard test of :func:`is_guard_frame` and the deputy test share it."""
+        guard test of :func:`is_guard_frame` and the deputy test share it, and the code is
+        handed to the caller, which would otherwise read it once more."""
 
         frame: Any = below_hook(getframe(1))
         inner = ""  # the file of the previous frame met (innermost first)
@@ -275,15 +277,16 @@ def make_frames(
                 inner = filename
                 frame = frame.f_back
                 continue
-            return frame
-        return None
+            return frame, code
+        return None, None
 
     def caller_file(deputies: tuple[str, ...]) -> str | None:
         state = enter()
         try:
-            frame = outside_guard(deputies)
-            return None if frame is None else file_of(frame.f_code)
+            frame, code = outside_guard(deputies)
+            return None if frame is None else file_of(code)
         finally:
+            frame = code = None
             leave(state)
 
     def statement_importer(deputies: tuple[str, ...]) -> str | None:
@@ -294,16 +297,17 @@ def make_frames(
 
         state = enter()
         try:
-            frame = outside_guard(deputies)
+            frame, code = outside_guard(deputies)
             if frame is None:
                 return None
-            filename: str = file_of(frame.f_code)
+            filename: str = file_of(code)
             if filename.startswith("<") and not filename.startswith("<frozen "):
                 name = frame.f_globals.get("__name__")
                 if name != "__main__":
                     return None
             return filename
         finally:
+            frame = code = None
             leave(state)
 
     def first_codes(count: int) -> tuple[tuple[str, str], ...]:

@@ -141,6 +141,7 @@ def make_path_tools(
     captured_min_depth = KERNEL_MIN_DEPTH
     captured_deleted = " (deleted)"
     captured_fd_dir = "/proc/self/fd/"
+    dot_tails = ("/.", "/..")
     #: The resolver's own ``open`` of a directory, by thread: the exact ``bytes`` object it
     #: passes, which ``text_of`` answers as "already judged" (``FD``) once, for the ``open``
     #: event that very call raises (see ``kernel_resolve``).
@@ -228,6 +229,24 @@ def make_path_tools(
         if not path.startswith("/"):
             if base is None:
                 base = getcwd()
+            if (
+                str_count(path, "/") < captured_min_depth
+                and base.startswith("/")
+                and "//" not in base
+                and "/./" not in base
+                and "/../" not in base
+                and not base.endswith(dot_tails)
+            ):
+                # Only the relative part is walked: ``base`` is the kernel's own name of a
+                # directory (``getcwd``, a ``dir_fd``'s ``fd_path``) or a path resolved here
+                # (a link's directory), with no link, "." or ".." in it (a base written
+                # otherwise is walked again, as before), and
+                # the kernel resolves a relative path from that directory itself, not from
+                # its name. The walk of ``base + "/" + path`` would lstat each of base's
+                # components to find none a link: the same path, one system call per
+                # component more (rmtree's ``rmdir(name, dir_fd=fd)`` walked the whole
+                # directory twice per entry).
+                return walk(path, base)
             path = base + "/" + path
         if open_dir is not None and str_count(path, "/") >= captured_min_depth:
             found = kernel_resolve(path)
@@ -304,13 +323,14 @@ def make_path_tools(
             return None
         return candidate
 
-    def walk(path: str) -> str:
-        """``path`` (absolute) resolved one component at a time: ``lstat``, and ``readlink``
-        for a link; a component that cannot be looked up is kept as written."""
+    def walk(path: str, start: str = "") -> str:
+        """``path`` resolved one component at a time: ``lstat``, and ``readlink`` for a link;
+        a component that cannot be looked up is kept as written. ``start``: the resolved
+        directory a relative ``path`` is below (absolute, no final "/"; ``""``: the root)."""
 
         pending = path.split("/")
         pending.reverse()
-        resolved = ""
+        resolved = start.rstrip("/")
         links = 0
         while pending:
             part = pending.pop()

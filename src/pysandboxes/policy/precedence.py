@@ -12,7 +12,7 @@ a test:
 - :func:`ignore_matchers` -- the ``ignore=`` globs: a glob naming one component hides every
   path with such a component, a glob with a separator hides the path it names and all below;
 - :func:`make_path_matcher` -- ``ignore=`` beats every exposure, then the first row that holds
-  the path.
+  the path, tried among the rows of the path's first component (:func:`group_rows`).
 
 And the ``net=`` rules (SPEC §2.4), the same way: :func:`net_rows` compiles them into plain
 tuples, DENY rules first, and :func:`make_net_matcher` answers with the first row that
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "exposure_row",
+    "group_rows",
     "ignore_matchers",
     "make_net_matcher",
     "make_path_matcher",
@@ -113,14 +114,25 @@ def make_path_matcher(
     windows: bool,
     none: Kind,
     ignored: Kind,
+    grouped: bool = True,
 ) -> Callable[[str], tuple[Kind, Info | None]]:
     """``match(resolved_path) -> (kind, info)`` over ``rows`` (``(prefix, below, kind, info)``
     in :func:`order_rows`'s order, prefixes from :func:`exposure_row`): ``(ignored, None)`` when
     an ``ignore=`` glob hides the path or a parent of it, else the kind and info of the first
     row holding it, else ``(none, None)``. The kinds are the caller's (the guard's integers,
-    ``decide``'s words). The closure holds tuples and C functions only."""
+    ``decide``'s words). The closure holds tuples, a dict and C functions only.
+
+    POSIX rows are grouped by the first component of their prefix (:func:`group_rows`): the
+    guard's table has some fifty rows (the default grants), which one list would try in turn
+    for every file event. ``grouped=False`` keeps one list (the tests' reference: the grouping
+    must not change an answer); Windows paths are never grouped."""
 
     table = tuple((prefix, below, kind, info) for prefix, below, kind, info in rows)
+    if grouped and not windows:
+        buckets, shared = group_rows(table)
+    else:
+        buckets, shared = {}, table
+    bucket_of = buckets.get
     lower = str.lower
     sep = "\\" if windows else "/"
 
@@ -137,12 +149,57 @@ def make_path_matcher(
             for part in path.split(sep):
                 if part and names(part) is not None:
                     return ignored, None
-        for prefix, below, kind, info in table:
+        end = path.find(sep, 1)
+        for prefix, below, kind, info in bucket_of(path[1:end] if end > 0 else path[1:], shared):
             if path == prefix or path.startswith(below):
                 return kind, info
         return none, None
 
     return match
+
+
+def group_rows(
+    rows: tuple[tuple[str, str, Kind, Info], ...],
+) -> tuple[
+    dict[str, tuple[tuple[str, str, Kind, Info], ...]], tuple[tuple[str, str, Kind, Info], ...]
+]:
+    """``(buckets, shared)`` of POSIX ``rows`` (in :func:`order_rows`'s order, kept in each
+    group): for each first component ``K`` of a *plain* row's prefix (an absolute path without
+    a final ``/`` nor a leading ``//``, its ``below`` that path and ``/``), the rows of ``K``
+    and the shared ones; ``shared``: the other rows (``/``, and any prefix that is not plain:
+    none is, it is a safeguard). :func:`make_path_matcher` tries a path (its final ``/``
+    removed) against the bucket of its first component, else ``shared``.
+
+    The same answer as every row in turn: a plain row ``/K...`` holds a path only when the
+    path is ``/K...`` itself or starts with ``/K.../``, so the path's first component is ``K``
+    too -- a row left out of the path's bucket could not have held it (a relative path or one
+    starting with ``//`` is held by no plain row), and the rows kept are tried in the same
+    order, after the same ``ignore=`` checks."""
+
+    # Loops, not comprehensions: the guard calls this when arming (test_run_time_state reads
+    # this module's code as the guard's).
+    keys: list[str | None] = []
+    by_key: dict[str, list[tuple[str, str, Kind, Info]]] = {}
+    for prefix, below, _kind, _info in rows:
+        plain = prefix.startswith("/") and not prefix.startswith("//") and not prefix.endswith("/")
+        key: str | None = None
+        if plain and below == prefix + "/":
+            end = prefix.find("/", 1)
+            key = prefix[1:end] if end > 0 else prefix[1:]
+            by_key.setdefault(key, [])
+        keys.append(key)
+    shared: list[tuple[str, str, Kind, Info]] = []
+    for row, key in zip(rows, keys, strict=True):
+        if key is not None:
+            by_key[key].append(row)
+        else:
+            shared.append(row)
+            for bucket in by_key.values():
+                bucket.append(row)
+    buckets: dict[str, tuple[tuple[str, str, Kind, Info], ...]] = {}
+    for key, bucket in by_key.items():
+        buckets[key] = tuple(bucket)
+    return buckets, tuple(shared)
 
 
 # -- network --------------------------------------------------------------------------------------

@@ -35,20 +35,14 @@ def test_the_matchers_are_precedences_own(tmp_path: Path) -> None:
     guard_paths = files.make_access(files.build_table(policy, RunContext(), ()))
     guard_windows = files.make_access(files.build_table(policy, RunContext(), (), "windows"))
     decider = decide.compile_policy(policy)
-    # POSIX: precedence's matchers, one per first component (files.make_bucketed_access)
-    assert guard_paths.__code__ is files.make_bucketed_access((), len).__code__
-    inner = [
+    # POSIX rows grouped by first component, Windows not: one closure, precedence's, for both
+    assert guard_paths.__code__ is path_code
+    grouped = [
         cell.cell_contents
         for cell in guard_paths.__closure__ or ()
-        if callable(cell.cell_contents) and hasattr(cell.cell_contents, "__code__")
-    ]
-    inner += [
-        value
-        for cell in guard_paths.__closure__ or ()
         if type(cell.cell_contents) is type(len) and cell.cell_contents.__name__ == "get"
-        for value in cell.cell_contents.__self__.values()
     ]
-    assert len(inner) >= 3 and all(f.__code__ is path_code for f in inner)
+    assert len(grouped) == 1 and len(grouped[0].__self__) >= 2  # several first components
     assert guard_windows.__code__ is windows_code
     assert decider.paths.match.__code__ is path_code
     assert network.make_matcher(network.build_rules(policy)).__code__ is net_code
@@ -98,8 +92,9 @@ def test_paths_agree_with_decide(tmp_path: Path) -> None:
 
 
 def test_bucketed_paths_agree_with_one_matcher(tmp_path: Path) -> None:
-    """``files.make_access`` (one matcher per first component) answers as one matcher of
-    every row, over the real default rows, narrower rules and the edge cases of the text."""
+    """``files.make_access`` (rows grouped by first component, ``precedence.group_rows``)
+    answers as the ungrouped matcher of every row, over the real default rows, narrower rules
+    and the edge cases of the text."""
 
     (tmp_path / "w" / "sub").mkdir(parents=True)
     policy = _policy(
@@ -113,7 +108,13 @@ def test_bucketed_paths_agree_with_one_matcher(tmp_path: Path) -> None:
     ):
         rows = tuple((r.path, r.below, r.access, (r.rule, r.origin)) for r in table.rows)
         one = precedence.make_path_matcher(
-            rows, table.ignore_names, table.ignore_anchored, False, files.NONE, files.IGNORED
+            rows,
+            table.ignore_names,
+            table.ignore_anchored,
+            False,
+            files.NONE,
+            files.IGNORED,
+            grouped=False,
         )
         bucketed = files.make_access(table)
         texts = ["", "/", "//", "///", "relative", "a/b", "/etc/", "//etc/ssl", "/etc//ssl"]
@@ -122,6 +123,7 @@ def test_bucketed_paths_agree_with_one_matcher(tmp_path: Path) -> None:
                 texts.append(row.path + tail)
                 texts.append(row.path.rstrip("/") + "/" + tail)
         texts += [str(tmp_path / "w" / "sub" / "f"), "/var/secret/k", "/var/secretary", "/tmpx"]
+        texts += ["etc/ssl", "xetc/ssl", "xetc", "\\etc", "/etc\\ssl"]  # relative keys
         for text in texts:
             assert bucketed(text) == one(text), text
 

@@ -138,6 +138,32 @@ def test_the_kernel_and_the_walk_agree(tmp_path: Path, tree: dict[str, str]) -> 
     assert _open_fds() == before  # the descriptor is closed on every way out
 
 
+def test_a_relative_path_is_walked_below_its_base(tree: dict[str, str]) -> None:
+    """A relative path with a base (a ``dir_fd``'s directory, the working directory) is
+    walked from the base, which is the kernel's own name of a directory: the same answer as
+    the walk of the whole path, for every case of the tree written relative to the deep
+    directory (links, ``..`` above the base, missing and dangling names), and for a base
+    written unusually (walked again)."""
+
+    walk = _tools(False)
+    deep = os.path.dirname(os.path.dirname(os.path.dirname(tree["plain"])))
+    checked = 0
+    for name, path in tree.items():
+        if not path.startswith(deep + "/") or "\0" in path:
+            continue
+        relative = path[len(deep) + 1 :]
+        if relative.startswith("/") or relative.count("/") >= KERNEL_MIN_DEPTH:
+            continue  # absolute (doubled slashes); the kernel's case, checked above
+        whole = walk.resolve(deep + "/" + relative, None)  # type: ignore[attr-defined]
+        for base in (deep, deep + "/", deep + "/./", deep + "/sub/.."):
+            below = walk.resolve(relative, base)  # type: ignore[attr-defined]
+            assert below == whole, (name, base, below, whole)
+        checked += 1
+    assert checked >= 20
+    assert walk.resolve("x", "/") == "/x"  # type: ignore[attr-defined]
+    assert walk.resolve("..", "/") == "/"  # type: ignore[attr-defined]
+
+
 @linux_proc
 def test_deep_paths_are_resolved_by_the_kernel(tree: dict[str, str]) -> None:
     """The kernel answers (one O_PATH open of the directory part) for a deep path; the walk
