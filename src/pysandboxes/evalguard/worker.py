@@ -525,7 +525,11 @@ class WorkerBackend:
                 raise _died(process.finish(), rules) from None
 
     def pid(self, rules: EvalRules) -> int:
-        """The worker process serving ``rules`` now (0 when none runs)."""
+        """The process id the host holds for the worker serving ``rules`` now (0 when none
+        runs): the worker itself when forked under python-sb; for a spawned worker, the
+        provider's outer process (the holder of its PID namespace, bubblewrap...). Killing
+        that outer process ends the worker a moment later, not at once: until the worker
+        itself has ended it may still answer (``tests/redteam/eval``, ``kill_tree``)."""
 
         process, _lock = self._process_for(rules)
         return process.pid if process.reader is not None else 0
