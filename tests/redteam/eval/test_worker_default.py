@@ -34,6 +34,7 @@ from pysandboxes.evalguard.api import guarded_eval, resolve
 from pysandboxes.evalguard.worker import WORKER
 from tests.helpers import base_env, require, run_sb
 from tests.redteam.eval.deadlines import scaled, scaled_text
+from tests.redteam.eval.processes import kill_tree
 
 #: For the tests whose outcome is the deadline (a long C call, a slow host function killed
 #: at ``eval-timeout``).
@@ -170,79 +171,6 @@ def test_non_data_results_are_refused_with_their_type() -> None:
         guarded_eval("(1.5).as_integer_ratio", rules=RULES)
     with pytest.raises(TypeError, match="Match"):  # an object pickle cannot carry at all
         guarded_eval("import re\nm = re.match('a', 'a')", mode="exec", rules=RULES)
-
-
-def _start_time(pid: int) -> str | None:
-    """The start time of ``pid`` (``/proc/PID/stat`` field 22), ``None`` once it has ended:
-    with it a PID given to a new process later is not taken for the old one."""
-
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return None if fields[0] in ("Z", "X") else fields[19]
-
-
-def _tree(pid: int) -> list[tuple[int, str]]:
-    """``pid`` and every process under it, each with its start time (children as the kernel
-    lists them for each thread, ``/proc/PID/task/TID/children``)."""
-
-    found: list[tuple[int, str]] = []
-    todo = [pid]
-    while todo:
-        current = todo.pop()
-        started = _start_time(current)
-        if started is None:
-            continue
-        found.append((current, started))
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as handle:
-                    todo.extend(int(child) for child in handle.read().split())
-            except OSError:
-                pass
-    return found
-
-
-def _ended(pid: int, started: str) -> bool:
-    """Whether the process ``pid`` that started at ``started`` has ended, every thread of it
-    (its descriptors are closed when the last one exits; the first thread shows as a zombie
-    before the others are gone)."""
-
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        if fields[19] != started:
-            return True  # the PID is another process's now
-        return fields[0] in ("Z", "X") and os.listdir(f"/proc/{pid}/task") == [str(pid)]
-    except OSError:
-        return True
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL ``pid`` (what ``WORKER.pid`` gives: for a spawned worker, the provider's outer
-    process) and wait until it and every process under it have ended.
-
-    The outer process ending is not the worker ending: under the ``pid-namespace`` tree the
-    outer process is the holder, whose death reaches the namespace's PID 1 by
-    ``PR_SET_PDEATHSIG`` and then, when that PID 1 has run its own exit, the worker. Until
-    then the worker still serves its channel: waiting for the outer process alone let a
-    worker answer the host function's reply and the call succeed (seen under ``pytest -n 2``:
-    after the holder was a zombie, PID 1 still running, the worker asleep in its read)."""
-
-    members = _tree(pid)
-    os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if all(_ended(member, started) for member, started in members):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} or one under it still runs 30 s after SIGKILL")
 
 
 #: The rules of the worker-death test: a deadline no loaded machine reaches, since the death
