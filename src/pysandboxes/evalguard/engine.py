@@ -23,8 +23,12 @@ if TYPE_CHECKING:
 
 FILENAME = "<guarded-eval>"
 _CACHE_SIZE = 1024
-_cache: dict[tuple[str, str, int], Any] = {}
-_runtimes: dict[int, tuple[EvalRules, runtime.Runtime]] = {}
+#: Both keyed by the rules object itself (``EvalRules`` hashes by identity), never by ``id()``:
+#: under python-sb each ``id()`` call raises an audit event the guard dispatches, and these
+#: look-ups run on every evaluation. The key holds the object, so no later object can come
+#: to share it (an ``id`` is reused once its object is freed).
+_cache: dict[tuple[str, str, EvalRules], Any] = {}
+_runtimes: dict[EvalRules, runtime.Runtime] = {}
 _real_compile = compile
 _real_eval = eval
 
@@ -55,10 +59,10 @@ class Compiled:
 
 
 def runtime_for(rules: EvalRules) -> runtime.Runtime:
-    found = _runtimes.get(id(rules))
-    if found is None or found[0] is not rules:
-        found = _runtimes[id(rules)] = (rules, runtime.Runtime(rules))
-    return found[1]
+    found = _runtimes.get(rules)
+    if found is None:
+        found = _runtimes[rules] = runtime.Runtime(rules)
+    return found
 
 
 def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
@@ -71,10 +75,10 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
             raise TypeError(f"guarded evaluation needs source text, not {type(source).__name__}")
     if mode not in ("eval", "exec"):
         raise ValueError(f"mode must be 'eval' or 'exec', not {mode!r}")
-    key = (source, mode, id(rules))
+    key = (source, mode, rules)
     found = _cache.get(key)
     if found is not None:
-        if isinstance(found, Compiled) and found.rules is rules:
+        if isinstance(found, Compiled):
             return found
         if isinstance(found, EvalSyntaxRejected):
             raise EvalSyntaxRejected(found.msg, violations=found.violations)
@@ -92,7 +96,7 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
     return compiled
 
 
-def _store(key: tuple[str, str, int], value: Any) -> None:
+def _store(key: tuple[str, str, EvalRules], value: Any) -> None:
     if len(_cache) >= _CACHE_SIZE:
         _cache.pop(next(iter(_cache)))
     _cache[key] = value
