@@ -159,3 +159,23 @@ def test_a_source_with_many_constants_keeps_its_checks() -> None:
     assert (bound["t"], bound["i"], bound["c299"], len(bound)) == (5, 2, 299.5, 302)
     with pytest.raises(EvalMemoryError):
         guarded_eval(f"{lines}r = x * x", names={"x": 2**300_000}, mode="exec", rules=RULES)
+
+
+def test_an_augmented_sum_of_an_inline_product_keeps_both_checks() -> None:
+    """``t += i * i``: one test for the total and the product (no temporary), and either one
+    not a small int goes through the checked helpers, as before."""
+
+    from pysandboxes.evalguard import engine
+    from pysandboxes.evalguard.api import resolve
+
+    source = "t += i * i"
+    compiled = engine.prepare(source, "exec", resolve(None, RULES))
+    assert not [name for name in compiled.code.co_names if name.startswith("_sb_tmp")]
+    assert guarded_eval(source, names={"t": 3, "i": 4}, mode="exec", rules=RULES)["t"] == 19
+    assert guarded_eval(source, names={"t": 1.5, "i": 2}, mode="exec", rules=RULES)["t"] == 5.5
+    big = 2**100_000  # an int total: the sum cannot grow it
+    assert guarded_eval(source, names={"t": big, "i": 2}, mode="exec", rules=RULES)["t"] == big + 4
+    with pytest.raises(EvalMemoryError):  # a big product: the checked multiplication
+        guarded_eval(source, names={"t": 0, "i": 2**300_000}, mode="exec", rules=RULES)
+    with pytest.raises(NameError, match="'t'"):  # the total is read first, as Python does
+        guarded_eval("t += j * j", mode="exec", rules=RULES)
