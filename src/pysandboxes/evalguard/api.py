@@ -42,6 +42,9 @@ _armed: list[Policy] = []
 #: the eval worker's only process operations under python-sb.
 _operations: list[Any] = []
 _built: dict[tuple[int, str | None], tuple[Policy, EvalRules]] = {}
+#: The last ``(policy, profile, rules)`` of :func:`rules_for`, compared by identity: the
+#: look-up of every evaluation in the eval worker (one armed policy) calls no ``id()``.
+_last_built: list[tuple[Policy, str | None, EvalRules]] = []
 _from_lines: dict[tuple[str, ...], Policy] = {}
 #: Set in a learning or audit run of python-sb (``guard/evalbuiltins.install_learning``).
 LEARNING: list[bool] = []
@@ -87,10 +90,23 @@ def worker_lines(rules: EvalRules) -> tuple[str, ...]:
 
 
 def rules_for(policy: Policy, profile: str | None) -> EvalRules:
+    """The rules of ``profile`` under ``policy``, built once per policy object.
+
+    The last answer is checked first, by identity: under python-sb every ``id()`` call raises
+    an audit event the guard dispatches (this runs once per evaluation in the eval worker),
+    and a ``Policy`` hashes by value (15 us), so it is no key of the hot path either. Behind
+    it, a table by ``id`` whose entries hold their policy (an entry whose policy is not this
+    one is another object's, whose ``id`` this one reuses: rebuilt)."""
+
+    if _last_built:
+        last = _last_built[0]
+        if last[0] is policy and last[1] == profile:
+            return last[2]
     key = (id(policy), profile)
     found = _built.get(key)
     if found is None or found[0] is not policy:
         found = _built[key] = (policy, rules_module.build(policy, profile))
+    _last_built[:] = [(policy, profile, found[1])]
     return found[1]
 
 

@@ -52,11 +52,8 @@ READY, HOST_CALL, RESULT, ERROR = b"K", b"H", b"R", b"X"
 PROTOCOL = 5
 #: Largest frame either side accepts.
 MAX_FRAME = 1 << 30
-#: Opcodes through which a pickle names a global (GLOBAL, INST, STACK_GLOBAL, EXT1/2/4) or a
-#: persistent id (PERSID, BINPERSID).
 #: Largest value (every reference counted) or error record decoded from an evaluation.
 RESULT_BYTES = 64 << 20
-_NAMING = (b"c", b"i", b"\x93", b"\x82", b"\x83", b"\x84", b"P", b"Q")
 _select = select.select
 _monotonic = time.monotonic
 _read = os.read
@@ -251,6 +248,24 @@ class _Resolving:
         raise pickle.UnpicklingError("a guarded evaluation's result cannot name a host object")
 
 
+class _NamesAGlobal(Exception):
+    """Raised by :class:`_PlainUnpickler` at the first global or persistent id."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """The C unpickler for a small answer with no ``PUT``/``LONG_BINPUT`` (which would size
+    its memo to their index): it stops at the first opcode that names a global (``GLOBAL``,
+    ``INST``, ``STACK_GLOBAL``, the ``EXT`` codes) or a persistent id, before anything is
+    built from a class; what it returns is plain values, as ``pickle.loads`` of a pickle with
+    no such opcode returns."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _NamesAGlobal
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise _NamesAGlobal
+
+
 class ResultUnpickler(_Resolving, pickle.Unpickler):
     """Decodes what evaluated code sends (see the module docstring)."""
 
@@ -266,12 +281,19 @@ def loads_from_worker(data: bytes, rules: EvalRules) -> Any:
     from pysandboxes.partial import decode
 
     limits = decode.Limits(RESULT_BYTES)
-    if len(data) < 4096 and not any(op in data for op in (*_NAMING, b"p", b"r")):
-        # names no global: nothing but plain values (counted: shared references expand)
+    if len(data) < 4096 and b"p" not in data and b"r" not in data:
+        # Plain values only (counted: shared references expand), unless an opcode names a
+        # global or a persistent id: then the decoder below reads it. Asked of the opcodes
+        # themselves, not of the bytes: a name such as "i" in the data is no INST.
         try:
-            return decode.finish(pickle.loads(data), limits)
-        except UnsafeResultError as exc:
-            raise errors.EvalWorkerError(str(exc)) from None
+            value = _PlainUnpickler(io.BytesIO(data)).load()
+        except Exception:  # a global, a persistent id, or no pickle: the decoder below says
+            pass
+        else:
+            try:
+                return decode.finish(value, limits)
+            except UnsafeResultError as exc:
+                raise errors.EvalWorkerError(str(exc)) from None
     from pysandboxes.evalguard import engine, runtime
 
     tops = engine.runtime_for(rules).module_tops

@@ -9,6 +9,7 @@ process per call. A refused source is cached too (its error is raised again, reb
 from __future__ import annotations
 
 import decimal
+import dis
 from time import monotonic as _monotonic
 
 from pysandboxes.errors import EvalSyntaxRejected, EvalTimeout, RuleEvalError
@@ -23,10 +24,37 @@ if TYPE_CHECKING:
 
 FILENAME = "<guarded-eval>"
 _CACHE_SIZE = 1024
-_cache: dict[tuple[str, str, int], Any] = {}
-_runtimes: dict[int, tuple[EvalRules, runtime.Runtime]] = {}
+#: Both keyed by the rules object itself (``EvalRules`` hashes by identity), never by ``id()``:
+#: under python-sb each ``id()`` call raises an audit event the guard dispatches, and these
+#: look-ups run on every evaluation. The key holds the object, so no later object can come
+#: to share it (an ``id`` is reused once its object is freed).
+_cache: dict[tuple[str, str, EvalRules], Any] = {}
+_runtimes: dict[EvalRules, runtime.Runtime] = {}
 _real_compile = compile
 _real_eval = eval
+
+
+def _no_inline_cache(name: str) -> bool:
+    """Whether instruction ``name`` exists and has no inline cache entry in this CPython (its
+    two bytes are then the whole instruction); ``False`` when it cannot be told."""
+
+    opcode = dis.opmap.get(name)
+    caches: Any = getattr(dis, "_inline_cache_entries", None)
+    if opcode is None or caches is None:
+        return False
+    try:
+        if isinstance(caches, dict):  # 3.13: by name, absent when none
+            return not caches.get(name) and not caches.get(opcode)
+        return bool(caches[opcode] == 0)
+    except (IndexError, KeyError, TypeError, ValueError):
+        return False
+
+
+_LOAD_NAME = dis.opmap.get("LOAD_NAME", -1)
+_LOAD_CONST = dis.opmap.get("LOAD_CONST", -1)
+_EXTENDED_ARG = dis.opmap.get("EXTENDED_ARG", -1)
+#: Whether a ``LOAD_NAME`` can be turned into a ``LOAD_CONST`` in place (same size).
+_BINDABLE = _no_inline_cache("LOAD_NAME") and _no_inline_cache("LOAD_CONST")
 
 
 class Compiled:
@@ -52,13 +80,50 @@ class Compiled:
         self.helpers = {
             name: table[name] for name in code.co_names if name.startswith("_sb_") and name in table
         }
+        self.code = _bind_helpers(code, self.helpers)
+
+
+def _bind_helpers(code: Any, helpers: dict[str, Any]) -> Any:
+    """``code`` with its top-level reads of the guard's helpers made constants.
+
+    Top-level code reads every name with ``LOAD_NAME``: a dictionary look-up, two per checked
+    operation (``_sb_type(i) is _sb_int``), most of a loop's checked arithmetic. Each such
+    ``LOAD_NAME`` of a helper becomes a ``LOAD_CONST`` of the very object it would have found
+    (the helpers are the namespace's for the run, and no source can bind an ``_sb_`` name:
+    the check refuses it), in place: same size, so no jump or table moves. One with an
+    ``EXTENDED_ARG``, or that would need one, is left as it was, as is every other read
+    (functions of the source read the helpers from the namespace, which still has them)."""
+
+    if not _BINDABLE or not helpers:
+        return code
+    raw = bytearray(code.co_code)
+    consts = list(code.co_consts)
+    names = code.co_names
+    slots: dict[str, int] = {}
+    for at in range(0, len(raw), 2):
+        if raw[at] != _LOAD_NAME or (at and raw[at - 2] == _EXTENDED_ARG):
+            continue
+        name = names[raw[at + 1]]
+        if name not in helpers:
+            continue
+        slot = slots.get(name)
+        if slot is None:
+            if len(consts) > 255:
+                continue
+            slot = slots[name] = len(consts)
+            consts.append(helpers[name])
+        raw[at] = _LOAD_CONST
+        raw[at + 1] = slot
+    if not slots:
+        return code
+    return code.replace(co_code=bytes(raw), co_consts=tuple(consts))
 
 
 def runtime_for(rules: EvalRules) -> runtime.Runtime:
-    found = _runtimes.get(id(rules))
-    if found is None or found[0] is not rules:
-        found = _runtimes[id(rules)] = (rules, runtime.Runtime(rules))
-    return found[1]
+    found = _runtimes.get(rules)
+    if found is None:
+        found = _runtimes[rules] = runtime.Runtime(rules)
+    return found
 
 
 def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
@@ -71,10 +136,10 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
             raise TypeError(f"guarded evaluation needs source text, not {type(source).__name__}")
     if mode not in ("eval", "exec"):
         raise ValueError(f"mode must be 'eval' or 'exec', not {mode!r}")
-    key = (source, mode, id(rules))
+    key = (source, mode, rules)
     found = _cache.get(key)
     if found is not None:
-        if isinstance(found, Compiled) and found.rules is rules:
+        if isinstance(found, Compiled):
             return found
         if isinstance(found, EvalSyntaxRejected):
             raise EvalSyntaxRejected(found.msg, violations=found.violations)
@@ -92,7 +157,7 @@ def prepare(source: str, mode: str, rules: EvalRules) -> Compiled:
     return compiled
 
 
-def _store(key: tuple[str, str, int], value: Any) -> None:
+def _store(key: tuple[str, str, EvalRules], value: Any) -> None:
     if len(_cache) >= _CACHE_SIZE:
         _cache.pop(next(iter(_cache)))
     _cache[key] = value

@@ -29,6 +29,7 @@ goes through a helper of :mod:`pysandboxes.evalguard.runtime`.
 from __future__ import annotations
 
 import ast
+import copy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,15 +61,18 @@ def _number(node: ast.expr) -> bool:
     )
 
 
+def _is_int(node: ast.expr) -> ast.expr:
+    """``_sb_type(node) is _sb_int``."""
+
+    return ast.Compare(left=_call("_sb_type", node), ops=[ast.Is()], comparators=[_name("_sb_int")])
+
+
 def _int_fast_path(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.expr | None:
     """For operands that are plain names (reading them twice changes nothing), the test under
     which the operation cannot allocate: ``i % 3`` when ``i`` is an int, ``a + b`` when both
     are ints. The checked helper runs otherwise. (A loop's arithmetic then costs no call.)"""
 
-    def is_int(node: ast.expr) -> ast.expr:
-        return ast.Compare(
-            left=_call("_sb_type", node), ops=[ast.Is()], comparators=[_name("_sb_int")]
-        )
+    is_int = _is_int
 
     def small(node: ast.Name) -> ast.expr:  # |n| < 2**62: a product of two cannot grow far
         return ast.Compare(
@@ -132,6 +136,8 @@ class Rewriter(ast.NodeTransformer):
 
     def __init__(self) -> None:
         self._temp = 0
+        #: The inline int paths whose value is an int when their test passes.
+        self._int_results: set[ast.expr] = set()
 
     def temp(self) -> str:
         self._temp += 1
@@ -172,6 +178,10 @@ class Rewriter(ast.NodeTransformer):
         fast = _int_fast_path(node.op, left, right)
         if fast is not None:
             checked = ast.IfExp(test=fast, body=ast.BinOp(left, node.op, right), orelse=checked)
+            if isinstance(node.op, (ast.Add, ast.Mult)):
+                # its test passed, the value is an int (int + int, int * int): what an
+                # augmented sum needs to know of it (visit_AugAssign)
+                self._int_results.add(checked)
         return ast.copy_location(checked, node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
@@ -186,6 +196,20 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(target, ast.Name):
             load: ast.expr = _name(target.id)
             store: ast.expr = _name(target.id, ast.Store())
+            if op is ast.Add and value in self._int_results:
+                # total += i * i, the product's inline path: one test for both (the total an
+                # int, the product's own test), so that no temporary holds the product (its
+                # operands are plain names: reading them again changes nothing). Otherwise
+                # the checked sum of the total and the value as it was (evaluated once).
+                assert isinstance(value, ast.IfExp)
+                checked = ast.IfExp(
+                    test=ast.BoolOp(
+                        op=ast.And(), values=[_is_int(_name(target.id)), copy.deepcopy(value.test)]
+                    ),
+                    body=ast.BinOp(_name(target.id), node.op, copy.deepcopy(value.body)),
+                    orelse=_call(helper, _name(target.id), value),
+                )
+                return ast.copy_location(ast.Assign(targets=[store], value=checked), node)
             if op in (ast.Add, ast.Mod) and not (isinstance(value, ast.Name) or _number(value)):
                 # total += i * i: the value into a temporary name first (evaluated once), so
                 # that the int test can read it (no call when both are ints)

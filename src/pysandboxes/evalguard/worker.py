@@ -341,8 +341,9 @@ class WorkerBackend:
         self._lock = threading.Lock()
         self._processes: dict[Any, tuple[Forked | Spawned, threading.Lock]] = {}
         self._local = threading.local()
-        #: The process serving a rules object, by its ``id`` (the per-call look-up).
-        self._by_rules: dict[int, tuple[EvalRules, Forked | Spawned, threading.Lock]] = {}
+        #: The process serving a rules object, keyed by the object (identity; no ``id()``,
+        #: an audit event under python-sb): the per-call look-up.
+        self._by_rules: dict[EvalRules, tuple[Forked | Spawned, threading.Lock]] = {}
         self._dir: str | None = None
         atexit.register(self.close)
 
@@ -426,10 +427,10 @@ class WorkerBackend:
         plain = channel.plain_names(given)
         if given and not (plain and _plain_keys(given)):
             engine.namespace(compiled, given, strict=True)  # the in-process errors, here
-        found = self._by_rules.get(id(rules))
-        if found is None or found[0] is not rules or found[1].owner != _getpid():
-            found = self._by_rules[id(rules)] = (rules, *self._process_for(rules))
-        _rules, process, lock = found
+        found = self._by_rules.get(rules)
+        if found is None or found[0].owner != _getpid():
+            found = self._by_rules[rules] = self._process_for(rules)
+        process, lock = found
         if getattr(self._local, "serving", None) is process:
             raise errors.EvalWorkerError(
                 "a host function called guarded_eval while its own evaluation waits for it, on "
@@ -525,7 +526,11 @@ class WorkerBackend:
                 raise _died(process.finish(), rules) from None
 
     def pid(self, rules: EvalRules) -> int:
-        """The worker process serving ``rules`` now (0 when none runs)."""
+        """The process id the host holds for the worker serving ``rules`` now (0 when none
+        runs): the worker itself when forked under python-sb; for a spawned worker, the
+        provider's outer process (the holder of its PID namespace, bubblewrap...). Killing
+        that outer process ends the worker a moment later, not at once: until the worker
+        itself has ended it may still answer (``tests/redteam/eval``, ``kill_tree``)."""
 
         process, _lock = self._process_for(rules)
         return process.pid if process.reader is not None else 0

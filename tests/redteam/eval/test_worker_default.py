@@ -34,6 +34,7 @@ from pysandboxes.evalguard.api import guarded_eval, resolve
 from pysandboxes.evalguard.worker import WORKER
 from tests.helpers import base_env, require, run_sb
 from tests.redteam.eval.deadlines import scaled, scaled_text
+from tests.redteam.eval.processes import kill_tree
 
 #: For the tests whose outcome is the deadline (a long C call, a slow host function killed
 #: at ``eval-timeout``).
@@ -172,49 +173,23 @@ def test_non_data_results_are_refused_with_their_type() -> None:
         guarded_eval("import re\nm = re.match('a', 'a')", mode="exec", rules=RULES)
 
 
-def gone(pid: int) -> None:
-    """Wait until ``pid`` has ended, every thread of it (its descriptors are closed when the
-    last one exits; the first thread shows as a zombie before the others are gone)."""
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-            if state in ("Z", "X") and os.listdir(f"/proc/{pid}/task") == [str(pid)]:
-                return
-        except OSError:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} still runs 30 s after SIGKILL")
-
-
 #: The rules of the worker-death test: a deadline no loaded machine reaches, since the death
 #: must be what ends the call (with 500 ms, a host slow to see the end of the channel under
 #: load reported the timeout instead, as CI's run under CPython 3.12 did).
 DEATH_RULES = [*RULES[:-1], "eval-timeout=60s"]
 
 
-@pytest.mark.xfail(
-    reason="under pytest -n 2 after the rest of the eval corpus the worker the test kills is not "
-    "always the one serving its evaluation (DID NOT RAISE EvalWorkerError); passes alone and "
-    "serially; cause not found yet (stop 35 closing note)",
-    strict=False,
-)
 def test_worker_death_then_the_next_call_works() -> None:
     rules = resolve(None, DEATH_RULES)
     guarded_eval("1", rules=DEATH_RULES)
-    pid = WORKER.pid(rules)
-    os.kill(pid, signal.SIGKILL)  # killed between two calls
-    gone(pid)
+    kill_tree(WORKER.pid(rules))  # killed between two calls
     assert guarded_eval("2", rules=DEATH_RULES) == 2
 
     def kill_worker() -> int:
-        serving = WORKER.pid(rules)
-        os.kill(serving, signal.SIGKILL)
-        # until it has ended (a fixed 0.1 s sleep lost the race at load 4: the answer reached
-        # a worker that had not died yet, and it answered)
-        gone(serving)
+        # until the worker itself has ended, not only the outer process (see kill_tree: a
+        # fixed 0.1 s sleep, then a wait for the outer process alone, lost the race under
+        # load: the answer reached a worker that had not died yet, and it answered)
+        kill_tree(WORKER.pid(rules))
         return 0
 
     with pytest.raises(EvalWorkerError, match="died"):  # killed during a call

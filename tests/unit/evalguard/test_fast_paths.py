@@ -108,3 +108,74 @@ def test_big_integer_division_imports_what_the_interpreter_needs(backend: str) -
     for name, level in (("os", 0), ("_pylong", 1)):
         with pytest.raises(ImportError):
             _interpreter_import(name, None, None, (), level)
+
+
+def _names_read(code: object) -> set[str]:
+    import dis
+
+    return {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_NAME"}  # type: ignore[arg-type]
+
+
+def test_top_level_code_reads_the_helpers_as_constants() -> None:
+    """The loop's checked operations read ``_sb_type``, ``_sb_int`` and the helpers as
+    constants (the objects the namespace holds for the run), not by name: and each check
+    still holds, the same source refused past its budget with a big int, as by name."""
+
+    from pysandboxes.evalguard import engine
+    from pysandboxes.evalguard.api import resolve
+
+    rules = resolve(None, RULES)
+    source = "t = 0\nfor i in range(n):\n    t += i * i\n"
+    compiled = engine.prepare(source, "exec", rules)
+    read = _names_read(compiled.code)
+    assert {"_sb_type", "_sb_int", "_sb_mul"} <= set(compiled.helpers)
+    assert not read & set(compiled.helpers), read  # (the run's ticks and temporaries: names)
+    # control: the same compile without the binding reads them by name
+    unbound = engine.rewrite.rewrite(engine.check.parse(source, "exec", rules))
+    plain = compile(unbound, "<control>", "exec")
+    assert {"_sb_type", "_sb_int"} <= _names_read(plain)
+    assert guarded_eval(source, names={"n": 4}, mode="exec", rules=RULES) == {
+        "n": 4,
+        "t": 14,
+        "i": 3,
+    }
+    big = "t = 0\nfor i in range(n):\n    t += x * x\n"
+    with pytest.raises(EvalMemoryError):
+        guarded_eval(big, names={"n": 2, "x": 2**300_000}, mode="exec", rules=RULES)
+
+
+def test_a_source_with_many_constants_keeps_its_checks() -> None:
+    """Past 256 constants a helper cannot be one without a longer instruction: it is read by
+    name, as before (the result and the check are the same)."""
+
+    lines = "".join(f"c{n} = {n}.5\n" for n in range(300))  # 300 constants, then the loop
+    source = f"{lines}t = 0\nfor i in range(3):\n    t += i * i\n"
+    from pysandboxes.evalguard import engine
+    from pysandboxes.evalguard.api import resolve
+
+    compiled = engine.prepare(source, "exec", resolve(None, RULES))
+    assert {"_sb_type", "_sb_int"} <= _names_read(compiled.code)  # read by name, as before
+    bound = guarded_eval(source, mode="exec", rules=RULES)
+    assert (bound["t"], bound["i"], bound["c299"], len(bound)) == (5, 2, 299.5, 302)
+    with pytest.raises(EvalMemoryError):
+        guarded_eval(f"{lines}r = x * x", names={"x": 2**300_000}, mode="exec", rules=RULES)
+
+
+def test_an_augmented_sum_of_an_inline_product_keeps_both_checks() -> None:
+    """``t += i * i``: one test for the total and the product (no temporary), and either one
+    not a small int goes through the checked helpers, as before."""
+
+    from pysandboxes.evalguard import engine
+    from pysandboxes.evalguard.api import resolve
+
+    source = "t += i * i"
+    compiled = engine.prepare(source, "exec", resolve(None, RULES))
+    assert not [name for name in compiled.code.co_names if name.startswith("_sb_tmp")]
+    assert guarded_eval(source, names={"t": 3, "i": 4}, mode="exec", rules=RULES)["t"] == 19
+    assert guarded_eval(source, names={"t": 1.5, "i": 2}, mode="exec", rules=RULES)["t"] == 5.5
+    big = 2**100_000  # an int total: the sum cannot grow it
+    assert guarded_eval(source, names={"t": big, "i": 2}, mode="exec", rules=RULES)["t"] == big + 4
+    with pytest.raises(EvalMemoryError):  # a big product: the checked multiplication
+        guarded_eval(source, names={"t": 0, "i": 2**300_000}, mode="exec", rules=RULES)
+    with pytest.raises(NameError, match="'t'"):  # the total is read first, as Python does
+        guarded_eval("t += j * j", mode="exec", rules=RULES)

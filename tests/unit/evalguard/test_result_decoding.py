@@ -146,3 +146,27 @@ def test_a_librarys_sys_exit_does_not_end_the_host() -> None:
     with pytest.raises(SystemExit) as info:
         guarded_eval("leave(4)", names={"leave": sys.exit}, rules=rules, backend="in-process")
     assert info.value.code == 4
+
+
+def test_bytes_that_look_like_naming_opcodes_are_data() -> None:
+    """A name ``i`` (INST's byte), a string holding STACK_GLOBAL's or EXT's byte: data, which
+    the quick decoder reads as itself (it asks the opcodes, not the bytes)."""
+
+    value = {"i": 999, "c": "\x93\x82P", "Q": b"\x84i", "n": [1, (2, 3.5)]}
+    assert _decode(value) == value
+
+
+def test_a_global_among_no_memo_bytes_is_refused() -> None:
+    """``os.system('id')`` has no ``p`` or ``r`` byte, so the quick decoder reads it first:
+    it stops at the global and the restricted decoder refuses it. Control: an unpickler that
+    resolves names finds the function that runs a command."""
+
+    payload = b"\x80\x04cos\nsystem\nX\x02\x00\x00\x00id\x85R."
+    assert b"p" not in payload and b"r" not in payload
+    import io
+
+    assert pickle.Unpickler(io.BytesIO(payload)).find_class("os", "system") is os.system
+    with pytest.raises(EvalWorkerError, match="cannot cross back"):
+        channel.loads_from_worker(payload, resolve(None, RULES))
+    with pytest.raises(EvalWorkerError):  # an extension code (none is registered)
+        channel.loads_from_worker(b"\x80\x04\x82\x01.", resolve(None, RULES))
