@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from pysandboxes.guard.denials import PERMISSION
-from pysandboxes.guard.paths import FD
+from pysandboxes.guard.paths import FD, names_plainly
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def make_on_open(
     str_ = str
     int_ = int
     len_ = len
-    dot_tails = ("/.", "/..")
+    plain_names = names_plainly
 
     def on_open(args: tuple[Any, ...]) -> None:
         obj = args[0]
@@ -108,10 +108,7 @@ def make_on_open(
         if (
             not write
             and text.startswith(trusted)
-            and "//" not in text
-            and "/./" not in text
-            and "/../" not in text
-            and not text.endswith(dot_tails)
+            and plain_names(text)
             and (not has_ignore or access(text)[0] != ignored_code)
         ):
             # No component is "." or "..": the text names a path below the trusted prefix

@@ -94,6 +94,22 @@ class PathTools(NamedTuple):
 REFUSED = "?"
 
 
+def names_plainly(text: str) -> bool:
+    """Whether the POSIX path text has no empty, ``.`` or ``..`` component after its first
+    character (no ``//``, ``/./`` or ``/../``, no final ``/.`` or ``/..``): each component is a
+    name as written, so a prefix test on the text is a test of where it leads, links aside. A
+    name that merely begins with a dot (``~/.pyenv``, ``.venv``) is a name like any. The one
+    test of this for the trusted-read shortcut (``file_events``) and the walk below a resolved
+    base (``posix_resolve``)."""
+
+    return (
+        "//" not in text
+        and "/./" not in text
+        and "/../" not in text
+        and not text.endswith(("/.", "/.."))
+    )
+
+
 def make_path_tools(
     kit: Kit,
     stdlib_dir: str,
@@ -141,7 +157,7 @@ def make_path_tools(
     captured_min_depth = KERNEL_MIN_DEPTH
     captured_deleted = " (deleted)"
     captured_fd_dir = "/proc/self/fd/"
-    dot_tails = ("/.", "/..")
+    plain_names = names_plainly
     #: The resolver's own ``open`` of a directory, by thread: the exact ``bytes`` object it
     #: passes, which ``text_of`` answers as "already judged" (``FD``) once, for the ``open``
     #: event that very call raises (see ``kernel_resolve``).
@@ -232,10 +248,7 @@ def make_path_tools(
             if (
                 str_count(path, "/") < captured_min_depth
                 and base.startswith("/")
-                and "//" not in base
-                and "/./" not in base
-                and "/../" not in base
-                and not base.endswith(dot_tails)
+                and plain_names(base)
             ):
                 # Only the relative part is walked: ``base`` is the kernel's own name of a
                 # directory (``getcwd``, a ``dir_fd``'s ``fd_path``) or a path resolved here

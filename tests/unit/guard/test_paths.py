@@ -284,3 +284,31 @@ for path in ({str(deep / "other")!r}, {str(deep / "loop" / "x")!r}, "link/../oth
     logged = denials.read_text().splitlines()
     assert len(logged) == 3, logged  # the three refused opens, nothing for the directory
     assert all(str(deep / "other") in line or str(deep / "loop") in line for line in logged)
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("/", True),
+        ("/usr/lib", True),
+        ("/root/.pyenv/x", True),  # a name beginning with a dot is a name
+        ("/w/.venv/lib/a.py", True),
+        ("/a/..b", True),
+        ("/a/b.", True),
+        ("/a/", True),  # a final "/" adds no component
+        ("/a//b", False),
+        ("//a", False),
+        ("/a/./b", False),
+        ("/a/.", False),
+        ("/a/../b", False),
+        ("/a/..", False),
+        ("/usr/lib/../../etc/shadow", False),
+    ],
+)
+def test_names_plainly(text: str, plain: bool) -> None:
+    """The one test behind the trusted-read shortcut and the walk below a resolved base: an
+    empty, ``.`` or ``..`` component after the first character makes the text not plain."""
+
+    from pysandboxes.guard.paths import names_plainly
+
+    assert names_plainly(text) is plain
