@@ -9,7 +9,7 @@ process per call. A refused source is cached too (its error is raised again, reb
 from __future__ import annotations
 
 import decimal
-import dis
+import opcode as _opcode  # the instruction table (not dis, which imports more)
 from time import monotonic as _monotonic
 
 from pysandboxes.errors import EvalSyntaxRejected, EvalTimeout, RuleEvalError
@@ -38,21 +38,21 @@ def _no_inline_cache(name: str) -> bool:
     """Whether instruction ``name`` exists and has no inline cache entry in this CPython (its
     two bytes are then the whole instruction); ``False`` when it cannot be told."""
 
-    opcode = dis.opmap.get(name)
-    caches: Any = getattr(dis, "_inline_cache_entries", None)
-    if opcode is None or caches is None:
+    number = _opcode.opmap.get(name)
+    caches: Any = getattr(_opcode, "_inline_cache_entries", None)
+    if number is None or caches is None:
         return False
     try:
         if isinstance(caches, dict):  # 3.13: by name, absent when none
-            return not caches.get(name) and not caches.get(opcode)
-        return bool(caches[opcode] == 0)
+            return not caches.get(name) and not caches.get(number)
+        return bool(caches[number] == 0)
     except (IndexError, KeyError, TypeError, ValueError):
         return False
 
 
-_LOAD_NAME = dis.opmap.get("LOAD_NAME", -1)
-_LOAD_CONST = dis.opmap.get("LOAD_CONST", -1)
-_EXTENDED_ARG = dis.opmap.get("EXTENDED_ARG", -1)
+_LOAD_NAME = _opcode.opmap.get("LOAD_NAME", -1)
+_LOAD_CONST = _opcode.opmap.get("LOAD_CONST", -1)
+_EXTENDED_ARG = _opcode.opmap.get("EXTENDED_ARG", -1)
 #: Whether a ``LOAD_NAME`` can be turned into a ``LOAD_CONST`` in place (same size).
 _BINDABLE = _no_inline_cache("LOAD_NAME") and _no_inline_cache("LOAD_CONST")
 
