@@ -414,14 +414,15 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
     # included. pickle.find_class under python-api=ALLOW:* (one event per global an unpickler
     # loads, test_decimal's 100,000), and marshal.load under python-api=ALLOW:marshal.loads,
     # then cost a set lookup instead of a frame walk (docs/performance.md).
-    all_ = all  # a local: the expression below reads no module global
+    all_ = all  # locals: the expression below reads no module global
+    native = NATIVE_NAMES
     settled = frozenset(
         function
         for function, row in entries.items()
         if not recording
         and all_(
             decided(shown, function, row[2])[0]
-            for shown in (function, *(name for name in row[2] if name not in NATIVE_NAMES))
+            for shown in (function, *(name for name in row[2] if name not in native))
         )
     )
 
