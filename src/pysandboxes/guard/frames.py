@@ -84,7 +84,10 @@ class Frames(NamedTuple):
     hidden_generator: Callable[[Any], bool]
     statement_importer: Callable[[tuple[str, ...]], str | None]
     cut_guard_tail: Callable[[Any], None]
-    survey: Callable[[int, tuple[str, ...]], tuple[tuple[tuple[str, str], ...], str | None]]
+    survey: Callable[
+        [int, tuple[str, ...], Callable[[Any], bool]],
+        tuple[tuple[tuple[str, str], ...], str | None],
+    ]
 
 
 def make_frames(
@@ -287,13 +290,14 @@ def make_frames(
         )
 
     def survey(
-        count: int, deputies: tuple[str, ...]
+        count: int, deputies: tuple[str, ...], enough: Callable[[Any], bool]
     ) -> tuple[tuple[tuple[str, str], ...], str | None]:
         """``(first, caller)`` from one walk of the stack: ``(file, function)`` of the first
         ``count`` frames outside the guard, innermost first, and the file of the first frame
-        outside the guard and ``deputies`` (:func:`caller_file`'s answer). The handlers that
-        ask both (``compile``: is it the import system's, and whose is it; ``marshal.load``)
-        read each frame's code once instead of twice."""
+        outside the guard and ``deputies`` (:func:`caller_file`'s answer), or ``None`` when
+        ``enough(first)`` says the first frames alone decide (the walk stops there). The
+        handlers that ask both (``compile``: is it the import system's, and whose is it;
+        ``marshal.load``) read each frame's code once instead of twice."""
 
         state = enter()
         found: list[tuple[str, str]] = []
@@ -309,6 +313,8 @@ def make_frames(
                     continue
                 if len_(found) < count:
                     found.append((filename, code.co_name))
+                    if len_(found) == count and enough(found):
+                        return tuple_(found), None
                 if caller is None:
                     if deputies and acts_for_another(code, filename, inner, deputies):
                         inner = filename

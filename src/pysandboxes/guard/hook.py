@@ -529,6 +529,15 @@ def _special_handlers(
         (external, "get_code"),
     )
     guard_in_chain = frames.guard_in_chain
+
+    import_compile_list = list_(import_compile)
+
+    def is_import_compile(first: list[tuple[str, str]]) -> bool:
+        return first == import_compile_list
+
+    def is_import_system(first: list[tuple[str, str]]) -> bool:
+        return first[0][0].startswith("<frozen ")
+
     guard_running = frames.guard_running
     hidden_generator = frames.hidden_generator
     cut_guard_tail = frames.cut_guard_tail
@@ -636,7 +645,7 @@ def _special_handlers(
         # program above it; a direct get_code compiles a real file, judged where it runs.)
         # One walk for both questions (frames.survey): is it the import system's compile, and
         # whose is it.
-        codes, caller = survey(3, captured_code_deputies)
+        codes, caller = survey(3, captured_code_deputies, is_import_compile)
         if codes == import_compile:
             return
         if caller is not None and not is_library_file(caller):
@@ -645,7 +654,7 @@ def _special_handlers(
     def on_marshal(args: tuple[Any, ...]) -> None:
         if get_ident() in busy:
             return
-        codes, caller = survey(1, captured_code_deputies)
+        codes, caller = survey(1, captured_code_deputies, is_import_system)
         if not codes or codes[0][0].startswith("<frozen "):
             return  # the import system loading bytecode
         if caller is not None and not is_library_file(caller):
