@@ -259,6 +259,36 @@ REGISTRY: tuple[Sensitive, ...] = (
     ),
 )
 
+#: The registry's names that CPython implements in C (a builtin function or a C type's
+#: method): no Python frame runs them, so the walk of ``decision`` never finds them on the
+#: stack (``library_names`` names Python frames only). ``make_call_judge`` leaves them out of
+#: the candidates it settles at arm time: ``marshal.load`` (an alias of ``marshal.loads``) cannot
+#: be the outermost function of a chain, and ``python-api=ALLOW:marshal.loads`` then spares every
+#: ``marshal.load`` event a walk of the whole stack (pytest's assertion rewriter reads each
+#: cached module so: 120 us each under pytest's 60-100 frames, docs/performance.md). Checked in
+#: every supported CPython: tests/unit/guard/test_calls.py resolves each name and reads the
+#: module's source for a Python definition of the same name.
+NATIVE_NAMES = frozenset(
+    {
+        "os.system", "os.execv", "os.execve", "os.posix_spawn", "os.posix_spawnp", "os.fork",
+        "os.forkpty", "_posixsubprocess.fork_exec", "_xxsubinterpreters.create",
+        "_interpreters.create", "_testcapi.run_in_subinterp", "os.kill", "os.killpg",
+        "signal.pthread_kill", "resource.setrlimit", "resource.prlimit", "os.setsid",
+        "os.setpgid", "os.setpgrp", "os.nice", "os.abort", "signal.alarm", "signal.setitimer",
+        "os.setpriority", "os.sched_setaffinity", "os.sched_setscheduler", "os.sched_setparam",
+        "signal.pidfd_send_signal", "fcntl.fcntl", "fcntl.ioctl", "os.setuid", "os.setgid",
+        "os.seteuid", "os.setegid", "os.setreuid", "os.setregid", "os.setresuid", "os.setresgid",
+        "os.setgroups", "os.initgroups", "os.chroot", "os.umask", "socket.sethostname",
+        "os.mknod", "_thread.start_new_thread", "_thread.start_new", "_thread.interrupt_main",
+        "_thread.stack_size", "_imp.create_dynamic", "sys.settrace", "sys.setprofile",
+        "sys._current_frames", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+        "sys.addaudithook", "sys._getframe", "faulthandler.enable",
+        "faulthandler.dump_traceback_later", "faulthandler.register", "builtins.compile",
+        "builtins.eval", "builtins.exec", "pickle.loads", "pickle.load", "pickle.Unpickler.load",
+        "pickle.Unpickler.find_class", "marshal.loads", "marshal.load",
+    }
+)  # fmt: skip
+
 #: The restricted attribute reads (``object.__getattr__`` event) judged as introspection.
 #: CPython 3.11 raises no event for ``f_locals``, ``f_globals``, ``f_back``, ``__globals__``,
 #: ``__closure__``: what they reach is kept free of guard state (docs/python-layer.md).
@@ -356,6 +386,12 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
         for name in library_names():  # innermost first
             if name in names:  # only this call's own chain (reload running os.system is not)
                 shown = name
+        return decided(shown, function, names), shown
+
+    def decided(shown: str, function: str, names: tuple[str, ...]) -> Decision:
+        """The decision once the outermost function on the stack is known (``shown``; the
+        event's own ``function`` when none of ``names`` is there): no frame is read."""
+
         if chain_needed:
             rule = function_rules.get(shown)
             if rule is None and shown == function:
@@ -364,27 +400,30 @@ def make_call_judge(policy: Policy, reporter: Reporter, frames: Frames) -> CallJ
                     if rule is not None and not rule[0]:
                         break
             if rule is not None:
-                return rule, shown
+                return rule
         found = by_function.get(shown)
         if found is None:
             found = by_function.get(function, no_decision)
-        return found, shown
+        return found
 
-    # The functions every candidate of ``decision`` allows (the function, each of its names):
-    # the walk for the outermost one on the stack cannot change the answer, and when nothing
-    # is recorded it has no other use. pickle.find_class under python-api=ALLOW:* (one event
-    # per global an unpickler loads, test_decimal's 100,000) then costs a set lookup instead
-    # of a frame walk (docs/performance.md). Not with function rules: the chain decides then.
-    all_ = all  # a local: the expression below reads no module global
+    # The functions every candidate of ``decision`` allows: the walk for the outermost one on
+    # the stack cannot change the answer, and when nothing is recorded it has no other use.
+    # The candidates are the function itself (nothing of its chain on the stack) and each of
+    # its names that a Python frame can carry (not NATIVE_NAMES: the walk never finds those),
+    # each decided by ``decided``, the same function ``decision`` ends with; function rules
+    # included. pickle.find_class under python-api=ALLOW:* (one event per global an unpickler
+    # loads, test_decimal's 100,000), and marshal.load under python-api=ALLOW:marshal.loads,
+    # then cost a set lookup instead of a frame walk (docs/performance.md).
+    all_ = all  # locals: the expression below reads no module global
+    native = NATIVE_NAMES
     settled = frozenset(
         function
         for function, row in entries.items()
         if not recording
-        and not chain_needed
         and all_(
-            by_function.get(name, by_function.get(function, no_decision))[0] for name in row[2]
+            decided(shown, function, row[2])[0]
+            for shown in (function, *(name for name in row[2] if name not in native))
         )
-        and by_function.get(function, no_decision)[0]
     )
 
     def judge(function: str, category: str, detail: str | None) -> None:

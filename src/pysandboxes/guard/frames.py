@@ -76,7 +76,6 @@ class Frames(NamedTuple):
 
     caller_is_program: Callable[[tuple[str, ...]], bool]
     caller_file: Callable[[tuple[str, ...]], str | None]
-    first_codes: Callable[[int], tuple[tuple[str, str], ...]]
     library_names: Callable[[], tuple[str, ...]]
     guard_in_chain: Callable[[Any], bool]
     is_library_file: Callable[[str], bool]
@@ -85,6 +84,10 @@ class Frames(NamedTuple):
     hidden_generator: Callable[[Any], bool]
     statement_importer: Callable[[tuple[str, ...]], str | None]
     cut_guard_tail: Callable[[Any], None]
+    survey: Callable[
+        [int, tuple[str, ...], Callable[[Any], bool]],
+        tuple[tuple[tuple[str, str], ...], str | None],
+    ]
 
 
 def make_frames(
@@ -260,25 +263,70 @@ def make_frames(
             if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
                 frame = frame.f_back
                 continue
-            # A deputy's own module-level code (its imports) is not on anyone's behalf.
-            if (
-                deputies
-                and code.co_name != "<module>"
-                and is_library_file(filename)
-                and (
-                    is_deputy_file(filename, deputies)
-                    or (
-                        deputies is captured_import_deputies
-                        and inner.endswith("/importlib/__init__.py")
-                        and is_deputy_file(filename, captured_name_deputies)
-                    )
-                )
-            ):
+            if deputies and acts_for_another(code, filename, inner, deputies):
                 inner = filename
                 frame = frame.f_back
                 continue
             return frame, code
         return None, None
+
+    def acts_for_another(code: Any, filename: str, inner: str, deputies: tuple[str, ...]) -> bool:
+        """Whether a frame outside the guard (``code``, its ``filename``) is a deputy's, which
+        the walks for the caller pass over; ``inner``: the file of the deputy frame met just
+        before it, if any. A deputy's own module-level code (its imports) is not on anyone's
+        behalf."""
+
+        return (
+            code.co_name != "<module>"
+            and is_library_file(filename)
+            and (
+                is_deputy_file(filename, deputies)
+                or (
+                    deputies is captured_import_deputies
+                    and inner.endswith("/importlib/__init__.py")
+                    and is_deputy_file(filename, captured_name_deputies)
+                )
+            )
+        )
+
+    def survey(
+        count: int, deputies: tuple[str, ...], enough: Callable[[Any], bool]
+    ) -> tuple[tuple[tuple[str, str], ...], str | None]:
+        """``(first, caller)`` from one walk of the stack: ``(file, function)`` of the first
+        ``count`` frames outside the guard, innermost first, and the file of the first frame
+        outside the guard and ``deputies`` (:func:`caller_file`'s answer), or ``None`` when
+        ``enough(first)`` says the first frames alone decide (the walk stops there). The
+        handlers that ask both (``compile``: is it the import system's, and whose is it;
+        ``marshal.load``) read each frame's code once instead of twice."""
+
+        state = enter()
+        found: list[tuple[str, str]] = []
+        caller: str | None = None
+        try:
+            frame: Any = below_hook(getframe(1))
+            inner = ""
+            while frame is not None:
+                code = frame.f_code
+                filename = file_of(code)
+                if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
+                    frame = frame.f_back
+                    continue
+                if len_(found) < count:
+                    found.append((filename, code.co_name))
+                    if len_(found) == count and enough(found):
+                        return tuple_(found), None
+                if caller is None:
+                    if deputies and acts_for_another(code, filename, inner, deputies):
+                        inner = filename
+                    else:
+                        caller = filename
+                if caller is not None and len_(found) >= count:
+                    break
+                frame = frame.f_back
+        finally:
+            frame = code = None
+            leave(state)
+        return tuple_(found), caller
 
     def caller_file(deputies: tuple[str, ...]) -> str | None:
         state = enter()
@@ -309,23 +357,6 @@ def make_frames(
         finally:
             frame = code = None
             leave(state)
-
-    def first_codes(count: int) -> tuple[tuple[str, str], ...]:
-        """``(file, function)`` of the first ``count`` frames outside the guard, innermost
-        first."""
-
-        state = enter()
-        found: list[tuple[str, str]] = []
-        try:
-            frame: Any = below_hook(getframe(1))
-            while frame is not None and len_(found) < count:
-                if not is_guard_frame(frame):
-                    code = frame.f_code
-                    found.append((file_of(code), code.co_name))
-                frame = frame.f_back
-        finally:
-            leave(state)
-        return tuple_(found)
 
     def caller_is_program(deputies: tuple[str, ...]) -> bool:
         filename = caller_file(deputies)
@@ -438,11 +469,11 @@ def make_frames(
         cut_guard_tail=cut_guard_tail,
         caller_is_program=caller_is_program,
         caller_file=caller_file,
-        first_codes=first_codes,
         library_names=library_names,
         guard_in_chain=guard_in_chain,
         is_library_file=is_library_file,
         module_of_file=module_of_file,
+        survey=survey,
     )
 
 

@@ -519,8 +519,8 @@ def _special_handlers(
     bytes_ = bytes
     len_ = kit.len
     caller_is_program = frames.caller_is_program
-    caller_file = frames.caller_file
-    first_codes = frames.first_codes
+    survey = frames.survey
+    is_library_file = frames.is_library_file
     dir_entry = os.DirEntry
     external = "<frozen importlib._bootstrap_external>"
     import_compile = (
@@ -529,6 +529,15 @@ def _special_handlers(
         (external, "get_code"),
     )
     guard_in_chain = frames.guard_in_chain
+
+    import_compile_list = list_(import_compile)
+
+    def is_import_compile(first: list[tuple[str, str]]) -> bool:
+        return first == import_compile_list
+
+    def is_import_system(first: list[tuple[str, str]]) -> bool:
+        return first[0][0].startswith("<frozen ")
+
     guard_running = frames.guard_running
     hidden_generator = frames.hidden_generator
     cut_guard_tail = frames.cut_guard_tail
@@ -634,18 +643,21 @@ def _special_handlers(
         # The import system compiling a module's source file: source_to_code called by
         # get_code, which read the file. (A direct call of source_to_code on a string has the
         # program above it; a direct get_code compiles a real file, judged where it runs.)
-        if first_codes(3) == import_compile:
+        # One walk for both questions (frames.survey): is it the import system's compile, and
+        # whose is it.
+        codes, caller = survey(3, captured_code_deputies, is_import_compile)
+        if codes == import_compile:
             return
-        if caller_is_program(captured_code_deputies):
+        if caller is not None and not is_library_file(caller):
             judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
 
     def on_marshal(args: tuple[Any, ...]) -> None:
         if get_ident() in busy:
             return
-        caller = caller_file(())
-        if caller is None or caller.startswith("<frozen "):
+        codes, caller = survey(1, captured_code_deputies, is_import_system)
+        if not codes or codes[0][0].startswith("<frozen "):
             return  # the import system loading bytecode
-        if caller_is_program(captured_code_deputies):
+        if caller is not None and not is_library_file(caller):
             judge("marshal.loads", "deserialization", None)
 
     def on_find_class(args: tuple[Any, ...]) -> None:

@@ -81,3 +81,18 @@ def kill_tree(pid: int) -> None:
             return
         time.sleep(0.01)
     raise AssertionError(f"process {pid} or one under it still runs 30 s after SIGKILL")
+
+
+def wait_ended(pid: int, seconds: float = 30) -> bool:
+    """Wait until the process ``pid``, as it is now, has ended, every thread of it (a worker
+    ending by itself: nobody kills it); whether it did within ``seconds``."""
+
+    started = _start_time(pid)
+    if started is None:
+        return True
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _ended(pid, started):
+            return True
+        time.sleep(0.05)
+    return _ended(pid, started)

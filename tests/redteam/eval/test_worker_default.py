@@ -34,7 +34,7 @@ from pysandboxes.evalguard.api import guarded_eval, resolve
 from pysandboxes.evalguard.worker import WORKER
 from tests.helpers import base_env, require, run_sb
 from tests.redteam.eval.deadlines import scaled, scaled_text
-from tests.redteam.eval.processes import kill_tree
+from tests.redteam.eval.processes import kill_tree, wait_ended
 
 #: For the tests whose outcome is the deadline (a long C call, a slow host function killed
 #: at ``eval-timeout``).
@@ -325,14 +325,6 @@ guarded_eval({source!r}, mode="exec", rules=rules)
 """
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
-
-
 def test_cpu_limit_ends_a_worker_its_host_left_behind() -> None:
     """No host is left to kill it at the timeout: the worker's RLIMIT_CPU (eval-timeout plus
     a few seconds of CPU time) ends the long C call. (The control above: plain exec of the
@@ -345,10 +337,7 @@ def test_cpu_limit_ends_a_worker_its_host_left_behind() -> None:
     )
     assert host.returncode == -signal.SIGKILL, host.stderr
     pid = int(host.stdout.split()[0])
-    deadline = time.monotonic() + 30
-    while not _gone(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _gone(pid)
+    assert wait_ended(pid)
 
 
 def test_interrupted_evaluation_replaces_its_worker() -> None:

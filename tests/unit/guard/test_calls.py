@@ -123,3 +123,103 @@ except PermissionError as exc:
     assert result.lines == ["library 42", "program refused dynamic-code"], (
         result.stdout + result.stderr
     )
+
+
+MARSHAL = """
+import io, marshal
+def show(label, action):
+    try:
+        action()
+        print(label, "ran")
+    except PermissionError as exc:
+        print(label, "refused", exc.denial.target)
+data = marshal.dumps(1)
+show("loads", lambda: marshal.loads(data))
+show("load", lambda: marshal.load(io.BytesIO(data)))
+"""
+
+
+def test_a_grant_of_marshal_loads_covers_its_c_alias(tmp_path: Path) -> None:
+    """``marshal.load`` is an alias of ``marshal.loads`` implemented in C: the function rule
+    of the one covers the other whether the walk of the stack runs or is settled at arm time
+    (``NATIVE_NAMES``); a DENY of the alias still refuses both (``decided``'s loop)."""
+
+    granted = run_armed(MARSHAL, "python-import=*\npython-api=ALLOW:marshal.loads\n", tmp_path)
+    assert granted.lines == ["loads ran", "load ran"], granted.stdout + granted.stderr
+    alias = run_armed(MARSHAL, "python-import=*\npython-api=ALLOW:marshal.load\n", tmp_path)
+    assert alias.lines == ["loads ran", "load ran"], alias.stdout + alias.stderr
+    denied = run_armed(
+        MARSHAL,
+        "python-import=*\npython-api=ALLOW:deserialization\npython-api=DENY:marshal.load\n",
+        tmp_path,
+    )
+    assert denied.lines == ["loads refused marshal.loads", "load refused marshal.loads"], (
+        denied.stdout + denied.stderr
+    )
+    none = run_armed(MARSHAL, "python-import=*\n", tmp_path)
+    assert none.lines == ["loads refused marshal.loads", "load refused marshal.loads"]
+
+
+def _qualnames(source: str) -> set[str]:
+    """Every ``def`` and ``class`` of a module's source by qualified name."""
+
+    import ast
+
+    found: set[str] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                found.add(name)
+                inner = name + (".<locals>." if not isinstance(child, ast.ClassDef) else ".")
+                visit(child, inner)
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def test_native_names_are_c_functions_of_this_cpython() -> None:
+    """The premise of ``NATIVE_NAMES``: each is a registry name, and where this CPython has it,
+    a builtin function or a C method, with no Python definition of the same qualified name
+    in its module's source (``library_names`` names a frame by module and ``co_qualname``)."""
+
+    import importlib
+    import types
+
+    from pysandboxes.guard.calls import NATIVE_NAMES, REGISTRY
+
+    registry = {name for entry in REGISTRY for name in (entry.function, *entry.aliases)}
+    assert not NATIVE_NAMES - registry, NATIVE_NAMES - registry
+    native_types = (
+        types.BuiltinFunctionType,
+        types.MethodDescriptorType,
+        types.WrapperDescriptorType,
+        types.ClassMethodDescriptorType,
+    )
+    checked = 0
+    for name in sorted(NATIVE_NAMES):
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                module = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            break
+        else:
+            continue  # not in this CPython (_interpreters before 3.13): no frame carries it
+        obj: object = module
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+        if obj is None:
+            continue  # not on this platform
+        assert isinstance(obj, native_types), (name, type(obj))
+        source = getattr(module, "__file__", None)
+        if source and source.endswith(".py"):
+            qualname = ".".join(parts[cut:])
+            text = Path(source).read_text(encoding="utf-8")
+            assert qualname not in _qualnames(text), (name, source)
+        checked += 1
+    assert checked >= 40  # the check ran: most of them exist on Linux
