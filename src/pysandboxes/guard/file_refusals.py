@@ -226,6 +226,10 @@ def make_refuse_path(
 
     none_code, _ro_code, _rw_code, ignored_code = codes
     refuse = reporter.refuse
+    # In enforce mode without a --denials file a refusal is raised and nothing is written:
+    # whether it would be quiet or deferred changes nothing, so the caller-identifying frame
+    # walks of report_mode (launcher_call, import_system_call) are not run.
+    reports = reporter.reports
     show = reporter.show_path
     permission, not_found = PERMISSION, NOT_FOUND
     named_path, writable_named = names
@@ -241,7 +245,7 @@ def make_refuse_path(
     ) -> None:
         op = "write" if write else "read"
         fields: tuple[tuple[str, str], ...] = (("kind", "file"), ("op", op), ("path", resolved))
-        quiet, deferred = report_mode(resolved, write)
+        quiet, deferred = report_mode(resolved, write) if reports else (False, False)
         if deferred:
             fields = (*fields, ("by", "import-system"))
         shown = show(resolved)

@@ -345,7 +345,7 @@ def make_import_handlers(
             try:
                 raise exc
             finally:
-                del exc  # no cycle through this frame (as Reporter.raise_it)
+                del exc  # no cycle through this frame (as Reporter.refuse raises)
         report_import(top, detail)
 
     def report_import(top: str, detail: str | None = None) -> None:

@@ -255,7 +255,7 @@ def make_address_judge(
         try:
             raise exc
         finally:
-            del exc  # no cycle through this frame (as Reporter.raise_it)
+            del exc  # no cycle through this frame (as Reporter.refuse raises)
 
     def judge_address(proto: str, host: str | None, key: Any, port: Any, direction: str) -> bool:
         """Judge one address; return whether the answer may be cached (``allowed_before``):
