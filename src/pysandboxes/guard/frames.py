@@ -249,26 +249,48 @@ def make_frames(
 
     def outside_guard(deputies: tuple[str, ...]) -> tuple[Any, Any]:
         """``(frame, its code)``: the first frame that is neither the guard's nor a deputy's
-        (``(None, None)`` when there is none; busy must be set).
+        (``(None, None)`` when there is none; busy must be set)."""
+
+        _, frame, code = walk(0, deputies, None)
+        return frame, code
+
+    def walk(
+        count: int, deputies: tuple[str, ...], enough: Callable[[Any], bool] | None
+    ) -> tuple[list[tuple[str, str]], Any, Any]:
+        """The one walk for the caller (busy must be set): ``(first, frame, code)``, where
+        ``first`` is ``(file, function)`` of the first ``count`` frames outside the guard,
+        innermost first, and ``frame`` (with its ``code``) the first frame outside the guard
+        and ``deputies``; ``(first, None, None)`` when there is none, or when ``enough(first)``
+        says the first frames alone decide (the walk stops there).
 
         One ``f_code`` read per frame (each raises an event that re-enters the hook): the
         guard test of :func:`is_guard_frame` and the deputy test share it, and the code is
         handed to the caller, which would otherwise read it once more."""
 
-        frame: Any = below_hook(getframe(1))
-        inner = ""  # the file of the previous frame met (innermost first)
+        found: list[tuple[str, str]] = []
+        frame: Any = below_hook(getframe(2))
+        inner = ""  # the file of the previous deputy frame met (innermost first)
+        caller: Any = None
+        caller_code: Any = None
         while frame is not None:
             code = frame.f_code
             filename = file_of(code)
             if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
                 frame = frame.f_back
                 continue
-            if deputies and acts_for_another(code, filename, inner, deputies):
-                inner = filename
-                frame = frame.f_back
-                continue
-            return frame, code
-        return None, None
+            if len_(found) < count:
+                found.append((filename, code.co_name))
+                if len_(found) == count and enough is not None and enough(found):
+                    return found, None, None
+            if caller is None:
+                if deputies and acts_for_another(code, filename, inner, deputies):
+                    inner = filename
+                else:
+                    caller, caller_code = frame, code
+            if caller is not None and len_(found) >= count:
+                break
+            frame = frame.f_back
+        return found, caller, caller_code
 
     def acts_for_another(code: Any, filename: str, inner: str, deputies: tuple[str, ...]) -> bool:
         """Whether a frame outside the guard (``code``, its ``filename``) is a deputy's, which
@@ -300,33 +322,12 @@ def make_frames(
         ``marshal.load``) read each frame's code once instead of twice."""
 
         state = enter()
-        found: list[tuple[str, str]] = []
-        caller: str | None = None
         try:
-            frame: Any = below_hook(getframe(1))
-            inner = ""
-            while frame is not None:
-                code = frame.f_code
-                filename = file_of(code)
-                if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
-                    frame = frame.f_back
-                    continue
-                if len_(found) < count:
-                    found.append((filename, code.co_name))
-                    if len_(found) == count and enough(found):
-                        return tuple_(found), None
-                if caller is None:
-                    if deputies and acts_for_another(code, filename, inner, deputies):
-                        inner = filename
-                    else:
-                        caller = filename
-                if caller is not None and len_(found) >= count:
-                    break
-                frame = frame.f_back
+            found, frame, code = walk(count, deputies, enough)
+            return tuple_(found), None if frame is None else file_of(code)
         finally:
             frame = code = None
             leave(state)
-        return tuple_(found), caller
 
     def caller_file(deputies: tuple[str, ...]) -> str | None:
         state = enter()
