@@ -25,6 +25,14 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#ifdef __linux__
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#endif
+
 /* Set by the first take(): one hand-out per process (a forked child inherits it). */
 static int handed_out = 0;
 
@@ -144,6 +152,44 @@ gate_call(PyObject *state, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(body, args, 2, NULL);
 }
 
+/* dir_path(raw): the kernel's name of the directory raw (exact bytes) names: opened O_PATH |
+ * O_DIRECTORY | O_CLOEXEC, its /proc/self/fd entry read, closed; None when any step fails
+ * (the caller's walk decides then, guard/paths.py's kernel_resolve) and off Linux. What the
+ * resolver's hidden posix.open does, without its open event (which the hook would only mark
+ * as its own), and without the descriptor ever reaching Python. The GIL is held from the open
+ * to the close: no Python thread can close the descriptor and open another under its number
+ * in between (the caller's inode check stays, for the code that does not hold it). */
+static PyObject *
+dir_path(PyObject *Py_UNUSED(self), PyObject *raw)
+{
+    if (!PyBytes_CheckExact(raw)) {
+        PyErr_SetString(PyExc_TypeError, "dir_path() takes bytes");
+        return NULL;
+    }
+#if defined(__linux__) && defined(O_PATH)
+    const char *path = PyBytes_AS_STRING(raw);
+    if ((Py_ssize_t)strlen(path) != PyBytes_GET_SIZE(raw)) {
+        Py_RETURN_NONE; /* a NUL byte in it */
+    }
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        Py_RETURN_NONE;
+    }
+    char link[48];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    char target[PATH_MAX + 1];
+    ssize_t size = readlink(link, target, sizeof target);
+    close(fd);
+    if (size <= 0 || size >= (ssize_t)sizeof target) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_DecodeFSDefaultAndSize(target, size);
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
+static PyMethodDef dir_path_def = {"dir_path", dir_path, METH_O, NULL};
 static PyMethodDef code_of_def = {"code_of", code_of, METH_O, NULL};
 static PyMethodDef frame_at_def = {"frame_at", frame_at, METH_O, NULL};
 static PyMethodDef in_chain_def = {"in_chain", (PyCFunction)(void (*)(void))in_chain,
@@ -173,7 +219,7 @@ make_gate(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef make_gate_def = {"make_gate", (PyCFunction)(void (*)(void))make_gate,
                                     METH_FASTCALL, NULL};
 
-/* take(): (code_of, frame_at, in_chain, make_gate), once per process. */
+/* take(): (code_of, frame_at, in_chain, make_gate, dir_path), once per process. */
 static PyObject *
 take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
 {
@@ -182,17 +228,16 @@ take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
                         "python-sb: the accelerator was already handed out in this process");
         return NULL;
     }
-    PyObject *parts[4] = {
-        PyCFunction_New(&code_of_def, NULL),
-        PyCFunction_New(&frame_at_def, NULL),
-        PyCFunction_New(&in_chain_def, NULL),
-        PyCFunction_New(&make_gate_def, NULL),
+    PyObject *parts[5] = {
+        PyCFunction_New(&code_of_def, NULL),  PyCFunction_New(&frame_at_def, NULL),
+        PyCFunction_New(&in_chain_def, NULL), PyCFunction_New(&make_gate_def, NULL),
+        PyCFunction_New(&dir_path_def, NULL),
     };
     PyObject *result = NULL;
-    if (parts[0] && parts[1] && parts[2] && parts[3]) {
-        result = PyTuple_Pack(4, parts[0], parts[1], parts[2], parts[3]);
+    if (parts[0] && parts[1] && parts[2] && parts[3] && parts[4]) {
+        result = PyTuple_Pack(5, parts[0], parts[1], parts[2], parts[3], parts[4]);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         Py_XDECREF(parts[i]);
     }
     if (result != NULL) {

@@ -17,6 +17,9 @@ function                meaning                                          pure Py
 ``make_gate(...)``      the audit hook in front of the hook's body: an   ``None``: the body
                         event no handler takes, while no signal handler  is the hook
                         or released object waits, answered at once
+``dir_path(raw)``       the kernel's name of a directory (``O_PATH``     ``None``: the hidden
+                        open, ``/proc/self/fd``), with no ``open`` event  ``posix.open``
+                        (``guard/paths.py``'s ``kernel_resolve``)        (``paths.py``)
 ======================  ===============================================  ==================
 
 The answers are the same either way: ``tests/unit/guard/test_accelerator.py`` compares them,
@@ -62,6 +65,7 @@ class Accelerator(NamedTuple):
     frame_at: Callable[[int], Any]
     in_chain: Callable[[Any, frozenset[int]], bool]
     make_gate: Callable[[frozenset[str], Any, list[Any], list[Any]], Any] | None
+    dir_path: Callable[[bytes], str | None] | None
     compiled: bool
 
 
@@ -92,8 +96,8 @@ def take(choice: str, kit: Kit) -> Accelerator:
             " present"
         )
     if parts is not None and choice != "off":
-        code_of, frame_at, in_chain, make_gate = parts
-        return Accelerator(code_of, frame_at, in_chain, make_gate, True)
+        code_of, frame_at, in_chain, make_gate, dir_path = parts
+        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, True)
     return _pure(kit)
 
 
@@ -120,7 +124,7 @@ def _pure(kit: Kit) -> Accelerator:
 
     # sys._getframe is a C function too: called from a walk, depth 0 is the walk's frame, as
     # for the compiled frame_at.
-    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, False)
+    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, None, False)
 
 
 def describe(environ: Any) -> dict[str, Any]:
