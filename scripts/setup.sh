@@ -31,6 +31,10 @@ done
 pythons=${pythons//,/ }
 
 PACKAGES=(bubblewrap nftables passt slirp4netns iproute2 util-linux)
+# The C compiler that builds the audit hook's compiled accelerator when pip installs python-sb
+# (setup.py, src/pysandboxes/guard/_accelerator.c; without it the install goes on and the guard
+# runs its pure-Python code, which tests/unit/guard/test_accelerator.py fails under CI).
+PACKAGES+=(gcc libc6-dev)
 # The edge proxy's per-run certificate authority of secret= (issue 32) is made with openssl;
 # its tests also run curl in the sandbox as a client that ignores the proxy variables.
 PACKAGES+=(openssl curl)

@@ -68,6 +68,14 @@ timed portable env PYSANDBOXES_PORTABLE=1 .venv/bin/python -m pytest -n 2 -q tes
 # Partial mode's worker started without fork (subprocess), as on Windows (about 10 s).
 timed portable-spawn env PYSANDBOXES_PORTABLE=spawn .venv/bin/python -m pytest -q \
   tests/e2e/test_partial.py
+# The audit hook without its compiled accelerator (src/pysandboxes/guard/accelerator.py): the
+# pure-Python code of the same meaning, under the red-team corpora of the Python layer, the
+# guard's unit tests and the conformance matrix's cells with the Python layer on, qemu's aside
+# (the whole run above used the compiled one; the 3.12 and 3.13 runs below use it too).
+timed accelerator-off env PYSANDBOXES_ACCELERATOR=off PYSANDBOXES_MATRIX_LAYER=python \
+  .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider tests/unit/guard \
+  tests/redteam/misuse tests/redteam/review tests/redteam/eval tests/redteam/hostile \
+  tests/conformance -k "not qemu and not test_control"
 
 PYTHON_LAYER_TESTS=(
   tests/unit/guard

@@ -43,14 +43,27 @@ REQUIRE_ALL = os.environ.get("PYSANDBOXES_REQUIRE_ALL") == "1"
 #: The portable paths forced for the whole run (``PYSANDBOXES_PORTABLE``, src/pysandboxes/
 #: platform_caps.py): every python-sb a test starts gets the switch too.
 PORTABLE = os.environ.get("PYSANDBOXES_PORTABLE", "")
+#: The audit hook's compiled accelerator chosen for the whole run (``PYSANDBOXES_ACCELERATOR``,
+#: src/pysandboxes/guard/accelerator.py; scripts/test.sh runs the corpora with ``off`` too).
+ACCELERATOR = os.environ.get("PYSANDBOXES_ACCELERATOR", "")
+#: The switches of the test run that every python-sb a test starts gets (unless it sets its own).
+SWITCHES = {
+    name: value
+    for name, value in (
+        ("PYSANDBOXES_PORTABLE", PORTABLE),
+        ("PYSANDBOXES_ACCELERATOR", ACCELERATOR),
+    )
+    if value
+}
 
 
 def with_portable(env: Mapping[str, str] | None) -> dict[str, str] | None:
-    """``env`` with ``PYSANDBOXES_PORTABLE`` of the test run added (unless it sets its own)."""
+    """``env`` with the switches of the test run added (:data:`SWITCHES`: the forced portable
+    paths, the accelerator's choice), unless it sets its own."""
 
-    if env is None or not PORTABLE or "PYSANDBOXES_PORTABLE" in env:
-        return None if env is None else dict(env)
-    return {**env, "PYSANDBOXES_PORTABLE": PORTABLE}
+    if env is None:
+        return None
+    return {**SWITCHES, **env}
 
 
 def require(condition: object, reason: str) -> None:
@@ -82,8 +95,7 @@ def base_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
         "HOME": str(home),
         "LANG": "C.UTF-8",
     }
-    if PORTABLE:
-        env["PYSANDBOXES_PORTABLE"] = PORTABLE
+    env.update(SWITCHES)
     if extra:
         env.update(extra)
     return env

@@ -21,6 +21,26 @@ else:  # plain ``str`` at run time: this module is on the child's start-up path
 
 _set = object.__setattr__
 
+#: The python-sb command's environment variable that chooses whether the audit hook uses its
+#: compiled accelerator (pysandboxes/guard/accelerator.py), and its values (the first is the
+#: default): ``auto`` when it loads, ``off`` never, ``require`` or stop before the program.
+ACCELERATOR_ENV = "PYSANDBOXES_ACCELERATOR"
+ACCELERATOR_CHOICES = ("auto", "off", "require")
+
+
+def accelerator_choice(environ: Any) -> str:
+    """``PYSANDBOXES_ACCELERATOR`` of ``environ`` (unset or empty: ``auto``); ``ValueError``
+    saying what is expected for any other value."""
+
+    value = str(environ.get(ACCELERATOR_ENV, "") or ACCELERATOR_CHOICES[0]).strip().lower()
+    if value not in ACCELERATOR_CHOICES:
+        raise ValueError(
+            f"{ACCELERATOR_ENV}={environ.get(ACCELERATOR_ENV)!r}: expected one of "
+            + ", ".join(ACCELERATOR_CHOICES)
+        )
+    return value
+
+
 #: RunContext fields and their defaults, in constructor order.
 _DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("mode", "enforce"),
@@ -34,6 +54,7 @@ _DEFAULTS: tuple[tuple[str, Any], ...] = (
     ("record_fd", -1),
     ("denials_file", None),
     ("home", ""),
+    ("accelerator", "auto"),
 )
 
 
@@ -53,6 +74,8 @@ class RunContext(_Record):
     - ``home``: python-sb's home directory, the ``~`` of the rules, for showing origins as
       ``~/...`` (SPEC §2.1) in the child, whose environment need not hold ``HOME``; ``""``:
       none to show.
+    - ``accelerator``: ``PYSANDBOXES_ACCELERATOR`` of the python-sb command (``auto``, ``off``,
+      ``require``): whether the hook uses its compiled accelerator (guard/accelerator.py).
     """
 
     __slots__ = tuple(sorted(name for name, _ in _DEFAULTS))
@@ -69,6 +92,7 @@ class RunContext(_Record):
     record_fd: int
     denials_file: str | None
     home: str
+    accelerator: str
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - set(self._fields)

@@ -66,11 +66,18 @@ def _all_cells() -> list[tuple[str, str]]:
     ]
 
 
+#: ``PYSANDBOXES_MATRIX_LAYER=python``: only the configurations with the Python layer on (the
+#: worker and eval columns have it on too). scripts/test.sh's run of the Python layer without
+#: its compiled accelerator: the kernel-only cells do not run it.
+PYTHON_LAYER_ONLY = os.environ.get("PYSANDBOXES_MATRIX_LAYER") == "python"
+
+
 def _cells() -> list[tuple[str, str]]:
     return [
         (case_id, config)
         for case_id, config in _all_cells()
         if QEMU_ALL or CONFIGS[config][0] != "qemu" or case_id in QEMU_CASES
+        if CONFIGS[config][1] or not PYTHON_LAYER_ONLY
     ]
 
 

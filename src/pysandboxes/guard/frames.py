@@ -9,7 +9,9 @@ the program cannot forge without ``compile`` or ``code.replace`` (both refused),
 module globals such as ``__name__`` or ``__file__`` (which it can rewrite).
 
 Reading ``frame.f_code`` raises the ``object.__getattr__`` audit event itself; the guard marks
-its thread as busy while it walks frames, and the hook ignores that nested event.
+its thread as busy while it walks frames, and the hook ignores that nested event. The walks read
+frames through :mod:`pysandboxes.guard.accelerator` (``code_of``, ``frame_at``, ``in_chain``):
+compiled, with no event; or those reads themselves.
 
 A *deputy* is a library module that runs code or imports modules on the program's behalf
 (``importlib.import_module``, ``timeit``, ``code``, ``inspect``...): its frames are skipped so
@@ -21,6 +23,9 @@ from __future__ import annotations
 from pysandboxes.guard.kit import Kit, make_busy
 
 TYPE_CHECKING = False  # typing costs milliseconds of every start-up (pysandboxes/record.py)
+if TYPE_CHECKING:
+    from pysandboxes.guard.accelerator import Accelerator
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType
@@ -92,6 +97,7 @@ class Frames(NamedTuple):
 
 def make_frames(
     kit: Kit,
+    accelerator: Accelerator,
     lib_roots: tuple[str, ...],
     path_roots: tuple[str, ...],
     guard_globals: frozenset[int],
@@ -106,6 +112,7 @@ def make_frames(
     site-packages in use, python-sb itself); ``path_roots``: the ``sys.path`` entries among them
     (to name a module after its file); ``guard_globals``: ``kit.identity`` of the guard
     modules' globals (a frame running guard code has one of them as ``f_globals``);
+    ``accelerator``: how frames are read (:mod:`pysandboxes.guard.accelerator`);
     ``program_code``: directories and files of the program's own code, which is never library
     code; ``hook_scope``: ``kit.identity`` of the private globals of the hook's body (also in
     ``guard_globals``; ``0``: none), which mark where a walk may start (:func:`below_hook`)."""
@@ -116,6 +123,9 @@ def make_frames(
     captured_runtimeerror = RuntimeError
 
     getframe = kit.getframe
+    frame_at = accelerator.frame_at  # getframe, with no event when compiled
+    code_of = accelerator.code_of  # frame.f_code, likewise
+    in_chain = accelerator.in_chain
     enter, leave = make_busy(kit, busy)
     id_ = kit.identity  # as the sets were made (hook.py): no builtins.id event per frame
     len_ = kit.len
@@ -198,7 +208,7 @@ def make_frames(
         a code object with a guard file name without compile or code.replace, both refused).
         Busy must be set (reading ``f_code`` raises an event)."""
 
-        return id_(frame.f_globals) in guard_globals and file_of(frame.f_code).startswith(
+        return id_(frame.f_globals) in guard_globals and file_of(code_of(frame)).startswith(
             guard_prefix
         )
 
@@ -268,12 +278,12 @@ def make_frames(
         handed to the caller, which would otherwise read it once more."""
 
         found: list[tuple[str, str]] = []
-        frame: Any = below_hook(getframe(2))
+        frame: Any = below_hook(frame_at(2))
         inner = ""  # the file of the previous deputy frame met (innermost first)
         caller: Any = None
         caller_code: Any = None
         while frame is not None:
-            code = frame.f_code
+            code = code_of(frame)
             filename = file_of(code)
             if id_(frame.f_globals) in guard_globals and filename.startswith(guard_prefix):
                 frame = frame.f_back
@@ -369,12 +379,12 @@ def make_frames(
         state = enter()
         names: list[str] = []
         try:
-            frame: Any = below_hook(getframe(1))
+            frame: Any = below_hook(frame_at(1))
             while frame is not None:
                 if is_guard_frame(frame):
                     frame = frame.f_back
                     continue
-                code = frame.f_code
+                code = code_of(frame)
                 filename = file_of(code)
                 if not is_library_file(filename):
                     break
@@ -392,11 +402,7 @@ def make_frames(
     def guard_in_chain(frame: Any) -> bool:
         """Whether ``frame`` or one of its callers runs guard code (no event is raised)."""
 
-        while frame is not None:
-            if id_(frame.f_globals) in guard_globals:
-                return True
-            frame = frame.f_back
-        return False
+        return in_chain(frame, guard_globals)
 
     frame_type = type(getframe(0))
     frame_clear = frame_type.clear
@@ -416,7 +422,7 @@ def make_frames(
         while frame is not None:
             scope = id_(frame.f_globals)
             if scope in guard_globals:
-                if frame.f_code.co_flags & generator_flags:
+                if code_of(frame).co_flags & generator_flags:
                     return True
                 # Its locals are kept alive until the hook returns (the graveyard): clearing
                 # may drop the last reference to an object of the program, whose __del__

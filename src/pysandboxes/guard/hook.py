@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sys
 
+from pysandboxes.guard import accelerator as accelerator_module
 from pysandboxes.guard import calls as calls_module
 from pysandboxes.guard import evalbuiltins, files, imports, network, signals, wrappers
 from pysandboxes.guard.calls import FRAME_ATTRIBUTES, RESTRICTED_ATTRIBUTES, make_call_judge
@@ -113,6 +114,8 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     captured_import_system_file = _IMPORT_SYSTEM_FILE
 
     kit = capture()
+    # Taken before any code of the program runs (it is handed out once per process).
+    accelerator = accelerator_module.take(context.accelerator, kit)
     guard_dir = _PACKAGE_DIR
     stdlib_dir = os.path.dirname(os.path.abspath(os.__file__))
     lib_roots, path_roots, program_roots = _roots(context, guard_dir, stdlib_dir)
@@ -136,7 +139,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         )
         for rule in policy.python_api
     )
-    tools = make_path_tools(kit, stdlib_dir)
+    tools = make_path_tools(kit, stdlib_dir, dir_path=accelerator.dir_path)
 
     wrappers.install(kit, with_ignore=bool(policy.ignore))
     if reporter.recording:
@@ -162,6 +165,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     graveyard: list[Any] = []
     frames = make_frames(
         kit,
+        accelerator,
         lib_roots,
         path_roots,
         guard_globals,
@@ -286,20 +290,25 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     # refusal those arguments are deleted before the exception leaves, so the hook's frame (the
     # one guard frame a refusal's traceback must pass through) holds nothing but the event,
     # its arguments and the refusal (see _hook_body).
-    sys.addaudithook(
-        _functools.partial(
-            hook_body,
-            get,
-            _make_strip(kit, busy, graveyard),
-            pending_signals,
-            safe_point,
-            take_signals,
-            kit.gc_isenabled,
-            kit.gc_disable,
-            kit.gc_enable,
-            graveyard,
-        )
+    hook = _functools.partial(
+        hook_body,
+        get,
+        _make_strip(kit, busy, graveyard, accelerator.code_of),
+        pending_signals,
+        safe_point,
+        take_signals,
+        kit.gc_isenabled,
+        kit.gc_disable,
+        kit.gc_enable,
+        graveyard,
     )
+    if accelerator.make_gate is not None and not reporter.recording:
+        # The compiled gate answers the events no handler takes (while no signal handler is
+        # queued and nothing released waits in the graveyard) before the body's frame is made:
+        # the body would return at once. Not when recording: then every event first settles
+        # the imports (_settling). The table is complete now: nothing adds a handler later.
+        hook = accelerator.make_gate(frozenset(dispatch), hook, pending_signals, graveyard)
+    sys.addaudithook(hook)
 
 
 def _private_copy(function: Any, scope: dict[str, Any]) -> Any:
@@ -440,7 +449,7 @@ def _hook_body(
 
 
 def _make_strip(
-    kit: Any, busy: dict[int, int], graveyard: list[Any]
+    kit: Any, busy: dict[int, int], graveyard: list[Any], code_of: Callable[[Any], Any]
 ) -> Callable[[BaseException], BaseException]:
     """``strip(exc)``: clear the frames of ``exc``'s traceback below the hook's own, and return
     ``exc`` without traceback, context or cause (the hook raises it again: the program's
@@ -508,7 +517,7 @@ def _make_strip(
             below = frames_below(tb) if tb is not None else []
             tb = None
             for frame in below:
-                if not frame.f_code.co_flags & generator_flags:
+                if not code_of(frame).co_flags & generator_flags:
                     kept = frame.f_locals  # released when the hook returns (_hook_body)
                     try:  # noqa: SIM105
                         frame_clear(frame)

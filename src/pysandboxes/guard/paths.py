@@ -55,6 +55,9 @@ _MAX_LINKS = 40
 #: check the answer, the final name's lstat) where the walk costs one per component and a
 #: little less Python; the CPU times cross at 7 to 9 components (docs/performance.md).
 KERNEL_MIN_DEPTH = 7
+#: The same with the compiled accelerator's ``dir_path`` (no ``open`` event, no hidden
+#: generator): measured in docs/performance.md.
+KERNEL_MIN_DEPTH_COMPILED = 5
 _DIR_FLAGS = (
     getattr(native, "O_PATH", 0)
     | getattr(native, "O_DIRECTORY", 0)
@@ -116,12 +119,16 @@ def make_path_tools(
     flavour: str | None = None,
     fd_query: str | None = None,
     kernel: bool | None = None,
+    dir_path: Callable[[bytes], str | None] | None = None,
 ) -> PathTools:
     """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
     ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
     to run the other platforms' code here. ``kernel``: whether deep paths are resolved by the
     kernel (``kernel_resolve``); default: where ``/proc/self/fd`` answers for an ``O_PATH``
-    descriptor now. Called before the wrappers replace ``posix.open`` (``hook.install``)."""
+    descriptor now. ``dir_path``: the compiled accelerator's (``guard/accelerator.py``), which
+    asks the kernel for a directory's name with no ``open`` event (then from
+    ``KERNEL_MIN_DEPTH_COMPILED`` components); ``None``: the hidden ``posix.open``. Called
+    before the wrappers replace ``posix.open`` (``hook.install``)."""
 
     from pysandboxes.platform_caps import CAPS
 
@@ -154,7 +161,6 @@ def make_path_tools(
     get_ident = kit.get_ident
     encode = str.encode
     str_count = str.count
-    captured_min_depth = KERNEL_MIN_DEPTH
     captured_deleted = " (deleted)"
     captured_fd_dir = "/proc/self/fd/"
     plain_names = names_plainly
@@ -261,7 +267,7 @@ def make_path_tools(
                 # directory twice per entry).
                 return walk(path, base)
             path = base + "/" + path
-        if open_dir is not None and str_count(path, "/") >= captured_min_depth:
+        if kernel_on and str_count(path, "/") >= captured_min_depth:
             found = kernel_resolve(path)
             if found is not None:
                 return found
@@ -300,22 +306,25 @@ def make_path_tools(
             raw = encode(directory, encoding, "surrogateescape")
         except captured_valueerror:  # UnicodeEncodeError
             return None
-        own_open[ident] = raw
-        try:
-            fd = open_dir((raw,), {})  # type: ignore[misc]
-        except (captured_oserror, captured_valueerror):
-            return None
-        finally:
-            own_open.pop(ident, None)
-        try:
-            target = readlink(captured_fd_dir + int_.__repr__(fd))
-        except captured_oserror:
-            target = ""
-        finally:
-            try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
-                close(fd)
+        if kernel_dir is not None:  # compiled: the same three calls, no event, in C
+            target = kernel_dir(raw) or ""
+        else:
+            own_open[ident] = raw
+            try:
+                fd = open_dir((raw,), {})  # type: ignore[misc]
+            except (captured_oserror, captured_valueerror):
+                return None
+            finally:
+                own_open.pop(ident, None)
+            try:
+                target = readlink(captured_fd_dir + int_.__repr__(fd))
             except captured_oserror:
-                pass
+                target = ""
+            finally:
+                try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
+                    close(fd)
+                except captured_oserror:
+                    pass
         if not target.startswith("/") or target.endswith(captured_deleted):
             return None
         try:
@@ -378,8 +387,14 @@ def make_path_tools(
         return resolved or "/"
 
     open_dir: Callable[[tuple[Any, ...], dict[str, Any]], int] | None = None
+    kernel_dir: Callable[[bytes], str | None] | None = None
     if flavour == "posix" and fd_query == "proc" and _DIR_FLAGS and kernel is not False:
-        open_dir = _hidden_dir_open(kit, kernel is None)
+        if dir_path is not None and (kernel is not None or dir_path(b"/") == "/"):
+            kernel_dir = dir_path
+        else:
+            open_dir = _hidden_dir_open(kit, kernel is None)
+    kernel_on = open_dir is not None or kernel_dir is not None
+    captured_min_depth = KERNEL_MIN_DEPTH if kernel_dir is None else KERNEL_MIN_DEPTH_COMPILED
     resolve = _windows_resolve(kit) if flavour == "windows" else posix_resolve
 
     def proc_fd_path(fd: int) -> str | None:

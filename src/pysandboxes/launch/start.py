@@ -394,7 +394,7 @@ def _prepare(start: Start) -> None:
     """Steps 3 to 8 (see the module docstring)."""
 
     from pysandboxes.launch import tmpdir as tmp
-    from pysandboxes.runtime import RunContext
+    from pysandboxes.runtime import RunContext, accelerator_choice
 
     plan, request, provider = start.plan, start.request, start.provider
     if plan.mode == "enforce":
@@ -435,6 +435,12 @@ def _prepare(start: Start) -> None:
             # (--learn, a learn= line: the policy's learn value).
             write=request.kind != "repl" or bool(plan.policy.learn.value),
         )
+    try:
+        accelerator = accelerator_choice(os.environ)
+    except ValueError as exc:
+        from pysandboxes.errors import ConfigError, ConfigProblem
+
+        raise ConfigError([ConfigProblem("<environment>", str(exc))]) from None
     context = RunContext(
         mode=plan.mode,  # type: ignore[arg-type]
         provider=provider.name,
@@ -447,6 +453,7 @@ def _prepare(start: Start) -> None:
         record_fd=start.session.child_fd() if start.session is not None else -1,
         denials_file=denials,
         home=_home(),
+        accelerator=accelerator,
     )
     start.context = context
     if plan.policy.secrets and (plan.mode != "enforce" or start.provider.edge != "netns"):

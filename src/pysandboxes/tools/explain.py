@@ -215,6 +215,8 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
         except Exception as exc:
             environment = f"refused: {exc}"
     cmd = plan.cmd
+    from pysandboxes.guard.accelerator import describe
+
     return {
         "rule_file": plan.rule_file,
         "rule_file_exists": plan.rule_file_exists,
@@ -233,6 +235,8 @@ def explain_data(plan: RunPlan) -> dict[str, Any]:
             },
             "learn": _learn_setting(policy),
         },
+        # The audit hook's compiled accelerator (guard/accelerator.py), when the layer is on.
+        "accelerator": describe(os.environ),
         "rules": [
             {"key": line.key, "value": line.value, "origin": str(line.origin)}
             for line in policy.lines
@@ -294,6 +298,21 @@ def _eval_data(policy: Policy) -> list[dict[str, Any]]:
     return profiles_data(policy)
 
 
+def _accelerator_text(accelerator: dict[str, Any]) -> str:
+    """The ``python layer:`` line of the text form (docs/performance.md, the accelerator)."""
+
+    if accelerator["error"]:
+        return f"the run will not start: {accelerator['error']}"
+    choice = f"PYSANDBOXES_ACCELERATOR={accelerator['choice']}"
+    if accelerator["compiled"]:
+        return f"the audit hook with its compiled accelerator ({choice})"
+    if accelerator["built"]:
+        return f"the audit hook in pure Python ({choice})"
+    if accelerator["choice"] == "require":
+        return f"the run will not start: the compiled accelerator is not built ({choice})"
+    return f"the audit hook in pure Python: the compiled accelerator is not built ({choice})"
+
+
 def render_text(data: dict[str, Any]) -> str:
     """The human form of :func:`explain_data`."""
 
@@ -348,6 +367,9 @@ def render_text(data: dict[str, Any]) -> str:
     out.append("descriptors passed to the program (every other one python-sb inherited is closed):")
     for item in data["descriptors"]:
         out.append(f"  {item['fd']}: {item['what']}")
+    accelerator = data.get("accelerator")
+    if accelerator and data["settings"]["py-sandbox"]["value"]:
+        out.append(f"python layer: {_accelerator_text(accelerator)}")
     provider = data["provider"]
     out.append("")
     state = "available here" if provider["available"] else "NOT available here"

@@ -138,6 +138,71 @@ def test_the_kernel_and_the_walk_agree(tmp_path: Path, tree: dict[str, str]) -> 
     assert _open_fds() == before  # the descriptor is closed on every way out
 
 
+_COMPILED = (
+    "import json, os, sys\n"
+    "from pysandboxes.guard import accelerator\n"
+    "from pysandboxes.guard.kit import capture\n"
+    "from pysandboxes.guard.paths import make_path_tools\n"
+    "if os.getuid() == 0 and sys.argv[2] == 'nobody':\n"
+    "    os.setgid(65534); os.setuid(65534)\n"
+    "kit = capture()\n"
+    "dir_path = accelerator.take('require', kit).dir_path\n"
+    "c = make_path_tools(kit, os.path.dirname(os.__file__), kernel=True, dir_path=dir_path)\n"
+    "w = make_path_tools(kit, os.path.dirname(os.__file__), kernel=False)\n"
+    "opens = []\n"
+    "sys.addaudithook(lambda e, a: opens.append(a[0]) if e == 'open' else None)\n"
+    "before = sorted(os.listdir('/proc/self/fd'))\n"
+    "paths, base = json.loads(sys.argv[1])\n"
+    "out = [(c.resolve(p, base), w.resolve(p, base)) for p in paths]\n"
+    "n = len(opens)\n"
+    "print(json.dumps([out, before == sorted(os.listdir('/proc/self/fd')), n]))\n"
+)
+
+
+def _compiled_and_walk(paths: list[str], base: str | None, user: str = "") -> list[object]:
+    """``[(compiled kernel answer, walk answer) per path, no descriptor left open, number of
+    open events]`` from a fresh interpreter (the accelerator is handed out once a process)."""
+
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILED, json.dumps([paths, base]), user],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@linux_proc
+def test_the_compiled_kernel_resolution_and_the_walk_agree(
+    tmp_path: Path, tree: dict[str, str]
+) -> None:
+    """The compiled accelerator's ``dir_path`` (guard/accelerator.py) in place of the hidden
+    ``open``: the walk's answer on every case of the tree, deep and shallow (it answers from
+    ``KERNEL_MIN_DEPTH_COMPILED`` components), with no descriptor left open and no ``open``
+    event raised."""
+
+    from tests.helpers import require
+    from tests.unit.guard.test_accelerator import BUILT
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    shallow = [
+        "/tmp",
+        "/usr/lib",
+        "/proc/self/cwd",
+        "/etc/passwd",
+        "/nonexistent/x/y/z",
+        str(tmp_path) + "/tree",
+        str(tmp_path) + "/tree/d/../d/./d",
+    ]
+    pairs, closed, opens = _compiled_and_walk([*tree.values(), *shallow], str(tmp_path))
+    assert closed
+    assert opens == 0
+    for path, (compiled, walk) in zip([*tree.values(), *shallow], pairs, strict=True):
+        assert compiled == walk, (path, compiled, walk)
+
+
 def test_a_relative_path_is_walked_below_its_base(tree: dict[str, str]) -> None:
     """A relative path with a base (a ``dir_fd``'s directory, the working directory) is
     walked from the base, which is the kernel's own name of a directory: the same answer as
@@ -233,6 +298,13 @@ def test_a_directory_that_cannot_be_searched() -> None:
         assert closed
         for path, (kernel, walk) in zip(paths, pairs, strict=True):
             assert kernel == walk, (path, kernel, walk)
+        from tests.unit.guard.test_accelerator import BUILT
+
+        if BUILT:  # the compiled kernel resolution (its own test says when it is missing)
+            pairs, closed, _ = _compiled_and_walk(paths, None, "nobody")
+            assert closed
+            for path, (compiled, walk) in zip(paths, pairs, strict=True):
+                assert compiled == walk, (path, compiled, walk)
     finally:
         (deep / "closed").chmod(0o755)
         subprocess.run(["rm", "-rf", str(root)], check=False)

@@ -32,8 +32,14 @@ import pysandboxes.guard
 #: The guard's modules, the record base its tables are made of (``pysandboxes/record.py``,
 #: below every layer that uses it), and the path precedence whose matcher it calls
 #: (``pysandboxes/policy/precedence.py``, shared with ``policy/decide``).
+#: The compiled accelerator (``guard/_accelerator.c``) has no Python code: its hand-out is
+#: tested in ``test_accelerator.py``.
 GUARD_MODULES = sorted(
-    ["pysandboxes.guard." + info.name for info in pkgutil.iter_modules(pysandboxes.guard.__path__)]
+    [
+        "pysandboxes.guard." + info.name
+        for info in pkgutil.iter_modules(pysandboxes.guard.__path__)
+        if info.name != "_accelerator"
+    ]
     + ["pysandboxes.record", "pysandboxes.policy.precedence"]
 )
 

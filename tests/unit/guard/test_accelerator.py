@@ -1,0 +1,353 @@
+"""The audit hook's compiled accelerator (src/pysandboxes/guard/accelerator.py, _accelerator.c).
+
+- it is built for the interpreter under test (a failure in CI, PYSANDBOXES_REQUIRE_ALL=1: the
+  set-up's ``pip install -e`` builds it);
+- its functions answer what their pure-Python counterparts answer, on real stacks, in a fresh
+  interpreter each (the module hands its functions out once per process);
+- it is handed out once: a second ``take``, or one after importing the module again, raises;
+  nothing is left in ``sys.modules`` or in the package;
+- in a python-sb run, the program cannot take it, and none of its functions is reachable from
+  what the program can walk without an audit event (modules, closures, defaults, owners);
+- ``PYSANDBOXES_ACCELERATOR``: ``off`` and ``require`` run, a bad value stops before the
+  program with a message saying what is expected, ``--explain`` says which hook a run uses.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, base_env, require, run_sb
+
+BUILT = importlib.util.find_spec("pysandboxes.guard._accelerator") is not None
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter of the test environment (one hand-out per process)."""
+
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(REPO),
+        check=False,
+    )
+
+
+def test_built_for_this_interpreter() -> None:
+    require(
+        BUILT,
+        "the compiled accelerator is not built for this interpreter "
+        "(pip install -e . with a C compiler and Python's headers)",
+    )
+
+
+AGREEMENT = """
+    import sys
+    from pysandboxes.guard import accelerator
+    from pysandboxes.guard.kit import capture
+
+    kit = capture()
+    compiled = accelerator.take("require", kit)
+    pure = accelerator._pure(kit)
+    assert compiled.compiled and not pure.compiled
+    frame_type = type(sys._getframe())
+
+    def deep(n, check):
+        if n:
+            return deep(n - 1, check)
+        return check()
+
+    def check():
+        answers = []
+        for depth in range(12):
+            try:
+                a = compiled.frame_at(depth)
+            except ValueError:
+                a = "too deep"
+            try:
+                b = pure.frame_at(depth)
+            except ValueError:
+                b = "too deep"
+            answers.append((depth, a is b or a == b))
+            if type(a) is frame_type:
+                assert compiled.code_of(a) is pure.code_of(a) is a.f_code
+        here = sys._getframe()
+        mine = frozenset({kit.identity(globals())})
+        other = frozenset({kit.identity({})})
+        for frame in (here, here.f_back, None, "not a frame", 3):
+            for scopes in (mine, other, frozenset()):
+                assert compiled.in_chain(frame, scopes) == pure.in_chain(frame, scopes), (
+                    frame, scopes)
+        assert compiled.in_chain(here, mine) and not compiled.in_chain(here, other)
+        return answers
+
+    for n in (0, 3, 40):
+        answers = deep(n, check)
+        assert all(same for _, same in answers), answers
+    for bad in ("x", None, object()):
+        try:
+            compiled.code_of(bad)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("code_of of a non-frame")
+    try:
+        compiled.in_chain(sys._getframe(), {1})  # a set, not a frozenset
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("in_chain of a set")
+    print("agree")
+"""
+
+
+def test_compiled_and_pure_agree() -> None:
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(AGREEMENT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "agree"
+
+
+GATE = """
+    from pysandboxes.guard import accelerator
+    from pysandboxes.guard.kit import capture
+
+    gate_of = accelerator.take("require", capture()).make_gate
+    calls = []
+
+    def body(event, args):
+        calls.append((event, args))
+        return "body"
+
+    pending, graveyard = [], []
+    gate = gate_of(frozenset({"handled"}), body, pending, graveyard)
+    results = {}
+    results["unhandled"] = gate("unhandled", (1,))
+    results["handled"] = gate("handled", (2,))
+    pending.append("a signal")
+    results["unhandled, a signal queued"] = gate("unhandled", (3,))
+    pending.clear()
+    graveyard.append("released")
+    results["unhandled, graveyard"] = gate("unhandled", (4,))
+    graveyard.clear()
+
+    class Name(str):
+        pass
+
+    results["a str subclass"] = gate(Name("unhandled"), (5,))
+    for bad in ((set(), body, [], []), (frozenset(), body, (), []), (frozenset(), 1, [], [])):
+        try:
+            gate_of(*bad)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError(bad)
+    print(repr((results, [c[1] for c in calls])))
+"""
+
+
+def test_gate_answers_only_what_the_body_would_return_at_once() -> None:
+    """The gate returns by itself only for an exact ``str`` event no handler takes, with no
+    signal queued and nothing in the graveyard: what the hook's body does then (it returns
+    at once). Everything else reaches the body."""
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(GATE)
+    assert result.returncode == 0, result.stderr
+    results, reached = eval(result.stdout)  # a repr of plain data printed by GATE
+    assert results == {
+        "unhandled": None,
+        "handled": "body",
+        "unhandled, a signal queued": "body",
+        "unhandled, graveyard": "body",
+        "a str subclass": "body",
+    }
+    assert reached == [(2,), (3,), (4,), (5,)]
+
+
+ONCE = """
+    import importlib, sys
+    from pysandboxes.guard import accelerator
+    from pysandboxes.guard.kit import capture
+
+    taken = accelerator.take("auto", capture())
+    assert taken.compiled
+    assert accelerator.MODULE not in sys.modules
+    assert not hasattr(sys.modules["pysandboxes.guard"], "_accelerator")
+    again = importlib.import_module(accelerator.MODULE)
+    assert [n for n in dir(again) if not n.startswith("__")] == ["take"], dir(again)
+    try:
+        again.take()
+    except RuntimeError as exc:
+        print("refused:", exc)
+    try:
+        accelerator.take("off", capture())
+    except RuntimeError:
+        print("the guard's second take refused too")
+"""
+
+
+def test_handed_out_once() -> None:
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(ONCE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "refused: python-sb: the accelerator was already handed out in this process",
+        "the guard's second take refused too",
+    ]
+
+
+def test_off_uses_pure_python_and_still_takes_it() -> None:
+    """``off``: the pure functions, and the compiled module taken all the same (so that the
+    program cannot take it afterwards)."""
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(
+        """
+        import importlib
+        from pysandboxes.guard import accelerator
+        from pysandboxes.guard.kit import capture
+
+        taken = accelerator.take("off", capture())
+        print(taken.compiled, taken.make_gate)
+        try:
+            importlib.import_module(accelerator.MODULE).take()
+        except RuntimeError:
+            print("taken")
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "None", "taken"]
+
+
+# A walk of everything a program reaches without an audit event (the walk of
+# tests/redteam/misuse/attacks/files_kit_from_exposed_closure.py, extended to class members):
+# modules' namespaces, closures, defaults, bound owners, wrapped functions.
+REACH = """
+import sys
+import types
+
+NAMES = {"code_of", "frame_at", "in_chain", "make_gate", "gate"}
+seen, found = set(), []
+seen.update((id(seen), id(found)))
+
+
+def walk(obj, depth):
+    if depth > 9 or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if type(obj) is types.BuiltinFunctionType and getattr(obj, "__name__", "") in NAMES:
+        found.append(obj.__name__)
+        return
+    if type(obj) is types.FunctionType:
+        for cell in obj.__closure__ or ():
+            try:
+                walk(cell.cell_contents, depth + 1)
+            except ValueError:  # an empty cell
+                pass
+    for attr in ("__self__", "__func__", "__wrapped__", "__defaults__", "__kwdefaults__"):
+        try:
+            walk(getattr(obj, attr, None), depth + 1)
+        except Exception:
+            pass
+    if isinstance(obj, (tuple, list, frozenset, set)):
+        for item in list(obj):
+            walk(item, depth + 1)
+    elif isinstance(obj, dict):
+        for item in list(obj.values()):
+            walk(item, depth + 1)
+    elif isinstance(obj, (types.ModuleType, type)):
+        for item in list(vars(obj).values()):
+            walk(item, depth + 1)
+
+
+for module in list(sys.modules.values()):
+    walk(module, 0)
+import builtins
+walk(vars(builtins), 0)
+print("found:", sorted(set(found)), "objects:", len(seen))
+try:
+    import pysandboxes.guard._accelerator as again
+    again.take()
+except BaseException as exc:
+    print("take:", type(exc).__name__)
+else:
+    print("take: handed out")
+"""
+
+
+@pytest.mark.parametrize("choice", ["auto", "off"])
+def test_program_cannot_reach_it(tmp_path: Path, choice: str) -> None:
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    (tmp_path / "reach.py").write_text(REACH)
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\npython-import=*\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    result = run_sb(["reach.py"], cwd=tmp_path, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("found: [] objects: "), result.stdout
+    assert int(lines[0].rsplit(" ", 1)[1]) > 1000  # the walk did reach the guard's wrappers
+    assert lines[1] == "take: RuntimeError"
+
+
+HELLO = "import sys\nprint('hello', sys.version_info[0])\n"
+
+
+@pytest.mark.parametrize("choice", ["off", "require", "AUTO", ""])
+def test_choices_run(tmp_path: Path, choice: str) -> None:
+    if choice == "require":
+        require(BUILT, "the compiled accelerator is not built for this interpreter")
+    (tmp_path / "hello.py").write_text(HELLO)
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    result = run_sb(["hello.py"], cwd=tmp_path, env=env)
+    assert (result.returncode, result.stdout) == (0, "hello 3\n"), result.stderr
+
+
+def test_bad_choice_stops_before_the_program(tmp_path: Path) -> None:
+    (tmp_path / "hello.py").write_text("open('ran', 'w').close()\n")
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-rw=.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": "fast"})
+    result = run_sb(["hello.py"], cwd=tmp_path, env=env)
+    assert result.returncode != 0
+    assert "PYSANDBOXES_ACCELERATOR='fast': expected one of auto, off, require" in result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    ("choice", "compiled"), [("auto", True), ("off", False), ("require", True)]
+)
+def test_explain_says_which_hook(tmp_path: Path, choice: str, compiled: bool) -> None:
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    (tmp_path / "hello.py").write_text(HELLO)
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    text = run_sb(["--explain", "hello.py"], cwd=tmp_path, env=env)
+    assert text.returncode == 0, text.stderr
+    expected = "with its compiled accelerator" if compiled else "in pure Python"
+    line = f"python layer: the audit hook {expected} (PYSANDBOXES_ACCELERATOR={choice})"
+    assert line in text.stdout.splitlines()
+    data = run_sb(["--explain", "--json", "hello.py"], cwd=tmp_path, env=env)
+    assert data.returncode == 0, data.stderr
+    accelerator = json.loads(data.stdout)["accelerator"]
+    assert (accelerator["choice"], accelerator["compiled"], accelerator["built"]) == (
+        choice,
+        compiled,
+        True,
+    )
