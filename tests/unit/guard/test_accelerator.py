@@ -284,14 +284,21 @@ else:
 """
 
 
+def _project(tmp_path: Path, name: str, program: str, rules: str, choice: str) -> dict[str, str]:
+    """``program`` as ``name`` beside a rule file of ``rules`` (``os-sandbox=subprocess``
+    first); the environment of a run with ``PYSANDBOXES_ACCELERATOR=choice``."""
+
+    (tmp_path / name).write_text(program)
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\n" + rules)
+    home = tmp_path / "home"
+    home.mkdir()
+    return base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+
+
 @pytest.mark.parametrize("choice", ["auto", "off"])
 def test_program_cannot_reach_it(tmp_path: Path, choice: str) -> None:
     require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "reach.py").write_text(REACH)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\npython-import=*\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "reach.py", REACH, "expose-ro=.\npython-import=*\n", choice)
     result = run_sb(["reach.py"], cwd=tmp_path, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -307,21 +314,14 @@ HELLO = "import sys\nprint('hello', sys.version_info[0])\n"
 def test_choices_run(tmp_path: Path, choice: str) -> None:
     if choice == "require":
         require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "hello.py").write_text(HELLO)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "hello.py", HELLO, "expose-ro=.\n", choice)
     result = run_sb(["hello.py"], cwd=tmp_path, env=env)
     assert (result.returncode, result.stdout) == (0, "hello 3\n"), result.stderr
 
 
 def test_bad_choice_stops_before_the_program(tmp_path: Path) -> None:
-    (tmp_path / "hello.py").write_text("open('ran', 'w').close()\n")
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-rw=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": "fast"})
+    program = "open('ran', 'w').close()\n"
+    env = _project(tmp_path, "hello.py", program, "expose-rw=.\n", "fast")
     result = run_sb(["hello.py"], cwd=tmp_path, env=env)
     assert result.returncode != 0
     assert "PYSANDBOXES_ACCELERATOR='fast': expected one of auto, off, require" in result.stderr
@@ -333,11 +333,7 @@ def test_bad_choice_stops_before_the_program(tmp_path: Path) -> None:
 )
 def test_explain_says_which_hook(tmp_path: Path, choice: str, compiled: bool) -> None:
     require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "hello.py").write_text(HELLO)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "hello.py", HELLO, "expose-ro=.\n", choice)
     text = run_sb(["--explain", "hello.py"], cwd=tmp_path, env=env)
     assert text.returncode == 0, text.stderr
     expected = "with its compiled accelerator" if compiled else "in pure Python"
