@@ -75,6 +75,96 @@ frame_at(PyObject *Py_UNUSED(self), PyObject *arg)
     return (PyObject *)frame;
 }
 
+/* The identity key of a frame's globals (object.__hash__, guard/kit.py's identity). */
+static Py_hash_t
+scope_of(PyFrameObject *frame)
+{
+    PyObject *globals = PyFrame_GetGlobals(frame);
+    Py_hash_t key = PyBaseObject_Type.tp_hash(globals);
+    Py_DECREF(globals);
+    return key;
+}
+
+/* The last frozenset of identities asked about, as a sorted array: the guard passes one set,
+ * made at arming, for all its walks (a frozenset cannot change), so a frame's test is a binary
+ * search instead of a new int object and a set lookup. Kept alive while it is the one. */
+static PyObject *sorted_for = NULL;
+static Py_hash_t *sorted_keys = NULL;
+static Py_ssize_t sorted_count = 0;
+
+static int
+compare_keys(const void *a, const void *b)
+{
+    Py_hash_t x = *(const Py_hash_t *)a, y = *(const Py_hash_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts scopes into the array (its items must be ints); 0, or -1 with an exception set. */
+static int
+sort_scopes(PyObject *scopes)
+{
+    Py_ssize_t count = PySet_GET_SIZE(scopes);
+    Py_hash_t *keys = PyMem_Malloc(sizeof(Py_hash_t) * (count ? count : 1));
+    if (keys == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *items = PyObject_GetIter(scopes);
+    if (items == NULL) {
+        PyMem_Free(keys);
+        return -1;
+    }
+    Py_ssize_t i = 0;
+    PyObject *item;
+    while (i < count && (item = PyIter_Next(items)) != NULL) {
+        int exact = PyLong_CheckExact(item);
+        Py_ssize_t value = exact ? PyLong_AsSsize_t(item) : -1;
+        Py_DECREF(item);
+        if (!exact || (value == -1 && PyErr_Occurred())) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "a frozenset of identities (ints) is needed");
+            }
+            Py_DECREF(items);
+            PyMem_Free(keys);
+            return -1;
+        }
+        keys[i++] = (Py_hash_t)value;
+    }
+    Py_DECREF(items);
+    if (PyErr_Occurred()) {
+        PyMem_Free(keys);
+        return -1;
+    }
+    qsort(keys, (size_t)i, sizeof(Py_hash_t), compare_keys);
+    PyMem_Free(sorted_keys);
+    Py_XDECREF(sorted_for);
+    Py_INCREF(scopes);
+    sorted_for = scopes;
+    sorted_keys = keys;
+    sorted_count = i;
+    return 0;
+}
+
+/* Whether key is in the frozenset scopes: 1, 0, -1 on error. */
+static int
+scope_in(Py_hash_t key, PyObject *scopes)
+{
+    if (scopes != sorted_for && sort_scopes(scopes) < 0) {
+        return -1;
+    }
+    Py_ssize_t low = 0, high = sorted_count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (sorted_keys[middle] < key) {
+            low = middle + 1;
+        }
+        else {
+            high = middle;
+        }
+    }
+    return low < sorted_count && sorted_keys[low] == key;
+}
+
 /* in_chain(frame, scopes): whether frame or one of its callers runs with globals whose
  * object.__hash__ (the guard's identity key, guard/kit.py) is in the frozenset scopes; false
  * for what is not a frame (None; a forged sys._getframe event's object). Reads f_globals and
@@ -98,16 +188,7 @@ in_chain(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     PyFrameObject *frame = (PyFrameObject *)start;
     Py_INCREF(frame);
     while (frame != NULL) {
-        PyObject *globals = PyFrame_GetGlobals(frame);
-        Py_hash_t key = PyBaseObject_Type.tp_hash(globals);
-        Py_DECREF(globals);
-        PyObject *number = PyLong_FromSsize_t(key);
-        if (number == NULL) {
-            Py_DECREF(frame);
-            return NULL;
-        }
-        int found = PySet_Contains(scopes, number);
-        Py_DECREF(number);
+        int found = scope_in(scope_of(frame), scopes);
         if (found != 0) {
             Py_DECREF(frame);
             if (found < 0) {
@@ -187,29 +268,6 @@ dir_path(PyObject *Py_UNUSED(self), PyObject *raw)
 #else
     Py_RETURN_NONE;
 #endif
-}
-
-/* The identity key of a frame's globals (object.__hash__, guard/kit.py's identity). */
-static Py_hash_t
-scope_of(PyFrameObject *frame)
-{
-    PyObject *globals = PyFrame_GetGlobals(frame);
-    Py_hash_t key = PyBaseObject_Type.tp_hash(globals);
-    Py_DECREF(globals);
-    return key;
-}
-
-/* Whether key is in the frozenset scopes: 1, 0, -1 on error. */
-static int
-scope_in(Py_hash_t key, PyObject *scopes)
-{
-    PyObject *number = PyLong_FromSsize_t(key);
-    if (number == NULL) {
-        return -1;
-    }
-    int found = PySet_Contains(scopes, number);
-    Py_DECREF(number);
-    return found;
 }
 
 /* The walk's state, a tuple made once by guard/frames.py's make_frames (WALK_STATE there). */
