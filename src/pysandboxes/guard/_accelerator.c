@@ -75,6 +75,96 @@ frame_at(PyObject *Py_UNUSED(self), PyObject *arg)
     return (PyObject *)frame;
 }
 
+/* The identity key of a frame's globals (object.__hash__, guard/kit.py's identity). */
+static Py_hash_t
+scope_of(PyFrameObject *frame)
+{
+    PyObject *globals = PyFrame_GetGlobals(frame);
+    Py_hash_t key = PyBaseObject_Type.tp_hash(globals);
+    Py_DECREF(globals);
+    return key;
+}
+
+/* The last frozenset of identities asked about, as a sorted array: the guard passes one set,
+ * made at arming, for all its walks (a frozenset cannot change), so a frame's test is a binary
+ * search instead of a new int object and a set lookup. Kept alive while it is the one. */
+static PyObject *sorted_for = NULL;
+static Py_hash_t *sorted_keys = NULL;
+static Py_ssize_t sorted_count = 0;
+
+static int
+compare_keys(const void *a, const void *b)
+{
+    Py_hash_t x = *(const Py_hash_t *)a, y = *(const Py_hash_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts scopes into the array (its items must be ints); 0, or -1 with an exception set. */
+static int
+sort_scopes(PyObject *scopes)
+{
+    Py_ssize_t count = PySet_GET_SIZE(scopes);
+    Py_hash_t *keys = PyMem_Malloc(sizeof(Py_hash_t) * (count ? count : 1));
+    if (keys == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *items = PyObject_GetIter(scopes);
+    if (items == NULL) {
+        PyMem_Free(keys);
+        return -1;
+    }
+    Py_ssize_t i = 0;
+    PyObject *item;
+    while (i < count && (item = PyIter_Next(items)) != NULL) {
+        int exact = PyLong_CheckExact(item);
+        Py_ssize_t value = exact ? PyLong_AsSsize_t(item) : -1;
+        Py_DECREF(item);
+        if (!exact || (value == -1 && PyErr_Occurred())) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "a frozenset of identities (ints) is needed");
+            }
+            Py_DECREF(items);
+            PyMem_Free(keys);
+            return -1;
+        }
+        keys[i++] = (Py_hash_t)value;
+    }
+    Py_DECREF(items);
+    if (PyErr_Occurred()) {
+        PyMem_Free(keys);
+        return -1;
+    }
+    qsort(keys, (size_t)i, sizeof(Py_hash_t), compare_keys);
+    PyMem_Free(sorted_keys);
+    Py_XDECREF(sorted_for);
+    Py_INCREF(scopes);
+    sorted_for = scopes;
+    sorted_keys = keys;
+    sorted_count = i;
+    return 0;
+}
+
+/* Whether key is in the frozenset scopes: 1, 0, -1 on error. */
+static int
+scope_in(Py_hash_t key, PyObject *scopes)
+{
+    if (scopes != sorted_for && sort_scopes(scopes) < 0) {
+        return -1;
+    }
+    Py_ssize_t low = 0, high = sorted_count;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (sorted_keys[middle] < key) {
+            low = middle + 1;
+        }
+        else {
+            high = middle;
+        }
+    }
+    return low < sorted_count && sorted_keys[low] == key;
+}
+
 /* in_chain(frame, scopes): whether frame or one of its callers runs with globals whose
  * object.__hash__ (the guard's identity key, guard/kit.py) is in the frozenset scopes; false
  * for what is not a frame (None; a forged sys._getframe event's object). Reads f_globals and
@@ -98,16 +188,7 @@ in_chain(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     PyFrameObject *frame = (PyFrameObject *)start;
     Py_INCREF(frame);
     while (frame != NULL) {
-        PyObject *globals = PyFrame_GetGlobals(frame);
-        Py_hash_t key = PyBaseObject_Type.tp_hash(globals);
-        Py_DECREF(globals);
-        PyObject *number = PyLong_FromSsize_t(key);
-        if (number == NULL) {
-            Py_DECREF(frame);
-            return NULL;
-        }
-        int found = PySet_Contains(scopes, number);
-        Py_DECREF(number);
+        int found = scope_in(scope_of(frame), scopes);
         if (found != 0) {
             Py_DECREF(frame);
             if (found < 0) {
@@ -189,6 +270,275 @@ dir_path(PyObject *Py_UNUSED(self), PyObject *raw)
 #endif
 }
 
+/* The walk's state, a tuple made once by guard/frames.py's make_frames (WALK_STATE there). */
+enum {
+    W_GUARD_GLOBALS, /* frozenset of identities */
+    W_GUARD_PREFIX,  /* str: the guard's directory + "/guard/" */
+    W_HOOK_SCOPE,    /* int: the hook body's globals' identity, 0: none */
+    W_IMPORT_DEPUTIES,
+    W_NAME_DEPUTIES,
+    W_NOT_A_FILE, /* str: what a co_filename that is not an exact str is taken to be */
+    W_IS_LIBRARY_FILE,
+    W_IS_DEPUTY_FILE,
+    W_LIBRARY_CACHE, /* dict: is_library_file's answers */
+    W_DEPUTY_CACHE,  /* dict: is_deputy_file's answers, by (file, identity of the list) */
+    W_SIZE
+};
+
+/* below_hook (frames.py): where a walk from frame may start. Takes and returns a reference. */
+static PyFrameObject *
+below_hook(PyFrameObject *frame, PyObject *scopes, Py_hash_t hook_scope, int *error)
+{
+    if (!hook_scope) {
+        return frame;
+    }
+    PyFrameObject *probe = frame;
+    Py_XINCREF(probe);
+    while (probe != NULL) {
+        Py_hash_t scope = scope_of(probe);
+        if (scope == hook_scope) {
+            PyFrameObject *back = PyFrame_GetBack(probe);
+            Py_DECREF(probe);
+            Py_DECREF(frame);
+            return back;
+        }
+        int guard = scope_in(scope, scopes);
+        if (guard <= 0) {
+            Py_DECREF(probe);
+            if (guard < 0) {
+                *error = 1;
+            }
+            return frame;
+        }
+        PyFrameObject *back = PyFrame_GetBack(probe);
+        Py_DECREF(probe);
+        probe = back;
+    }
+    return frame;
+}
+
+/* A cached answer of one of frames.py's file predicates, or the predicate called: 1, 0, -1. */
+static int
+answer(PyObject *cache, PyObject *key, PyObject *predicate, PyObject *const *args, size_t nargs)
+{
+    PyObject *known = PyDict_GetItemWithError(cache, key); /* borrowed */
+    if (known == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        PyObject *result = PyObject_Vectorcall(predicate, args, nargs, NULL);
+        if (result == NULL) {
+            return -1;
+        }
+        int truth = PyObject_IsTrue(result);
+        Py_DECREF(result);
+        return truth;
+    }
+    return PyObject_IsTrue(known);
+}
+
+/* is_deputy_file(filename, deputies) (frames.py), through its cache. */
+static int
+deputy_answer(PyObject *filename, PyObject *deputies, PyObject *state)
+{
+    PyObject *which = PyLong_FromSsize_t(PyBaseObject_Type.tp_hash(deputies));
+    if (which == NULL) {
+        return -1;
+    }
+    PyObject *key = PyTuple_Pack(2, filename, which);
+    Py_DECREF(which);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *args[2] = {filename, deputies};
+    int deputy = answer(PyTuple_GET_ITEM(state, W_DEPUTY_CACHE), key,
+                        PyTuple_GET_ITEM(state, W_IS_DEPUTY_FILE), args, 2);
+    Py_DECREF(key);
+    return deputy;
+}
+
+/* acts_for_another (frames.py): whether a frame outside the guard (code, its filename) is a
+ * deputy's; inner: the file of the deputy frame met before it (NULL: none). 1, 0, -1. */
+static int
+acts_for_another(PyObject *code, PyObject *filename, PyObject *inner, PyObject *deputies,
+                 PyObject *state)
+{
+    PyObject *name = ((PyCodeObject *)code)->co_name;
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "<module>") == 0) {
+        return 0;
+    }
+    PyObject *library_args[1] = {filename};
+    int library = answer(PyTuple_GET_ITEM(state, W_LIBRARY_CACHE), filename,
+                         PyTuple_GET_ITEM(state, W_IS_LIBRARY_FILE), library_args, 1);
+    if (library <= 0) {
+        return library;
+    }
+    int deputy = deputy_answer(filename, deputies, state);
+    if (deputy != 0) {
+        return deputy;
+    }
+    if (deputies != PyTuple_GET_ITEM(state, W_IMPORT_DEPUTIES) || inner == NULL) {
+        return 0;
+    }
+    PyObject *suffix = PyUnicode_FromString("/importlib/__init__.py");
+    if (suffix == NULL) {
+        return -1;
+    }
+    Py_ssize_t tail = PyUnicode_Tailmatch(inner, suffix, 0, PY_SSIZE_T_MAX, 1);
+    Py_DECREF(suffix);
+    if (tail <= 0) {
+        return (int)tail;
+    }
+    return deputy_answer(filename, PyTuple_GET_ITEM(state, W_NAME_DEPUTIES), state);
+}
+
+/* walk(count, deputies, enough, state): frames.py's walk, from the frame two callers above
+ * the calling Python function (its getframe(2)). Returns (first, caller, caller's code). */
+static PyObject *
+walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyLong_CheckExact(args[0]) || !PyTuple_CheckExact(args[3]) ||
+        PyTuple_GET_SIZE(args[3]) != W_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "walk() takes a count, deputies, enough and a state");
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[0]);
+    if (count == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *deputies = args[1];
+    PyObject *enough = args[2];
+    PyObject *state = args[3];
+    PyObject *scopes = PyTuple_GET_ITEM(state, W_GUARD_GLOBALS);
+    PyObject *prefix = PyTuple_GET_ITEM(state, W_GUARD_PREFIX);
+    PyObject *not_a_file = PyTuple_GET_ITEM(state, W_NOT_A_FILE);
+    Py_hash_t hook_scope = PyLong_AsSsize_t(PyTuple_GET_ITEM(state, W_HOOK_SCOPE));
+    if (hook_scope == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int has_deputies = PyObject_IsTrue(deputies);
+    if (has_deputies < 0) {
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        return NULL;
+    }
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed: the calling function's */
+    Py_XINCREF(frame);
+    for (int step = 0; step < 2 && frame != NULL; step++) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    if (frame == NULL) {
+        Py_DECREF(found);
+        PyErr_SetString(PyExc_ValueError, "call stack is not deep enough");
+        return NULL;
+    }
+    int error = 0;
+    frame = below_hook(frame, scopes, hook_scope, &error);
+    PyObject *inner = NULL; /* borrowed from a code object we hold: the previous deputy's file */
+    PyObject *inner_code = NULL;
+    PyFrameObject *caller = NULL;
+    PyObject *caller_code = NULL;
+    while (!error && frame != NULL) {
+        PyObject *code = (PyObject *)PyFrame_GetCode(frame);
+        PyObject *filename = ((PyCodeObject *)code)->co_filename;
+        if (!PyUnicode_CheckExact(filename)) {
+            filename = not_a_file;
+        }
+        int guard = scope_in(scope_of(frame), scopes);
+        if (guard > 0) {
+            guard = (int)PyUnicode_Tailmatch(filename, prefix, 0, PY_SSIZE_T_MAX, -1);
+        }
+        if (guard < 0) {
+            Py_DECREF(code);
+            error = 1;
+            break;
+        }
+        if (guard) {
+            Py_DECREF(code);
+            PyFrameObject *back = PyFrame_GetBack(frame);
+            Py_DECREF(frame);
+            frame = back;
+            continue;
+        }
+        if (PyList_GET_SIZE(found) < count) {
+            PyObject *item = PyTuple_Pack(2, filename, ((PyCodeObject *)code)->co_name);
+            if (item == NULL || PyList_Append(found, item) < 0) {
+                Py_XDECREF(item);
+                Py_DECREF(code);
+                error = 1;
+                break;
+            }
+            Py_DECREF(item);
+            if (PyList_GET_SIZE(found) == count && enough != Py_None) {
+                PyObject *decided = PyObject_CallOneArg(enough, found);
+                int truth = decided == NULL ? -1 : PyObject_IsTrue(decided);
+                Py_XDECREF(decided);
+                if (truth != 0) {
+                    Py_DECREF(code);
+                    error = truth < 0;
+                    if (!error) {
+                        Py_DECREF(frame);
+                        Py_XDECREF(inner_code);
+                        PyObject *result = PyTuple_Pack(3, found, Py_None, Py_None);
+                        Py_DECREF(found);
+                        return result;
+                    }
+                    break;
+                }
+            }
+        }
+        if (caller == NULL) {
+            int deputy = 0;
+            if (has_deputies) {
+                deputy = acts_for_another(code, filename, inner, deputies, state);
+            }
+            if (deputy < 0) {
+                Py_DECREF(code);
+                error = 1;
+                break;
+            }
+            if (deputy) {
+                Py_XDECREF(inner_code);
+                inner_code = code; /* keeps filename alive */
+                Py_INCREF(inner_code);
+                inner = filename;
+            }
+            else {
+                caller = frame;
+                Py_INCREF(caller);
+                caller_code = code;
+                Py_INCREF(caller_code);
+            }
+        }
+        Py_DECREF(code);
+        if (caller != NULL && PyList_GET_SIZE(found) >= count) {
+            break;
+        }
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_XDECREF(frame);
+    Py_XDECREF(inner_code);
+    if (error) {
+        Py_DECREF(found);
+        Py_XDECREF(caller);
+        Py_XDECREF(caller_code);
+        return NULL;
+    }
+    PyObject *result = PyTuple_Pack(3, found, caller ? (PyObject *)caller : Py_None,
+                                    caller_code ? caller_code : Py_None);
+    Py_DECREF(found);
+    Py_XDECREF(caller);
+    Py_XDECREF(caller_code);
+    return result;
+}
+
+static PyMethodDef walk_def = {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, NULL};
 static PyMethodDef dir_path_def = {"dir_path", dir_path, METH_O, NULL};
 static PyMethodDef code_of_def = {"code_of", code_of, METH_O, NULL};
 static PyMethodDef frame_at_def = {"frame_at", frame_at, METH_O, NULL};
@@ -219,7 +569,7 @@ make_gate(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef make_gate_def = {"make_gate", (PyCFunction)(void (*)(void))make_gate,
                                     METH_FASTCALL, NULL};
 
-/* take(): (code_of, frame_at, in_chain, make_gate, dir_path), once per process. */
+/* take(): (code_of, frame_at, in_chain, make_gate, dir_path, walk), once per process. */
 static PyObject *
 take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
 {
@@ -228,16 +578,16 @@ take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
                         "python-sb: the accelerator was already handed out in this process");
         return NULL;
     }
-    PyObject *parts[5] = {
+    PyObject *parts[6] = {
         PyCFunction_New(&code_of_def, NULL),  PyCFunction_New(&frame_at_def, NULL),
         PyCFunction_New(&in_chain_def, NULL), PyCFunction_New(&make_gate_def, NULL),
-        PyCFunction_New(&dir_path_def, NULL),
+        PyCFunction_New(&dir_path_def, NULL), PyCFunction_New(&walk_def, NULL),
     };
     PyObject *result = NULL;
-    if (parts[0] && parts[1] && parts[2] && parts[3] && parts[4]) {
-        result = PyTuple_Pack(5, parts[0], parts[1], parts[2], parts[3], parts[4]);
+    if (parts[0] && parts[1] && parts[2] && parts[3] && parts[4] && parts[5]) {
+        result = PyTuple_Pack(6, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
     }
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         Py_XDECREF(parts[i]);
     }
     if (result != NULL) {

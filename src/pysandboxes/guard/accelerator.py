@@ -20,6 +20,9 @@ function                meaning                                          pure Py
 ``dir_path(raw)``       the kernel's name of a directory (``O_PATH``     ``None``: the hidden
                         open, ``/proc/self/fd``), with no ``open`` event  ``posix.open``
                         (``guard/paths.py``'s ``kernel_resolve``)        (``paths.py``)
+``walk(n, d, e, state)``  ``guard/frames.py``'s walk for the caller, its   ``None``: the
+                        deputy tests answered from the same caches (a     Python ``walk``
+                        miss calls the same Python predicates)
 ======================  ===============================================  ==================
 
 The answers are the same either way: ``tests/unit/guard/test_accelerator.py`` compares them,
@@ -66,6 +69,7 @@ class Accelerator(NamedTuple):
     in_chain: Callable[[Any, frozenset[int]], bool]
     make_gate: Callable[[frozenset[str], Any, list[Any], list[Any]], Any] | None
     dir_path: Callable[[bytes], str | None] | None
+    walk: Callable[[int, tuple[str, ...], Any, tuple[Any, ...]], Any] | None
     compiled: bool
 
 
@@ -96,8 +100,8 @@ def take(choice: str, kit: Kit) -> Accelerator:
             " present"
         )
     if parts is not None and choice != "off":
-        code_of, frame_at, in_chain, make_gate, dir_path = parts
-        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, True)
+        code_of, frame_at, in_chain, make_gate, dir_path, walk = parts
+        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, walk, True)
     return _pure(kit)
 
 
@@ -124,7 +128,7 @@ def _pure(kit: Kit) -> Accelerator:
 
     # sys._getframe is a C function too: called from a walk, depth 0 is the walk's frame, as
     # for the compiled frame_at.
-    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, None, False)
+    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, None, None, False)
 
 
 def describe(environ: Any) -> dict[str, Any]:

@@ -277,6 +277,8 @@ def make_frames(
         guard test of :func:`is_guard_frame` and the deputy test share it, and the code is
         handed to the caller, which would otherwise read it once more."""
 
+        if compiled_walk is not None:  # the same walk in C (guard/_accelerator.c)
+            return compiled_walk(count, deputies, enough, walk_state)  # type: ignore[no-any-return]
         found: list[tuple[str, str]] = []
         frame: Any = below_hook(frame_at(2))
         inner = ""  # the file of the previous deputy frame met (innermost first)
@@ -320,6 +322,22 @@ def make_frames(
                 )
             )
         )
+
+    compiled_walk = accelerator.walk
+    # What the compiled walk reads (its W_* indexes): the same sets, prefix, lists, caches and
+    # predicates as the Python walk's.
+    walk_state = (
+        guard_globals,
+        guard_prefix,
+        hook_scope,
+        captured_import_deputies,
+        captured_name_deputies,
+        not_a_file,
+        is_library_file,
+        is_deputy_file,
+        library_cache,
+        deputy_cache,
+    )
 
     def survey(
         count: int, deputies: tuple[str, ...], enough: Callable[[Any], bool]

@@ -116,6 +116,133 @@ def test_compiled_and_pure_agree() -> None:
     assert result.stdout.strip() == "agree"
 
 
+WALKS = """
+    import contextlib, importlib, json, os, sys, tempfile
+    from pysandboxes.guard import accelerator
+    from pysandboxes.guard.frames import CODE_DEPUTIES, IMPORT_DEPUTIES, NAME_DEPUTIES, make_frames
+    from pysandboxes.guard.kit import capture
+
+    kit = capture()
+    compiled = accelerator.take("require", kit)
+    pure = accelerator._pure(kit)
+    assert compiled.walk is not None and pure.walk is None
+    stdlib = os.path.dirname(os.__file__)
+    package = os.path.dirname(os.path.dirname(accelerator.__file__))
+    here = tempfile.mkdtemp()
+    # A function that runs as guard code (guard globals, a file of the guard's): the walks skip
+    # its frame, as they skip the handlers', and look at whoever called it.
+    probe_scope = {"__builtins__": __builtins__}
+    guard_globals = frozenset(
+        kit.identity(m.__dict__)
+        for n, m in sys.modules.items()
+        if n.startswith("pysandboxes.guard") and m is not None
+    ) | {kit.identity(probe_scope)}
+    both = [
+        make_frames(kit, acc, (stdlib,), (stdlib,), guard_globals, {}, (here,), package)
+        for acc in (compiled, pure)
+    ]
+    answers = []
+    # The asking function runs as guard code (guard globals, a file of the guard's), as the
+    # handlers do: the walks skip its frame and look at whoever called it.
+    ASK = (
+        "def probe(label):\\n"
+        "    for deputies in (CODE_DEPUTIES, IMPORT_DEPUTIES, NAME_DEPUTIES, ()):\\n"
+        "        for count in (0, 1, 2, 3, 50):\\n"
+        "            for enough in (lambda first: False, lambda first: len(first) > 1):\\n"
+        "                got = [f.survey(count, deputies, enough) for f in both]\\n"
+        "                answers.append((label, 'survey', got[0] == got[1], repr(got)))\\n"
+        "        for name in ('caller_file', 'statement_importer', 'caller_is_program'):\\n"
+        "            got = [getattr(f, name)(deputies) for f in both]\\n"
+        "            answers.append((label, name, got[0] == got[1], repr(got)))\\n"
+    )
+    probe_scope.update(
+        both=both,
+        answers=answers,
+        CODE_DEPUTIES=CODE_DEPUTIES,
+        IMPORT_DEPUTIES=IMPORT_DEPUTIES,
+        NAME_DEPUTIES=NAME_DEPUTIES,
+    )
+    exec(compile(ASK, package + "/guard/probe.py", "exec"), probe_scope)
+    probe = probe_scope["probe"]
+
+    def deep(n, label):
+        return probe(label) if n == 0 else deep(n - 1, label)
+
+    probe("direct")
+    deep(30, "deep")
+    with contextlib.ExitStack() as stack:  # a callback dispatcher: a code deputy
+        stack.callback(probe, "contextlib")
+    module = os.path.join(here, "walked_module.py")
+    with open(module, "w") as handle:
+        handle.write("import sys\\nsys.modules['__probe__']('import_module')\\n")
+    sys.path.insert(0, here)
+    sys.modules["__probe__"] = probe
+    importlib.import_module("walked_module")  # the import system's frames: deputies
+    sys.modules.pop("walked_module")
+    __import__("walked_module")
+    exec("probe('exec')", {"probe": probe})  # source text run by the program
+    # Called by the import system itself, through importlib/__init__.py and pkgutil (a name
+    # deputy): a path hook of the guard's, for a directory new to the path.
+    other = tempfile.mkdtemp()
+    probe_scope["OTHER"] = other
+    exec(compile(
+        "def hook(path):\\n    if path == OTHER:\\n        probe('path_hook')\\n"
+        "    raise ImportError\\n", package + "/guard/probe.py", "exec"), probe_scope)
+    sys.path.insert(0, other)
+    sys.path_hooks.insert(0, probe_scope["hook"])
+    import pkgutil
+    try:
+        pkgutil.resolve_name("not_there_at_all")
+    except ImportError:
+        pass
+    sys.path_hooks.pop(0)
+    sys.path.remove(other)
+
+    class Odd(str):
+        pass
+
+    odd = compile("def odd(label):\\n    probe(label)\\n", "odd.py", "exec")
+    odd = odd.replace(co_consts=tuple(
+        c.replace(co_filename=Odd("odd.py")) if hasattr(c, "co_filename") else c
+        for c in odd.co_consts
+    ))
+    scope = {"probe": probe}
+    exec(odd, scope)
+    scope["odd"]("co_filename not a str")
+    bad = [a for a in answers if not a[2]]
+    files = sorted({os.path.basename(eval(a[3])[0] or "None") for a in answers
+                    if a[1] == "caller_file"})
+    print(json.dumps({"checked": len(answers), "labels": sorted({a[0] for a in answers}),
+                      "differ": bad[:5], "callers": files}))
+"""
+
+
+def test_compiled_walk_and_python_walk_agree() -> None:
+    """The compiled walk (``frames.walk`` in C) gives the Python walk's answers, through every
+    function built on it, from stacks with deputies (the import system, ``contextlib``), guard
+    frames, source run by ``exec``, a deep stack and a code object whose file name is not a
+    ``str``, for each deputy list, count and stopping rule."""
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(WALKS)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["differ"] == []
+    labels = ["direct", "deep", "contextlib", "import_module", "exec", "path_hook"]
+    assert data["labels"] == sorted([*labels, "co_filename not a str"])
+    assert data["checked"] == 8 * 4 * (5 * 2 + 3)  # import_module and __import__: two asks
+    # The callers found differ with the deputy lists (the cases reach the deputy rules):
+    # contextlib.py is the callback's caller with no list, the program (run by -c) with the
+    # code deputies; the import system's frame calls the path hook.
+    assert {
+        "<co_filename that is not a str>",
+        "<frozen importlib._bootstrap_external>",
+        "<string>",
+        "contextlib.py",
+        "walked_module.py",
+    } <= set(data["callers"]), data
+
+
 GATE = """
     from pysandboxes.guard import accelerator
     from pysandboxes.guard.kit import capture
@@ -284,14 +411,21 @@ else:
 """
 
 
+def _project(tmp_path: Path, name: str, program: str, rules: str, choice: str) -> dict[str, str]:
+    """``program`` as ``name`` beside a rule file of ``rules`` (``os-sandbox=subprocess``
+    first); the environment of a run with ``PYSANDBOXES_ACCELERATOR=choice``."""
+
+    (tmp_path / name).write_text(program)
+    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\n" + rules)
+    home = tmp_path / "home"
+    home.mkdir()
+    return base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+
+
 @pytest.mark.parametrize("choice", ["auto", "off"])
 def test_program_cannot_reach_it(tmp_path: Path, choice: str) -> None:
     require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "reach.py").write_text(REACH)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\npython-import=*\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "reach.py", REACH, "expose-ro=.\npython-import=*\n", choice)
     result = run_sb(["reach.py"], cwd=tmp_path, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -307,21 +441,14 @@ HELLO = "import sys\nprint('hello', sys.version_info[0])\n"
 def test_choices_run(tmp_path: Path, choice: str) -> None:
     if choice == "require":
         require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "hello.py").write_text(HELLO)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "hello.py", HELLO, "expose-ro=.\n", choice)
     result = run_sb(["hello.py"], cwd=tmp_path, env=env)
     assert (result.returncode, result.stdout) == (0, "hello 3\n"), result.stderr
 
 
 def test_bad_choice_stops_before_the_program(tmp_path: Path) -> None:
-    (tmp_path / "hello.py").write_text("open('ran', 'w').close()\n")
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-rw=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": "fast"})
+    program = "open('ran', 'w').close()\n"
+    env = _project(tmp_path, "hello.py", program, "expose-rw=.\n", "fast")
     result = run_sb(["hello.py"], cwd=tmp_path, env=env)
     assert result.returncode != 0
     assert "PYSANDBOXES_ACCELERATOR='fast': expected one of auto, off, require" in result.stderr
@@ -333,11 +460,7 @@ def test_bad_choice_stops_before_the_program(tmp_path: Path) -> None:
 )
 def test_explain_says_which_hook(tmp_path: Path, choice: str, compiled: bool) -> None:
     require(BUILT, "the compiled accelerator is not built for this interpreter")
-    (tmp_path / "hello.py").write_text(HELLO)
-    (tmp_path / ".py-sandboxes").write_text("os-sandbox=subprocess\nexpose-ro=.\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    env = base_env(home, {"PYSANDBOXES_ACCELERATOR": choice})
+    env = _project(tmp_path, "hello.py", HELLO, "expose-ro=.\n", choice)
     text = run_sb(["--explain", "hello.py"], cwd=tmp_path, env=env)
     assert text.returncode == 0, text.stderr
     expected = "with its compiled accelerator" if compiled else "in pure Python"
