@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import base_env, run_sb
 
 
@@ -141,3 +143,41 @@ def test_interpreter_imports_for_builtin_types_need_no_rule(home: Path, project:
     assert result.returncode == 0, result.stderr
     assert result.stdout == "True 2024\nRuleModuleNotFoundError\n"
     assert [d.get("target") for d in _program_denials(denials)] == ["_pydecimal"]
+
+
+EXIT_EXEC = (
+    "import atexit\natexit.register(exec, \"open('ran', 'w').close()\", {})\nprint('registered')\n"
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BYPASS: python-sb's launcher runs the exit functions (launch/child.py's "
+    "end_guarded, atexit._run_exitfuncs): its frame, a library's, is the caller of the "
+    "compile, so exec handed to atexit runs source with no dynamic-code rule",
+)
+def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Path) -> None:
+    """``atexit.register(exec, source, {})``: the exit functions run after the program, from
+    C (``atexit._run_exitfuncs``), called by python-sb's launcher. The compile is the
+    program's: the same hole as the review's ``r6_dynamic_code_no_caller_frame.py`` (a thread
+    started on ``exec``, closed), except that here the launcher's frame is below the call and
+    counts as a library caller. Plain python3 runs the source (the control)."""
+
+    from tests.helpers import run_python
+
+    (project / "prog.py").write_text(EXIT_EXEC)
+    plain = run_python(["prog.py"], cwd=project, env=base_env(home))
+    assert plain.returncode == 0 and (project / "ran").exists(), plain.stderr
+    (project / "ran").unlink()
+    (project / ".py-sandboxes").write_text("expose-rw=.\npython-import=atexit\n")
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+    )
+    assert result.stdout == "registered\n", result.stderr
+    assert not (project / "ran").exists()
+    assert [(d["kind"], d["target"]) for d in _program_denials(denials)] == [
+        ("api", "builtins.compile")
+    ]

@@ -276,6 +276,8 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
             busy,
             dynamic_allowed,
             guard_globals,
+            # CPython's own REPL follows the program (-i) or is the program.
+            context.program_kind == "repl" or bool(sys.flags.inspect),
         )
     )
     if policy.eval_rules and not reporter.recording:  # guarded_eval's worker: fork, rlimits
@@ -550,6 +552,7 @@ def _special_handlers(
     busy: dict[int, int],
     dynamic_allowed: bool,
     guard_globals: frozenset[int] = frozenset(),
+    interactive: bool = False,
 ) -> dict[str, Handler]:
     # Captured at arm time: the program can reach this module's namespace.
     id_ = kit.identity
@@ -698,7 +701,16 @@ def _special_handlers(
         codes, caller = survey(3, captured_code_deputies, is_import_compile)
         if codes == import_compile:
             return
-        if caller is not None and not is_library_file(caller):
+        if caller is None:
+            # No frame outside the guard and the deputies: C code called compile -- for a
+            # callable the program handed it (a thread started on exec, an exit function:
+            # review r6_dynamic_code_no_caller_frame.py), or CPython's own REPL compiling a
+            # line it read, which runs with no frame either and is the program's own code.
+            name = args[1] if len_(args) > 1 else None
+            if interactive and not codes and type_(name) is str_ and name == "<stdin>":
+                return
+            judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
+        elif not is_library_file(caller):
             judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
 
     def on_marshal(args: tuple[Any, ...]) -> None:
