@@ -8,6 +8,7 @@ programs. No packet leaves: every refused connection is refused before the syste
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,19 @@ def _program_denials(path: Path) -> list[dict[str, object]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run_prog(project: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``prog.py`` of ``project`` under ``--os-sandbox=subprocess`` with a ``--denials`` file
+    beside the project; the result and that file."""
+
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+    )
+    return result, denials
 
 
 PROGRAM = """
@@ -55,13 +69,7 @@ def test_messages_and_denials_file(home: Path, project: Path) -> None:
         "net=ALLOW|TCP|127.0.0.1|*|OUT\n"
     )
     (project / "prog.py").write_text(PROGRAM)
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-        timeout=60,
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "Connection to [10.255.255.1]:80 DENIED by explicit rule 'net=DENY|*|10.0.0.0/8|*|OUT' "
@@ -110,12 +118,7 @@ def test_own_modules_in_a_read_only_directory(home: Path, project: Path) -> None
     (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=helper\n")
     (project / "helper.py").write_text("VALUE = 42\n")
     (project / "prog.py").write_text("import helper\nprint(helper.VALUE)\n")
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0 and result.stdout == "42\n", result.stderr
     assert not (project / "__pycache__").exists()
     assert _program_denials(denials) == []
@@ -134,12 +137,7 @@ def test_interpreter_imports_for_builtin_types_need_no_rule(home: Path, project:
         "try:\n    import _pydecimal\nexcept ModuleNotFoundError as exc:\n"
         "    print(type(exc).__name__)\n"
     )
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "True 2024\nRuleModuleNotFoundError\n"
     assert [d.get("target") for d in _program_denials(denials)] == ["_pydecimal"]
@@ -170,12 +168,7 @@ def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Pat
     assert plain.returncode == 0 and (project / "ran").exists(), plain.stderr
     (project / "ran").unlink()
     (project / ".py-sandboxes").write_text("expose-rw=.\npython-import=atexit\n")
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.stdout == "registered\n", result.stderr
     assert not (project / "ran").exists()
     assert [(d["kind"], d["target"]) for d in _program_denials(denials)] == [
