@@ -11,8 +11,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import base_env, run_sb
 
 
@@ -148,18 +146,12 @@ EXIT_EXEC = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BYPASS: python-sb's launcher runs the exit functions (launch/child.py's "
-    "end_guarded, atexit._run_exitfuncs): its frame, a library's, is the caller of the "
-    "compile, so exec handed to atexit runs source with no dynamic-code rule",
-)
 def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Path) -> None:
     """``atexit.register(exec, source, {})``: the exit functions run after the program, from
-    C (``atexit._run_exitfuncs``), called by python-sb's launcher. The compile is the
-    program's: the same hole as the review's ``r6_dynamic_code_no_caller_frame.py`` (a thread
-    started on ``exec``, closed), except that here the launcher's frame is below the call and
-    counts as a library caller. Plain python3 runs the source (the control)."""
+    C (``atexit._run_exitfuncs``), called by python-sb's launcher (``end_guarded``), whose frame
+    is the first below the call: a string compiled right above it is the program's (the
+    review's ``r6_dynamic_code_no_caller_frame.py`` is the same hole in a thread). Plain
+    python3 runs the source (the control)."""
 
     from tests.helpers import run_python
 
@@ -174,3 +166,25 @@ def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Pat
     assert [(d["kind"], d["target"]) for d in _program_denials(denials)] == [
         ("api", "builtins.compile")
     ]
+
+
+EXIT_ERROR = "import atexit\ndef fails():\n    return 1 / 0\natexit.register(fails)\n"
+
+
+def test_a_traceback_shown_with_no_frame_is_not_dynamic_code(home: Path, project: Path) -> None:
+    """CPython's traceback display parses the line it shows (a ``compile`` event, with the
+    file's name, for the carets): an exit function's error is shown with no Python frame of
+    the program below it, and that is not the program's evaluation -- no refusal, the carets
+    shown as python3 shows them."""
+
+    from tests.helpers import run_python
+
+    (project / "prog.py").write_text(EXIT_ERROR)
+    plain = run_python(["prog.py"], cwd=project, env=base_env(home))
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=atexit\n")
+    result, denials = _run_prog(project, home)
+    assert "ZeroDivisionError: division by zero" in result.stderr, result.stderr
+    assert [line for line in result.stderr.splitlines() if "^" in line] == [
+        line for line in plain.stderr.splitlines() if "^" in line
+    ]
+    assert _program_denials(denials) == []
