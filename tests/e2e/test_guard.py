@@ -8,9 +8,8 @@ programs. No packet leaves: every refused connection is refused before the syste
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
-
-import pytest
 
 from tests.helpers import base_env, run_sb
 
@@ -22,6 +21,19 @@ def _program_denials(path: Path) -> list[dict[str, object]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run_prog(project: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``prog.py`` of ``project`` under ``--os-sandbox=subprocess`` with a ``--denials`` file
+    beside the project; the result and that file."""
+
+    denials = project.parent / "denials.jsonl"
+    result = run_sb(
+        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
+        cwd=project,
+        env=base_env(home),
+    )
+    return result, denials
 
 
 PROGRAM = """
@@ -55,13 +67,7 @@ def test_messages_and_denials_file(home: Path, project: Path) -> None:
         "net=ALLOW|TCP|127.0.0.1|*|OUT\n"
     )
     (project / "prog.py").write_text(PROGRAM)
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-        timeout=60,
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "Connection to [10.255.255.1]:80 DENIED by explicit rule 'net=DENY|*|10.0.0.0/8|*|OUT' "
@@ -110,12 +116,7 @@ def test_own_modules_in_a_read_only_directory(home: Path, project: Path) -> None
     (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=helper\n")
     (project / "helper.py").write_text("VALUE = 42\n")
     (project / "prog.py").write_text("import helper\nprint(helper.VALUE)\n")
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0 and result.stdout == "42\n", result.stderr
     assert not (project / "__pycache__").exists()
     assert _program_denials(denials) == []
@@ -134,12 +135,7 @@ def test_interpreter_imports_for_builtin_types_need_no_rule(home: Path, project:
         "try:\n    import _pydecimal\nexcept ModuleNotFoundError as exc:\n"
         "    print(type(exc).__name__)\n"
     )
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "True 2024\nRuleModuleNotFoundError\n"
     assert [d.get("target") for d in _program_denials(denials)] == ["_pydecimal"]
@@ -150,18 +146,12 @@ EXIT_EXEC = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BYPASS: python-sb's launcher runs the exit functions (launch/child.py's "
-    "end_guarded, atexit._run_exitfuncs): its frame, a library's, is the caller of the "
-    "compile, so exec handed to atexit runs source with no dynamic-code rule",
-)
 def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Path) -> None:
     """``atexit.register(exec, source, {})``: the exit functions run after the program, from
-    C (``atexit._run_exitfuncs``), called by python-sb's launcher. The compile is the
-    program's: the same hole as the review's ``r6_dynamic_code_no_caller_frame.py`` (a thread
-    started on ``exec``, closed), except that here the launcher's frame is below the call and
-    counts as a library caller. Plain python3 runs the source (the control)."""
+    C (``atexit._run_exitfuncs``), called by python-sb's launcher (``end_guarded``), whose frame
+    is the first below the call: a string compiled right above it is the program's (the
+    review's ``r6_dynamic_code_no_caller_frame.py`` is the same hole in a thread). Plain
+    python3 runs the source (the control)."""
 
     from tests.helpers import run_python
 
@@ -170,14 +160,31 @@ def test_source_run_by_an_exit_function_is_the_programs(home: Path, project: Pat
     assert plain.returncode == 0 and (project / "ran").exists(), plain.stderr
     (project / "ran").unlink()
     (project / ".py-sandboxes").write_text("expose-rw=.\npython-import=atexit\n")
-    denials = project.parent / "denials.jsonl"
-    result = run_sb(
-        ["--os-sandbox=subprocess", f"--denials={denials}", "prog.py"],
-        cwd=project,
-        env=base_env(home),
-    )
+    result, denials = _run_prog(project, home)
     assert result.stdout == "registered\n", result.stderr
     assert not (project / "ran").exists()
     assert [(d["kind"], d["target"]) for d in _program_denials(denials)] == [
         ("api", "builtins.compile")
     ]
+
+
+EXIT_ERROR = "import atexit\ndef fails():\n    return 1 / 0\natexit.register(fails)\n"
+
+
+def test_a_traceback_shown_with_no_frame_is_not_dynamic_code(home: Path, project: Path) -> None:
+    """CPython's traceback display parses the line it shows (a ``compile`` event, with the
+    file's name, for the carets): an exit function's error is shown with no Python frame of
+    the program below it, and that is not the program's evaluation -- no refusal, the carets
+    shown as python3 shows them."""
+
+    from tests.helpers import run_python
+
+    (project / "prog.py").write_text(EXIT_ERROR)
+    plain = run_python(["prog.py"], cwd=project, env=base_env(home))
+    (project / ".py-sandboxes").write_text("expose-ro=.\npython-import=atexit\n")
+    result, denials = _run_prog(project, home)
+    assert "ZeroDivisionError: division by zero" in result.stderr, result.stderr
+    assert [line for line in result.stderr.splitlines() if "^" in line] == [
+        line for line in plain.stderr.splitlines() if "^" in line
+    ]
+    assert _program_denials(denials) == []

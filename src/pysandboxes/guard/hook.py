@@ -276,8 +276,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
             busy,
             dynamic_allowed,
             guard_globals,
-            # CPython's own REPL follows the program (-i) or is the program.
-            context.program_kind == "repl" or bool(sys.flags.inspect),
+            (guard_dir.rstrip("/") + "/launch/child.py", "end_guarded"),
         )
     )
     if policy.eval_rules and not reporter.recording:  # guarded_eval's worker: fork, rlimits
@@ -552,7 +551,7 @@ def _special_handlers(
     busy: dict[int, int],
     dynamic_allowed: bool,
     guard_globals: frozenset[int] = frozenset(),
-    interactive: bool = False,
+    exit_runner: tuple[str, str] = ("", ""),
 ) -> dict[str, Handler]:
     # Captured at arm time: the program can reach this module's namespace.
     id_ = kit.identity
@@ -584,6 +583,10 @@ def _special_handlers(
     guard_in_chain = frames.guard_in_chain
 
     import_compile_list = list_(import_compile)
+    # The launcher's frame that runs the program's exit functions (launch/child.py's
+    # end_guarded calls atexit._run_exitfuncs, C): what an exit function compiles is the
+    # program's.
+    exit_frame = (str_(exit_runner[0]), str_(exit_runner[1]))
 
     def is_import_compile(first: list[tuple[str, str]]) -> bool:
         return first == import_compile_list
@@ -701,16 +704,20 @@ def _special_handlers(
         codes, caller = survey(3, captured_code_deputies, is_import_compile)
         if codes == import_compile:
             return
+        # exec, eval or compile of a string called by C code (the name they give the source):
+        # a callable the program handed to C, as the first call of a thread (review
+        # r6_dynamic_code_no_caller_frame.py) or as an exit function, which python-sb's
+        # launcher runs from end_guarded (tests/e2e/test_guard.py).
+        name = args[1] if len_(args) > 1 else None
+        of_a_string = type_(name) is str_ and name == "<string>"
         if caller is None:
-            # No frame outside the guard and the deputies: C code called compile -- for a
-            # callable the program handed it (a thread started on exec, an exit function:
-            # review r6_dynamic_code_no_caller_frame.py), or CPython's own REPL compiling a
-            # line it read, which runs with no frame either and is the program's own code.
-            name = args[1] if len_(args) > 1 else None
-            if interactive and not codes and type_(name) is str_ and name == "<stdin>":
-                return
-            judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
-        elif not is_library_file(caller):
+            # Only deputies' frames: their caller is gone, the source is the program's. No
+            # frame at all: C code compiled -- a string handed to it (the program's), or a line
+            # of a file (CPython's traceback display parses the line it shows, its REPL the
+            # line it read: not the program's evaluation).
+            if codes or of_a_string:
+                judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
+        elif not is_library_file(caller) or (of_a_string and codes[0] == exit_frame):
             judge("builtins.compile", "dynamic-code", "eval, exec or compile of source text")
 
     def on_marshal(args: tuple[Any, ...]) -> None:

@@ -9,15 +9,14 @@
 first call: CPython's thread bootstrap is C, so when ``compile`` is raised the thread's stack
 holds no Python frame at all. The hook judges ``compile`` by its caller (the first frame that
 is neither the guard's nor a deputy's); with no frame there is no caller, and nothing is
-judged. ``atexit.register(exec, source, {})`` is a neighbour at interpreter exit, still
-open: python-sb's launcher calls the exit functions, and its frame counts as a library
-caller (this harness cannot observe it, the callback runs after the attempt has printed its
-result: a strict xfail in ``tests/e2e/test_guard.py``).
+judged. ``atexit.register(exec, source, {})`` is its neighbour at interpreter exit
+(python-sb's launcher runs the exit functions; this harness cannot observe it, the callback
+runs after the attempt has printed its result: ``tests/e2e/test_guard.py``).
 
-Under python-sb: a compile with no caller is the program's (``guard/hook.py``'s
-``on_compile``), except a line of CPython's own REPL (``<stdin>``, in a REPL or ``-i`` run),
-which runs with no frame either: refused in the thread, which dies of it; the objective is
-out of reach and the refusal is in ``--denials``.
+Under python-sb (``guard/hook.py``'s ``on_compile``): a string compiled with no caller is the
+program's; a compile with no Python frame at all under another name is CPython's own (its
+traceback display parses the line it shows, its REPL compiles the line it read). Refused in
+the thread, which dies of it: the objective is out of reach, the refusal in ``--denials``.
 """
 
 from _harness import attempt
