@@ -299,9 +299,6 @@ def make_path_tools(
             directory, name = path, None
         else:
             directory = path[:cut]
-        ident = get_ident()
-        if ident in own_open:  # the hook judging this thread's own open again: never
-            return None
         try:
             raw = encode(directory, encoding, "surrogateescape")
         except captured_valueerror:  # UnicodeEncodeError
@@ -309,6 +306,9 @@ def make_path_tools(
         if kernel_dir is not None:  # compiled: the same three calls, no event, in C
             target = kernel_dir(raw) or ""
         else:
+            ident = get_ident()
+            if ident in own_open:  # the hook judging this thread's own open again: never
+                return None
             own_open[ident] = raw
             try:
                 fd = open_dir((raw,), {})  # type: ignore[misc]
