@@ -1,5 +1,5 @@
 # rule: expose-ro=.
-# rule: python-import=_thread,time
+# rule: python-import=_thread,sys,time
 # rule: python-api=ALLOW:threads
 # expect: absent api
 
@@ -24,14 +24,19 @@ from _harness import attempt
 
 def payload():
     import _thread
+    import sys
     import time
 
     found = []
+    ended = []
+    # The thread either runs the source or dies of its refusal, which CPython reports to
+    # sys.unraisablehook: wait for one of the two, not for a time that a loaded machine
+    # could overrun (the deadline only keeps a hung thread from hanging the test).
+    sys.unraisablehook = lambda unraisable: ended.append(unraisable.exc_type)
     _thread.start_new_thread(exec, ("found.append(6 * 7)", {"found": found}))
-    for _ in range(200):
-        if found:
-            break
-        time.sleep(0.05)
+    deadline = time.monotonic() + 120
+    while not found and not ended and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert found == [42], found
     return found
 
