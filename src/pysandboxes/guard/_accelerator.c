@@ -27,6 +27,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <fcntl.h>
+#include <stdio.h>
+#endif
 #ifndef _WIN32
 #include <limits.h>
 #include <sys/param.h>
@@ -234,6 +238,43 @@ gate_call(PyObject *state, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(body, args, 2, NULL);
 }
 
+/* dir_path(raw): the kernel's name of the directory raw (exact bytes) names: opened O_PATH |
+ * O_DIRECTORY | O_CLOEXEC, its /proc/self/fd entry read, closed; None when any step fails
+ * (the caller's walk decides then, guard/paths.py's kernel_resolve) and off Linux. What the
+ * resolver's hidden posix.open does, without its open event (which the hook would only mark
+ * as its own), and without the descriptor ever reaching Python. The GIL is held from the open
+ * to the close: no Python thread can close the descriptor and open another under its number
+ * in between (the caller's inode check stays, for the code that does not hold it). */
+static PyObject *
+dir_path(PyObject *Py_UNUSED(self), PyObject *raw)
+{
+    if (!PyBytes_CheckExact(raw)) {
+        PyErr_SetString(PyExc_TypeError, "dir_path() takes bytes");
+        return NULL;
+    }
+#if defined(__linux__) && defined(O_PATH)
+    const char *path = PyBytes_AS_STRING(raw);
+    if ((Py_ssize_t)strlen(path) != PyBytes_GET_SIZE(raw)) {
+        Py_RETURN_NONE; /* a NUL byte in it */
+    }
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        Py_RETURN_NONE;
+    }
+    char link[48];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    char target[PATH_MAX + 1];
+    ssize_t size = readlink(link, target, sizeof target);
+    close(fd);
+    if (size <= 0 || size >= (ssize_t)sizeof target) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_DecodeFSDefaultAndSize(target, size);
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
 /* A growing NUL-terminated byte string, for path_walk (which runs without the GIL: plain C
  * memory only). */
 typedef struct {
@@ -263,9 +304,11 @@ buf_put(bytes_buf *buf, const char *text, size_t size)
     return 0;
 }
 
-/* text as the file system's bytes into buf. 1: this text is not for the compiled walk (not
- * encodable, a NUL in it, or bytes that would not decode back to the same text: the caller's
- * Python walk decides then), 0: done, -1: an exception is set. */
+/* text as the file system's bytes into buf. 1: this text is not for the compiled walk (it
+ * does not encode, or a NUL is in it: the caller's Python walk decides then), 0: done, -1: an
+ * exception is set. The answer is made of bytes decoded again: text whose bytes decode to
+ * another text ('\udcc3\udca9' is the bytes of 'é') is answered as that text, which is how
+ * guard/paths.py's fs_name names it before any walk. */
 static int
 fs_text(PyObject *text, bytes_buf *buf)
 {
@@ -280,22 +323,6 @@ fs_text(PyObject *text, bytes_buf *buf)
     const char *data = PyBytes_AS_STRING(raw);
     Py_ssize_t size = PyBytes_GET_SIZE(raw);
     int verdict = (Py_ssize_t)strlen(data) != size ? 1 : 0;
-    if (verdict == 0 && !PyUnicode_IS_ASCII(text)) {
-        /* '\udcc3\udca9' encodes to the bytes of 'é': the walk's answer is made of bytes
-         * decoded again, so only text that comes back as itself is walked here. */
-        PyObject *back = PyUnicode_DecodeFSDefaultAndSize(data, size);
-        if (back == NULL) {
-            Py_DECREF(raw);
-            return -1;
-        }
-        int same = PyUnicode_Compare(back, text);
-        Py_DECREF(back);
-        if (same == -1 && PyErr_Occurred()) {
-            Py_DECREF(raw);
-            return -1;
-        }
-        verdict = same != 0;
-    }
     if (verdict == 0 && buf_put(buf, data, (size_t)size) < 0) {
         Py_DECREF(raw);
         PyErr_NoMemory();
@@ -383,8 +410,8 @@ walk_bytes(bytes_buf *resolved, bytes_buf *pending)
 /* path_walk(path, start): guard/paths.py's walk(path, start) -- one lstat per component, a
  * link's target walked in its place (40 at most), a name that cannot be looked up kept as
  * written, ".." applied to what is resolved so far -- on the file system's bytes, without a
- * Python object per component and without the GIL. None when the Python walk must answer:
- * text that does not make the same bytes both ways (fs_text), and off POSIX. */
+ * Python object per component and without the GIL. None when the Python walk must answer
+ * (fs_text), and off POSIX. */
 static PyObject *
 path_walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
@@ -702,6 +729,7 @@ walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyMethodDef walk_def = {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, NULL};
+static PyMethodDef dir_path_def = {"dir_path", dir_path, METH_O, NULL};
 static PyMethodDef path_walk_def = {"path_walk", (PyCFunction)(void (*)(void))path_walk,
                                      METH_FASTCALL, NULL};
 static PyMethodDef code_of_def = {"code_of", code_of, METH_O, NULL};
@@ -733,7 +761,7 @@ make_gate(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef make_gate_def = {"make_gate", (PyCFunction)(void (*)(void))make_gate,
                                     METH_FASTCALL, NULL};
 
-/* take(): (code_of, frame_at, in_chain, make_gate, path_walk, walk), once per process. */
+/* take(): (code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk), once per process. */
 static PyObject *
 take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
 {
@@ -742,17 +770,28 @@ take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
                         "python-sb: the accelerator was already handed out in this process");
         return NULL;
     }
-    PyObject *parts[6] = {
-        PyCFunction_New(&code_of_def, NULL),  PyCFunction_New(&frame_at_def, NULL),
-        PyCFunction_New(&in_chain_def, NULL), PyCFunction_New(&make_gate_def, NULL),
-        PyCFunction_New(&path_walk_def, NULL), PyCFunction_New(&walk_def, NULL),
+    enum { N_PARTS = 7 };
+    PyObject *parts[N_PARTS] = {
+        PyCFunction_New(&code_of_def, NULL),   PyCFunction_New(&frame_at_def, NULL),
+        PyCFunction_New(&in_chain_def, NULL),  PyCFunction_New(&make_gate_def, NULL),
+        PyCFunction_New(&dir_path_def, NULL),  PyCFunction_New(&path_walk_def, NULL),
+        PyCFunction_New(&walk_def, NULL),
     };
     PyObject *result = NULL;
-    if (parts[0] && parts[1] && parts[2] && parts[3] && parts[4] && parts[5]) {
-        result = PyTuple_Pack(6, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
+    int made = 1;
+    for (int i = 0; i < N_PARTS; i++) {
+        made = made && parts[i] != NULL;
     }
-    for (int i = 0; i < 6; i++) {
-        Py_XDECREF(parts[i]);
+    if (made) {
+        result = PyTuple_New(N_PARTS);
+    }
+    for (int i = 0; i < N_PARTS; i++) {
+        if (result != NULL) {
+            PyTuple_SET_ITEM(result, i, parts[i]); /* steals the reference */
+        }
+        else {
+            Py_XDECREF(parts[i]);
+        }
     }
     if (result != NULL) {
         handed_out = 1;

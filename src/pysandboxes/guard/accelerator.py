@@ -18,11 +18,15 @@ function                    meaning                                        pure 
                             an event no handler takes, while no signal     is the hook
                             handler or released object waits, answered
                             at once
+``dir_path(raw)``           the kernel's name of a directory (``O_PATH``   ``None``: the
+                            open, ``/proc/self/fd``), with no ``open``     hidden
+                            event (``guard/paths.py``'s                    ``posix.open``
+                            ``kernel_resolve``)                            (``paths.py``)
 ``path_walk(path, start)``  ``guard/paths.py``'s walk of a path (one       ``None``: the
-                            ``lstat`` per component, links followed) on    Python walk, and
-                            the file system's bytes, without the GIL;      the kernel's
-                            ``None`` for text whose bytes would not        resolution from 7
-                            decode back to it (the Python walk answers)    components
+                            ``lstat`` per component, links followed) on    Python walk
+                            the file system's bytes, without the GIL;
+                            ``None`` for text that does not encode or
+                            holds a NUL (the Python walk answers)
 ``walk(n, d, e, state)``    ``guard/frames.py``'s walk for the caller,     ``None``: the
                             its deputy tests answered from the same        Python ``walk``
                             caches (a miss calls the same Python
@@ -72,6 +76,7 @@ class Accelerator(NamedTuple):
     frame_at: Callable[[int], Any]
     in_chain: Callable[[Any, frozenset[int]], bool]
     make_gate: Callable[[frozenset[str], Any, list[Any], list[Any]], Any] | None
+    dir_path: Callable[[bytes], str | None] | None
     path_walk: Callable[[str, str], str | None] | None
     walk: Callable[[int, tuple[str, ...], Any, tuple[Any, ...]], Any] | None
     compiled: bool
@@ -104,8 +109,8 @@ def take(choice: str, kit: Kit) -> Accelerator:
             " present"
         )
     if parts is not None and choice != "off":
-        code_of, frame_at, in_chain, make_gate, path_walk, walk = parts
-        return Accelerator(code_of, frame_at, in_chain, make_gate, path_walk, walk, True)
+        code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk = parts
+        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk, True)
     return _pure(kit)
 
 
@@ -132,7 +137,9 @@ def _pure(kit: Kit) -> Accelerator:
 
     # sys._getframe is a C function too: called from a walk, depth 0 is the walk's frame, as
     # for the compiled frame_at.
-    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, None, None, False)
+    return Accelerator(
+        _operator.attrgetter("f_code"), getframe, in_chain, None, None, None, None, False
+    )
 
 
 def describe(environ: Any) -> dict[str, Any]:

@@ -57,6 +57,12 @@ _MAX_LINKS = 40
 #: check the answer, the final name's lstat) where the walk costs one per component and a
 #: little less Python; the CPU times cross at 7 to 9 components (docs/performance.md).
 KERNEL_MIN_DEPTH = 7
+#: The same with the compiled accelerator, whose walk costs one ``lstat`` per component in C
+#: (``path_walk``) and whose kernel resolution has no ``open`` event (``dir_path``): each
+#: ``lstat`` looks every component before it up again, so the walk's cost grows with the
+#: square of the depth and the kernel's with the depth; they cross at about this many
+#: components (docs/performance.md; ``tarfile``'s tests make directories 130 deep).
+KERNEL_MIN_DEPTH_COMPILED = 16
 _DIR_FLAGS = (
     getattr(native, "O_PATH", 0)
     | getattr(native, "O_DIRECTORY", 0)
@@ -118,18 +124,21 @@ def make_path_tools(
     flavour: str | None = None,
     fd_query: str | None = None,
     kernel: bool | None = None,
+    dir_path: Callable[[bytes], str | None] | None = None,
     compiled_walk: Callable[[str, str], str | None] | None = None,
 ) -> PathTools:
     """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
     ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
     to run the other platforms' code here. ``kernel``: whether deep paths are resolved by the
     kernel (``kernel_resolve``); default: where ``/proc/self/fd`` answers for an ``O_PATH``
-    descriptor now. ``compiled_walk``: the compiled accelerator's ``path_walk``
-    (``guard/accelerator.py``), the walk below in C: where it is given it walks every POSIX
-    path, at every depth, and the kernel resolution is not used (in C the walk's system calls
-    cost less than the kernel's six up to some ten components, docs/performance.md); it
-    answers ``None`` for text it does not walk, and the Python walk answers then. Called
-    before the wrappers replace ``posix.open`` (``hook.install``)."""
+    descriptor now. ``dir_path`` and ``compiled_walk``: the compiled accelerator's
+    (``guard/accelerator.py``). ``dir_path`` asks the kernel for a directory's name with no
+    ``open`` event, in place of the hidden ``posix.open``; ``compiled_walk`` (``path_walk``)
+    is the walk below in C, which answers ``None`` for text it does not walk (the Python walk
+    answers then). With both, the kernel resolves from ``KERNEL_MIN_DEPTH_COMPILED``
+    components and the C walk below that; with ``dir_path`` alone, from
+    ``KERNEL_MIN_DEPTH``. Called before the wrappers replace ``posix.open``
+    (``hook.install``)."""
 
     from pysandboxes.platform_caps import CAPS
 
@@ -323,25 +332,28 @@ def make_path_tools(
             raw = encode(directory, encoding, "surrogateescape")
         except captured_valueerror:  # UnicodeEncodeError
             return None
-        ident = get_ident()
-        if ident in own_open:  # the hook judging this thread's own open again: never
-            return None
-        own_open[ident] = raw
-        try:
-            fd = open_dir((raw,), {})  # type: ignore[misc]
-        except (captured_oserror, captured_valueerror):
-            return None
-        finally:
-            own_open.pop(ident, None)
-        try:
-            target = readlink(captured_fd_dir + int_.__repr__(fd))
-        except captured_oserror:
-            target = ""
-        finally:
-            try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
-                close(fd)
+        if kernel_dir is not None:  # compiled: the same three calls, no event, in C
+            target = kernel_dir(raw) or ""
+        else:
+            ident = get_ident()
+            if ident in own_open:  # the hook judging this thread's own open again: never
+                return None
+            own_open[ident] = raw
+            try:
+                fd = open_dir((raw,), {})  # type: ignore[misc]
+            except (captured_oserror, captured_valueerror):
+                return None
+            finally:
+                own_open.pop(ident, None)
+            try:
+                target = readlink(captured_fd_dir + int_.__repr__(fd))
             except captured_oserror:
-                pass
+                target = ""
+            finally:
+                try:  # noqa: SIM105  (contextlib.suppress is Python code the program could patch)
+                    close(fd)
+                except captured_oserror:
+                    pass
         if not target.startswith("/") or target.endswith(captured_deleted):
             return None
         try:
@@ -410,14 +422,20 @@ def make_path_tools(
         return python_walk(path, start) if found is None else found
 
     open_dir: Callable[[tuple[Any, ...], dict[str, Any]], int] | None = None
+    kernel_dir: Callable[[bytes], str | None] | None = None
     walk = python_walk
-    captured_min_depth = KERNEL_MIN_DEPTH
     if flavour == "posix" and compiled_walk is not None:
         walk = accelerated_walk
-        captured_min_depth = 1 << 30  # below a base always; never the kernel's resolution
-    elif flavour == "posix" and fd_query == "proc" and _DIR_FLAGS and kernel is not False:
-        open_dir = _hidden_dir_open(kit, kernel is None)
-    kernel_on = open_dir is not None
+    if flavour == "posix" and fd_query == "proc" and _DIR_FLAGS and kernel is not False:
+        if dir_path is not None and (kernel is not None or dir_path(b"/") == "/"):
+            kernel_dir = dir_path
+        else:
+            open_dir = _hidden_dir_open(kit, kernel is None)
+    kernel_on = open_dir is not None or kernel_dir is not None
+    captured_min_depth = KERNEL_MIN_DEPTH
+    if walk is accelerated_walk:
+        # Below a base the C walk always (the base is resolved); the kernel from this depth.
+        captured_min_depth = KERNEL_MIN_DEPTH_COMPILED if kernel_on else 1 << 30
     resolve = _windows_resolve(kit) if flavour == "windows" else posix_resolve
 
     def proc_fd_path(fd: int) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pysandboxes.guard.kit import capture
-from pysandboxes.guard.paths import KERNEL_MIN_DEPTH, make_path_tools
+from pysandboxes.guard.paths import KERNEL_MIN_DEPTH, KERNEL_MIN_DEPTH_COMPILED, make_path_tools
 from pysandboxes.platform_caps import CAPS
 from tests.unit.guard.harness import run_armed
 
@@ -159,8 +159,11 @@ _COMPILED = (
     "if os.getuid() == 0 and sys.argv[2] == 'nobody':\n"
     "    os.setgid(65534); os.setuid(65534)\n"
     "kit = capture()\n"
-    "path_walk = accelerator.take('require', kit).path_walk\n"
-    "c = make_path_tools(kit, os.path.dirname(os.__file__), compiled_walk=path_walk)\n"
+    "a = accelerator.take('require', kit)\n"
+    "c = make_path_tools(\n"
+    "    kit, os.path.dirname(os.__file__), kernel=True, dir_path=a.dir_path,\n"
+    "    compiled_walk=a.path_walk,\n"
+    ")\n"
     "w = make_path_tools(kit, os.path.dirname(os.__file__), kernel=False)\n"
     "opens = []\n"
     "sys.addaudithook(lambda e, a: opens.append(a[0]) if e == 'open' else None)\n"
@@ -189,16 +192,27 @@ def _compiled_and_walk(paths: list[str], base: str | None, user: str = "") -> li
 
 
 def test_the_compiled_walk_and_the_python_walk_agree(tmp_path: Path, tree: dict[str, str]) -> None:
-    """The compiled accelerator's ``path_walk`` (guard/accelerator.py) in place of the Python
-    walk and the kernel resolution: the Python walk's answer on every case of the tree, deep
-    and shallow, absolute and below a base, with no descriptor left open and no ``open``
-    event raised."""
+    """The compiled accelerator (guard/accelerator.py): its ``path_walk`` in place of the
+    Python walk, its ``dir_path`` in place of the hidden ``open`` from
+    ``KERNEL_MIN_DEPTH_COMPILED`` components: the Python walk's answer on every case of the
+    tree, shallow, deep and deeper than that, absolute and below a base, with no descriptor
+    left open and no ``open`` event raised."""
 
     from tests.helpers import require
     from tests.unit.guard.test_accelerator import BUILT
 
     require(BUILT, "the compiled accelerator is not built for this interpreter")
+    deeper = Path(tree["plain"]).parent
+    for _ in range(KERNEL_MIN_DEPTH_COMPILED + 2):
+        deeper = deeper / "n"
+    deeper.mkdir(parents=True)
+    (deeper / "up").symlink_to("../../x")  # a link far below the kernel's threshold
+    (deeper / "self").symlink_to("self")
     shallow = [
+        f"{deeper}/file",
+        f"{deeper}/up/../y",
+        f"{deeper}/self/z",
+        f"{deeper}/../../../../é",
         "/tmp",
         "/usr/lib",
         "/proc/self/cwd",
