@@ -173,6 +173,7 @@ def make_path_tools(
     encode = str.encode
     str_count = str.count
     is_ascii = str.isascii
+    utf8 = encoding == "utf-8"  # sys.getfilesystemencoding()'s name for it
     windows = flavour == "windows"
     captured_deleted = " (deleted)"
     captured_fd_dir = "/proc/self/fd/"
@@ -244,6 +245,12 @@ def make_path_tools(
 
         if windows or is_ascii(text):
             return text
+        if utf8:
+            try:
+                encode(text)  # strict: text without surrogates is its UTF-8 bytes' own text
+                return text
+            except captured_unicodeerror:
+                pass
         try:
             return decode(encode(text, encoding, "surrogateescape"), encoding, "surrogateescape")
         except captured_unicodeerror:
@@ -418,6 +425,8 @@ def make_path_tools(
     def accelerated_walk(path: str, start: str = "") -> str:
         """The same walk in C (``compiled_walk``), the Python one for what it leaves."""
 
+        if path == ".":  # the parent of an entry below a dir_fd: nothing to look up
+            return start.rstrip("/") or "/"
         found = compiled_walk(path, start)  # type: ignore[misc]
         return python_walk(path, start) if found is None else found
 
