@@ -600,6 +600,14 @@ CASES: list[Case] = [
         limits=("landlock-ignore",),
     ),
     _case(
+        "files/ignore-name-escaped",
+        f"{RO}; ignore=clé.env",
+        "read_escaped {T}/ro/clé.env",
+        R,
+        "a name is judged as the bytes the kernel gets: 'cl\\udcc3\\udca9.env' is 'clé.env'",
+        limits=("landlock-ignore",),
+    ),
+    _case(
         "files/ignore-listing",
         f"{RO}; ignore=secret.env",
         "listed {T}/ro secret.env",

@@ -74,6 +74,7 @@ def build_tree(root: Path) -> None:
     put("ro/file.txt")
     put("ro/sub/deep.txt")
     put("ro/secret.env", "TOKEN=1\n")
+    put("ro/clé.env", "TOKEN=2\n")  # a name not ASCII (files/ignore-name-escaped)
     os.symlink("file.txt", root / "ro" / "link_in")
     put("outside/secret.txt", "secret\n")
     os.symlink(root / "outside" / "secret.txt", root / "ro" / "link_out")

@@ -53,6 +53,15 @@ def op_read(path: str) -> None:
     _read(path)
 
 
+def op_read_escaped(path: str) -> None:
+    """Read ``path`` written with each byte that is not ASCII as its escape (``"\\udcc3"``
+    for ``c3``, what ``os.fsdecode`` gives for bytes that are not UTF-8): CPython encodes that
+    text to the same bytes, so the kernel opens the same file."""
+
+    escaped = "".join(chr(0xDC00 + b) if b >= 0x80 else chr(b) for b in os.fsencode(path))
+    _read(escaped)
+
+
 def op_read_glob(pattern: str) -> str | None:
     """Read the first file matching ``pattern`` (names that differ between systems)."""
 

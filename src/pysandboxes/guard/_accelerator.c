@@ -25,11 +25,16 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <stdlib.h>
+#include <string.h>
 #ifdef __linux__
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
-#include <string.h>
+#endif
+#ifndef _WIN32
+#include <limits.h>
+#include <sys/param.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -265,6 +270,191 @@ dir_path(PyObject *Py_UNUSED(self), PyObject *raw)
         Py_RETURN_NONE;
     }
     return PyUnicode_DecodeFSDefaultAndSize(target, size);
+#else
+    Py_RETURN_NONE;
+#endif
+}
+
+/* A growing NUL-terminated byte string, for path_walk (which runs without the GIL: plain C
+ * memory only). */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+} bytes_buf;
+
+static int
+buf_put(bytes_buf *buf, const char *text, size_t size)
+{
+    if (buf->len + size + 1 > buf->cap) {
+        size_t cap = buf->cap ? buf->cap : 256;
+        while (cap < buf->len + size + 1) {
+            cap *= 2;
+        }
+        char *data = realloc(buf->data, cap);
+        if (data == NULL) {
+            return -1;
+        }
+        buf->data = data;
+        buf->cap = cap;
+    }
+    memcpy(buf->data + buf->len, text, size);
+    buf->len += size;
+    buf->data[buf->len] = '\0';
+    return 0;
+}
+
+/* text as the file system's bytes into buf. 1: this text is not for the compiled walk (it
+ * does not encode, or a NUL is in it: the caller's Python walk decides then), 0: done, -1: an
+ * exception is set. The answer is made of bytes decoded again: text whose bytes decode to
+ * another text ('\udcc3\udca9' is the bytes of 'é') is answered as that text, which is how
+ * guard/paths.py's fs_name names it before any walk. */
+static int
+fs_text(PyObject *text, bytes_buf *buf)
+{
+    PyObject *raw = PyUnicode_EncodeFSDefault(text);
+    if (raw == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            PyErr_Clear();
+            return 1;
+        }
+        return -1;
+    }
+    const char *data = PyBytes_AS_STRING(raw);
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    int verdict = (Py_ssize_t)strlen(data) != size ? 1 : 0;
+    if (verdict == 0 && buf_put(buf, data, (size_t)size) < 0) {
+        Py_DECREF(raw);
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_DECREF(raw);
+    return verdict;
+}
+
+#ifndef _WIN32
+#ifndef MAXPATHLEN
+#define MAXPATHLEN PATH_MAX
+#endif
+#define WALK_MAX_LINKS 40
+
+/* The walk proper on plain memory, the GIL released: resolved starts as the start directory
+ * (no final '/'), pending as the path. 0: done, -1: no memory. */
+static int
+walk_bytes(bytes_buf *resolved, bytes_buf *pending)
+{
+    size_t at = 0;
+    int links = 0;
+    char target[MAXPATHLEN + 1];
+    struct stat info;
+    while (1) {
+        while (at < pending->len && pending->data[at] == '/') {
+            at++;
+        }
+        if (at >= pending->len) {
+            return 0;
+        }
+        size_t end = at;
+        while (end < pending->len && pending->data[end] != '/') {
+            end++;
+        }
+        const char *part = pending->data + at;
+        size_t size = end - at;
+        at = end;
+        if (size == 1 && part[0] == '.') {
+            continue;
+        }
+        if (size == 2 && part[0] == '.' && part[1] == '.') {
+            if (resolved->len == 0) {
+                continue;
+            }
+            size_t cut = resolved->len;
+            while (cut > 0 && resolved->data[cut - 1] != '/') {
+                cut--;
+            }
+            /* resolved[: resolved.rfind("/")]: resolved begins with '/' (the start is absolute
+             * or empty), the last case only mirrors the Python for a start that is not */
+            resolved->len = cut > 0 ? cut - 1 : resolved->len - 1;
+            resolved->data[resolved->len] = '\0';
+            continue;
+        }
+        size_t before = resolved->len;
+        if (buf_put(resolved, "/", 1) < 0 || buf_put(resolved, part, size) < 0) {
+            return -1;
+        }
+        if (lstat(resolved->data, &info) != 0 || !S_ISLNK(info.st_mode)) {
+            continue; /* a name as it is, or kept as written when it cannot be looked up */
+        }
+        if (++links > WALK_MAX_LINKS) {
+            continue;
+        }
+        ssize_t length = readlink(resolved->data, target, MAXPATHLEN); /* os.readlink's */
+        if (length < 0) {
+            continue;
+        }
+        resolved->len = length > 0 && target[0] == '/' ? 0 : before;
+        resolved->data[resolved->len] = '\0';
+        bytes_buf rest = {NULL, 0, 0}; /* the link's target, then what was left */
+        if (buf_put(&rest, target, (size_t)length) < 0 || buf_put(&rest, "/", 1) < 0 ||
+            buf_put(&rest, pending->data + at, pending->len - at) < 0) {
+            free(rest.data);
+            return -1;
+        }
+        free(pending->data);
+        *pending = rest;
+        at = 0;
+    }
+}
+#endif
+
+/* path_walk(path, start): guard/paths.py's walk(path, start) -- one lstat per component, a
+ * link's target walked in its place (40 at most), a name that cannot be looked up kept as
+ * written, ".." applied to what is resolved so far -- on the file system's bytes, without a
+ * Python object per component and without the GIL. None when the Python walk must answer
+ * (fs_text), and off POSIX. */
+static PyObject *
+path_walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "path_walk() takes two str");
+        return NULL;
+    }
+#ifndef _WIN32
+    bytes_buf pending = {NULL, 0, 0};
+    bytes_buf resolved = {NULL, 0, 0};
+    PyObject *result = NULL;
+    int verdict = fs_text(args[0], &pending);
+    if (verdict == 0) {
+        verdict = fs_text(args[1], &resolved);
+    }
+    if (verdict == 0 && (buf_put(&pending, "", 0) < 0 || buf_put(&resolved, "", 0) < 0)) {
+        PyErr_NoMemory();
+        verdict = -1;
+    }
+    if (verdict == 0) {
+        while (resolved.len > 0 && resolved.data[resolved.len - 1] == '/') {
+            resolved.data[--resolved.len] = '\0'; /* start.rstrip("/") */
+        }
+        int done;
+        Py_BEGIN_ALLOW_THREADS
+        done = walk_bytes(&resolved, &pending);
+        Py_END_ALLOW_THREADS
+        if (done < 0) {
+            PyErr_NoMemory();
+        }
+        else if (resolved.len == 0) {
+            result = PyUnicode_FromString("/");
+        }
+        else {
+            result = PyUnicode_DecodeFSDefaultAndSize(resolved.data, (Py_ssize_t)resolved.len);
+        }
+    }
+    else if (verdict == 1) {
+        result = Py_NewRef(Py_None);
+    }
+    free(pending.data);
+    free(resolved.data);
+    return result;
 #else
     Py_RETURN_NONE;
 #endif
@@ -540,6 +730,8 @@ walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef walk_def = {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, NULL};
 static PyMethodDef dir_path_def = {"dir_path", dir_path, METH_O, NULL};
+static PyMethodDef path_walk_def = {"path_walk", (PyCFunction)(void (*)(void))path_walk,
+                                     METH_FASTCALL, NULL};
 static PyMethodDef code_of_def = {"code_of", code_of, METH_O, NULL};
 static PyMethodDef frame_at_def = {"frame_at", frame_at, METH_O, NULL};
 static PyMethodDef in_chain_def = {"in_chain", (PyCFunction)(void (*)(void))in_chain,
@@ -569,7 +761,7 @@ make_gate(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef make_gate_def = {"make_gate", (PyCFunction)(void (*)(void))make_gate,
                                     METH_FASTCALL, NULL};
 
-/* take(): (code_of, frame_at, in_chain, make_gate, dir_path, walk), once per process. */
+/* take(): (code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk), once per process. */
 static PyObject *
 take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
 {
@@ -578,17 +770,28 @@ take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
                         "python-sb: the accelerator was already handed out in this process");
         return NULL;
     }
-    PyObject *parts[6] = {
-        PyCFunction_New(&code_of_def, NULL),  PyCFunction_New(&frame_at_def, NULL),
-        PyCFunction_New(&in_chain_def, NULL), PyCFunction_New(&make_gate_def, NULL),
-        PyCFunction_New(&dir_path_def, NULL), PyCFunction_New(&walk_def, NULL),
+    enum { N_PARTS = 7 };
+    PyObject *parts[N_PARTS] = {
+        PyCFunction_New(&code_of_def, NULL),   PyCFunction_New(&frame_at_def, NULL),
+        PyCFunction_New(&in_chain_def, NULL),  PyCFunction_New(&make_gate_def, NULL),
+        PyCFunction_New(&dir_path_def, NULL),  PyCFunction_New(&path_walk_def, NULL),
+        PyCFunction_New(&walk_def, NULL),
     };
     PyObject *result = NULL;
-    if (parts[0] && parts[1] && parts[2] && parts[3] && parts[4] && parts[5]) {
-        result = PyTuple_Pack(6, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
+    int made = 1;
+    for (int i = 0; i < N_PARTS; i++) {
+        made = made && parts[i] != NULL;
     }
-    for (int i = 0; i < 6; i++) {
-        Py_XDECREF(parts[i]);
+    if (made) {
+        result = PyTuple_New(N_PARTS);
+    }
+    for (int i = 0; i < N_PARTS; i++) {
+        if (result != NULL) {
+            PyTuple_SET_ITEM(result, i, parts[i]); /* steals the reference */
+        }
+        else {
+            Py_XDECREF(parts[i]);
+        }
     }
     if (result != NULL) {
         handed_out = 1;

@@ -7,23 +7,31 @@ And every audit event of the interpreter runs the hook's Python body, even those
 handler takes. ``_accelerator.c``, built when the package is installed (``setup.py``), does
 the same in C, where no event is raised and no Python frame is made:
 
-======================  ===============================================  ==================
-function                meaning                                          pure Python
-======================  ===============================================  ==================
-``code_of(frame)``      ``frame.f_code``                                 the attribute read
-``frame_at(depth)``     ``sys._getframe(depth)`` of the calling code     ``sys._getframe``
-``in_chain(f, ids)``    frame ``f`` or a caller has globals whose        a loop over
-                        identity (``kit.identity``) is in ``ids``        ``f_back``
-``make_gate(...)``      the audit hook in front of the hook's body: an   ``None``: the body
-                        event no handler takes, while no signal handler  is the hook
-                        or released object waits, answered at once
-``dir_path(raw)``       the kernel's name of a directory (``O_PATH``     ``None``: the hidden
-                        open, ``/proc/self/fd``), with no ``open`` event  ``posix.open``
-                        (``guard/paths.py``'s ``kernel_resolve``)        (``paths.py``)
-``walk(n, d, e, state)``  ``guard/frames.py``'s walk for the caller, its   ``None``: the
-                        deputy tests answered from the same caches (a     Python ``walk``
-                        miss calls the same Python predicates)
-======================  ===============================================  ==================
+==========================  =============================================  ==================
+function                    meaning                                        pure Python
+==========================  =============================================  ==================
+``code_of(frame)``          ``frame.f_code``                               the attribute read
+``frame_at(depth)``         ``sys._getframe(depth)`` of the calling code   ``sys._getframe``
+``in_chain(f, ids)``        frame ``f`` or a caller has globals whose      a loop over
+                            identity (``kit.identity``) is in ``ids``      ``f_back``
+``make_gate(...)``          the audit hook in front of the hook's body:    ``None``: the body
+                            an event no handler takes, while no signal     is the hook
+                            handler or released object waits, answered
+                            at once
+``dir_path(raw)``           the kernel's name of a directory (``O_PATH``   ``None``: the
+                            open, ``/proc/self/fd``), with no ``open``     hidden
+                            event (``guard/paths.py``'s                    ``posix.open``
+                            ``kernel_resolve``)                            (``paths.py``)
+``path_walk(path, start)``  ``guard/paths.py``'s walk of a path (one       ``None``: the
+                            ``lstat`` per component, links followed) on    Python walk
+                            the file system's bytes, without the GIL;
+                            ``None`` for text that does not encode or
+                            holds a NUL (the Python walk answers)
+``walk(n, d, e, state)``    ``guard/frames.py``'s walk for the caller,     ``None``: the
+                            its deputy tests answered from the same        Python ``walk``
+                            caches (a miss calls the same Python
+                            predicates)
+==========================  =============================================  ==================
 
 The answers are the same either way: ``tests/unit/guard/test_accelerator.py`` compares them,
 and CI runs the red-team corpora and the conformance matrix both ways
@@ -69,6 +77,7 @@ class Accelerator(NamedTuple):
     in_chain: Callable[[Any, frozenset[int]], bool]
     make_gate: Callable[[frozenset[str], Any, list[Any], list[Any]], Any] | None
     dir_path: Callable[[bytes], str | None] | None
+    path_walk: Callable[[str, str], str | None] | None
     walk: Callable[[int, tuple[str, ...], Any, tuple[Any, ...]], Any] | None
     compiled: bool
 
@@ -100,8 +109,8 @@ def take(choice: str, kit: Kit) -> Accelerator:
             " present"
         )
     if parts is not None and choice != "off":
-        code_of, frame_at, in_chain, make_gate, dir_path, walk = parts
-        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, walk, True)
+        code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk = parts
+        return Accelerator(code_of, frame_at, in_chain, make_gate, dir_path, path_walk, walk, True)
     return _pure(kit)
 
 
@@ -128,7 +137,9 @@ def _pure(kit: Kit) -> Accelerator:
 
     # sys._getframe is a C function too: called from a walk, depth 0 is the walk's frame, as
     # for the compiled frame_at.
-    return Accelerator(_operator.attrgetter("f_code"), getframe, in_chain, None, None, None, False)
+    return Accelerator(
+        _operator.attrgetter("f_code"), getframe, in_chain, None, None, None, None, False
+    )
 
 
 def describe(environ: Any) -> dict[str, Any]:

@@ -139,7 +139,9 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
         )
         for rule in policy.python_api
     )
-    tools = make_path_tools(kit, stdlib_dir, dir_path=accelerator.dir_path)
+    tools = make_path_tools(
+        kit, stdlib_dir, dir_path=accelerator.dir_path, compiled_walk=accelerator.path_walk
+    )
 
     wrappers.install(kit, with_ignore=bool(policy.ignore))
     if reporter.recording:

@@ -13,11 +13,13 @@ Two closures, built at arm time:
   resolved, as ``os.path.realpath`` does (missing tails are kept as written), written with
   the C module's ``lstat``/``readlink`` so that the program cannot replace the implementation.
   ``/proc/self/fd/N`` resolves through the kernel's magic links, which is how a ``dir_fd``
-  argument is judged. On Linux a deep path's directory part is resolved by the kernel itself
-  (``kernel_resolve`` below: one ``open(O_PATH)`` and a ``readlink`` of its
-  ``/proc/self/fd`` entry instead of one ``lstat`` per component); whenever that answer is
-  not certain to be the walk's (a component missing or not searchable, a loop, no ``/proc``,
-  a final symbolic link), the walk decides, so both give the same path. On Windows
+  argument is judged. With the compiled accelerator the walk runs in C (``path_walk``,
+  guard/accelerator.py: the same steps on the file system's bytes). Without it, on Linux, a
+  deep path's directory part is resolved by the kernel itself (``kernel_resolve`` below: one
+  ``open(O_PATH)`` and a ``readlink`` of its ``/proc/self/fd`` entry instead of one
+  ``lstat`` per component, each of which costs a Python call); whenever that answer is not
+  certain to be the walk's (a component missing or not searchable, a loop, no ``/proc``, a
+  final symbolic link), the walk decides, so both give the same path. On Windows
   (``CAPS.path_flavour``): the lexical form of ``policy/pathforms.py`` (``..`` applied first,
   as Windows does; verbatim and device prefixes, alternate data streams and trailing dots or
   spaces refused), then the platform's final name (``nt._getfinalpathname``: links,
@@ -55,9 +57,12 @@ _MAX_LINKS = 40
 #: check the answer, the final name's lstat) where the walk costs one per component and a
 #: little less Python; the CPU times cross at 7 to 9 components (docs/performance.md).
 KERNEL_MIN_DEPTH = 7
-#: The same with the compiled accelerator's ``dir_path`` (no ``open`` event, no hidden
-#: generator): measured in docs/performance.md.
-KERNEL_MIN_DEPTH_COMPILED = 5
+#: The same with the compiled accelerator, whose walk costs one ``lstat`` per component in C
+#: (``path_walk``) and whose kernel resolution has no ``open`` event (``dir_path``): each
+#: ``lstat`` looks every component before it up again, so the walk's cost grows with the
+#: square of the depth and the kernel's with the depth; they cross at about this many
+#: components (docs/performance.md; ``tarfile``'s tests make directories 130 deep).
+KERNEL_MIN_DEPTH_COMPILED = 16
 _DIR_FLAGS = (
     getattr(native, "O_PATH", 0)
     | getattr(native, "O_DIRECTORY", 0)
@@ -120,15 +125,20 @@ def make_path_tools(
     fd_query: str | None = None,
     kernel: bool | None = None,
     dir_path: Callable[[bytes], str | None] | None = None,
+    compiled_walk: Callable[[str, str], str | None] | None = None,
 ) -> PathTools:
     """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
     ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
     to run the other platforms' code here. ``kernel``: whether deep paths are resolved by the
     kernel (``kernel_resolve``); default: where ``/proc/self/fd`` answers for an ``O_PATH``
-    descriptor now. ``dir_path``: the compiled accelerator's (``guard/accelerator.py``), which
-    asks the kernel for a directory's name with no ``open`` event (then from
-    ``KERNEL_MIN_DEPTH_COMPILED`` components); ``None``: the hidden ``posix.open``. Called
-    before the wrappers replace ``posix.open`` (``hook.install``)."""
+    descriptor now. ``dir_path`` and ``compiled_walk``: the compiled accelerator's
+    (``guard/accelerator.py``). ``dir_path`` asks the kernel for a directory's name with no
+    ``open`` event, in place of the hidden ``posix.open``; ``compiled_walk`` (``path_walk``)
+    is the walk below in C, which answers ``None`` for text it does not walk (the Python walk
+    answers then). With both, the kernel resolves from ``KERNEL_MIN_DEPTH_COMPILED``
+    components and the C walk below that; with ``dir_path`` alone, from
+    ``KERNEL_MIN_DEPTH``. Called before the wrappers replace ``posix.open``
+    (``hook.install``)."""
 
     from pysandboxes.platform_caps import CAPS
 
@@ -139,6 +149,7 @@ def make_path_tools(
     captured_fd = FD
     captured_oserror = OSError
     captured_valueerror = ValueError
+    captured_unicodeerror = UnicodeError
     captured_max_links = _MAX_LINKS
     captured_s_iflnk = _S_IFLNK
     captured_s_ifmt = _S_IFMT
@@ -161,6 +172,9 @@ def make_path_tools(
     get_ident = kit.get_ident
     encode = str.encode
     str_count = str.count
+    is_ascii = str.isascii
+    utf8 = encoding == "utf-8"  # sys.getfilesystemencoding()'s name for it
+    windows = flavour == "windows"
     captured_deleted = " (deleted)"
     captured_fd_dir = "/proc/self/fd/"
     plain_names = names_plainly
@@ -221,10 +235,31 @@ def make_path_tools(
         code = code_of(func)
         return bool_(code.co_filename == pathlib_file and code.co_qualname == qualname)
 
+    def fs_name(text: str) -> str:
+        """``text`` as the name the kernel gets: its file system bytes decoded again. Two
+        texts can make the same bytes (``"\\udcc3\\udca9"``, two escaped bytes, and ``"é"``
+        are both ``c3 a9``): judged as written, a name that the rules hide or grant when
+        written the one way would be judged as another file when written the other. Text
+        that does not encode (a lone surrogate outside the escapes) is kept: the call fails
+        on it. Windows passes text, not bytes: kept."""
+
+        if windows or is_ascii(text):
+            return text
+        if utf8:
+            try:
+                encode(text)  # strict: text without surrogates is its UTF-8 bytes' own text
+                return text
+            except captured_unicodeerror:
+                pass
+        try:
+            return decode(encode(text, encoding, "surrogateescape"), encoding, "surrogateescape")
+        except captured_unicodeerror:
+            return text
+
     def text_of(obj: Any) -> Any:
         kind = type_(obj)
         if kind is str_:
-            return obj
+            return obj if is_ascii(obj) else fs_name(obj)
         if kind is bytes_:
             if own_open:
                 ident = get_ident()
@@ -240,17 +275,18 @@ def make_path_tools(
         # __class__ property inside the hook.
         for base in mro_of(kind):  # identity: "in" could call a metaclass __eq__
             if base is str_:
-                return str_exact(obj)
+                return fs_name(str_exact(obj))
             if base is bytes_:
                 return decode(bytes_exact(obj), encoding, "surrogateescape")
             if base is int_:
                 return captured_fd
-        return pathlib_text(obj)
+        found = pathlib_text(obj)
+        return found if found is None else fs_name(found)
 
     def posix_resolve(path: str, base: str | None) -> str:
+        path = fs_name(path)  # the walk, in C or not, and the kernel then agree on the text
         if not path.startswith("/"):
-            if base is None:
-                base = getcwd()
+            base = getcwd() if base is None else fs_name(base)
             if (
                 str_count(path, "/") < captured_min_depth
                 and base.startswith("/")
@@ -345,7 +381,7 @@ def make_path_tools(
             return None
         return candidate
 
-    def walk(path: str, start: str = "") -> str:
+    def python_walk(path: str, start: str = "") -> str:
         """``path`` resolved one component at a time: ``lstat``, and ``readlink`` for a link;
         a component that cannot be looked up is kept as written. ``start``: the resolved
         directory a relative ``path`` is below (absolute, no final "/"; ``""``: the root)."""
@@ -386,15 +422,29 @@ def make_path_tools(
                 resolved = candidate
         return resolved or "/"
 
+    def accelerated_walk(path: str, start: str = "") -> str:
+        """The same walk in C (``compiled_walk``), the Python one for what it leaves."""
+
+        if path == ".":  # the parent of an entry below a dir_fd: nothing to look up
+            return start.rstrip("/") or "/"
+        found = compiled_walk(path, start)  # type: ignore[misc]
+        return python_walk(path, start) if found is None else found
+
     open_dir: Callable[[tuple[Any, ...], dict[str, Any]], int] | None = None
     kernel_dir: Callable[[bytes], str | None] | None = None
+    walk = python_walk
+    if flavour == "posix" and compiled_walk is not None:
+        walk = accelerated_walk
     if flavour == "posix" and fd_query == "proc" and _DIR_FLAGS and kernel is not False:
         if dir_path is not None and (kernel is not None or dir_path(b"/") == "/"):
             kernel_dir = dir_path
         else:
             open_dir = _hidden_dir_open(kit, kernel is None)
     kernel_on = open_dir is not None or kernel_dir is not None
-    captured_min_depth = KERNEL_MIN_DEPTH if kernel_dir is None else KERNEL_MIN_DEPTH_COMPILED
+    captured_min_depth = KERNEL_MIN_DEPTH
+    if walk is accelerated_walk:
+        # Below a base the C walk always (the base is resolved); the kernel from this depth.
+        captured_min_depth = KERNEL_MIN_DEPTH_COMPILED if kernel_on else 1 << 30
     resolve = _windows_resolve(kit) if flavour == "windows" else posix_resolve
 
     def proc_fd_path(fd: int) -> str | None:

@@ -34,7 +34,8 @@ The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (T
 that ``/etc/hosts`` maps to 127.0.0.1, no DNS query), ``shm.txt`` (the name of a POSIX
 shared-memory object), ``sem.txt`` (the name of a POSIX named semaphore another process made:
 the test's), ``victim_pid.txt`` (a ``sleep`` process of the test), ``usock.txt``
-(the path of a Unix socket listener in a directory no rule exposes); ``../outside/`` holds
+(the path of a Unix socket listener in a directory no rule exposes), ``clé.env`` (a name
+not ASCII); ``../outside/`` holds
 ``secret.txt``, ``secret.db`` (SQLite), ``lib.zip`` (a module) and a file with a non-UTF-8
 name. No packet leaves loopback.
 """
@@ -206,6 +207,7 @@ def _make_world(root: Path, attack: Path, listeners: dict[str, Any], semaphore: 
         archive.writestr("zsecret.py", "SECRET = 'zipsecret'\n")
     (project / "data.txt").write_text("data\n")
     (project / ".env").write_text("TOKEN=abc\n")
+    (project / "clé.env").write_text("KEY=clé\n")
     (project / "port.txt").write_text(str(listeners["port"]))
     (project / "udp_port.txt").write_text(str(listeners["udp"]))
     (project / "usock.txt").write_text(listeners["unix"])

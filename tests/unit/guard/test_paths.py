@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pysandboxes.guard.kit import capture
-from pysandboxes.guard.paths import KERNEL_MIN_DEPTH, make_path_tools
+from pysandboxes.guard.paths import KERNEL_MIN_DEPTH, KERNEL_MIN_DEPTH_COMPILED, make_path_tools
 from pysandboxes.platform_caps import CAPS
 from tests.unit.guard.harness import run_armed
 
@@ -72,6 +72,12 @@ def _tree(root: Path) -> dict[str, str]:
     (deep / "tofile").symlink_to("file")
     (deep / "chain").symlink_to("rel")
     (deep / "sub" / "leaf" / "back").symlink_to(deep / "up")
+    (deep / "é").mkdir()
+    os.mkdir(os.fsencode(deep) + b"/\xff")  # not UTF-8: "\udcff" as text
+    (deep / "tobad").symlink_to("\udcff")  # a link whose target is not UTF-8
+    (deep / "toroot").symlink_to("/")
+    for number in range(41):  # one link more than a path may go through
+        (deep / f"l{number}").symlink_to(f"l{number + 1}" if number < 40 else "sub")
     d = str(deep)
     return {
         "plain": f"{d}/sub/leaf/file",
@@ -104,6 +110,13 @@ def _tree(root: Path) -> dict[str, str]:
         "a name too long": f"{d}/" + "n" * 300 + "/file",
         "a path too long": f"{d}/" + "/".join(["sub/leaf/.."] * 400) + "/file",
         "nul byte": f"{d}/sub\0x/file",
+        "a name not ASCII": f"{d}/é/x",
+        "a name not UTF-8": f"{d}/\udcff/x",
+        "escapes whose bytes are UTF-8": f"{d}/\udcc3\udca9/x",
+        "a link to a name not UTF-8": f"{d}/tobad/x",
+        "a link to the root": f"{d}/toroot/tmp/../etc",
+        "40 links": f"{d}/l1/leaf/file",
+        "41 links": f"{d}/l0/leaf/file",
         "relative": "tree/" + os.path.relpath(d, root / "tree") + "/rel/file",
     }
 
@@ -146,8 +159,11 @@ _COMPILED = (
     "if os.getuid() == 0 and sys.argv[2] == 'nobody':\n"
     "    os.setgid(65534); os.setuid(65534)\n"
     "kit = capture()\n"
-    "dir_path = accelerator.take('require', kit).dir_path\n"
-    "c = make_path_tools(kit, os.path.dirname(os.__file__), kernel=True, dir_path=dir_path)\n"
+    "a = accelerator.take('require', kit)\n"
+    "c = make_path_tools(\n"
+    "    kit, os.path.dirname(os.__file__), kernel=True, dir_path=a.dir_path,\n"
+    "    compiled_walk=a.path_walk,\n"
+    ")\n"
     "w = make_path_tools(kit, os.path.dirname(os.__file__), kernel=False)\n"
     "opens = []\n"
     "sys.addaudithook(lambda e, a: opens.append(a[0]) if e == 'open' else None)\n"
@@ -160,8 +176,9 @@ _COMPILED = (
 
 
 def _compiled_and_walk(paths: list[str], base: str | None, user: str = "") -> list[object]:
-    """``[(compiled kernel answer, walk answer) per path, no descriptor left open, number of
-    open events]`` from a fresh interpreter (the accelerator is handed out once a process)."""
+    """``[(compiled walk's answer, Python walk's answer) per path, no descriptor left open,
+    number of open events]`` from a fresh interpreter (the accelerator is handed out once a
+    process)."""
 
     done = subprocess.run(
         [sys.executable, "-c", _COMPILED, json.dumps([paths, base]), user],
@@ -174,20 +191,28 @@ def _compiled_and_walk(paths: list[str], base: str | None, user: str = "") -> li
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-@linux_proc
-def test_the_compiled_kernel_resolution_and_the_walk_agree(
-    tmp_path: Path, tree: dict[str, str]
-) -> None:
-    """The compiled accelerator's ``dir_path`` (guard/accelerator.py) in place of the hidden
-    ``open``: the walk's answer on every case of the tree, deep and shallow (it answers from
-    ``KERNEL_MIN_DEPTH_COMPILED`` components), with no descriptor left open and no ``open``
-    event raised."""
+def test_the_compiled_walk_and_the_python_walk_agree(tmp_path: Path, tree: dict[str, str]) -> None:
+    """The compiled accelerator (guard/accelerator.py): its ``path_walk`` in place of the
+    Python walk, its ``dir_path`` in place of the hidden ``open`` from
+    ``KERNEL_MIN_DEPTH_COMPILED`` components: the Python walk's answer on every case of the
+    tree, shallow, deep and deeper than that, absolute and below a base, with no descriptor
+    left open and no ``open`` event raised."""
 
     from tests.helpers import require
     from tests.unit.guard.test_accelerator import BUILT
 
     require(BUILT, "the compiled accelerator is not built for this interpreter")
+    deeper = Path(tree["plain"]).parent
+    for _ in range(KERNEL_MIN_DEPTH_COMPILED + 2):
+        deeper = deeper / "n"
+    deeper.mkdir(parents=True)
+    (deeper / "up").symlink_to("../../x")  # a link far below the kernel's threshold
+    (deeper / "self").symlink_to("self")
     shallow = [
+        f"{deeper}/file",
+        f"{deeper}/up/../y",
+        f"{deeper}/self/z",
+        f"{deeper}/../../../../é",
         "/tmp",
         "/usr/lib",
         "/proc/self/cwd",
@@ -201,6 +226,14 @@ def test_the_compiled_kernel_resolution_and_the_walk_agree(
     assert opens == 0
     for path, (compiled, walk) in zip([*tree.values(), *shallow], pairs, strict=True):
         assert compiled == walk, (path, compiled, walk)
+    deep = os.path.dirname(os.path.dirname(os.path.dirname(tree["plain"])))
+    relative = [p[len(deep) + 1 :] for p in tree.values() if p.startswith(deep + "/")]
+    assert len(relative) >= 30
+    for base in (deep, deep + "/./", "/"):  # a base walked below, one joined and walked again
+        pairs, closed, opens = _compiled_and_walk(relative, base)
+        assert closed and opens == 0
+        for path, (compiled, walk) in zip(relative, pairs, strict=True):
+            assert compiled == walk, (base, path, compiled, walk)
 
 
 def test_a_relative_path_is_walked_below_its_base(tree: dict[str, str]) -> None:
@@ -384,3 +417,31 @@ def test_names_plainly(text: str, plain: bool) -> None:
     from pysandboxes.guard.paths import names_plainly
 
     assert names_plainly(text) is plain
+
+
+def test_a_name_is_judged_as_the_kernel_gets_it(tmp_path: Path) -> None:
+    """Text that encodes to the same bytes as another (``"\\udcc3\\udca9"``, two escaped
+    bytes, and ``"é"``) is one name to the kernel: ``text_of`` and ``resolve`` give the one
+    text the bytes decode to, for ``str``, its subclasses and ``bytes``, shallow and deep,
+    walked, below a base or resolved by the kernel; text that does not encode at all (a lone
+    surrogate outside the escapes) is kept, and ASCII is returned as it is."""
+
+    (tmp_path / "é").mkdir()
+    escaped = "\udcc3\udca9"
+
+    class Text(str):
+        pass
+
+    for kernel in (False, True):
+        tools = _tools(kernel)
+        assert tools.text_of(escaped) == "é"  # type: ignore[attr-defined]
+        assert tools.text_of(Text("x/" + escaped)) == "x/é"  # type: ignore[attr-defined]
+        assert tools.text_of(os.fsencode("é")) == "é"  # type: ignore[attr-defined]
+        assert tools.text_of("\ud800") == "\ud800"  # type: ignore[attr-defined]
+        plain = "/usr/lib"
+        assert tools.text_of(plain) is plain  # type: ignore[attr-defined]
+        for written in (f"{tmp_path}/{escaped}/x", f"{_deep(tmp_path)}/../{escaped}/x"):
+            found = tools.resolve(written, None)  # type: ignore[attr-defined]
+            assert found.endswith("/é/x") and escaped not in found, (kernel, written, found)
+        assert tools.resolve(escaped, str(tmp_path)) == f"{tmp_path}/é"  # type: ignore[attr-defined]
+        assert tools.resolve("x", f"{tmp_path}/{escaped}") == f"{tmp_path}/é/x"  # type: ignore[attr-defined]
