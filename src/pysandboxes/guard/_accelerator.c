@@ -13,8 +13,9 @@
  *
  * Why it cannot widen what a program may do. These functions read frames without an event:
  * in a program's hands they would be introspection the guard refuses. So the module object
- * holds a single function, ``take``, which builds the others (nothing of them is an attribute
- * of the module) and hands them out once per process: the guard takes them when it is armed,
+ * holds only ``take``, which builds the others (nothing of them is an attribute of the
+ * module), and ``compile_program`` (builtin compile of source, below: harmless in any hands).
+ * ``take`` hands the others out once per process: the guard takes them when it is armed,
  * before any code of the program runs, and keeps them only in the closures of the hook's own
  * state, which no function the program can reach holds. A second ``take`` -- a program's,
  * after the module is imported again -- raises RuntimeError: the flag is this shared
@@ -799,9 +800,59 @@ take(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
     return result;
 }
 
+/* compile_program(source, filename): compile(source, filename, "exec", dont_inherit=True)
+ * for the program's own code (launch/child.py, Program.load), or None for source holding a NUL
+ * (the caller's builtin compile then raises CPython's own error).
+ *
+ * Why: builtin compile first asks whether its source is an ast object (PyAST_Check), and the
+ * first such question of an interpreter builds the ast module's hundred-odd classes: 9 million
+ * instructions, a tenth of a python-sb child's start (callgrind, docs/performance.md), which
+ * plain python3 never pays for its script. Py_CompileStringObject is what builtin compile calls
+ * next, with the same flags (the source's UTF-8, a str's coding cookie ignored, the
+ * interpreter's optimization level), and it raises the same "compile" audit event (CPython's
+ * parser raises it): in a program's hands this is builtin compile without ast input, nothing
+ * more, and the module may keep it. */
+static PyObject *
+compile_program(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "compile_program(source, filename: str)");
+        return NULL;
+    }
+    PyCompilerFlags flags;
+    memset(&flags, 0, sizeof(flags));
+    flags.cf_flags = PyCF_SOURCE_IS_UTF8;
+    flags.cf_feature_version = PY_MINOR_VERSION;
+    const char *text;
+    Py_ssize_t size;
+    if (PyUnicode_Check(args[0])) {
+        text = PyUnicode_AsUTF8AndSize(args[0], &size);
+        if (text == NULL) {
+            return NULL;
+        }
+        flags.cf_flags |= PyCF_IGNORE_COOKIE;
+    }
+    else if (PyBytes_Check(args[0])) {
+        text = PyBytes_AS_STRING(args[0]);
+        size = PyBytes_GET_SIZE(args[0]);
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "compile_program: the source is str or bytes");
+        return NULL;
+    }
+    if (strlen(text) != (size_t)size) {
+        Py_RETURN_NONE;
+    }
+    return Py_CompileStringObject(text, args[1], Py_file_input, &flags, -1);
+}
+
 static PyMethodDef module_methods[] = {
     {"take", take, METH_NOARGS,
      "take()\n--\n\nThe accelerator's functions, once per process (the guard's, at arming)."},
+    {"compile_program", (PyCFunction)(void (*)(void))compile_program, METH_FASTCALL,
+     "compile_program(source, filename)\n--\n\n"
+     "compile(source, filename, 'exec', dont_inherit=True) without the ast check; None for"
+     " source holding a NUL."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -704,10 +704,12 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
     type_ = kit.type
     str_ = str
     list_ = list
-    # Compiled with the import system's file name, in globals of its own: the frame is then
-    # the import machinery's for everyone (a deputy for the guard's caller rule, removed from
-    # ImportError tracebacks by CPython, not a guard frame that module code run by the import
-    # would find among its callers). Compiled now, before the hook exists.
+    # _checked_import's code with the import system's file name, in globals of its own: the
+    # frame is then the import machinery's for everyone (a deputy for the guard's caller rule,
+    # removed from ImportError tracebacks by CPython, not a guard frame that module code run by
+    # the import would find among its callers). Made now, before the hook exists; not compiled
+    # from source (builtin compile's first call builds the ast module's classes, a tenth of a
+    # child's start: docs/performance.md).
     namespace: dict[str, Any] = {
         "original": original,
         "audit": audit,
@@ -717,8 +719,10 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
         "list_": list_,
         "__builtins__": {},
     }
-    exec(compile(_IMPORT_SOURCE, "<frozen importlib._bootstrap>", "exec"), namespace)
-    checked = namespace["__import__"]
+    code = _checked_import.__code__.replace(
+        co_filename="<frozen importlib._bootstrap>", co_name="__import__", co_qualname="__import__"
+    )
+    checked = type_(_checked_import)(code, namespace, "__import__", _checked_import.__defaults__)
     # C code run by the original (a compiled extension's init: matplotlib's ft2font) imports
     # through the builtins of the current frame, this function's: it must find __import__
     # there (PyImport_Import), or `import matplotlib.pyplot` fails with KeyError '__import__'.
@@ -727,13 +731,23 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
     builtins.__import__ = checked
 
 
-_IMPORT_SOURCE = """
-def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+# The names that _checked_import reads from its globals, which are install_import_check's
+# ``namespace``, never this module's (it is only ever run rebuilt on that namespace).
+original: Any
+audit: Any
+allowed: frozenset[str]
+type_: Any
+str_: type
+list_: type
+
+
+def _checked_import(  # type: ignore[no-untyped-def]
+    name, globals=None, locals=None, fromlist=(), level=0
+):
     if (
         level == 0
-        and type_(fromlist) is not list_
-        and (type_(name) is not str_ or name.partition(".")[0] not in allowed)
+        and type_(fromlist) is not list_  # noqa: F821
+        and (type_(name) is not str_ or name.partition(".")[0] not in allowed)  # noqa: F821
     ):
-        audit("pysandboxes.import", name)
-    return original(name, globals, locals, fromlist, level)
-"""
+        audit("pysandboxes.import", name)  # noqa: F821
+    return original(name, globals, locals, fromlist, level)  # noqa: F821

@@ -340,11 +340,21 @@ def _is_runnable_container(path: str) -> bool:
 class Program:
     """One program to run, in the forms CPython accepts (script, module, code, stdin, REPL)."""
 
-    def __init__(self, kind: str, target: str, args: list[str], *, skip_first_line: bool) -> None:
+    def __init__(
+        self,
+        kind: str,
+        target: str,
+        args: list[str],
+        *,
+        skip_first_line: bool,
+        compiler: "Any" = None,
+    ) -> None:
         self.kind = kind
         self.target = target
         self.args = args
         self.skip_first_line = skip_first_line
+        #: :func:`program_compiler`'s answer: the accelerator's compile, or ``None`` (builtin).
+        self.compiler = compiler
         self.code: CodeType | None = None
         self.container = False
         self.namespace: dict[str, Any] = {}
@@ -395,14 +405,25 @@ class Program:
             if self.skip_first_line:
                 newline = source.find(b"\n")
                 source = b"\n" + source[newline + 1 :] if newline >= 0 else b""
-            self.code = compile(source, os.path.abspath(self.target), "exec", dont_inherit=True)
+            self.code = self._compile(source, os.path.abspath(self.target))
         elif self.kind == "code":
-            self.code = compile(self.target + "\n", "<string>", "exec", dont_inherit=True)
+            self.code = self._compile(self.target + "\n", "<string>")
             if SHOWS_C_SOURCE:
                 register_c_source(self.target + "\n")
         elif self.kind == "stdin":
             source = sys.stdin.buffer.read()
-            self.code = compile(source, "<stdin>", "exec", dont_inherit=True)
+            self.code = self._compile(source, "<stdin>")
+
+    def _compile(self, source: "str | bytes", filename: str) -> "CodeType":
+        """``compile(source, filename, "exec", dont_inherit=True)``, by the accelerator's
+        ``compile_program`` when :func:`program_compiler` gave it (the same code, without
+        builtin compile's first question, which builds the ``ast`` module's classes)."""
+
+        if self.compiler is not None:
+            code: CodeType | None = self.compiler(source, filename)
+            if code is not None:
+                return code
+        return compile(source, filename, "exec", dont_inherit=True)
 
     def prepare_main(self) -> None:
         """Set ``__main__``'s globals as CPython does before running the program."""
@@ -889,12 +910,32 @@ def decode_guard_data(data: bytes) -> "tuple[dict[str, Any], dict[str, Any]]":
     return value[0], value[1]
 
 
-def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str = "") -> None:
-    """Import the Python layer (lazily: only runs that arm it pay for it) and arm it.
+def program_compiler(choice: str) -> "Any":
+    """The compile of the program's own code for a run whose accelerator choice is ``choice``
+    (``RunContext.accelerator``): the compiled accelerator's ``compile_program``, or ``None``
+    (builtin compile) under ``off`` or where it was not built.
 
-    Called with ``sys.path`` set to :func:`trusted_path`. ``before_arm`` (partial mode's worker
-    starting its threads) runs last before arming, after the learning hand-over, whose seccomp
-    filter the threads then inherit.
+    ``compile_program`` is builtin compile of source without its first step, the question
+    whether the source is an ``ast`` object, whose first asking in a process builds the ``ast``
+    module's classes (a tenth of a child's start-up: docs/performance.md). Imported here, before
+    the guard is armed; the guard's ``take`` finds the module loaded and removes it as always.
+    """
+
+    if choice == "off":
+        return None
+    try:
+        from pysandboxes.guard import _accelerator  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return getattr(_accelerator, "compile_program", None)  # None: built before it existed
+
+
+def import_guard(data: bytes, src_dir: str, portable: str = "") -> "tuple[Any, Any, Any]":
+    """Import the Python layer (lazily: only runs that arm it pay for it) and decode its
+    policy and run context: ``(arm, policy, context)`` for :func:`arm_guard`.
+
+    Called with ``sys.path`` set to :func:`trusted_path`, before the program is loaded (the
+    context says how to compile it: :func:`program_compiler`).
     """
 
     context_data, policy_data = decode_guard_data(data)
@@ -910,15 +951,25 @@ def arm_guard(data: bytes, src_dir: str, before_arm: "Any" = None, portable: str
     from pysandboxes.runtime import RunContext
 
     _check_own_package(src_dir)
-    if context_data.get("mode") == "learn" and context_data.get("tmpdir"):
+    return arm, Policy.from_data(policy_data), RunContext.from_dict(context_data)
+
+
+def arm_guard(guard: "tuple[Any, Any, Any]", before_arm: "Any" = None) -> None:
+    """Arm the Python layer of :func:`import_guard`'s answer.
+
+    ``before_arm`` (partial mode's worker starting its threads) runs last before arming, after
+    the learning hand-over, whose seccomp filter the threads then inherit.
+    """
+
+    arm, policy, context = guard
+    if context.mode == "learn" and context.tmpdir:
         # Learning only: what child processes do is observed by python-sb (seccomp user
         # notification), set up here, before the program runs. Never on an enforcing run.
         from pysandboxes.learn.children import hand_over
 
-        hand_over(str(context_data["tmpdir"]))
+        hand_over(str(context.tmpdir))
     if before_arm is not None:
         before_arm()
-    policy, context = Policy.from_data(policy_data), RunContext.from_dict(context_data)
     arm(policy, context, eval_extension(policy, context.mode))
 
 
@@ -972,15 +1023,18 @@ def main(fd: "int | str", src_dir: str) -> None:
     ):
         saved_path = saved_path[1:]
     sys.path[:] = trusted_path(src_dir)
+    guard = None
+    if fields.get("arm") == "1":
+        guard = import_guard(guard_data, src_dir, fields.get("portable", ""))
+        program.compiler = program_compiler(guard[2].accelerator)
     load_error = load_program(program)
     sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
     server = None
     if program.kind in WORKER_KINDS:  # partial mode: imports, then threads, before the guard
         # partial/worker.py, a layer above: loaded by its name (EXTENSIONS), never imported.
         server = __import__(EXTENSIONS["worker"], fromlist=("prepare",)).prepare(fields)
-    if fields.get("arm") == "1":
-        before = None if server is None else server.start_threads
-        arm_guard(guard_data, src_dir, before, fields.get("portable", ""))
+    if guard is not None:
+        arm_guard(guard, None if server is None else server.start_threads)
     elif server is not None:
         server.start_threads()
     set_path0(program, isolated=isolated, saved_path=saved_path)

@@ -18,6 +18,7 @@ from pysandboxes.launch.child import (
     eval_extension,
     flush_std,
     program_begins,
+    program_compiler,
     register_tmpdir_cleanup,
     report_uncaught,
     run_startup,
@@ -238,7 +239,10 @@ def run_in_process(
     _apply_in_process_options(options)
     args = set_orig_argv(fields, args)
     program = Program(
-        fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
+        fields["kind"],
+        fields.get("program", ""),
+        args,
+        skip_first_line=fields.get("x") == "1",
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
     sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
@@ -251,6 +255,8 @@ def run_in_process(
     sys.modules["__main__"] = types.ModuleType("__main__")
     src_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path[:] = trusted_path(src_dir)
+    if fields.get("arm") == "1":
+        program.compiler = program_compiler(context.accelerator)
     inspect = "-i" in options
     load_error = _load_in_process(program, inspect=inspect)
     if inspect or program.kind == "repl":

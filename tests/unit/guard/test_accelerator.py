@@ -310,7 +310,7 @@ ONCE = """
     assert accelerator.MODULE not in sys.modules
     assert not hasattr(sys.modules["pysandboxes.guard"], "_accelerator")
     again = importlib.import_module(accelerator.MODULE)
-    assert [n for n in dir(again) if not n.startswith("__")] == ["take"], dir(again)
+    assert [n for n in dir(again) if not n.startswith("__")] == ["compile_program", "take"]
     try:
         again.take()
     except RuntimeError as exc:
@@ -474,3 +474,59 @@ def test_explain_says_which_hook(tmp_path: Path, choice: str, compiled: bool) ->
         compiled,
         True,
     )
+
+
+COMPILE_SAME = r"""
+    import sys
+    from pysandboxes.guard import _accelerator
+
+    events = []
+    sys.addaudithook(lambda event, args: events.append(args) if event == "compile" else None)
+    fast = _accelerator.compile_program
+    sources = [
+        b"x = 1\nprint(x)\n",
+        "y = 'd\u00e9j\u00e0'\n",
+        b"# -*- coding: latin-1 -*-\nz = '\xe9'\n",
+        "# -*- coding: latin-1 -*-\nz = '\u00e9'\n",  # a str's cookie is ignored, as compile does
+        b"\xef\xbb\xbfw = 2\n",
+        b"from __future__ import annotations\ndef f(a: int) -> q: return a\n",
+        b"assert False, 'kept or stripped as the interpreter is optimized'\n",
+    ]
+    for source in sources:
+        del events[:]
+        code = fast(source, "/tmp/p.py")
+        fast_events = list(events)
+        del events[:]
+        slow = compile(source, "/tmp/p.py", "exec", dont_inherit=True)
+        assert fast_events == events, (fast_events, events)
+        assert code.co_code == slow.co_code and code.co_consts == slow.co_consts, source
+        assert code.co_filename == "/tmp/p.py" and code.co_flags == slow.co_flags, source
+    for bad in (b"def f(:\n", "x = (\n", b"# coding: nope\n", b"\xff = 1\n", "\tif 1:\n  x\n"):
+        errors = []
+        for compiler in (fast, lambda s, f: compile(s, f, "exec", dont_inherit=True)):
+            try:
+                compiler(bad, "<p>")
+            except (SyntaxError, ValueError) as exc:
+                errors.append((type(exc), str(exc)))
+        assert len(errors) == 2 and errors[0] == errors[1], (bad, errors)
+    assert fast(b"a\x00b", "<p>") is None and fast("a\x00b", "<p>") is None  # compile reports it
+    for wrong in ((1, "<p>"), (b"", 1), (b"",)):
+        try:
+            fast(*wrong)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError(wrong)
+    print("same")
+"""
+
+
+def test_compile_program_is_builtin_compile_of_source() -> None:
+    """The accelerator's compile of the program's code (launch/child.py ``program_compiler``)
+    gives builtin compile's code and errors, and the same ``compile`` audit event, which
+    CPython's parser raises: in a program's hands it is builtin compile without ast input."""
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    result = _fresh(COMPILE_SAME)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["same"]

@@ -12,8 +12,9 @@ def attempt(name, call):
     try:
         call()
         print(name, "ran")
-    except PermissionError as exc:
-        print(name, type(exc).__name__, exc.denial.kind)
+    except PermissionError as exc:  # the guard's (with a denial), or the kernel's
+        denial = getattr(exc, "denial", None)
+        print(name, type(exc).__name__, "kernel" if denial is None else denial.kind)
     except OSError as exc:
         print(name, "OSError", exc.errno)
 sock = socket.socket()
