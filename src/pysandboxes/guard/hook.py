@@ -107,6 +107,23 @@ def _roots(
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _realpath(accelerator: Any) -> Callable[[str], str]:
+    """``os.path.realpath`` for the path table's defaults, by the compiled walk where it is
+    built (``path_walk``: the same ``lstat`` and ``readlink`` steps in C; ``None`` for text it
+    leaves to Python, and a relative path is below the working directory, not the root)."""
+
+    walk = accelerator.path_walk
+    realpath = os.path.realpath
+    if walk is None or os.name != "posix":
+        return realpath
+
+    def resolve(path: str) -> str:
+        found = walk(path, "") if path.startswith("/") else None
+        return realpath(path) if found is None else found
+
+    return resolve
+
+
 def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> None:
     """Arm the Python layer for ``policy`` (see the module docstring); ``eval_extension``:
     what the eval-* rules and learning's evaluations need (``guard.arm``)."""
@@ -126,7 +143,7 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     reporter = make_reporter(context, kit, home, denials_token)
     busy: dict[int, int] = {}
 
-    table = files.build_table(policy, context, lib_roots)
+    table = files.build_table(policy, context, lib_roots, realpath=_realpath(accelerator))
     net_rows = network.build_rules(policy)
     everything, names = imports.allowed_names(policy)
     if context.program_kind == "module" and context.program:

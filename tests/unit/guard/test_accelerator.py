@@ -530,3 +530,51 @@ def test_compile_program_is_builtin_compile_of_source() -> None:
     result = _fresh(COMPILE_SAME)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["same"]
+
+
+TABLE_SAME = r"""
+    import os, sys
+    from pysandboxes.guard import accelerator, files, hook
+    from pysandboxes.guard.kit import capture
+    from pysandboxes.policy import parse_text
+    from pysandboxes.runtime import RunContext
+
+    root = sys.argv[1]
+    os.makedirs(root + "/real/sub")
+    os.symlink("real", root + "/link")
+    os.symlink(root + "/link/sub", root + "/abs")
+    os.symlink("loop", root + "/loop")
+    open(root + "/real/.py-sandboxes", "w").write("expose-ro=.\n")
+    policy = parse_text(
+        "expose-ro=.\ninclude \"missing.py-sandboxes\"\n", root + "/link/.py-sandboxes", cwd=root
+    )
+    context = RunContext(tmpdir=root + "/abs", denials_file=root + "/loop/d.txt")
+    taken = accelerator.take("auto", capture())
+    assert taken.compiled
+    roots = (root + "/link", root + "/abs/x/..", root + "/loop", root + "/gone/x", sys.prefix)
+    plain = files.build_table(policy, context, roots)
+    walked = files.build_table(policy, context, roots, realpath=hook._realpath(taken))
+    for field in ("rows", "protected", "trusted", "own_roots"):
+        assert getattr(plain, field) == getattr(walked, field), field
+    assert root + "/real" in {row.path for row in walked.rows}
+    print("same")
+"""
+
+
+def test_path_table_by_the_compiled_walk_is_realpaths(tmp_path: Path) -> None:
+    """The hook resolves the path table's defaults and protected files by the compiled walk
+    (``hook._realpath``): the table is the one ``os.path.realpath`` gives, links, a loop and
+    missing components included."""
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    code = textwrap.dedent(TABLE_SAME)
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(REPO),
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["same"]
