@@ -26,12 +26,19 @@ one of:
     own functions (``pysandboxes/guard``, the hook's handlers by name) and the wrappers, sorted
     by their own time. cProfile adds its own cost to every Python call, which inflates the
     many small handlers: read it for *which* functions, and ``events`` for *how much*.
+    CPython does not profile inside an audit hook unless the hook says it may be traced (an
+    attribute ``__cantrace__`` that is true): without ``--in-hook`` the handlers' time is
+    charged to the code whose event called them, and they do not appear. ``--in-hook`` sets
+    that attribute on the guard's hook as it is added, and for that runs the pure-Python hook
+    (``PYSANDBOXES_ACCELERATOR=off``: the compiled gate takes no attribute): the handlers and
+    everything they call are then in the report, each under its own name.
 
 Usage (from the directory the program runs in; the rule file is found as usual)::
 
     .venv/bin/python bench/profile_hook.py -- -m pytest -q tests/
     .venv/bin/python bench/profile_hook.py --no-gc --detail -- -m test test_pathlib
     .venv/bin/python bench/profile_hook.py --mode cprofile --top 40 -- -m pytest -q tests/
+    .venv/bin/python bench/profile_hook.py --mode cprofile --in-hook -- -m test test_pathlib
 
 The report goes to the standard error at exit. For development only: nothing of python-sb
 imports this file.
@@ -199,6 +206,24 @@ def _report_cprofile(profiler: Any, top: int, pstats: Any) -> None:
     out.flush()
 
 
+def _traceable_hooks() -> None:
+    """Every audit hook added from now on marked traceable (``__cantrace__``), so that a
+    profiler sees the calls made inside it; the guard's pure-Python hook is chosen (the
+    compiled gate takes no attribute)."""
+
+    os.environ["PYSANDBOXES_ACCELERATOR"] = "off"
+    add = sys.addaudithook
+
+    def add_traceable(hook: Any) -> None:
+        try:
+            hook.__cantrace__ = True
+        except (AttributeError, TypeError):
+            sys.stderr.write(f"profile_hook: {hook!r} cannot be marked traceable\n")
+        add(hook)
+
+    sys.addaudithook = add_traceable
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -216,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the cyclic collector off for the whole run, so that a collection is not "
         "counted in the time of the event whose allocation triggered it",
+    )
+    parser.add_argument(
+        "--in-hook",
+        action="store_true",
+        help="cprofile mode: profile inside the audit hook too (the pure-Python hook, made "
+        "traceable), so that the handlers are in the report",
     )
     parser.add_argument("args", nargs=argparse.REMAINDER, help="-- then python-sb's arguments")
     options = parser.parse_args(argv)
@@ -239,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         import cProfile
         import pstats
 
+        if options.in_hook:
+            _traceable_hooks()
         profiler = cProfile.Profile()
         atexit.register(_report_cprofile, profiler, options.top, pstats)
         profiler.enable()

@@ -129,19 +129,28 @@ def _frame_size(buffer: bytes) -> int:
 #: by reference).
 _namespaces: "dict[str, dict[str, Any]]" = {}
 
-#: The program's import: code whose file name is not a library's, so that the guard judges the
-#: modules a shipped function needs by ``python-import``, as if the function imported them.
-_IMPORT_SOURCE = (
-    "def program_import(name):\n"
-    "    module = __import__(name)\n"
-    "    for part in name.split('.')[1:]:\n"
-    "        module = getattr(module, part)\n"
-    "    return module\n"
-)
+
+def _program_import(name: str) -> "Any":
+    module = __import__(name)
+    for part in name.split(".")[1:]:
+        module = getattr(module, part)
+    return module
+
+
+#: The program's import: ``_program_import``'s code under a file name that is not a library's,
+#: in globals of its own, so that the guard judges the modules a shipped function needs by
+#: ``python-import``, as if the function imported them. Rebuilt from the code object rather
+#: than compiled from source: a process's first ``compile()`` builds the ``ast`` module's classes
+#: (docs/performance.md), which a worker has no other use for.
 _import_namespace: "dict[str, Any]" = {"__builtins__": builtins, "__name__": "__sandboxed__"}
 _IMPORTER = PROGRAM_PREFIX + "import"
-exec(compile(_IMPORT_SOURCE, _IMPORTER, "exec"), _import_namespace)
-program_import = _import_namespace["program_import"]
+program_import = types.FunctionType(
+    _program_import.__code__.replace(
+        co_filename=_IMPORTER, co_name="program_import", co_qualname="program_import"
+    ),
+    _import_namespace,
+    "program_import",
+)
 
 
 def namespace_of(module: str) -> "dict[str, Any]":
