@@ -4,11 +4,9 @@ an audit hook runs unless the hook is marked traceable (docs/performance.md)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import REPO, base_env
+from tests.helpers import REPO, base_env, run_python
 
 PROGRAM = "for i in range(300):\n    open('f%d' % (i % 3), 'w').close()\n"
 
@@ -19,14 +17,11 @@ def _profile(tmp_path: Path, *flags: str) -> str:
     )
     (tmp_path / "w.py").write_text(PROGRAM)
     tool = str(REPO / "bench" / "profile_hook.py")
-    result = subprocess.run(
-        [sys.executable, tool, "--mode", "cprofile", *flags, "--top", "400", "--", "w.py"],
+    result = run_python(
+        [tool, "--mode", "cprofile", *flags, "--top", "400", "--", "w.py"],
         cwd=tmp_path,
         env=base_env(tmp_path),
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "== cProfile, python-sb's guard functions by own time" in result.stderr
