@@ -719,10 +719,11 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
         "list_": list_,
         "__builtins__": {},
     }
-    code = _checked_import.__code__.replace(
-        co_filename="<frozen importlib._bootstrap>", co_name="__import__", co_qualname="__import__"
+    template = _checked_import()
+    code = template.__code__.replace(
+        co_filename="<frozen importlib._bootstrap>", co_qualname="__import__"
     )
-    checked = type_(_checked_import)(code, namespace, "__import__", _checked_import.__defaults__)
+    checked = type_(template)(code, namespace, "__import__", template.__defaults__)
     # C code run by the original (a compiled extension's init: matplotlib's ft2font) imports
     # through the builtins of the current frame, this function's: it must find __import__
     # there (PyImport_Import), or `import matplotlib.pyplot` fails with KeyError '__import__'.
@@ -731,8 +732,8 @@ def install_import_check(kit: Kit, everything: bool, names: frozenset[str]) -> N
     builtins.__import__ = checked
 
 
-# The names that _checked_import reads from its globals, which are install_import_check's
-# ``namespace``, never this module's (it is only ever run rebuilt on that namespace).
+# The names the checked __import__ reads from its globals, which are install_import_check's
+# ``namespace`` (declared for the type checker only: this module has no such globals).
 original: Any
 audit: Any
 allowed: frozenset[str]
@@ -741,13 +742,17 @@ str_: type
 list_: type
 
 
-def _checked_import(  # type: ignore[no-untyped-def]
-    name, globals=None, locals=None, fromlist=(), level=0
-):
-    if (
-        level == 0
-        and type_(fromlist) is not list_  # noqa: F821
-        and (type_(name) is not str_ or name.partition(".")[0] not in allowed)  # noqa: F821
-    ):
-        audit("pysandboxes.import", name)  # noqa: F821
-    return original(name, globals, locals, fromlist, level)  # noqa: F821
+def _checked_import() -> Callable[..., Any]:
+    """The checked ``__import__`` as written, for its code and defaults (the function made
+    here is never run: on this module's globals it would find none of the names it reads)."""
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # type: ignore[no-untyped-def]
+        if (
+            level == 0
+            and type_(fromlist) is not list_  # noqa: F821
+            and (type_(name) is not str_ or name.partition(".")[0] not in allowed)  # noqa: F821
+        ):
+            audit("pysandboxes.import", name)  # noqa: F821
+        return original(name, globals, locals, fromlist, level)  # noqa: F821
+
+    return __import__

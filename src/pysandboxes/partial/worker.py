@@ -130,24 +130,29 @@ def _frame_size(buffer: bytes) -> int:
 _namespaces: "dict[str, dict[str, Any]]" = {}
 
 
-def _program_import(name: str) -> "Any":
-    module = __import__(name)
-    for part in name.split(".")[1:]:
-        module = getattr(module, part)
-    return module
+def _program_import_code() -> "types.CodeType":
+    """The code of the program's import (below), from a function that exists only while this
+    runs: a function of this library file that imports the name it is given would let a program
+    import as library code, unjudged (review attack r8_import_by_a_python_sb_function)."""
+
+    def program_import(name: str) -> "Any":
+        module = __import__(name)
+        for part in name.split(".")[1:]:
+            module = getattr(module, part)
+        return module
+
+    return program_import.__code__
 
 
-#: The program's import: ``_program_import``'s code under a file name that is not a library's,
-#: in globals of its own, so that the guard judges the modules a shipped function needs by
-#: ``python-import``, as if the function imported them. Rebuilt from the code object rather
-#: than compiled from source: a process's first ``compile()`` builds the ``ast`` module's classes
-#: (docs/performance.md), which a worker has no other use for.
+#: The program's import: code whose file name is not a library's, in globals of its own, so
+#: that the guard judges the modules a shipped function needs by ``python-import``, as if the
+#: function imported them. Rebuilt from a code object rather than compiled from source: a
+#: process's first ``compile()`` builds the ``ast`` module's classes (docs/performance.md),
+#: which a worker has no other use for.
 _import_namespace: "dict[str, Any]" = {"__builtins__": builtins, "__name__": "__sandboxed__"}
 _IMPORTER = PROGRAM_PREFIX + "import"
 program_import = types.FunctionType(
-    _program_import.__code__.replace(
-        co_filename=_IMPORTER, co_name="program_import", co_qualname="program_import"
-    ),
+    _program_import_code().replace(co_filename=_IMPORTER, co_qualname="program_import"),
     _import_namespace,
     "program_import",
 )

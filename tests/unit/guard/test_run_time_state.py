@@ -25,6 +25,8 @@ from __future__ import annotations
 import dis
 import importlib
 import pkgutil
+import subprocess
+import sys
 import types
 
 import pysandboxes.guard
@@ -65,6 +67,14 @@ ARM_TIME_ONLY = {
 }
 
 
+#: Code that reads globals after arming, but only ever runs rebuilt on a namespace of its own,
+#: made when the guard is armed, never on its module's globals (checked below).
+OWN_GLOBALS = {
+    "imports._checked_import.__import__": "the checked builtins.__import__: install_import_check "
+    "runs its code on the namespace that holds what it reads",
+}
+
+
 def _nested_codes(code: types.CodeType, qualname: str) -> list[tuple[str, types.CodeType]]:
     found = []
     for const in code.co_consts:
@@ -76,6 +86,8 @@ def _nested_codes(code: types.CodeType, qualname: str) -> list[tuple[str, types.
 
 
 def _arm_time(qualname: str) -> bool:
+    if qualname in OWN_GLOBALS:
+        return True
     for key in ARM_TIME_ONLY:
         if qualname == key or (key.endswith(".*") and qualname.startswith(key[:-1])):
             return True
@@ -101,6 +113,35 @@ def test_closures_look_no_global_name_up() -> None:
         "closures of the guard that run after arming look these names up in their module's "
         f"globals (capture them when the guard is armed): {offenders}"
     )
+
+
+CHECKED_IMPORT = """
+import builtins, sys
+from pysandboxes.guard import imports
+from pysandboxes.guard.kit import capture
+
+imports.install_import_check(capture(), False, frozenset({"os"}))
+checked = builtins.__import__
+assert checked.__globals__ is not vars(imports), "run on the module's globals"
+assert checked.__globals__["__builtins__"] == {"__import__": checked}
+assert {"original", "audit", "allowed", "type_", "str_", "list_"} <= set(checked.__globals__)
+assert checked.__code__.co_filename == "<frozen importlib._bootstrap>"
+assert (checked.__name__, checked.__qualname__) == ("__import__", "__import__")
+assert checked.__defaults__ == (None, None, (), 0) and not checked.__code__.co_freevars
+assert not hasattr(imports, "__import__") and not hasattr(imports, "type_")
+print("own globals")
+"""
+
+
+def test_the_checked_import_runs_on_globals_of_its_own() -> None:
+    """What OWN_GLOBALS says of the checked ``__import__``, in a fresh interpreter (it replaces
+    ``builtins.__import__``)."""
+
+    result = subprocess.run(
+        [sys.executable, "-c", CHECKED_IMPORT], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["own", "globals"]
 
 
 #: Module-level functions with keyword defaults or a closure, called only when arming.
