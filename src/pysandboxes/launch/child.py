@@ -340,21 +340,14 @@ def _is_runnable_container(path: str) -> bool:
 class Program:
     """One program to run, in the forms CPython accepts (script, module, code, stdin, REPL)."""
 
-    def __init__(
-        self,
-        kind: str,
-        target: str,
-        args: list[str],
-        *,
-        skip_first_line: bool,
-        compiler: "Any" = None,
-    ) -> None:
+    def __init__(self, kind: str, target: str, args: list[str], *, skip_first_line: bool) -> None:
         self.kind = kind
         self.target = target
         self.args = args
         self.skip_first_line = skip_first_line
-        #: :func:`program_compiler`'s answer: the accelerator's compile, or ``None`` (builtin).
-        self.compiler = compiler
+        #: :func:`program_compiler`'s answer, set before :meth:`load` when the guard will be
+        #: armed: the accelerator's compile, or ``None`` (builtin ``compile``).
+        self.compiler: Any = None
         self.code: CodeType | None = None
         self.container = False
         self.namespace: dict[str, Any] = {}

@@ -239,10 +239,7 @@ def run_in_process(
     _apply_in_process_options(options)
     args = set_orig_argv(fields, args)
     program = Program(
-        fields["kind"],
-        fields.get("program", ""),
-        args,
-        skip_first_line=fields.get("x") == "1",
+        fields["kind"], fields.get("program", ""), args, skip_first_line=fields.get("x") == "1"
     )
     sys.argv[:] = program.argv(fields.get("argv0"))
     sys._pysandboxes_child = program.kind  # type: ignore[attr-defined]  # is_in_sandbox()
