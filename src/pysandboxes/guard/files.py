@@ -119,9 +119,9 @@ def build_table(
     and there is no lexical fast path (``trusted`` is empty: a written ``..`` is only undone
     by resolving). Default: this platform's (``platform_caps.CAPS.path_flavour``).
     ``realpath``: how a default or protected path is resolved to its second spelling
-    (``os.path.realpath``; the hook passes the accelerator's walk, the one that resolves the
-    program's paths, where it is built: the same answers, without a Python ``lstat`` loop
-    for each of some fifty paths of every start).
+    (``os.path.realpath``; the hook passes the guard's own resolution of the program's paths,
+    in C where the accelerator is built: the same answers, without a Python ``lstat`` loop for
+    each of some fifty paths of every start).
     """
 
     def _variants(path: str) -> list[str]:

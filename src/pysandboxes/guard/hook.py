@@ -107,21 +107,16 @@ def _roots(
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _realpath(accelerator: Any) -> Callable[[str], str]:
-    """``os.path.realpath`` for the path table's defaults, by the compiled walk where it is
-    built (``path_walk``: the same ``lstat`` and ``readlink`` steps in C; ``None`` for text it
-    leaves to Python, and a relative path is below the working directory, not the root)."""
+def _table_realpath(tools: Any) -> Callable[[str], str]:
+    """How the path table resolves its defaults and protected files to their second spelling:
+    by the guard's own resolution of the program's paths (``tools.resolve``: the compiled walk
+    where the accelerator is built), so that table and events agree; ``os.path.realpath``
+    for Windows paths (``nt._getfinalpathname`` either way)."""
 
-    walk = accelerator.path_walk
-    realpath = os.path.realpath
-    if walk is None or os.name != "posix":
-        return realpath
-
-    def resolve(path: str) -> str:
-        found = walk(path, "") if path.startswith("/") else None
-        return realpath(path) if found is None else found
-
-    return resolve
+    if tools.windows:
+        return os.path.realpath
+    resolve = tools.resolve
+    return lambda path: resolve(path, None)
 
 
 def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> None:
@@ -143,7 +138,10 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
     reporter = make_reporter(context, kit, home, denials_token)
     busy: dict[int, int] = {}
 
-    table = files.build_table(policy, context, lib_roots, realpath=_realpath(accelerator))
+    tools = make_path_tools(
+        kit, stdlib_dir, dir_path=accelerator.dir_path, compiled_walk=accelerator.path_walk
+    )
+    table = files.build_table(policy, context, lib_roots, realpath=_table_realpath(tools))
     net_rows = network.build_rules(policy)
     everything, names = imports.allowed_names(policy)
     if context.program_kind == "module" and context.program:
@@ -155,9 +153,6 @@ def install(policy: Policy, context: RunContext, eval_extension: Any = None) -> 
             or calls_module.category_of(rule.target) in ("threads", "process-exec", None)
         )
         for rule in policy.python_api
-    )
-    tools = make_path_tools(
-        kit, stdlib_dir, dir_path=accelerator.dir_path, compiled_walk=accelerator.path_walk
     )
 
     wrappers.install(kit, with_ignore=bool(policy.ignore))

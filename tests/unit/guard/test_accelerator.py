@@ -534,7 +534,7 @@ def test_compile_program_is_builtin_compile_of_source() -> None:
 
 TABLE_SAME = r"""
     import os, sys
-    from pysandboxes.guard import accelerator, files, hook
+    from pysandboxes.guard import accelerator, files, hook, paths
     from pysandboxes.guard.kit import capture
     from pysandboxes.policy import parse_text
     from pysandboxes.runtime import RunContext
@@ -549,11 +549,15 @@ TABLE_SAME = r"""
         "expose-ro=.\ninclude \"missing.py-sandboxes\"\n", root + "/link/.py-sandboxes", cwd=root
     )
     context = RunContext(tmpdir=root + "/abs", denials_file=root + "/loop/d.txt")
-    taken = accelerator.take("auto", capture())
+    kit = capture()
+    taken = accelerator.take("auto", kit)
     assert taken.compiled
+    tools = paths.make_path_tools(
+        kit, os.path.dirname(os.__file__), dir_path=taken.dir_path, compiled_walk=taken.path_walk
+    )
     roots = (root + "/link", root + "/abs/x/..", root + "/loop", root + "/gone/x", sys.prefix)
     plain = files.build_table(policy, context, roots)
-    walked = files.build_table(policy, context, roots, realpath=hook._realpath(taken))
+    walked = files.build_table(policy, context, roots, realpath=hook._table_realpath(tools))
     for field in ("rows", "protected", "trusted", "own_roots"):
         assert getattr(plain, field) == getattr(walked, field), field
     assert root + "/real" in {row.path for row in walked.rows}
@@ -562,9 +566,9 @@ TABLE_SAME = r"""
 
 
 def test_path_table_by_the_compiled_walk_is_realpaths(tmp_path: Path) -> None:
-    """The hook resolves the path table's defaults and protected files by the compiled walk
-    (``hook._realpath``): the table is the one ``os.path.realpath`` gives, links, a loop and
-    missing components included."""
+    """The hook resolves the path table's defaults and protected files as it resolves the
+    program's paths (``hook._table_realpath``, the compiled walk here): the table is the one
+    ``os.path.realpath`` gives, links, a loop and missing components included."""
 
     require(BUILT, "the compiled accelerator is not built for this interpreter")
     code = textwrap.dedent(TABLE_SAME)
