@@ -27,7 +27,8 @@ Header lines of an attack:
   e.g. a module removed): from X.Y on, the control must *fail* to reach the objective (the
   interpreter itself closes it) and the sandboxed run must not reach it either; the ``expect``
   line then is not checked (the refusal never comes);
-- ``# needs: hosts-name`` / ``ipv6`` / ``root`` -- a precondition of the machine.
+- ``# needs: hosts-name`` / ``ipv6`` / ``root`` / ``accelerator`` -- a precondition of the
+  machine (``accelerator``: the compiled module built for this interpreter).
 
 The world (cwd = ``project``): ``data.txt``, ``.env``, ``a/b/``, ``port.txt`` (TCP listener on
 127.0.0.1 answering ``hello``), ``udp_port.txt`` (UDP echo on 127.0.0.1), ``name.txt`` (a name
@@ -43,6 +44,7 @@ name. No packet leaves loopback.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -238,6 +240,9 @@ def _preconditions(header: dict[str, list[str]]) -> None:
             require(os.geteuid() == 0, "needs root (CAP_NET_RAW, /etc/shadow)")
         elif need == "ipv6":
             require(_ipv6(), "IPv6 is disabled")
+        elif need == "accelerator":
+            spec = importlib.util.find_spec("pysandboxes.guard._accelerator")
+            require(spec is not None, "the compiled accelerator is not built (a C compiler)")
         else:
             raise AssertionError(f"unknown need {need!r}")
 
