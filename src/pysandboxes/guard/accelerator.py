@@ -38,8 +38,12 @@ and CI runs the red-team corpora and the conformance matrix both ways
 (``PYSANDBOXES_ACCELERATOR=off``, scripts/test.sh).
 
 **Out of the program's reach.** In a program's hands ``code_of`` and ``frame_at`` would be
-introspection without an event. The compiled module's only attribute is ``take``, which builds
-the functions (none is stored in the module) and hands them out once per process: :func:`take`
+introspection without an event. The compiled module holds ``take``, which builds the functions
+(none is stored in the module) and hands them out once per process, and ``compile_program``,
+which is builtin ``compile`` of source without its ``ast`` check (the launcher compiles the
+program's code with it, ``launch/child.py`` ``program_compiler``; it raises the same
+``compile`` audit event, which the guard judges: review attack
+``r8_dynamic_code_by_the_accelerators_compile``). :func:`take`
 calls it when the guard is armed, before any code of the program runs, and removes the module
 from ``sys.modules`` and from its package. A program that imports it again gets a module whose
 ``take`` raises ``RuntimeError``. The functions are kept only in the closures of the hook's
