@@ -117,6 +117,10 @@ if [ "$dev" = 1 ]; then
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
+# The guard's modules as one unit for the child to import (src/pysandboxes/launch/unit.py),
+# written afresh: a unit older than a source is never used (the child then imports the usual
+# way), and this step is the one that rewrites it after an edit.
+.venv/bin/python -m pysandboxes.launch.unit >/dev/null
 
 # The coding agents whose own loaders check the hook files --install-hook writes
 # (tests/e2e/test_hook_loaders.py: Claude Code's `claude doctor`, Codex's hook listing, Gemini
@@ -196,5 +200,6 @@ if [ "$dev" = 1 ]; then
     fi
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -U 'pip>=25'
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
+    "$venv/bin/python" -m pysandboxes.launch.unit >/dev/null
   done
 fi

@@ -17,7 +17,16 @@ import pytest
 
 from tests.helpers import base_env, run_python, run_sb
 
-STANDINS = ("__future__", "atexit", "marshal", "pysandboxes_child", "pysandboxes", "linecache")
+STANDINS = (
+    "__future__",
+    "atexit",
+    "marshal",
+    "pysandboxes_child",
+    "pysandboxes_interpreter",
+    "pysandboxes_unit",
+    "pysandboxes",
+    "linecache",
+)
 PLANTED = 'import os\nos.write(2, b"PLANTED {name} RAN\\n")\n'
 
 

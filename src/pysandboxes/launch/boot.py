@@ -11,17 +11,23 @@ Windows handle ``hN``) of the run description; ``child.main`` replaces ``sys.arg
 """
 
 
-def _pysb(path: str, fd: str, src: str) -> None:
+def load_beside(path: str, name: str) -> object:
+    """The launcher's file ``name`` (``child``, ``interpreter``) of the directory of ``path``,
+    loaded by path as the module ``pysandboxes_NAME``, not entered in ``sys.modules``: the one
+    way the bootstrap loads python-sb's code without importing the package (``child.py`` loads
+    ``interpreter.py`` through it)."""
+
     from _frozen_importlib import module_from_spec
     from _frozen_importlib_external import spec_from_file_location
 
-    spec = spec_from_file_location("pysandboxes_child", path)
+    beside = path[: max(path.rfind("/"), path.rfind("\\")) + 1] + name + ".py"
+    spec = spec_from_file_location("pysandboxes_" + name, beside)
     module = module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
-    module.main(fd, src)
+    return module
 
 
 if __name__ == "__main__":
     import sys
 
-    _pysb(sys.argv[1], sys.argv[2], sys.argv[3])
+    load_beside(sys.argv[1], "child").main(sys.argv[2], sys.argv[3])  # type: ignore[attr-defined]

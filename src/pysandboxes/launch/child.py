@@ -36,6 +36,18 @@ if TYPE_CHECKING:
     from types import CodeType, TracebackType
     from typing import Any, NoReturn
 
+if __name__ == "pysandboxes.launch.child":  # the command line's process (inprocess, none)
+    from pysandboxes.launch.interpreter import installation_dirs, pause_collector, settle_heap
+
+    _load_beside = None
+else:  # the bootstrap's copy, loaded by path: so are interpreter.py and unit.py (the package
+    # stays unloaded until the guard is imported)
+    _load_beside = sys.modules["__main__"].load_beside  # launch/boot.py, which loaded this file
+    _interpreter = _load_beside(__file__, "interpreter")
+    installation_dirs = _interpreter.installation_dirs
+    pause_collector = _interpreter.pause_collector
+    settle_heap = _interpreter.settle_heap
+
 #: Must match ``pysandboxes.launch.wire.FORMAT`` (not imported: see the module docstring).
 FORMAT = "pysb-run-2"
 ARGS_MARK = "--args--"
@@ -56,7 +68,10 @@ EXTENSIONS = {
 #: Files whose frames are the launcher's, stripped from the program's tracebacks.
 _LAUNCHER_FILES = {
     __file__,
-    *(__file__.replace("child.py", f) for f in ("cli.py", "inprocess.py", "boot.py")),
+    *(
+        __file__.replace("child.py", f)
+        for f in ("cli.py", "inprocess.py", "boot.py", "interpreter.py")
+    ),
 }
 
 #: CPython shows the source of ``-c`` code in tracebacks from 3.13: it registers the command
@@ -591,24 +606,6 @@ def end_guarded(exc: BaseException | None, atexit: "Any") -> "NoReturn":
     os._exit(status)
 
 
-def installation_dirs() -> "tuple[str, ...]":
-    """The interpreter's installation and site directories, and the directory that holds
-    ``pysandboxes`` (``launch/start.prefixes``: readable by default, SPEC §3.1; here also what
-    :func:`release_program` leaves alone)."""
-
-    found: list[str] = []
-    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-        if path and path not in found:
-            found.append(path)
-    for entry in sys.path:
-        if entry and ("site-packages" in entry or "dist-packages" in entry) and entry not in found:
-            found.append(entry)
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if src not in found:
-        found.append(src)
-    return tuple(found)
-
-
 def program_begins() -> None:
     """The last step before the program's first instruction, in every process that runs one
     (the bootstrap's ``main``, ``os-sandbox=none``'s ``inprocess.run_in_process``).
@@ -617,7 +614,7 @@ def program_begins() -> None:
     them: after the program's own handlers, before CPython's finalization (or ``end_guarded``'s
     ``os._exit``), with the guard still armed, handed what the start loaded and where the
     installation lies as they are now (not as the program may have changed ``sys.path``);
-    and settles the collector (:func:`settle_heap`).
+    and settles the collector (``interpreter.settle_heap``).
     """
 
     installed = tuple(path.rstrip(os.sep) + os.sep for path in installation_dirs())
@@ -630,7 +627,7 @@ def release_program(start: "frozenset[str]", installed: "tuple[str, ...]") -> No
 
     The exec'd interpreter ends with ``os._exit`` (``end_guarded``: no ``__del__`` may run after
     CPython has cleared the audit hooks), and ``os-sandbox=none``'s objects made before the
-    program are frozen (:func:`settle_heap`: its ``__main__`` module among them, which
+    program are frozen (``interpreter.settle_heap``: its ``__main__`` module among them, which
     CPython's last collection then never frees). Without this step a program that ends with a
     file still open would lose what it wrote (the buffer is written when the file object is
     freed), and objects kept in the program's globals would never run their ``__del__`` (a
@@ -761,62 +758,6 @@ def start_ipython(fields: dict[str, str]) -> None:
     _start(argv=[], user_ns=sys.modules["__main__"].__dict__, config=config)
 
 
-# -- the collector -------------------------------------------------------------------------------
-#
-# A run's start allocates tens of thousands of objects that live as long as the run: the
-# launcher's and the guard's modules, their code, the rule tables, the guard's closures. For the
-# cyclic collector they are pure cost: its passes during the start free nothing, every full
-# collection while the program runs walks them again, and so does the collection at the
-# interpreter's exit (docs/performance.md, "Start-up"). Two steps, here for every process
-# python-sb owns (this file is the exec'd interpreter's bootstrap and, as
-# ``pysandboxes.launch.child``, the command line's and ``os-sandbox=none``'s):
-#
-# - ``pause_collector`` stops the collector for python-sb's own start, only in a process
-#   python-sb owns: the console script (``cli.main``) and the bootstrap (``main``). Never in a
-#   caller's process (partial mode's ``@sandbox`` host, a notebook), never while program code
-#   runs (partial mode's workers import the program's module before arming: not paused).
-# - ``settle_heap`` is the last step before the program's first instruction, or before
-#   python-sb waits for its child: the objects that exist then go to the collector's permanent
-#   generation (``gc.freeze()``), which no later collection walks, and the collector is put
-#   back. Only where ``pause_collector`` ran: ``gc.freeze`` concerns the whole process, so only
-#   a process whose every object so far is python-sb's own is frozen.
-#
-# What the program can tell: ``gc.get_freeze_count()`` is not zero; ``gc.get_objects()`` and
-# ``gc.get_referrers()`` do not list the start's objects (refused as introspection unless
-# granted; with the grant they show less of python-sb, not more); a cycle of the start's objects
-# the program breaks is never freed (memory: none of python-sb's objects needs its finalizer
-# run at exit). The program's own objects are collected as in a plain interpreter, at exit too.
-# Not a security step: the collector frees memory, it decides nothing.
-
-#: ``[True]`` while ``pause_collector`` holds the collector stopped in this process.
-_COLLECTOR_PAUSED: "list[bool]" = []
-
-
-def pause_collector() -> None:
-    """Stop the cyclic collector for python-sb's start (see the section's comment); nothing
-    when it is off already (a second call, or start-up code that disabled it)."""
-
-    import gc  # built-in
-
-    if not _COLLECTOR_PAUSED and gc.isenabled():
-        gc.disable()
-        _COLLECTOR_PAUSED.append(True)
-
-
-def settle_heap(freeze: bool = True) -> None:
-    """Freeze the start's objects (``freeze``) and put the collector back, once, if
-    ``pause_collector`` stopped it; nothing otherwise (a caller's process, a worker).
-    ``freeze=False``: python-sb's own work ends in this process without a program."""
-
-    if _COLLECTOR_PAUSED:
-        import gc
-
-        _COLLECTOR_PAUSED.clear()
-        if freeze:
-            gc.freeze()
-        gc.enable()
-
-
 # -- entry points --------------------------------------------------------------------------------
 
 
@@ -923,9 +864,10 @@ def program_compiler(choice: str) -> "Any":
     return getattr(_accelerator, "compile_program", None)  # None: built before it existed
 
 
-def import_guard(data: bytes, src_dir: str, portable: str = "") -> "tuple[Any, Any, Any]":
+def import_guard(data: bytes, src_dir: str, portable: str = "") -> "tuple[Any, Any, Any, Any]":
     """Import the Python layer (lazily: only runs that arm it pay for it) and decode its
-    policy and run context: ``(arm, policy, context)`` for :func:`arm_guard`.
+    policy and run context: ``(arm, policy, context, unit)`` for :func:`arm_guard` (``unit``:
+    :func:`_start_unit`'s).
 
     Called with ``sys.path`` set to :func:`trusted_path`, before the program is loaded (the
     context says how to compile it: :func:`program_compiler`).
@@ -934,6 +876,7 @@ def import_guard(data: bytes, src_dir: str, portable: str = "") -> "tuple[Any, A
     context_data, policy_data = decode_guard_data(data)
     if "pysandboxes" in sys.modules:
         _check_own_package(src_dir)
+    unit = _start_unit(src_dir)
     # Before arming: it reads the environment once, which must not count as the program's read.
     from pysandboxes import platform_caps
 
@@ -944,17 +887,37 @@ def import_guard(data: bytes, src_dir: str, portable: str = "") -> "tuple[Any, A
     from pysandboxes.runtime import RunContext
 
     _check_own_package(src_dir)
-    return arm, Policy.from_data(policy_data), RunContext.from_dict(context_data)
+    return arm, Policy.from_data(policy_data), RunContext.from_dict(context_data), unit
 
 
-def arm_guard(guard: "tuple[Any, Any, Any]", before_arm: "Any" = None) -> None:
+def _start_unit(src_dir: str) -> "Any":
+    """The guard's modules as one unit (``launch/unit.py``), its finder installed until
+    :func:`arm_guard` has armed: an object whose ``__exit__`` removes it (nothing to remove
+    without a valid unit, or in the command line's process, which imports the usual way)."""
+
+    if _load_beside is None:
+        return None
+    unit = _load_beside(__file__, "unit").installed(os.path.join(src_dir, "pysandboxes"))
+    unit.__enter__()
+    return unit
+
+
+def arm_guard(guard: "tuple[Any, Any, Any, Any]", before_arm: "Any" = None) -> None:
     """Arm the Python layer of :func:`import_guard`'s answer.
 
     ``before_arm`` (partial mode's worker starting its threads) runs last before arming, after
     the learning hand-over, whose seccomp filter the threads then inherit.
     """
 
-    arm, policy, context = guard
+    arm, policy, context, unit = guard
+    try:
+        _arm_guard(arm, policy, context, before_arm)
+    finally:
+        if unit is not None:  # the unit's finder, off sys.meta_path before the program runs
+            unit.__exit__(None, None, None)
+
+
+def _arm_guard(arm: "Any", policy: "Any", context: "Any", before_arm: "Any") -> None:
     if context.mode == "learn" and context.tmpdir:
         # Learning only: what child processes do is observed by python-sb (seccomp user
         # notification), set up here, before the program runs. Never on an enforcing run.

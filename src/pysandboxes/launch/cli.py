@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     if cmd.action in ("help-env", "help-xoptions", "help-all"):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
-    from pysandboxes.launch.child import pause_collector, settle_heap
+    from pysandboxes.launch.interpreter import pause_collector, settle_heap
 
-    pause_collector()  # python-sb's own start, in its own process (child.py, the collector)
+    pause_collector()  # python-sb's own start, in its own process (launch/interpreter.py)
     try:
         return run_command(cmd)
     finally:

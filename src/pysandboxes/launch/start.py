@@ -199,7 +199,7 @@ class Start:
 
         assert self.prepared is not None
         session = self.session
-        from pysandboxes.launch.child import settle_heap
+        from pysandboxes.launch.interpreter import settle_heap
 
         settle_heap()  # python-sb's start is over: it waits for its child from here on
         return supervise(
@@ -527,6 +527,11 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
         return
     # The policy and the run context are for the guard: a run without it does not encode them.
     data = guard_data(context, start.guard_policy) if arm else b""
+    if arm:  # the guard's modules as one unit for the child to import (launch/unit.py)
+        from pysandboxes.launch import unit
+        from pysandboxes.launch.wire import SRC_DIR
+
+        unit.ensure(os.path.join(SRC_DIR, "pysandboxes"))
     payload = encode_run(start.fields, start.words, data)
     # Where exec does not replace the process (Windows; PYSANDBOXES_PORTABLE=spawn), python-sb
     # starts the program and stays as its parent (docs/security-model.md, Platforms); a worker
@@ -665,10 +670,10 @@ def refuse_without_learning(plan: RunPlan) -> None:
 
 def prefixes() -> tuple[str, ...]:
     """The interpreter's installation and site directories (readable by default, SPEC §3.1),
-    and the directory that holds ``pysandboxes``: ``child.installation_dirs``, the one
+    and the directory that holds ``pysandboxes``: ``interpreter.installation_dirs``, the one
     definition (the bootstrap needs it too, at the program's end)."""
 
-    from pysandboxes.launch.child import installation_dirs
+    from pysandboxes.launch.interpreter import installation_dirs
 
     return installation_dirs()
 

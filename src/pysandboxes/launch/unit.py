@@ -1,0 +1,273 @@
+"""The Python layer's modules loaded as one unit in the child (issue 29, start-up).
+
+Arming the guard imports 36 of python-sb's modules. Through the path-based import system each
+one costs a search, a ``stat`` of its source, an open and a read of its ``.pyc``, a check of
+its header, and its own unmarshalling: a fifth of the instructions those imports take
+(docs/performance.md, "Eighth pass"). The *unit* is one file holding all their code objects,
+marshalled together (the names they share are stored once): ``__pycache__/guard-unit.TAG.bin``
+in the package's directory, next to the ``.pyc`` files it stands for.
+
+It is a cache with the ``.pyc`` files' trust and their checks, never a second source of code:
+
+- written from the sources (compiled as the import system compiles them) by the command line's
+  process when it is missing (:func:`ensure`, not under ``-B``/``PYTHONDONTWRITEBYTECODE``), or
+  by ``python -m pysandboxes.launch.unit`` (``scripts/setup.sh``), atomically;
+- used only when every one of its modules' source files still has the modification time and
+  size recorded for it, under the same interpreter (magic number, cache tag), optimisation
+  level and package directory; otherwise ignored as a whole (the imports go the usual way: the
+  run is as correct, only slower), as is a file that cannot be read or decoded;
+- served by a finder that is on ``sys.meta_path`` only while the bootstrap imports the guard,
+  before the program's first instruction (:func:`installed`); each module is then handed the
+  import system's own ``SourceFileLoader`` of its file: its ``__file__``, ``__spec__``,
+  ``__loader__``, ``__cached__`` and source are what a plain import gives, and no object of
+  this file stays within the program's reach.
+
+Loaded by path in the child (``launch/boot.load_beside``), like ``child.py``: standard library
+only, nothing heavier than ``os``, ``sys`` and ``marshal``.
+"""
+
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The first item of a unit; a file of another format is ignored.
+FORMAT = "pysb-unit-1"
+
+#: The modules the guard's arming imports (``child.import_guard`` and ``guard.arm``), in an
+#: order their imports allow. ``tests/e2e/test_start_unit.py`` checks that a child loads these
+#: and no other module of the package, so the list cannot drift from the code.
+MODULES = (
+    "pysandboxes",
+    "pysandboxes.record",
+    "pysandboxes.errors",
+    "pysandboxes.platform_caps",
+    "pysandboxes.policy",
+    "pysandboxes.policy.model",
+    "pysandboxes.runtime",
+    "pysandboxes.guard",
+    "pysandboxes.guard.accelerator",
+    "pysandboxes.guard.kit",
+    "pysandboxes.guard.denials",
+    "pysandboxes.guard.frames",
+    "pysandboxes.guard.calls",
+    "pysandboxes.guard.evalbuiltins",
+    "pysandboxes.guard.paths",
+    "pysandboxes.guard.file_events",
+    "pysandboxes.guard.file_judges",
+    "pysandboxes.guard.file_refusals",
+    "pysandboxes.guard.sqlite",
+    "pysandboxes.guard.sqlite_handlers",
+    "pysandboxes.policy.defaults",
+    "pysandboxes.guard.files",
+    "pysandboxes.guard.imports",
+    "pysandboxes.guard.net_sockets",
+    "pysandboxes.guard.net_address",
+    "pysandboxes.guard.net_names",
+    "pysandboxes.guard.network",
+    "pysandboxes.guard.signals",
+    "pysandboxes.guard.native_files",
+    "pysandboxes.guard.wrappers",
+    "pysandboxes.guard.descriptors",
+    "pysandboxes.guard.hook",
+    "pysandboxes.policy.precedence",
+    "pysandboxes.policy.decide",
+    "pysandboxes.policy.netrules",
+    "pysandboxes.guard.tcl",
+)
+
+
+def unit_file(package_dir: str) -> str:
+    """Where the unit of the package in ``package_dir`` is, for this interpreter."""
+
+    tag = sys.implementation.cache_tag or "none"
+    return os.path.join(package_dir, "__pycache__", f"guard-unit.{tag}.bin")
+
+
+def _source_of(package_dir: str, name: str) -> "tuple[str, bool]":
+    """The source file of module ``name`` of the package in ``package_dir``, and whether the
+    module is a package (its ``__init__.py``)."""
+
+    parts = name.split(".")[1:]
+    folder = os.path.join(package_dir, *parts)
+    init = os.path.join(folder, "__init__.py")
+    if os.path.isfile(init):
+        return init, True
+    return folder + ".py", False
+
+
+def _magic() -> bytes:
+    from _frozen_importlib_external import MAGIC_NUMBER  # type: ignore[import-not-found]
+
+    return bytes(MAGIC_NUMBER)
+
+
+def build(package_dir: str) -> str:
+    """Write the unit of the package in ``package_dir`` from its sources (compiled as the
+    import system compiles a source file) and return its path; ``OSError`` when it cannot be
+    written. Atomic: a reader sees the old file or the new one.
+
+    The file: the length of the index as a decimal line, the index (the format, the
+    interpreter's magic number, the optimisation level, the package directory, and each
+    module's name, source path, whether it is a package, and its source's modification time and
+    size), then the code objects in the index's order: a reader checks the sources before it
+    decodes any code."""
+
+    package_dir = os.path.abspath(package_dir)
+    index = []
+    codes = []
+    for name in MODULES:
+        path, is_package = _source_of(package_dir, name)
+        with open(path, "rb") as source_file:
+            status = os.fstat(source_file.fileno())
+            source = source_file.read()
+        codes.append(compile(source, path, "exec", dont_inherit=True, optimize=sys.flags.optimize))
+        index.append((name, path, is_package, status.st_mtime_ns, status.st_size))
+    head = marshal.dumps((FORMAT, _magic(), sys.flags.optimize, package_dir, tuple(index)))
+    data = b"%d\n" % len(head) + head + marshal.dumps(tuple(codes))
+    target = unit_file(package_dir)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    return target
+
+
+def ensure(package_dir: str) -> None:
+    """Write the unit when there is none (the command line's process, before a child that arms
+    the guard starts); nothing under ``-B``/``PYTHONDONTWRITEBYTECODE`` (a cache, as the
+    ``.pyc`` files), or when it cannot be written (a read-only installation: the child then
+    imports the usual way). A stale unit is not rebuilt here: that would mean checking every
+    source on every start, which the child does anyway (``python -m pysandboxes.launch.unit``
+    rebuilds it)."""
+
+    if sys.dont_write_bytecode or os.path.exists(unit_file(package_dir)):
+        return
+    try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
+        build(package_dir)
+    except (OSError, SyntaxError, ValueError):
+        pass
+
+
+def load(package_dir: str) -> "dict[str, tuple[str, bool, Any]] | None":
+    """The unit's modules, ``{name: (path, is_package, code)}``, when the unit of the package in
+    ``package_dir`` exists and still stands for its sources (see the module docstring); else
+    ``None``."""
+
+    try:
+        with open(unit_file(package_dir), "rb") as unit:
+            data = unit.read()
+        line = data.index(b"\n")
+        start = line + 1
+        end = start + int(data[:line])
+        head = marshal.loads(data[start:end])
+        if type(head) is not tuple or len(head) != 5:
+            return None
+        index = head[4]
+        if head[:4] != (FORMAT, _magic(), sys.flags.optimize, package_dir):
+            return None
+        if tuple(entry[0] for entry in index) != MODULES:
+            return None
+        for _name, path, _is_package, mtime_ns, size in index:
+            status = os.stat(path)
+            if status.st_mtime_ns != mtime_ns or status.st_size != size:
+                return None
+        codes = marshal.loads(memoryview(data)[end:])
+        if type(codes) is not tuple or len(codes) != len(index):
+            return None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return {entry[0]: (entry[1], entry[2], code) for entry, code in zip(index, codes, strict=True)}
+
+
+class _Finder:
+    """The meta path finder of a unit's modules (:func:`installed`)."""
+
+    def __init__(self, modules: "dict[str, tuple[str, bool, Any]]") -> None:
+        from _frozen_importlib_external import (  # type: ignore[import-not-found]
+            SourceFileLoader,
+            spec_from_file_location,
+        )
+
+        class UnitLoader(SourceFileLoader):  # type: ignore[misc]
+            """``SourceFileLoader`` whose code comes from the unit, and which hands the module
+            a plain ``SourceFileLoader`` of its file before running it: no module keeps this
+            class, and a reload reads the file as usual."""
+
+            def exec_module(self, module: "Any") -> None:
+                entry = modules.pop(self.name, None)
+                if entry is None:
+                    super().exec_module(module)
+                    return
+                plain = SourceFileLoader(self.name, self.path)
+                module.__loader__ = plain
+                module.__spec__.loader = plain
+                exec(entry[2], module.__dict__)
+
+        self._modules = modules
+        self._loader = UnitLoader
+        self._spec = spec_from_file_location
+
+    def find_spec(self, name: str, path: "Any" = None, target: "Any" = None) -> "Any":
+        entry = self._modules.get(name)
+        if entry is None:
+            return None
+        file, is_package = entry[0], entry[1]
+        locations = [os.path.dirname(file)] if is_package else None
+        return self._spec(
+            name, file, loader=self._loader(name, file), submodule_search_locations=locations
+        )
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+class installed:
+    """``with installed(package_dir):`` the unit's finder first on ``sys.meta_path`` (when the
+    unit is valid), removed on leaving; a module the unit does not hold, or any import when
+    there is no valid unit, goes the usual way."""
+
+    def __init__(self, package_dir: str) -> None:
+        modules = load(package_dir)
+        self._finder = None if modules is None else _Finder(modules)
+
+    def __enter__(self) -> bool:
+        if self._finder is not None:
+            sys.meta_path.insert(0, self._finder)
+        return self._finder is not None
+
+    def __exit__(self, *exc: object) -> None:
+        finders = sys.meta_path
+        for index in range(len(finders)):  # by identity: no finder's __eq__ is called
+            if finders[index] is self._finder:
+                del finders[index]
+                break
+        self._finder = None
+
+
+def main() -> int:
+    """``python -m pysandboxes.launch.unit``: (re)write the unit of this installation."""
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        path = build(package_dir)
+    except OSError as exc:
+        sys.stderr.write(f"python-sb: the guard's unit cannot be written: {exc}\n")
+        return 1
+    sys.stdout.write(f"{path}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
