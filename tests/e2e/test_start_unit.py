@@ -69,7 +69,7 @@ def test_the_child_loads_the_units_modules_and_no_other_module_of_the_package(
 
     assert result.returncode == 0, result.stderr
     report = _report(result.stdout)
-    assert report["MODULES"].split() == sorted(unit.MODULES)
+    assert report["MODULES"].split() == sorted(unit.GUARD)
     loader, file, cached = report["LOADER"].split()
     assert loader == "SourceFileLoader"  # the import system's own, unit or not
     assert file == str(PACKAGE / "guard" / "hook.py")
@@ -143,6 +143,58 @@ def test_a_damaged_unit_is_not_used(
     report = _run_copy(package_copy, project, home, secret, PYTHONDONTWRITEBYTECODE="1")
 
     assert report["FROM_UNIT"] == "False"
+    assert report["REFUSED"] == "RulePermissionError"
+
+
+#: Run in a python process as the entry script runs ``cli.main``, until the exec of the child:
+#: the package's modules then loaded, whether the launcher unit's marked module ran from it,
+#: and whether its finder is still first on sys.meta_path (it is, at an exec: nothing of this
+#: process's state survives it).
+PARENT = """\
+import os, sys
+def exec_instead(*args, **kwargs):
+    names = sorted(m for m in sys.modules if m.startswith("pysandboxes"))
+    print("MODULES", " ".join(names))
+    print("FROM_UNIT", hasattr(sys.modules["pysandboxes.launch.tmpdir"], "UNIT_MARKER"))
+    print("FIRST_FINDER", type(sys.meta_path[0]).__name__)
+    sys.stdout.flush()
+    os._exit(0)
+os.execv = os.execve = exec_instead
+sys.argv = ["python-sb", *sys.argv[1:]]
+from pysandboxes.launch.cli import main
+main()
+"""
+
+
+def test_the_command_lines_start_imports_the_launcher_units_modules_from_it(
+    package_copy: Path, project: Path, home: Path, secret: Path
+) -> None:
+    unit.build(str(package_copy / "pysandboxes"), "launcher")
+    mark_unit(package_copy / "pysandboxes", "pysandboxes.launch.tmpdir", "launcher")
+    env = base_env(home, {"PYTHONPATH": str(package_copy), "PYTHONDONTWRITEBYTECODE": "1"})
+
+    result = run_python(["-c", PARENT, "report.py", str(secret)], cwd=project, env=env)
+
+    assert result.returncode == 0, result.stderr
+    report = _report(result.stdout)
+    assert set(unit.LAUNCHER) <= set(report["MODULES"].split())  # none of it unused
+    assert report["FROM_UNIT"] == "True"
+    assert report["FIRST_FINDER"] == "_Finder"
+
+
+def test_a_program_of_os_sandbox_none_runs_with_no_finder_of_a_unit(
+    package_copy: Path, project: Path, home: Path, secret: Path
+) -> None:
+    unit.build(str(package_copy / "pysandboxes"), "launcher")
+    mark_unit(package_copy / "pysandboxes", "pysandboxes.launch.tmpdir", "launcher")
+    (project / ".py-sandboxes").write_text("os-sandbox=none\nexpose-ro=.\n")
+    env = base_env(home, {"PYTHONPATH": str(package_copy), "PYTHONDONTWRITEBYTECODE": "1"})
+
+    result = run_python(["-m", "pysandboxes", "report.py", str(secret)], cwd=project, env=env)
+
+    assert result.returncode == 0, result.stderr
+    report = _report(result.stdout)
+    assert "_Finder" not in report["FINDERS"]  # off sys.meta_path when the start ended
     assert report["REFUSED"] == "RulePermissionError"
 
 

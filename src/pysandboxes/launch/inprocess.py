@@ -259,9 +259,13 @@ def run_in_process(
     if inspect or program.kind == "repl":
         _preload_console()
     if fields.get("arm") == "1":
-        from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
+        from pysandboxes.launch import unit
 
-        arm(policy, context, eval_extension(policy, context.mode))
+        # The guard's modules this process has not loaded yet, from the child's unit.
+        with unit.installed(os.path.join(src_dir, "pysandboxes")):
+            from pysandboxes.guard import arm  # type: ignore[attr-defined,unused-ignore]
+
+            arm(policy, context, eval_extension(policy, context.mode))
     set_path0(program, isolated=own_isolated, saved_path=saved_path)
     program.prepare_main()
     program_begins()

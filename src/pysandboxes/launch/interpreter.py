@@ -14,6 +14,10 @@ Standard library only, nothing heavier than ``os`` and ``sys`` (the bootstrap's 
 import os
 import sys
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def installation_dirs() -> "tuple[str, ...]":
     """The interpreter's installation and site directories, and the directory that holds
@@ -63,6 +67,16 @@ def installation_dirs() -> "tuple[str, ...]":
 #: ``[True]`` while ``pause_collector`` holds the collector stopped in this process.
 _COLLECTOR_PAUSED: "list[bool]" = []
 
+#: The other steps that end python-sb's start in this process, run once by ``settle_heap``: the
+#: command line's launcher unit leaving ``sys.meta_path`` (``cli.main``, ``launch/unit.py``).
+_AT_START_END: "list[Any]" = []
+
+
+def at_start_end(step: "Any") -> None:
+    """Have ``settle_heap`` call ``step()`` (before the collector is put back)."""
+
+    _AT_START_END.append(step)
+
 
 def pause_collector() -> None:
     """Stop the cyclic collector for python-sb's start (see the section's comment); nothing
@@ -78,8 +92,11 @@ def pause_collector() -> None:
 def settle_heap(freeze: bool = True) -> None:
     """Freeze the start's objects (``freeze``) and put the collector back, once, if
     ``pause_collector`` stopped it; nothing otherwise (a caller's process, a worker).
-    ``freeze=False``: python-sb's own work ends in this process without a program."""
+    ``freeze=False``: python-sb's own work ends in this process without a program. First the
+    steps of :func:`at_start_end`, whether or not the collector was paused."""
 
+    while _AT_START_END:
+        _AT_START_END.pop()()
     if _COLLECTOR_PAUSED:
         import gc
 

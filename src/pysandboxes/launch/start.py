@@ -522,16 +522,15 @@ def _hand_over_and_prepare(start: Start, arm: bool) -> None:
 
     plan, request, context = start.plan, start.request, start.context
     assert context is not None
+    # The start's modules as units, for this run's child and the next start (launch/unit.py).
+    from pysandboxes.launch import unit
+
+    unit.ensure(unit.PACKAGE_DIR)
     if start.provider.in_process:  # nothing to hand over: the program runs here
         _prepare_provider(start, Launch(plan.policy, context, (), start.env, (), plan.cwd))
         return
     # The policy and the run context are for the guard: a run without it does not encode them.
     data = guard_data(context, start.guard_policy) if arm else b""
-    if arm:  # the guard's modules as one unit for the child to import (launch/unit.py)
-        from pysandboxes.launch import unit
-        from pysandboxes.launch.wire import SRC_DIR
-
-        unit.ensure(os.path.join(SRC_DIR, "pysandboxes"))
     payload = encode_run(start.fields, start.words, data)
     # Where exec does not replace the process (Windows; PYSANDBOXES_PORTABLE=spawn), python-sb
     # starts the program and stays as its parent (docs/security-model.md, Platforms); a worker

@@ -1,13 +1,17 @@
-"""The Python layer's modules loaded as one unit in the child (issue 29, start-up).
+"""python-sb's start-up modules loaded as one unit per process (issue 29, start-up).
 
-Arming the guard imports 36 of python-sb's modules. Through the path-based import system each
-one costs a search, a ``stat`` of its source, an open and a read of its ``.pyc``, a check of
-its header, and its own unmarshalling: a fifth of the instructions those imports take
-(docs/performance.md, "Eighth pass"). The *unit* is one file holding all their code objects,
-marshalled together (the names they share are stored once): ``__pycache__/guard-unit.TAG.bin``
-in the package's directory, next to the ``.pyc`` files it stands for.
+Arming the guard imports 36 of python-sb's modules in the child, and the command line's
+process imports some 20 more to start a run. Through the path-based import system each one
+costs a search, a ``stat`` of its source, an open and a read of its ``.pyc``, a check of its
+header, and its own unmarshalling: a fifth of the instructions those imports take
+(docs/performance.md, "Eighth pass"). A *unit* is one file holding the code objects of one of
+those sets, marshalled together (the names they share are stored once):
+``__pycache__/guard-unit.TAG.bin`` (the child's, :data:`GUARD`) and
+``__pycache__/launcher-unit.TAG.bin`` (the command line's, :data:`LAUNCHER`) in the package's
+directory, next to the ``.pyc`` files they stand for.
 
-It is a cache with the ``.pyc`` files' trust and their checks, never a second source of code:
+A unit is a cache with the ``.pyc`` files' trust and their checks, never a second source of
+code:
 
 - written from the sources (compiled as the import system compiles them) by the command line's
   process when it is missing (:func:`ensure`, not under ``-B``/``PYTHONDONTWRITEBYTECODE``), or
@@ -16,11 +20,13 @@ It is a cache with the ``.pyc`` files' trust and their checks, never a second so
   size recorded for it, under the same interpreter (magic number, cache tag), optimisation
   level and package directory; otherwise ignored as a whole (the imports go the usual way: the
   run is as correct, only slower), as is a file that cannot be read or decoded;
-- served by a finder that is on ``sys.meta_path`` only while the bootstrap imports the guard,
-  before the program's first instruction (:func:`installed`); each module is then handed the
-  import system's own ``SourceFileLoader`` of its file: its ``__file__``, ``__spec__``,
-  ``__loader__``, ``__cached__`` and source are what a plain import gives, and no object of
-  this file stays within the program's reach.
+- served by a finder that is on ``sys.meta_path`` only during python-sb's own start
+  (:func:`installed`): in the child while the bootstrap imports and arms the guard, in the
+  command line's process until it execs the child or its start ends (``interpreter.settle_heap``:
+  before a program of ``os-sandbox=none`` runs, before python-sb waits for a child). Each module
+  is handed the import system's own ``SourceFileLoader`` of its file before it runs: its
+  ``__file__``, ``__spec__``, ``__loader__``, ``__cached__`` and source are what a plain import
+  gives, and no object of this file stays within the program's reach.
 
 Loaded by path in the child (``launch/boot.load_beside``), like ``child.py``: standard library
 only, nothing heavier than ``os``, ``sys`` and ``marshal``.
@@ -40,7 +46,7 @@ FORMAT = "pysb-unit-1"
 #: The modules the guard's arming imports (``child.import_guard`` and ``guard.arm``), in an
 #: order their imports allow. ``tests/e2e/test_start_unit.py`` checks that a child loads these
 #: and no other module of the package, so the list cannot drift from the code.
-MODULES = (
+GUARD = (
     "pysandboxes",
     "pysandboxes.record",
     "pysandboxes.errors",
@@ -79,12 +85,43 @@ MODULES = (
     "pysandboxes.guard.tcl",
 )
 
+#: The modules the command line's process imports to start a run, after the entry script's own
+#: (``pysandboxes``, ``errors``, ``record``, ``launch``, ``cli``, ``argv``: imported before
+#: ``cli.main`` can install a finder) and before it execs the child: those of every provider,
+#: and ``subprocess``'s (the default). ``tests/e2e/test_start_unit.py`` checks that such a run
+#: imports each of them.
+LAUNCHER = (
+    "pysandboxes.launch.interpreter",
+    "pysandboxes.launch.start",
+    "pysandboxes.policy.model",
+    "pysandboxes.policy",
+    "pysandboxes.policy.locate",
+    "pysandboxes.policy.keys",
+    "pysandboxes.policy.syntax",
+    "pysandboxes.policy.template",
+    "pysandboxes.policy.loader",
+    "pysandboxes.policy.decide",
+    "pysandboxes.providers",
+    "pysandboxes.providers.base",
+    "pysandboxes.providers.subproc",
+    "pysandboxes.policy.defaults",
+    "pysandboxes.launch.tmpdir",
+    "pysandboxes.runtime",
+    "pysandboxes.platform_caps",
+    "pysandboxes.launch.channel",
+    "pysandboxes.launch.wire",
+    "pysandboxes.providers.descriptors",
+)
 
-def unit_file(package_dir: str) -> str:
-    """Where the unit of the package in ``package_dir`` is, for this interpreter."""
+#: The units: the child's (``guard``) and the command line's (``launcher``).
+UNITS = {"guard": GUARD, "launcher": LAUNCHER}
+
+
+def unit_file(package_dir: str, kind: str = "guard") -> str:
+    """Where unit ``kind`` of the package in ``package_dir`` is, for this interpreter."""
 
     tag = sys.implementation.cache_tag or "none"
-    return os.path.join(package_dir, "__pycache__", f"guard-unit.{tag}.bin")
+    return os.path.join(package_dir, "__pycache__", f"{kind}-unit.{tag}.bin")
 
 
 def _source_of(package_dir: str, name: str) -> "tuple[str, bool]":
@@ -105,8 +142,8 @@ def _magic() -> bytes:
     return bytes(MAGIC_NUMBER)
 
 
-def build(package_dir: str) -> str:
-    """Write the unit of the package in ``package_dir`` from its sources (compiled as the
+def build(package_dir: str, kind: str = "guard") -> str:
+    """Write unit ``kind`` of the package in ``package_dir`` from its sources (compiled as the
     import system compiles a source file) and return its path; ``OSError`` when it cannot be
     written. Atomic: a reader sees the old file or the new one.
 
@@ -119,7 +156,7 @@ def build(package_dir: str) -> str:
     package_dir = os.path.abspath(package_dir)
     index = []
     codes = []
-    for name in MODULES:
+    for name in UNITS[kind]:
         path, is_package = _source_of(package_dir, name)
         with open(path, "rb") as source_file:
             status = os.fstat(source_file.fileno())
@@ -128,7 +165,7 @@ def build(package_dir: str) -> str:
         index.append((name, path, is_package, status.st_mtime_ns, status.st_size))
     head = marshal.dumps((FORMAT, _magic(), sys.flags.optimize, package_dir, tuple(index)))
     data = b"%d\n" % len(head) + head + marshal.dumps(tuple(codes))
-    target = unit_file(package_dir)
+    target = unit_file(package_dir, kind)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     temporary = f"{target}.{os.getpid()}.tmp"
     try:
@@ -145,28 +182,31 @@ def build(package_dir: str) -> str:
 
 
 def ensure(package_dir: str) -> None:
-    """Write the unit when there is none (the command line's process, before a child that arms
+    """Write each unit there is none of (the command line's process, before a child that arms
     the guard starts); nothing under ``-B``/``PYTHONDONTWRITEBYTECODE`` (a cache, as the
-    ``.pyc`` files), or when it cannot be written (a read-only installation: the child then
-    imports the usual way). A stale unit is not rebuilt here: that would mean checking every
-    source on every start, which the child does anyway (``python -m pysandboxes.launch.unit``
-    rebuilds it)."""
+    ``.pyc`` files), or when it cannot be written (a read-only installation: the imports then
+    go the usual way). A stale unit is not rebuilt here: that would mean checking every source
+    on every start, which its reader does anyway (``python -m pysandboxes.launch.unit``
+    rebuilds them)."""
 
-    if sys.dont_write_bytecode or os.path.exists(unit_file(package_dir)):
+    if sys.dont_write_bytecode:
         return
-    try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
-        build(package_dir)
-    except (OSError, SyntaxError, ValueError):
-        pass
+    for kind in UNITS:
+        if os.path.exists(unit_file(package_dir, kind)):
+            continue
+        try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
+            build(package_dir, kind)
+        except (OSError, SyntaxError, ValueError):
+            pass
 
 
-def load(package_dir: str) -> "dict[str, tuple[str, bool, Any]] | None":
-    """The unit's modules, ``{name: (path, is_package, code)}``, when the unit of the package in
-    ``package_dir`` exists and still stands for its sources (see the module docstring); else
-    ``None``."""
+def load(package_dir: str, kind: str = "guard") -> "dict[str, tuple[str, bool, Any]] | None":
+    """The modules of unit ``kind``, ``{name: (path, is_package, code)}``, when that unit of the
+    package in ``package_dir`` exists and still stands for its sources (see the module
+    docstring); else ``None``."""
 
     try:
-        with open(unit_file(package_dir), "rb") as unit:
+        with open(unit_file(package_dir, kind), "rb") as unit:
             data = unit.read()
         line = data.index(b"\n")
         start = line + 1
@@ -177,7 +217,7 @@ def load(package_dir: str) -> "dict[str, tuple[str, bool, Any]] | None":
         index = head[4]
         if head[:4] != (FORMAT, _magic(), sys.flags.optimize, package_dir):
             return None
-        if tuple(entry[0] for entry in index) != MODULES:
+        if tuple(entry[0] for entry in index) != UNITS[kind]:
             return None
         for _name, path, _is_package, mtime_ns, size in index:
             status = os.stat(path)
@@ -234,12 +274,12 @@ class _Finder:
 
 
 class installed:
-    """``with installed(package_dir):`` the unit's finder first on ``sys.meta_path`` (when the
-    unit is valid), removed on leaving; a module the unit does not hold, or any import when
-    there is no valid unit, goes the usual way."""
+    """``with installed(package_dir, kind):`` the finder of unit ``kind`` first on
+    ``sys.meta_path`` (when the unit is valid), removed on leaving; a module the unit does not
+    hold, or any import when there is no valid unit, goes the usual way."""
 
-    def __init__(self, package_dir: str) -> None:
-        modules = load(package_dir)
+    def __init__(self, package_dir: str, kind: str = "guard") -> None:
+        modules = load(package_dir, kind)
         self._finder = None if modules is None else _Finder(modules)
 
     def __enter__(self) -> bool:
@@ -256,16 +296,20 @@ class installed:
         self._finder = None
 
 
-def main() -> int:
-    """``python -m pysandboxes.launch.unit``: (re)write the unit of this installation."""
+#: The package's directory (this file is ``pysandboxes/launch/unit.py``).
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        path = build(package_dir)
-    except OSError as exc:
-        sys.stderr.write(f"python-sb: the guard's unit cannot be written: {exc}\n")
-        return 1
-    sys.stdout.write(f"{path}\n")
+
+def main() -> int:
+    """``python -m pysandboxes.launch.unit``: (re)write the units of this installation."""
+
+    for kind in UNITS:
+        try:
+            path = build(PACKAGE_DIR, kind)
+        except OSError as exc:
+            sys.stderr.write(f"python-sb: the {kind} unit cannot be written: {exc}\n")
+            return 1
+        sys.stdout.write(f"{path}\n")
     return 0
 
 

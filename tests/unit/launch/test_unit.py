@@ -30,16 +30,19 @@ def package(tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.parametrize("kind", sorted(unit.UNITS))
 def test_a_built_unit_holds_the_code_of_every_module_as_the_import_system_compiles_it(
-    package: Path,
+    package: Path, kind: str
 ) -> None:
-    path = unit.build(str(package))
+    path = unit.build(str(package), kind)
 
-    assert path == unit.unit_file(str(package))
+    assert path == unit.unit_file(str(package), kind)
     assert Path(path).parent == package / "__pycache__"
-    modules = unit.load(str(package))
+    modules = unit.load(str(package), kind)
     assert modules is not None
-    assert tuple(modules) == unit.MODULES
+    assert tuple(modules) == unit.UNITS[kind]
+    other = next(k for k in unit.UNITS if k != kind)
+    assert unit.load(str(package), other) is None  # each unit its own file
     for name, (file, is_package, code) in modules.items():
         expected = package.joinpath(*name.split(".")[1:])
         expected = expected / "__init__.py" if is_package else expected.with_suffix(".py")
@@ -110,16 +113,20 @@ def test_a_missing_module_file_makes_the_unit_unused(package: Path) -> None:
     assert unit.load(str(package)) is None
 
 
-def test_ensure_writes_a_missing_unit_but_not_under_dont_write_bytecode(
+def test_ensure_writes_the_missing_units_but_not_under_dont_write_bytecode(
     package: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     unit.ensure(str(package))
-    assert not Path(unit.unit_file(str(package))).exists()
+    assert not (package / "__pycache__").exists()
 
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    unit.build(str(package), "guard")
+    guard_file = Path(unit.unit_file(str(package), "guard"))
+    guard_file.write_bytes(b"a unit that is there, however stale, is left alone")
     unit.ensure(str(package))
-    assert unit.load(str(package)) is not None
+    assert unit.load(str(package), "launcher") is not None
+    assert guard_file.read_bytes().startswith(b"a unit that is there")
 
 
 def test_ensure_in_a_directory_that_cannot_be_written_leaves_the_run_alone(
@@ -133,12 +140,12 @@ def test_ensure_in_a_directory_that_cannot_be_written_leaves_the_run_alone(
     assert unit.load(str(package)) is None
 
 
-def mark_unit(package: Path, name: str = "pysandboxes.guard.tcl") -> None:
-    """Rewrite the unit of ``package`` with module ``name``'s code compiled from its source plus
-    ``UNIT_MARKER = 1``, its recorded stamp unchanged: a module that has the marker was run
+def mark_unit(package: Path, name: str = "pysandboxes.guard.tcl", kind: str = "guard") -> None:
+    """Rewrite unit ``kind`` of ``package`` with module ``name``'s code compiled from its source
+    plus ``UNIT_MARKER = 1``, its recorded stamp unchanged: a module that has the marker was run
     from the unit."""
 
-    path = Path(unit.unit_file(str(package)))
+    path = Path(unit.unit_file(str(package), kind))
     data = path.read_bytes()
     line = data.index(b"\n")
     end = line + 1 + int(data[:line])
