@@ -68,14 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     if cmd.action in ("help-env", "help-xoptions", "help-all"):
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, f"--{cmd.action}"])
-    from pysandboxes.launch import unit
-    from pysandboxes.launch.interpreter import at_start_end, pause_collector, settle_heap
+    from pysandboxes.launch.interpreter import pause_collector, settle_heap, start_unit
 
     pause_collector()  # python-sb's own start, in its own process (launch/interpreter.py)
-    # The rest of the start's modules from one file (launch/unit.py), until the start ends.
-    launcher_unit = unit.installed(unit.PACKAGE_DIR, "launcher")
-    if launcher_unit.__enter__():
-        at_start_end(launcher_unit.__exit__)
+    start_unit("launcher")  # the rest of the start's modules from one file (launch/unit.py)
     try:
         return run_command(cmd)
     finally:

@@ -68,7 +68,7 @@ def installation_dirs() -> "tuple[str, ...]":
 _COLLECTOR_PAUSED: "list[bool]" = []
 
 #: The other steps that end python-sb's start in this process, run once by ``settle_heap``: the
-#: command line's launcher unit leaving ``sys.meta_path`` (``cli.main``, ``launch/unit.py``).
+#: finders of the command line's units leaving ``sys.meta_path`` (:func:`start_unit`).
 _AT_START_END: "list[Any]" = []
 
 
@@ -76,6 +76,23 @@ def at_start_end(step: "Any") -> None:
     """Have ``settle_heap`` call ``step()`` (before the collector is put back)."""
 
     _AT_START_END.append(step)
+
+
+def start_unit(kind: str) -> None:
+    """In the command line's process, during python-sb's start (``pause_collector`` ran): the
+    modules of unit ``kind`` (``launch/unit.py``: ``launcher``, or a provider's name) from it
+    until the start ends. Nothing in a process python-sb does not own (partial mode's caller),
+    for a name without a unit, or without a valid one."""
+
+    if not _COLLECTOR_PAUSED:
+        return
+    from pysandboxes.launch import unit
+
+    if kind not in unit.UNITS:
+        return
+    modules = unit.installed(unit.PACKAGE_DIR, kind)
+    if modules.__enter__():
+        at_start_end(modules.__exit__)
 
 
 def pause_collector() -> None:

@@ -117,10 +117,12 @@ def provider_for(plan: RunPlan, *, worker: bool = False) -> ProviderImpl:
     and what to install, or ``ConfigError`` for an in-process provider asked for a worker."""
 
     from pysandboxes.errors import ConfigError, ConfigProblem, ProviderUnavailableError
+    from pysandboxes.launch.interpreter import start_unit
     from pysandboxes.providers import get_provider
 
     name = plan.provider_name
     where = _chosen_where(plan)
+    start_unit(name)  # the provider's modules from its unit, if it has one (launch/unit.py)
     try:
         provider = get_provider(name)
     except ConfigError as exc:

@@ -85,13 +85,12 @@ GUARD = (
     "pysandboxes.guard.tcl",
 )
 
-#: The modules the command line's process imports to start a run, after the entry script's own
-#: (``pysandboxes``, ``errors``, ``record``, ``launch``, ``cli``, ``argv``: imported before
-#: ``cli.main`` can install a finder) and before it execs the child: those of every provider,
-#: and ``subprocess``'s (the default). ``tests/e2e/test_start_unit.py`` checks that such a run
-#: imports each of them.
+#: The modules the command line's process imports to start a run, after those imported before
+#: ``cli.main`` installs the unit's finder (the entry script's ``pysandboxes``, ``errors``,
+#: ``record``, ``launch``, ``cli`` and ``argv``, then ``interpreter`` and this file) and before
+#: it execs the child: those of every provider, and ``subprocess``'s (the default).
+#: ``tests/e2e/test_start_unit.py`` checks that such a run imports each of them from the unit.
 LAUNCHER = (
-    "pysandboxes.launch.interpreter",
     "pysandboxes.launch.start",
     "pysandboxes.policy.model",
     "pysandboxes.policy",
@@ -113,8 +112,21 @@ LAUNCHER = (
     "pysandboxes.providers.descriptors",
 )
 
-#: The units: the child's (``guard``) and the command line's (``launcher``).
-UNITS = {"guard": GUARD, "launcher": LAUNCHER}
+#: The modules ``os-sandbox=landlock`` adds to the command line's start (its provider, the
+#: seccomp filter, the system calls, the notices): a unit of its own, so that other runs do not
+#: decode them (``interpreter.start_unit`` installs it when the provider is chosen).
+LANDLOCK = (
+    "pysandboxes.providers._linux",
+    "pysandboxes.providers.limits",
+    "pysandboxes.policy.netrules",
+    "pysandboxes.providers.landlock",
+    "pysandboxes.providers.edge_rules",
+    "pysandboxes.providers.seccomp",
+)
+
+#: The units: the child's (``guard``), the command line's (``launcher``), and the command
+#: line's modules of a provider, named as the provider.
+UNITS = {"guard": GUARD, "launcher": LAUNCHER, "landlock": LANDLOCK}
 
 
 def unit_file(package_dir: str, kind: str = "guard") -> str:
