@@ -14,7 +14,7 @@ import pytest
 
 import pysandboxes
 from pysandboxes.launch import unit
-from tests.helpers import base_env, run_python, run_sb
+from tests.helpers import base_env, require, run_python, run_sb
 from tests.unit.launch.test_unit import mark_unit
 
 PACKAGE = Path(pysandboxes.__file__).resolve().parent
@@ -147,15 +147,16 @@ def test_a_damaged_unit_is_not_used(
 
 
 #: Run in a python process as the entry script runs ``cli.main``, until the exec of the child:
-#: the package's modules then loaded, whether the launcher unit's marked module ran from it,
-#: and whether its finder is still first on sys.meta_path (it is, at an exec: nothing of this
-#: process's state survives it).
+#: the package's modules then loaded, whether a unit's marked module (argv[1]) ran from it,
+#: and whether a unit's finder is still first on sys.meta_path (it is, at an exec: nothing of
+#: this process's state survives it).
 PARENT = """\
 import os, sys
+marked = sys.argv.pop(1)
 def exec_instead(*args, **kwargs):
     names = sorted(m for m in sys.modules if m.startswith("pysandboxes"))
     print("MODULES", " ".join(names))
-    print("FROM_UNIT", hasattr(sys.modules["pysandboxes.launch.tmpdir"], "UNIT_MARKER"))
+    print("FROM_UNIT", hasattr(sys.modules[marked], "UNIT_MARKER"))
     print("FIRST_FINDER", type(sys.meta_path[0]).__name__)
     sys.stdout.flush()
     os._exit(0)
@@ -166,18 +167,40 @@ main()
 """
 
 
-def test_the_command_lines_start_imports_the_launcher_units_modules_from_it(
-    package_copy: Path, project: Path, home: Path, secret: Path
+@pytest.mark.parametrize(
+    ("kind", "provider", "marked"),
+    [
+        ("launcher", "subprocess", "pysandboxes.launch.tmpdir"),
+        ("landlock", "landlock", "pysandboxes.providers.seccomp"),
+    ],
+)
+def test_the_command_lines_start_imports_each_units_modules_from_it(
+    package_copy: Path,
+    project: Path,
+    home: Path,
+    secret: Path,
+    kind: str,
+    provider: str,
+    marked: str,
 ) -> None:
-    unit.build(str(package_copy / "pysandboxes"), "launcher")
-    mark_unit(package_copy / "pysandboxes", "pysandboxes.launch.tmpdir", "launcher")
+    if provider == "landlock":
+        from pysandboxes.providers import landlock
+
+        require(landlock.landlock_abi() >= 1, "Landlock is not enabled in this kernel")
+    for each in unit.UNITS:
+        unit.build(str(package_copy / "pysandboxes"), each)
+    mark_unit(package_copy / "pysandboxes", marked, kind)
     env = base_env(home, {"PYTHONPATH": str(package_copy), "PYTHONDONTWRITEBYTECODE": "1"})
 
-    result = run_python(["-c", PARENT, "report.py", str(secret)], cwd=project, env=env)
+    result = run_python(
+        ["-c", PARENT, marked, f"--os-sandbox={provider}", "report.py", str(secret)],
+        cwd=project,
+        env=env,
+    )
 
     assert result.returncode == 0, result.stderr
     report = _report(result.stdout)
-    assert set(unit.LAUNCHER) <= set(report["MODULES"].split())  # none of it unused
+    assert set(unit.UNITS[kind]) <= set(report["MODULES"].split())  # none of it unused
     assert report["FROM_UNIT"] == "True"
     assert report["FIRST_FINDER"] == "_Finder"
 
