@@ -381,8 +381,10 @@ class WorkerBackend:
             for line in (*others, *lines, "learn=false"):
                 name, _eq, value = line.partition("=")
                 keyword.setdefault(name, []).append(value)
-            if self._dir is None:
-                self._dir = tempfile.mkdtemp(prefix="pysb-eval-")
+            if self._dir is None:  # named so that a later run sweeps it if this one is killed
+                from pysandboxes.launch.tmpdir import owned_prefix
+
+                self._dir = tempfile.mkdtemp(prefix=owned_prefix("eval"))
             path = os.path.join(self._dir, f"eval{len(self._processes)}.py-sandboxes")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("# a guarded evaluation's worker: its rules are the caller's\n")

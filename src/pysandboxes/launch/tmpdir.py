@@ -47,6 +47,14 @@ def create(base: str) -> str:
     raise FileExistsError(f"could not create a private temporary directory in {base}")
 
 
+def owned_prefix(kind: str) -> str:
+    """The name prefix of another private directory of this process (``kind``: what it holds,
+    as ``eval``: guarded evaluation's workers), ``pysb-<pid>-<kind>-``: the sweep of a later
+    run removes it once this process is gone, as it removes a run's."""
+
+    return f"{PREFIX}{os.getpid()}-{kind}-"
+
+
 def _pid_of(name: str) -> int | None:
     if not name.startswith(PREFIX):
         return None

@@ -18,7 +18,7 @@ RULES = ["eval-syntax=arith,compare", "eval-call=len", "eval-timeout=30s"]
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.glob("pysb-eval-*/**/*"))
+    return sorted(str(p.relative_to(folder)) for p in folder.glob("pysb-*-eval-*/**/*"))
 
 
 def test_no_rule_file_is_left_and_the_worker_restarts(
@@ -29,6 +29,8 @@ def test_no_rule_file_is_left_and_the_worker_restarts(
     rules = resolve(None, RULES)
     try:
         assert backend.run("len('abc') + 1", "eval", None, rules) == 4
+        # the worker's folder, named for the sweep of a later run (launch/tmpdir.owned_prefix)
+        assert len(list(tmp_path.glob("pysb-*-eval-*"))) == 1
         assert _leftovers(tmp_path) == []  # the worker runs; its rule file is gone
         # a new worker needs no file either (the next call once the killed worker has ended:
         # a request sent to a worker still dying is lost with it, EvalWorkerError)
@@ -37,7 +39,7 @@ def test_no_rule_file_is_left_and_the_worker_restarts(
         assert _leftovers(tmp_path) == []
     finally:
         backend.close()
-    assert list(tmp_path.glob("pysb-eval-*")) == []  # and the folder goes at close
+    assert list(tmp_path.glob("pysb-*-eval-*")) == []  # and the folder goes at close
 
 
 def test_the_worker_rules_are_the_callers_and_locked(

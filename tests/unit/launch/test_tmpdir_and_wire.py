@@ -27,6 +27,28 @@ def test_create_is_private_and_named_by_pid(tmp_path: Path) -> None:
     assert os.path.basename(path).startswith(f"pysb-{os.getpid()}-")
 
 
+def test_a_directory_of_another_kind_is_swept_once_its_process_is_gone(tmp_path: Path) -> None:
+    """Guarded evaluation's worker folder (``owned_prefix("eval")``) of a host that was killed
+    before its clean-up ran: removed by a later run's sweep; a live host's is kept."""
+
+    assert tmpdir.owned_prefix("eval") == f"pysb-{os.getpid()}-eval-"
+    mine = tmp_path / (tmpdir.owned_prefix("eval") + "live")
+    mine.mkdir()
+    dead_proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    gone = tmp_path / f"pysb-{dead_proc.stdout.strip()}-eval-abcd"
+    gone.mkdir()
+
+    removed = tmpdir.sweep(str(tmp_path))
+
+    assert removed == [str(gone)]
+    assert mine.is_dir()
+
+
 def test_sweep_removes_only_dead_runs(tmp_path: Path) -> None:
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
