@@ -6,9 +6,10 @@ costs a search, a ``stat`` of its source, an open and a read of its ``.pyc``, a 
 header, and its own unmarshalling: a fifth of the instructions those imports take
 (docs/performance.md, "Eighth pass"). A *unit* is one file holding the code objects of one of
 those sets, marshalled together (the names they share are stored once):
-``__pycache__/guard-unit.TAG.bin`` (the child's, :data:`GUARD`) and
-``__pycache__/launcher-unit.TAG.bin`` (the command line's, :data:`LAUNCHER`) in the package's
-directory, next to the ``.pyc`` files they stand for.
+``__pycache__/guard-unit.TAG.STAMP.bin`` (the child's, :data:`GUARD`),
+``launcher-unit...`` (the command line's, :data:`LAUNCHER`) and ``landlock-unit...`` in the
+package's directory, next to the ``.pyc`` files they stand for (``STAMP``: the package's
+``__init__.py``'s, :func:`unit_file`).
 
 A unit is a cache with the ``.pyc`` files' trust and their checks, never a second source of
 code:
@@ -130,10 +131,34 @@ UNITS = {"guard": GUARD, "launcher": LAUNCHER, "landlock": LANDLOCK}
 
 
 def unit_file(package_dir: str, kind: str = "guard") -> str:
-    """Where unit ``kind`` of the package in ``package_dir`` is, for this interpreter."""
+    """Where unit ``kind`` of the package in ``package_dir`` is, for this interpreter and this
+    copy of the package: the name holds the modification time and size of the package's
+    ``__init__.py``, which an upgrade or a reinstall rewrites, so that such a copy writes a unit
+    of its own instead of finding a previous one stale on every start (a stale unit is not
+    rewritten: see :func:`ensure`). ``OSError`` when that file cannot be read."""
 
+    status = os.stat(os.path.join(package_dir, "__init__.py"))
     tag = sys.implementation.cache_tag or "none"
-    return os.path.join(package_dir, "__pycache__", f"{kind}-unit.{tag}.bin")
+    name = f"{kind}-unit.{tag}.{status.st_mtime_ns:x}-{status.st_size:x}.bin"
+    return os.path.join(package_dir, "__pycache__", name)
+
+
+def _remove_others(target: str, kind: str) -> None:
+    """Remove the units of ``kind`` for this interpreter other than ``target`` (those of
+    a previous copy of the package: see :func:`unit_file`)."""
+
+    folder, own = os.path.split(target)
+    prefix = f"{kind}-unit.{sys.implementation.cache_tag or 'none'}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name != own and name.startswith(prefix) and name.endswith(".bin"):
+            try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
 
 
 def _source_of(package_dir: str, name: str) -> "tuple[str, bool]":
@@ -184,6 +209,7 @@ def build(package_dir: str, kind: str = "guard") -> str:
         with open(temporary, "wb") as out:
             out.write(data)
         os.replace(temporary, target)
+        _remove_others(target, kind)
     except BaseException:
         try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
             os.unlink(temporary)
@@ -204,10 +230,9 @@ def ensure(package_dir: str) -> None:
     if sys.dont_write_bytecode:
         return
     for kind in UNITS:
-        if os.path.exists(unit_file(package_dir, kind)):
-            continue
-        try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
-            build(package_dir, kind)
+        try:
+            if not os.path.exists(unit_file(package_dir, kind)):
+                build(package_dir, kind)
         except (OSError, SyntaxError, ValueError):
             pass
 

@@ -129,6 +129,33 @@ def test_ensure_writes_the_missing_units_but_not_under_dont_write_bytecode(
     assert guard_file.read_bytes().startswith(b"a unit that is there")
 
 
+def test_a_reinstalled_package_writes_its_own_unit_and_removes_the_previous_ones(
+    package: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade rewrites ``__init__.py`` (and the rest): its units get another name, so the
+    previous install's stale units, which ``ensure`` would leave alone, are not in the way."""
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    unit.ensure(str(package))
+    before = {kind: unit.unit_file(str(package), kind) for kind in unit.UNITS}
+    init = package / "__init__.py"
+    status = init.stat()
+    files = package / "guard" / "files.py"
+    files.write_text(files.read_text() + "\n# the new version\n")
+    os.utime(init, ns=(status.st_atime_ns, status.st_mtime_ns + 1_000_000_000))
+    assert unit.load(str(package)) is None  # the new copy has no unit yet
+
+    unit.ensure(str(package))
+
+    for kind in unit.UNITS:
+        assert unit.unit_file(str(package), kind) != before[kind]
+        assert not Path(before[kind]).exists()
+        assert unit.load(str(package), kind) is not None
+    assert sorted(p.name.split(".")[0] for p in (package / "__pycache__").glob("*-unit.*")) == (
+        sorted(f"{kind}-unit" for kind in unit.UNITS)
+    )
+
+
 def test_ensure_in_a_directory_that_cannot_be_written_leaves_the_run_alone(
     package: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
