@@ -52,6 +52,11 @@ CANNOT_EXPRESS: dict[tuple[str, str], str] = {
         )
         for how in ("chmod", "utime", "xattr")
     },
+    ("landlock", "proc_stat"): (
+        "Landlock has no PID namespace: under expose-ro=/ the host's /proc lists every process "
+        "of the host, and their stat files are world-readable (what bwrap's and unshare's own "
+        "/proc hide); environ stays refused (test_processes.py). docs/providers, landlock."
+    ),
     ("bwrap", "fifo_write"): _FIFO,
     ("unshare", "fifo_write"): _FIFO,
 }
