@@ -27,6 +27,18 @@ def test_create_is_private_and_named_by_pid(tmp_path: Path) -> None:
     assert os.path.basename(path).startswith(f"pysb-{os.getpid()}-")
 
 
+def _ended_pid() -> str:
+    """The pid of a process that has ended (a short python run, reaped)."""
+
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return ended.stdout.strip()
+
+
 def test_a_directory_of_another_kind_is_swept_once_its_process_is_gone(tmp_path: Path) -> None:
     """Guarded evaluation's worker folder (``owned_prefix("eval")``) of a host that was killed
     before its clean-up ran: removed by a later run's sweep; a live host's is kept."""
@@ -34,13 +46,7 @@ def test_a_directory_of_another_kind_is_swept_once_its_process_is_gone(tmp_path:
     assert tmpdir.owned_prefix("eval") == f"pysb-{os.getpid()}-eval-"
     mine = tmp_path / (tmpdir.owned_prefix("eval") + "live")
     mine.mkdir()
-    dead_proc = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    gone = tmp_path / f"pysb-{dead_proc.stdout.strip()}-eval-abcd"
+    gone = tmp_path / f"pysb-{_ended_pid()}-eval-abcd"
     gone.mkdir()
 
     removed = tmpdir.sweep(str(tmp_path))
@@ -54,13 +60,7 @@ def test_sweep_removes_only_dead_runs(tmp_path: Path) -> None:
     try:
         alive = tmp_path / f"pysb-{sleeper.pid}-aaaa"
         alive.mkdir()
-        dead_proc = subprocess.run(
-            [sys.executable, "-c", "import os; print(os.getpid())"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        dead = tmp_path / f"pysb-{dead_proc.stdout.strip()}-bbbb"
+        dead = tmp_path / f"pysb-{_ended_pid()}-bbbb"
         (dead / "deep" / "er").mkdir(parents=True)
         (dead / "deep" / "er" / "f").write_text("x")
         outside = tmp_path / "outside"
