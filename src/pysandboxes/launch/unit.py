@@ -173,6 +173,15 @@ def _source_of(package_dir: str, name: str) -> "tuple[str, bool]":
     return folder + ".py", False
 
 
+def _expected_source(package_dir: str, name: str, is_package: object) -> str:
+    """The source path module ``name`` has in the package in ``package_dir`` (its
+    ``__init__.py`` when ``is_package`` is ``True``), from the names alone: what an index entry
+    must name (:func:`_source_of` looks at the files to tell which)."""
+
+    folder = os.path.join(package_dir, *name.split(".")[1:])
+    return os.path.join(folder, "__init__.py") if is_package is True else folder + ".py"
+
+
 def _magic() -> bytes:
     from _frozen_importlib_external import MAGIC_NUMBER  # type: ignore[import-not-found]
 
@@ -256,13 +265,20 @@ def load(package_dir: str, kind: str = "guard") -> "dict[str, tuple[str, bool, A
             return None
         if tuple(entry[0] for entry in index) != UNITS[kind]:
             return None
-        for _name, path, _is_package, mtime_ns, size in index:
+        for name, path, is_package, mtime_ns, size in index:
+            # Each module's code is that of its own file in this package, nothing else.
+            if path != _expected_source(package_dir, name, is_package):
+                return None
             status = os.stat(path)
             if status.st_mtime_ns != mtime_ns or status.st_size != size:
                 return None
         codes = marshal.loads(memoryview(data)[end:])
         if type(codes) is not tuple or len(codes) != len(index):
             return None
+        code_type = type(_expected_source.__code__)
+        for code in codes:
+            if type(code) is not code_type:
+                return None
     except (OSError, EOFError, ValueError, TypeError):
         return None
     return {entry[0]: (entry[1], entry[2], code) for entry, code in zip(index, codes, strict=True)}

@@ -106,6 +106,36 @@ def test_a_unit_of_another_directory_or_optimisation_level_is_not_used(
     assert head[2] == sys.flags.optimize  # the level is part of what must match
 
 
+@pytest.mark.parametrize("forgery", ["another file for a module", "data for a module's code"])
+def test_a_unit_naming_other_files_or_holding_other_objects_is_not_used(
+    package: Path, tmp_path: Path, forgery: str
+) -> None:
+    """The index must name each module's own file of this package, and the code part hold code
+    objects only: a unit rewritten otherwise (by whoever can write ``__pycache__``) is unused."""
+
+    path = Path(unit.build(str(package)))
+    data = path.read_bytes()
+    line = data.index(b"\n")
+    end = line + 1 + int(data[:line])
+    head = list(marshal.loads(data[line + 1 : end]))
+    codes = list(marshal.loads(data[end:]))
+    if forgery == "another file for a module":
+        elsewhere = tmp_path / "elsewhere.py"
+        elsewhere.write_text("print('not the guard')\n")
+        status = elsewhere.stat()
+        index = list(head[4])
+        name, _path, is_package, _mtime, _size = index[-1]
+        index[-1] = (name, str(elsewhere), is_package, status.st_mtime_ns, status.st_size)
+        head[4] = tuple(index)
+        codes[-1] = compile(elsewhere.read_text(), str(elsewhere), "exec")
+    else:
+        codes[-1] = "print('not code')"
+    new_head = marshal.dumps(tuple(head))
+    path.write_bytes(b"%d\n" % len(new_head) + new_head + marshal.dumps(tuple(codes)))
+
+    assert unit.load(str(package)) is None
+
+
 def test_a_missing_module_file_makes_the_unit_unused(package: Path) -> None:
     unit.build(str(package))
     (package / "guard" / "tcl.py").unlink()
