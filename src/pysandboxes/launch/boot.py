@@ -12,10 +12,10 @@ Windows handle ``hN``) of the run description; ``child.main`` replaces ``sys.arg
 
 
 def load_beside(path: str, name: str) -> object:
-    """The launcher's file ``name`` (``child``, ``interpreter``) of the directory of ``path``,
-    loaded by path as the module ``pysandboxes_NAME``, not entered in ``sys.modules``: the one
-    way the bootstrap loads python-sb's code without importing the package (``child.py`` loads
-    ``interpreter.py`` through it)."""
+    """The launcher's file ``name`` (``child``, ``interpreter``, ``unit``) of the directory of
+    ``path``, loaded by path as the module ``pysandboxes_NAME``, not entered in
+    ``sys.modules``: the one way the bootstrap loads python-sb's code without importing the
+    package (``child.py`` loads ``interpreter.py`` and ``unit.py`` through it)."""
 
     from _frozen_importlib import module_from_spec
     from _frozen_importlib_external import spec_from_file_location

@@ -130,22 +130,30 @@ LANDLOCK = (
 UNITS = {"guard": GUARD, "launcher": LAUNCHER, "landlock": LANDLOCK}
 
 
-def unit_file(package_dir: str, kind: str = "guard") -> str:
-    """Where unit ``kind`` of the package in ``package_dir`` is, for this interpreter and this
-    copy of the package: the name holds the modification time and size of the package's
-    ``__init__.py``, which an upgrade or a reinstall rewrites, so that such a copy writes a unit
-    of its own instead of finding a previous one stale on every start (a stale unit is not
-    rewritten: see :func:`ensure`). ``OSError`` when that file cannot be read."""
+def copy_stamp(package_dir: str) -> str:
+    """The stamp of this copy of the package in the names of its units: the modification time
+    and size of its ``__init__.py``, which an upgrade or a reinstall rewrites, so that such a
+    copy writes units of its own instead of finding a previous one's stale on every start (a
+    stale unit is not rewritten: see :func:`ensure`). ``OSError`` when that file cannot be
+    read."""
 
     status = os.stat(os.path.join(package_dir, "__init__.py"))
+    return f"{status.st_mtime_ns:x}-{status.st_size:x}"
+
+
+def unit_file(package_dir: str, kind: str = "guard", stamp: "str | None" = None) -> str:
+    """Where unit ``kind`` of the package in ``package_dir`` is, for this interpreter and this
+    copy of the package (``stamp``: :func:`copy_stamp`'s, asked for when not given)."""
+
+    if stamp is None:
+        stamp = copy_stamp(package_dir)
     tag = sys.implementation.cache_tag or "none"
-    name = f"{kind}-unit.{tag}.{status.st_mtime_ns:x}-{status.st_size:x}.bin"
-    return os.path.join(package_dir, "__pycache__", name)
+    return os.path.join(package_dir, "__pycache__", f"{kind}-unit.{tag}.{stamp}.bin")
 
 
 def _remove_others(target: str, kind: str) -> None:
     """Remove the units of ``kind`` for this interpreter other than ``target`` (those of
-    a previous copy of the package: see :func:`unit_file`)."""
+    a previous copy of the package: see :func:`copy_stamp`)."""
 
     folder, own = os.path.split(target)
     prefix = f"{kind}-unit.{sys.implementation.cache_tag or 'none'}."
@@ -163,20 +171,16 @@ def _remove_others(target: str, kind: str) -> None:
 
 def _source_of(package_dir: str, name: str) -> "tuple[str, bool]":
     """The source file of module ``name`` of the package in ``package_dir``, and whether the
-    module is a package (its ``__init__.py``)."""
+    module is a package (whether its ``__init__.py`` is there)."""
 
-    parts = name.split(".")[1:]
-    folder = os.path.join(package_dir, *parts)
-    init = os.path.join(folder, "__init__.py")
-    if os.path.isfile(init):
-        return init, True
-    return folder + ".py", False
+    is_package = os.path.isfile(_expected_source(package_dir, name, True))
+    return _expected_source(package_dir, name, is_package), is_package
 
 
 def _expected_source(package_dir: str, name: str, is_package: object) -> str:
     """The source path module ``name`` has in the package in ``package_dir`` (its
     ``__init__.py`` when ``is_package`` is ``True``), from the names alone: what an index entry
-    must name (:func:`_source_of` looks at the files to tell which)."""
+    must name (:func:`_source_of` asks the files which it is)."""
 
     folder = os.path.join(package_dir, *name.split(".")[1:])
     return os.path.join(folder, "__init__.py") if is_package is True else folder + ".py"
@@ -213,18 +217,11 @@ def build(package_dir: str, kind: str = "guard") -> str:
     data = b"%d\n" % len(head) + head + marshal.dumps(tuple(codes))
     target = unit_file(package_dir, kind)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    temporary = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-        _remove_others(target, kind)
-    except BaseException:
-        try:  # noqa: SIM105 (no contextlib import: this file is loaded in every child)
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    # The package's one atomic write (only the command line's process builds: never the child).
+    from pysandboxes.learn.writer import atomic_write
+
+    atomic_write(target, data)
+    _remove_others(target, kind)
     return target
 
 
@@ -238,9 +235,13 @@ def ensure(package_dir: str) -> None:
 
     if sys.dont_write_bytecode:
         return
+    try:
+        stamp = copy_stamp(package_dir)
+    except OSError:
+        return
     for kind in UNITS:
         try:
-            if not os.path.exists(unit_file(package_dir, kind)):
+            if not os.path.exists(unit_file(package_dir, kind, stamp)):
                 build(package_dir, kind)
         except (OSError, SyntaxError, ValueError):
             pass

@@ -21,6 +21,7 @@ import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import IO, Any
 
 from pysandboxes.learn.generalize import SECTIONS, Learned
 from pysandboxes.policy.template import LEARNED_BEGIN, LEARNED_END, render_template
@@ -93,15 +94,20 @@ def default_provider() -> str:
     return "subprocess"
 
 
-def atomic_write(path: str, text: str, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``text`` atomically (same-directory temp file, fsync, rename)."""
+def atomic_write(path: str, text: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` atomically (same-directory temp file, fsync, rename):
+    ``str`` written as UTF-8, ``bytes`` as they are (the start's units, ``launch/unit.py``)."""
 
     directory = os.path.dirname(path) or "."
     fd, temp = tempfile.mkstemp(
         dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp"
     )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        if isinstance(text, bytes):
+            handle: IO[Any] = os.fdopen(fd, "wb")
+        else:
+            handle = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
