@@ -117,9 +117,9 @@ if [ "$dev" = 1 ]; then
 else
   .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 fi
-# The guard's modules as one unit for the child to import (src/pysandboxes/launch/unit.py),
-# written afresh: a unit older than a source is never used (the child then imports the usual
-# way), and this step is the one that rewrites it after an edit.
+# The start's modules as units (src/pysandboxes/launch/unit.py: the child's guard, the command
+# line's launcher, landlock's), written afresh: a unit older than a source is never used (the
+# imports then go the usual way), and this step is the one that rewrites them after an edit.
 .venv/bin/python -m pysandboxes.launch.unit >/dev/null
 
 # The coding agents whose own loaders check the hook files --install-hook writes
