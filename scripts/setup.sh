@@ -31,6 +31,8 @@ done
 pythons=${pythons//,/ }
 
 PACKAGES=(bubblewrap nftables passt slirp4netns iproute2 util-linux)
+# strace counts the system calls of the compiled path walk (tests/unit/guard/test_paths.py).
+PACKAGES+=(strace)
 # The C compiler that builds the audit hook's compiled accelerator when pip installs python-sb
 # (setup.py, src/pysandboxes/guard/_accelerator.c; without it the install goes on and the guard
 # runs its pure-Python code, which tests/unit/guard/test_accelerator.py fails under CI).

@@ -29,8 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define HAVE_OPENAT2 1
+#endif
 #endif
 #ifndef _WIN32
 #include <limits.h>
@@ -340,9 +346,11 @@ fs_text(PyObject *text, bytes_buf *buf)
 #define WALK_MAX_LINKS 40
 
 /* The walk proper on plain memory, the GIL released: resolved starts as the start directory
- * (no final '/'), pending as the path. 0: done, -1: no memory. */
+ * (no final '/'), pending as the path. 0: done, -1: no memory. look = 0: no component is
+ * looked up (every one taken for a name that is not a link): the walk's answer when no
+ * component on its way is a link, which walk_without_links has had the kernel check. */
 static int
-walk_bytes(bytes_buf *resolved, bytes_buf *pending)
+walk_bytes(bytes_buf *resolved, bytes_buf *pending, int look)
 {
     size_t at = 0;
     int links = 0;
@@ -383,7 +391,7 @@ walk_bytes(bytes_buf *resolved, bytes_buf *pending)
         if (buf_put(resolved, "/", 1) < 0 || buf_put(resolved, part, size) < 0) {
             return -1;
         }
-        if (lstat(resolved->data, &info) != 0 || !S_ISLNK(info.st_mode)) {
+        if (!look || lstat(resolved->data, &info) != 0 || !S_ISLNK(info.st_mode)) {
             continue; /* a name as it is, or kept as written when it cannot be looked up */
         }
         if (++links > WALK_MAX_LINKS) {
@@ -405,6 +413,126 @@ walk_bytes(bytes_buf *resolved, bytes_buf *pending)
         *pending = rest;
         at = 0;
     }
+}
+#endif
+
+#ifdef HAVE_OPENAT2
+/* The fewest components for which walk_without_links is tried first: it costs two system
+ * calls (three when the final name is missing), the walk one lstat per component, and each
+ * of them about as much as the other here (docs/performance.md, "Ninth pass"). */
+#define WITHOUT_LINKS_MIN_COMPONENTS 3
+
+/* Set once openat2 failed with ENOSYS or EPERM: the kernel is older than 5.6, or a seccomp
+ * filter refuses it (python-sb's own does, providers/seccomp.py: its mode is in memory). */
+static int openat2_refused = 0;
+
+/* The components of pending the walk would look up: 0 when one of them is "." or ".." at
+ * the end (no plain final name to leave missing), else their number. */
+static size_t
+plain_components(const bytes_buf *pending, int *last_plain)
+{
+    size_t count = 0;
+    size_t at = 0;
+    *last_plain = 0;
+    while (at < pending->len) {
+        while (at < pending->len && pending->data[at] == '/') {
+            at++;
+        }
+        size_t end = at;
+        while (end < pending->len && pending->data[end] != '/') {
+            end++;
+        }
+        if (end > at) {
+            size_t size = end - at;
+            int dot = (size == 1 && pending->data[at] == '.') ||
+                      (size == 2 && pending->data[at] == '.' && pending->data[at + 1] == '.');
+            *last_plain = !dot;
+            count++;
+        }
+        at = end;
+    }
+    return count;
+}
+
+/* 0 when the kernel resolves path (NUL-terminated) with no symbolic link on the way, not
+ * even a final one (openat2 with RESOLVE_NO_SYMLINKS, which implies no magic link either:
+ * /proc/self/fd/N and /proc/self are links for it), else errno. An O_PATH descriptor needs
+ * no right on the file itself, only search on the directories, as lstat; it is closed at
+ * once. */
+static int
+open_without_links(const char *path)
+{
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd < 0) {
+        return errno ? errno : EINVAL;
+    }
+    close((int)fd);
+    return 0;
+}
+
+/* The walk's answer in two or three system calls instead of one lstat per component, when
+ * the kernel shows that no component the walk would look up is a link: then each lstat would
+ * have found a name that is not a link (or none, kept as written), and the answer is the
+ * lexical one (walk_bytes with look = 0, the same code). The path is tried whole; when its
+ * final name alone is missing (ENOENT, the directory part opened without a link), the walk
+ * would keep that name as written: the same lexical answer. Any other failure -- a link
+ * (ELOOP), a component missing or not a directory or not searchable, a name too long -- and
+ * the walk decides, as without this step. 1: answered in resolved, 0: the walk must decide
+ * (resolved and pending unchanged), -1: no memory. */
+static int
+walk_without_links(bytes_buf *resolved, bytes_buf *pending)
+{
+    if (openat2_refused) {
+        return 0;
+    }
+    int last_plain;
+    if (plain_components(pending, &last_plain) < WITHOUT_LINKS_MIN_COMPONENTS) {
+        return 0;
+    }
+    bytes_buf whole = {NULL, 0, 0};
+    int joined = pending->len > 0 && pending->data[0] == '/'; /* the walk skips empty names */
+    if (buf_put(&whole, resolved->data, resolved->len) < 0 ||
+        (!joined && buf_put(&whole, "/", 1) < 0) ||
+        buf_put(&whole, pending->data, pending->len) < 0) {
+        free(whole.data);
+        return -1;
+    }
+    int failed = open_without_links(whole.data);
+    if (failed == ENOENT && last_plain) {
+        size_t cut = whole.len;
+        while (cut > 0 && whole.data[cut - 1] == '/') {
+            cut--; /* "dir/new/": the final name is "new" */
+        }
+        while (cut > 0 && whole.data[cut - 1] != '/') {
+            cut--;
+        }
+        whole.data[cut > 0 ? cut : 1] = '\0'; /* the directory part, "/" at least */
+        failed = open_without_links(whole.data);
+    }
+    free(whole.data);
+    if (failed == ENOSYS || failed == EPERM) {
+        openat2_refused = 1;
+    }
+    if (failed) {
+        return 0;
+    }
+    size_t start = resolved->len;
+    bytes_buf lexical = {NULL, 0, 0};
+    if (buf_put(&lexical, pending->data, pending->len) < 0) {
+        return -1;
+    }
+    int done = walk_bytes(resolved, &lexical, 0);
+    free(lexical.data);
+    if (done < 0) {
+        resolved->len = start;
+        resolved->data[start] = '\0';
+        return -1;
+    }
+    return 1;
 }
 #endif
 
@@ -436,9 +564,14 @@ path_walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
         while (resolved.len > 0 && resolved.data[resolved.len - 1] == '/') {
             resolved.data[--resolved.len] = '\0'; /* start.rstrip("/") */
         }
-        int done;
+        int done = 0;
         Py_BEGIN_ALLOW_THREADS
-        done = walk_bytes(&resolved, &pending);
+#ifdef HAVE_OPENAT2
+        done = walk_without_links(&resolved, &pending);
+#endif
+        if (done == 0) {
+            done = walk_bytes(&resolved, &pending, 1);
+        }
         Py_END_ALLOW_THREADS
         if (done < 0) {
             PyErr_NoMemory();

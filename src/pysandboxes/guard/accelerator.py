@@ -25,8 +25,13 @@ function                    meaning                                        pure 
 ``path_walk(path, start)``  ``guard/paths.py``'s walk of a path (one       ``None``: the
                             ``lstat`` per component, links followed) on    Python walk
                             the file system's bytes, without the GIL;
-                            ``None`` for text that does not encode or
-                            holds a NUL (the Python walk answers)
+                            on Linux a path of three components or more
+                            first asked of the kernel (``openat2``,
+                            ``RESOLVE_NO_SYMLINKS``): with no link on
+                            its way, the walk's answer is the lexical
+                            one, in two or three calls; ``None`` for
+                            text that does not encode or holds a NUL
+                            (the Python walk answers)
 ``walk(n, d, e, state)``    ``guard/frames.py``'s walk for the caller,     ``None``: the
                             its deputy tests answered from the same        Python ``walk``
                             caches (a miss calls the same Python

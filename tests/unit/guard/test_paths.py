@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,10 @@ _COMPILED = (
     "from pysandboxes.guard.paths import make_path_tools\n"
     "if os.getuid() == 0 and sys.argv[2] == 'nobody':\n"
     "    os.setgid(65534); os.setuid(65534)\n"
+    "flags = sys.argv[3].split(',')\n"
+    "if 'seccomp' in flags:  # python-sb's own filter: openat2 fails with ENOSYS\n"
+    "    from pysandboxes.providers import seccomp\n"
+    "    seccomp.install()\n"
     "kit = capture()\n"
     "a = accelerator.take('require', kit)\n"
     "c = make_path_tools(\n"
@@ -169,19 +174,33 @@ _COMPILED = (
     "sys.addaudithook(lambda e, a: opens.append(a[0]) if e == 'open' else None)\n"
     "before = sorted(os.listdir('/proc/self/fd'))\n"
     "paths, base = json.loads(sys.argv[1])\n"
-    "out = [(c.resolve(p, base), w.resolve(p, base)) for p in paths]\n"
+    "if 'compiled' in flags:  # the compiled walk's system calls alone\n"
+    "    out = [(c.resolve(p, base), None) for p in paths]\n"
+    "else:\n"
+    "    out = [(c.resolve(p, base), w.resolve(p, base)) for p in paths]\n"
     "n = len(opens)\n"
     "print(json.dumps([out, before == sorted(os.listdir('/proc/self/fd')), n]))\n"
 )
 
 
-def _compiled_and_walk(paths: list[str], base: str | None, user: str = "") -> list[object]:
+def _compiled_and_walk(
+    paths: list[str],
+    base: str | None,
+    user: str = "",
+    filtered: bool = False,
+    trace: str = "",
+    alone: bool = False,
+) -> list[object]:
     """``[(compiled walk's answer, Python walk's answer) per path, no descriptor left open,
     number of open events]`` from a fresh interpreter (the accelerator is handed out once a
-    process)."""
+    process); ``filtered``: under python-sb's seccomp filter (``openat2`` refused);
+    ``trace``: run under ``strace -f -o TRACE`` (its system calls, for the caller to read);
+    ``alone``: the compiled walk only (its answers, the Python walk's ``None``)."""
 
+    strace = ["strace", "-f", "-qq", "-o", trace] if trace else []
+    flags = ",".join(flag for flag, on in (("seccomp", filtered), ("compiled", alone)) if on)
     done = subprocess.run(
-        [sys.executable, "-c", _COMPILED, json.dumps([paths, base]), user],
+        [*strace, sys.executable, "-c", _COMPILED, json.dumps([paths, base]), user, flags],
         capture_output=True,
         text=True,
         check=False,
@@ -234,6 +253,71 @@ def test_the_compiled_walk_and_the_python_walk_agree(tmp_path: Path, tree: dict[
         assert closed and opens == 0
         for path, (compiled, walk) in zip(relative, pairs, strict=True):
             assert compiled == walk, (base, path, compiled, walk)
+
+
+def _calls_naming(trace: Path, text: str) -> list[str]:
+    """The names of the system calls in an strace log (``-o``) whose first quoted argument
+    (the path of ``openat2``, ``newfstatat``, ``lstat``...) starts with ``text``."""
+
+    calls = []
+    for line in trace.read_text().splitlines():
+        found = re.match(r"\d+\s+(\w+)\([^\"]*\"([^\"]*)\"", line)
+        if found and found.group(2).startswith(text):
+            calls.append(found.group(1))
+    return calls
+
+
+def test_a_path_without_links_costs_two_system_calls(tmp_path: Path, tree: dict[str, str]) -> None:
+    """The compiled walk asks the kernel first whether a path of three components or more has
+    a symbolic link on its way (``openat2`` with ``RESOLVE_NO_SYMLINKS``, closed at once): when
+    none, the answer is the lexical one, without one ``lstat`` per component; when its final
+    name alone is missing, its directory is asked the same (``mkdir``'s case); a link on the
+    way, and the walk looks every component up as before. The answers are checked against the
+    Python walk by the test above; this one counts the system calls."""
+
+    from tests.helpers import require, require_tool
+    from tests.unit.guard.test_accelerator import BUILT
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    require_tool("strace")
+    deep = os.path.dirname(os.path.dirname(os.path.dirname(tree["plain"])))
+    cases = {
+        "plain": (["openat2"], tree["plain"]),
+        "missing final": (["openat2", "openat2"], tree["missing final"]),
+    }
+    for name, (expected, path) in cases.items():
+        trace = tmp_path / f"{name}.trace"
+        pairs, closed, _ = _compiled_and_walk([path], None, trace=str(trace), alone=True)
+        assert closed and pairs == [[path, None]], (name, pairs)
+        assert _calls_naming(trace, deep) == expected, (name, trace.read_text()[-2000:])
+    trace = tmp_path / "link.trace"
+    pairs, closed, _ = _compiled_and_walk(
+        [tree["relative link"]], None, trace=str(trace), alone=True
+    )
+    assert closed and pairs == [[os.path.realpath(tree["relative link"]), None]]
+    calls = _calls_naming(trace, deep)
+    assert calls[0] == "openat2" and calls.count("openat2") == 1, calls  # refused: a link
+    assert calls.count("newfstatat") + calls.count("lstat") >= 3, calls  # then the walk
+
+
+def test_without_openat2_the_compiled_walk_walks(tmp_path: Path, tree: dict[str, str]) -> None:
+    """Under python-sb's own seccomp filter (the ``landlock`` and ``bwrap`` providers), where
+    ``openat2`` fails with ``ENOSYS``: the compiled walk tries it once in the process, then
+    looks every component up, with the Python walk's answers on every case of the tree."""
+
+    from tests.helpers import require, require_tool
+    from tests.unit.guard.test_accelerator import BUILT
+
+    require(BUILT, "the compiled accelerator is not built for this interpreter")
+    require_tool("strace")
+    paths = [p for p in tree.values() if p.startswith("/")]
+    trace = tmp_path / "filtered.trace"
+    pairs, closed, opens = _compiled_and_walk(paths, str(tmp_path), filtered=True, trace=str(trace))
+    assert closed and opens == 0
+    for path, (compiled, walk) in zip(paths, pairs, strict=True):
+        assert compiled == walk, (path, compiled, walk)
+    attempts = [line for line in trace.read_text().splitlines() if " openat2(" in line]
+    assert len(attempts) == 1 and "ENOSYS" in attempts[0], attempts
 
 
 def test_a_relative_path_is_walked_below_its_base(tree: dict[str, str]) -> None:
