@@ -536,16 +536,23 @@ walk_without_links(bytes_buf *resolved, bytes_buf *pending)
 }
 #endif
 
-/* path_walk(path, start): guard/paths.py's walk(path, start) -- one lstat per component, a
- * link's target walked in its place (40 at most), a name that cannot be looked up kept as
- * written, ".." applied to what is resolved so far -- on the file system's bytes, without a
- * Python object per component and without the GIL. None when the Python walk must answer
- * (fs_text), and off POSIX. */
+/* path_walk(path, start[, quick]): guard/paths.py's walk(path, start) -- one lstat per
+ * component, a link's target walked in its place (40 at most), a name that cannot be looked up
+ * kept as written, ".." applied to what is resolved so far -- on the file system's bytes,
+ * without a Python object per component and without the GIL. None when the Python walk must
+ * answer (fs_text), and off POSIX. With quick true, only walk_without_links answers (None when
+ * it cannot): for a deep path, whose walk costs more than the kernel's resolution of its
+ * directory (guard/paths.py's kernel_resolve, tried then). */
 static PyObject *
 path_walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyUnicode_CheckExact(args[0]) || !PyUnicode_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "path_walk() takes two str");
+    if ((nargs != 2 && nargs != 3) || !PyUnicode_CheckExact(args[0]) ||
+        !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "path_walk() takes two str and a flag");
+        return NULL;
+    }
+    int quick = 0;
+    if (nargs == 3 && (quick = PyObject_IsTrue(args[2])) < 0) {
         return NULL;
     }
 #ifndef _WIN32
@@ -569,12 +576,15 @@ path_walk(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 #ifdef HAVE_OPENAT2
         done = walk_without_links(&resolved, &pending);
 #endif
-        if (done == 0) {
+        if (done == 0 && !quick) {
             done = walk_bytes(&resolved, &pending, 1);
         }
         Py_END_ALLOW_THREADS
         if (done < 0) {
             PyErr_NoMemory();
+        }
+        else if (done == 0) { /* quick, and the kernel's answer was not certain */
+            result = Py_NewRef(Py_None);
         }
         else if (resolved.len == 0) {
             result = PyUnicode_FromString("/");

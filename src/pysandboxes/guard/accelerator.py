@@ -86,7 +86,7 @@ class Accelerator(NamedTuple):
     in_chain: Callable[[Any, frozenset[int]], bool]
     make_gate: Callable[[frozenset[str], Any, list[Any], list[Any]], Any] | None
     dir_path: Callable[[bytes], str | None] | None
-    path_walk: Callable[[str, str], str | None] | None
+    path_walk: Callable[..., str | None] | None  # (path, start[, quick])
     walk: Callable[[int, tuple[str, ...], Any, tuple[Any, ...]], Any] | None
     compiled: bool
 

@@ -14,7 +14,9 @@ Two closures, built at arm time:
   the C module's ``lstat``/``readlink`` so that the program cannot replace the implementation.
   ``/proc/self/fd/N`` resolves through the kernel's magic links, which is how a ``dir_fd``
   argument is judged. With the compiled accelerator the walk runs in C (``path_walk``,
-  guard/accelerator.py: the same steps on the file system's bytes). Without it, on Linux, a
+  guard/accelerator.py: the same steps on the file system's bytes; on Linux, for a path of
+  three components or more, first the kernel's word that no link is on its way, whose answer
+  is then the lexical one, in two or three system calls). Without it, on Linux, a
   deep path's directory part is resolved by the kernel itself (``kernel_resolve`` below: one
   ``open(O_PATH)`` and a ``readlink`` of its ``/proc/self/fd`` entry instead of one
   ``lstat`` per component, each of which costs a Python call); whenever that answer is not
@@ -61,7 +63,11 @@ KERNEL_MIN_DEPTH = 7
 #: (``path_walk``) and whose kernel resolution has no ``open`` event (``dir_path``): each
 #: ``lstat`` looks every component before it up again, so the walk's cost grows with the
 #: square of the depth and the kernel's with the depth; they cross at about this many
-#: components (docs/performance.md; ``tarfile``'s tests make directories 130 deep).
+#: components (docs/performance.md; ``tarfile``'s tests make directories 130 deep). Before
+#: either, on Linux, the compiled walk asks the kernel whether the path has no link on its way
+#: (``openat2``, two system calls: the lexical answer then); the kernel's resolution of the
+#: directory is for the paths it cannot answer so (a link, a missing component, no
+#: ``openat2`` under python-sb's own seccomp filter).
 KERNEL_MIN_DEPTH_COMPILED = 16
 _DIR_FLAGS = (
     getattr(native, "O_PATH", 0)
@@ -125,7 +131,7 @@ def make_path_tools(
     fd_query: str | None = None,
     kernel: bool | None = None,
     dir_path: Callable[[bytes], str | None] | None = None,
-    compiled_walk: Callable[[str, str], str | None] | None = None,
+    compiled_walk: Callable[..., str | None] | None = None,
 ) -> PathTools:
     """The closures; ``flavour`` (``"posix"``/``"windows"``) and ``fd_query`` (``"proc"``,
     ``"fcntl"``, ``""``) default to this platform's (``platform_caps.CAPS``); tests pass them
@@ -304,6 +310,12 @@ def make_path_tools(
                 return walk(path, base)
             path = base + "/" + path
         if kernel_on and str_count(path, "/") >= captured_min_depth:
+            if walk is accelerated_walk:
+                # No link on the way, says the kernel: two system calls, fewer than the
+                # kernel's resolution of the directory (six); None otherwise.
+                found = compiled_walk(path, "", True)  # type: ignore[misc]
+                if found is not None:
+                    return found
             found = kernel_resolve(path)
             if found is not None:
                 return found

@@ -281,9 +281,14 @@ def test_a_path_without_links_costs_two_system_calls(tmp_path: Path, tree: dict[
     require(BUILT, "the compiled accelerator is not built for this interpreter")
     require_tool("strace")
     deep = os.path.dirname(os.path.dirname(os.path.dirname(tree["plain"])))
+    deeper = Path(tree["plain"]).parent
+    for _ in range(KERNEL_MIN_DEPTH_COMPILED):
+        deeper = deeper / "n"
+    deeper.mkdir(parents=True)
     cases = {
         "plain": (["openat2"], tree["plain"]),
         "missing final": (["openat2", "openat2"], tree["missing final"]),
+        "deeper than the kernel's threshold": (["openat2"], str(deeper)),  # no dir_path open
     }
     for name, (expected, path) in cases.items():
         trace = tmp_path / f"{name}.trace"
@@ -298,6 +303,12 @@ def test_a_path_without_links_costs_two_system_calls(tmp_path: Path, tree: dict[
     calls = _calls_naming(trace, deep)
     assert calls[0] == "openat2" and calls.count("openat2") == 1, calls  # refused: a link
     assert calls.count("newfstatat") + calls.count("lstat") >= 3, calls  # then the walk
+    trace = tmp_path / "deep-link.trace"
+    linked = deep + "/sub/.." * 6 + "/rel/file"  # deep, and a link on the way
+    pairs, closed, _ = _compiled_and_walk([linked], None, trace=str(trace), alone=True)
+    assert closed and pairs == [[os.path.realpath(linked), None]]
+    calls = _calls_naming(trace, deep)
+    assert calls[:2] in (["openat2", "open"], ["openat2", "openat"]), calls  # then dir_path
 
 
 def test_without_openat2_the_compiled_walk_walks(tmp_path: Path, tree: dict[str, str]) -> None:
